@@ -1,0 +1,1 @@
+"""Presupposition Lab backend: plain Python (never imports Streamlit), usable from a notebook."""

@@ -1,0 +1,65 @@
+"""Command line: `python -m backend ingest | status`.
+
+    python -m backend ingest                      # every dataset, from the first place it is found
+    python -m backend ingest --only nope ifqa     # some datasets
+    python -m backend ingest --source crepe=~/CREPE/data/labeled_data
+    python -m backend status                      # what the store holds
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from backend.datasets import DATASETS
+
+
+def _source(text: str) -> tuple[str, Path]:
+    name, sep, folder = text.partition("=")
+    if not sep or name not in DATASETS:
+        raise argparse.ArgumentTypeError(f"expected NAME=DIR with NAME one of {sorted(DATASETS)}, got {text!r}")
+    return name, Path(folder).expanduser()
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from backend.ingest import ingest
+
+    results = ingest(args.only, dict(args.source), args.store)
+    for r in results:
+        counts = ", ".join(f"{v:,} {k}" for k, v in r.counts.items())
+        print(f"{r.dataset:8} {r.status:7} {r.message}" + (f"\n         {counts} in {r.seconds:.1f} s" if counts else ""))
+    return 1 if any(r.status == "failed" for r in results) else 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from backend.store import queries
+    from backend.store.connection import connect
+
+    try:
+        con = connect(args.store, read_only=True)
+    except FileNotFoundError as exc:
+        print(exc)
+        return 1
+    print(queries.split_label_counts(con).to_string(index=False))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    parser = argparse.ArgumentParser(prog="python -m backend", description="Presupposition Lab backend")
+    parser.add_argument("--store", type=Path, default=None, help="store file (default: $PLAB_STORE or data/presupposition_lab.duckdb)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("ingest", help="load the datasets into the store")
+    p.add_argument("--only", nargs="+", choices=sorted(DATASETS), help="datasets to ingest (default: all)")
+    p.add_argument("--source", type=_source, action="append", default=[], metavar="NAME=DIR",
+                   help="folder holding one dataset's files (checked before $PLAB_SOURCE_<NAME>, ../shared/datasets, data/raw)")
+    p.set_defaults(func=cmd_ingest)
+    p = sub.add_parser("status", help="what the store holds: examples per dataset, split and label")
+    p.set_defaults(func=cmd_status)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

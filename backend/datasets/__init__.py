@@ -1,0 +1,62 @@
+"""One loader per dataset, chosen by name: `LOADERS[name](sources)`; `DATASETS[name]` describes it.
+
+To add a dataset: write `backend/datasets/<name>.py` with `load(sources) -> Bundle`, add a
+`DatasetSpec` below (markers, licence, how to add the files), add it to LOADERS, and (if public)
+its files and SHA-256 to `manifest.toml`. `backend.ingest` does the rest.
+"""
+from __future__ import annotations
+
+from backend.datasets import corpus, crepe, falseqa, ifqa, nope, synqa2
+from backend.datasets.base import Loader
+from backend.datasets.sources import DatasetSpec
+
+_DRIVE = "https://github.com/velocityCavalry/CREPE#data"
+DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
+    DatasetSpec(
+        "nope", "NOPE (naturally occurring presuppositions)",
+        ("annotated_corpus/nli_corpus.main.jsonl", "annotated_corpus/nli_corpus.adv.jsonl"),
+        "none stated upstream; COCA excerpts, research use with citation",
+        "Parrish et al., CoNLL 2021",
+        "put the nyu-mll/nope repository's annotated_corpus/ and model_results/ folders in data/raw/nope/ "
+        "(or run ingest online to download them)"),
+    DatasetSpec(
+        "ifqa", "IfQA (counterfactual presuppositions)", ("dataset/full_split/*.json", "dataset/few_split/*.json"),
+        "ODC-BY (allenai.org/data/ifqa); passages CC BY-SA", "Yu et al., EMNLP 2023",
+        "put the wyu97/IfQA repository's dataset/ folder in data/raw/ifqa/ (or run ingest online to download it)"),
+    DatasetSpec(
+        "falseqa", "FalseQA (false-premise questions)", ("dataset/*.csv",),
+        "none stated upstream; cite the paper", "Hu et al., ACL 2023",
+        "put the thunlp/FalseQA repository's dataset/ folder in data/raw/falseqa/ (or run ingest online)"),
+    DatasetSpec(
+        "crepe", "CREPE (false presuppositions in Reddit questions)",
+        ("*.jsonl", "data/labeled_data/*.jsonl", "sycon_bench_subset/questions.txt"),
+        "BSD-3-style (CREPE repository)", "Yu, Min, Zettlemoyer, Hajishirzi, ACL 2023",
+        f"download CREPE_data.zip from the Google Drive folder linked at {_DRIVE}, unzip it and put "
+        "train.jsonl, dev.jsonl and test.jsonl in data/raw/crepe/ (or pass --source crepe=DIR)"),
+    DatasetSpec(
+        "synqa2", "Syn-(QA)² (synthetic minimal pairs)",
+        ("**/Singlehop_question.csv", "**/singlehop_unperturbed.csv", "**/Hotpot_Questions.csv"),
+        "MIT (repository)", "Daswani, Sawant, Kim 2024",
+        "download the archive linked in the README of github.com/ashwindaswanibu/QAQA-Synthetic-Dataset, "
+        "extract it with password 'synqa2' (unzip -P synqa2 FILE) and put the CSV files in data/raw/synqa2/ "
+        "(or pass --source synqa2=DIR)"),
+    DatasetSpec(
+        "corpus", "Retrieval corpus (Wikipedia paragraphs + IfQA gold passages)",
+        ("hipporag_legacy_data/*.json",), "MIT (HippoRAG); texts Wikipedia CC BY-SA",
+        "Gutiérrez et al. 2024 (HippoRAG) pools",
+        "put HippoRAG's legacy data/{2wikimultihopqa_corpus,musique_train_corpus,hotpotqa_train_corpus}.json "
+        "in data/raw/corpus/hipporag_legacy_data/ (or run ingest online)",
+        needs=("ifqa",)),
+)}
+
+LOADERS: dict[str, Loader] = {
+    "nope": nope.load, "ifqa": ifqa.load, "falseqa": falseqa.load,
+    "crepe": crepe.load, "synqa2": synqa2.load, "corpus": corpus.load,
+}
+
+
+def spec(name: str) -> DatasetSpec:
+    """The spec of a dataset, or a ValueError listing the known names."""
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; expected one of {sorted(DATASETS)}")
+    return DATASETS[name]

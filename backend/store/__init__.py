@@ -1,0 +1,1 @@
+"""The DuckDB store: schema, connections, the transactional writer and read-only query functions."""

@@ -1,0 +1,44 @@
+"""Opening the store. One process may hold the file read-write; readers open it read-only.
+
+Inside a process, use one `cursor()` per thread (Streamlit sessions are threads).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from backend.config import settings
+
+SCHEMA = Path(__file__).with_name("schema.sql")
+
+CRITERIA = [
+    # criterion, kind, min, max, labels, description
+    ("nope_likelihood", "numeric", 0, 100, None, "NOPE crowd rating: how likely the hypothesis is true given the premise (0-100 slider)"),
+    ("nope_label", "label", None, None, ["E", "N", "C"], "NOPE crowd label: the rater's slider value mapped to E/N/C with rater-specific thresholds"),
+    ("nope_prior_likelihood", "numeric", 0, 100, None, "NOPE prior: how likely the hypothesis is true given the context alone, without the trigger sentence"),
+    ("fluency", "numeric", 0, 3, None, "CREPE writing: is the text fluent and grammatical? (0-3)"),
+    ("presupposition", "numeric", 0, 3, None, "CREPE writing: is the presupposition correct and stated in the question? (0-3)"),
+    ("correction", "numeric", 0, 3, None, "CREPE writing: does the correction correct the presupposition with a true fact? (0-3)"),
+    ("consistency", "numeric", 0, 3, None, "CREPE writing: do presupposition and correction form a consistent pair? (0-3)"),
+    ("acceptability", "numeric", 0, 1, None, "QA: is the model's answer acceptable? (0 = no, 1 = yes)"),
+]
+
+
+def store_path(path: Path | str | None = None) -> Path:
+    return Path(path) if path is not None else settings().store_path
+
+
+def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the store; a read-write open creates the file and the schema if needed."""
+    target = store_path(path)
+    if read_only:
+        if not target.exists():
+            raise FileNotFoundError(f"no store at {target}: build it with `python -m backend ingest`")
+        return duckdb.connect(str(target), read_only=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(target))
+    con.execute(SCHEMA.read_text())
+    con.executemany(
+        "INSERT INTO criteria VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING", CRITERIA)
+    return con

@@ -1,0 +1,129 @@
+-- Presupposition Lab store. One DuckDB file; every table is keyed by upstream ids.
+-- Rows that an ingest writes carry their dataset_id so a re-ingest replaces exactly them.
+
+CREATE TABLE IF NOT EXISTS datasets (
+    dataset_id   VARCHAR PRIMARY KEY,
+    title        VARCHAR NOT NULL,
+    version      VARCHAR,            -- upstream commit or release
+    source       VARCHAR NOT NULL,   -- folder the files were read from
+    sha256       VARCHAR NOT NULL,   -- SHA-256 over the files read (sorted by path)
+    license      VARCHAR,
+    citation     VARCHAR,
+    files        JSON,               -- [{path, sha256, bytes}]
+    notes        JSON,               -- what was partial or skipped
+    loaded_at    TIMESTAMP NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS examples (
+    dataset_id           VARCHAR NOT NULL,
+    example_id           VARCHAR NOT NULL,
+    split                VARCHAR NOT NULL,
+    input                VARCHAR NOT NULL,  -- question, or NLI premise
+    context              VARCHAR,           -- e.g. CREPE comment
+    hypothesis           VARCHAR,           -- NLI hypothesis
+    gold_label           VARCHAR,           -- E/N/C, FP/N
+    gold_labels          VARCHAR[],         -- every label annotators gave (CREPE double labels)
+    ambiguous            BOOLEAN NOT NULL DEFAULT FALSE,
+    gold_answers         VARCHAR[],
+    gold_presuppositions VARCHAR[],
+    gold_corrections     VARCHAR[],
+    trigger_type         VARCHAR,
+    polarity             VARCHAR,           -- non-negated | negated
+    adversarial          BOOLEAN,
+    answer_type          VARCHAR,           -- entity | number | date | other
+    question_type        VARCHAR,           -- what | who | when | which | where | how many | ...
+    hop                  VARCHAR,           -- single | multi
+    extra                JSON,
+    PRIMARY KEY (dataset_id, example_id)
+);
+
+CREATE TABLE IF NOT EXISTS pairs (
+    pair_id     VARCHAR PRIMARY KEY,
+    dataset_id  VARCHAR NOT NULL,
+    kind        VARCHAR NOT NULL,   -- minimal | negation | adversarial
+    example_a   VARCHAR NOT NULL,
+    example_b   VARCHAR NOT NULL,
+    role_a      VARCHAR NOT NULL,   -- e.g. non-negated, presupposed, valid
+    role_b      VARCHAR NOT NULL    -- e.g. negated, adversarial, false_assumption
+);
+
+CREATE TABLE IF NOT EXISTS passages (
+    corpus_id  VARCHAR NOT NULL,
+    dataset_id VARCHAR NOT NULL,    -- the ingest that wrote it (corpus)
+    doc_id     VARCHAR NOT NULL,    -- 'w' + first 16 hex of SHA-1 of the whitespace-normalised text
+    title      VARCHAR,
+    text       VARCHAR NOT NULL,
+    origins    VARCHAR[] NOT NULL,  -- pools the text was found in
+    PRIMARY KEY (corpus_id, doc_id)
+);
+
+CREATE TABLE IF NOT EXISTS qrels (
+    dataset_id  VARCHAR NOT NULL,
+    example_id  VARCHAR NOT NULL,
+    corpus_id   VARCHAR NOT NULL,
+    doc_id      VARCHAR NOT NULL,
+    PRIMARY KEY (dataset_id, example_id, corpus_id, doc_id)
+);
+
+CREATE TABLE IF NOT EXISTS runs (
+    run_id          VARCHAR PRIMARY KEY,
+    dataset_id      VARCHAR NOT NULL,
+    task            VARCHAR NOT NULL,   -- nli | detect | qa | write | retrieve
+    model_id        VARCHAR NOT NULL,
+    model_revision  VARCHAR,
+    retriever_id    VARCHAR,
+    config          JSON,
+    code_version    VARCHAR,
+    packages        JSON,
+    device          VARCHAR,
+    seed            INTEGER,
+    source          VARCHAR NOT NULL,   -- batch | live | import | baseline
+    status          VARCHAR NOT NULL,   -- complete | running | failed
+    provenance      VARCHAR,            -- where imported predictions came from
+    created_at      TIMESTAMP NOT NULL,
+    seconds         DOUBLE
+);
+
+CREATE TABLE IF NOT EXISTS predictions (
+    run_id      VARCHAR NOT NULL,
+    example_id  VARCHAR NOT NULL,
+    label       VARCHAR,
+    probs       DOUBLE[],              -- in the order of the run's config.labels
+    answer      VARCHAR,
+    text        JSON,                  -- generated presupposition/correction, etc.
+    latency_ms  DOUBLE,
+    error       VARCHAR,
+    PRIMARY KEY (run_id, example_id)
+);
+
+CREATE TABLE IF NOT EXISTS retrievals (
+    run_id      VARCHAR NOT NULL,
+    example_id  VARCHAR NOT NULL,
+    rank        INTEGER NOT NULL,
+    doc_id      VARCHAR NOT NULL,
+    score       DOUBLE,
+    PRIMARY KEY (run_id, example_id, rank)
+);
+
+CREATE TABLE IF NOT EXISTS criteria (
+    criterion    VARCHAR PRIMARY KEY,
+    kind         VARCHAR NOT NULL,   -- numeric | label
+    min_value    DOUBLE,
+    max_value    DOUBLE,
+    labels       VARCHAR[],
+    description  VARCHAR NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS ratings (
+    dataset_id  VARCHAR NOT NULL,
+    example_id  VARCHAR NOT NULL,
+    run_id      VARCHAR NOT NULL DEFAULT '',  -- '' = a rating of the example itself
+    rater_id    VARCHAR NOT NULL,
+    source      VARCHAR NOT NULL,             -- crowd | user
+    criterion   VARCHAR NOT NULL,
+    value       DOUBLE,
+    label       VARCHAR,
+    note        VARCHAR,
+    rated_at    TIMESTAMP,
+    PRIMARY KEY (dataset_id, example_id, run_id, rater_id, criterion)
+);

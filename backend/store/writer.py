@@ -1,0 +1,69 @@
+"""Writing a loader's bundle: replace one dataset's ingested rows in a single transaction.
+
+Only rows the ingest owns are replaced (examples, pairs, qrels, passages of the corpus, imported
+runs and their predictions, crowd ratings). Batch, live and baseline runs and user ratings stay.
+If anything fails, the transaction rolls back and the store is exactly as it was.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import duckdb
+import pyarrow as pa
+
+from backend.datasets.base import Bundle
+
+ARROW_TYPES = {
+    "VARCHAR": pa.string(), "JSON": pa.string(), "BOOLEAN": pa.bool_(), "INTEGER": pa.int32(),
+    "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "TIMESTAMP": pa.timestamp("us"),
+    "VARCHAR[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64()),
+}
+
+DELETE_OWNED = [
+    "DELETE FROM predictions WHERE run_id IN (SELECT run_id FROM runs WHERE dataset_id = $d AND source = 'import')",
+    "DELETE FROM runs WHERE dataset_id = $d AND source = 'import'",
+    "DELETE FROM examples WHERE dataset_id = $d",
+    "DELETE FROM pairs WHERE dataset_id = $d",
+    "DELETE FROM qrels WHERE dataset_id = $d",
+    "DELETE FROM ratings WHERE dataset_id = $d AND source = 'crowd'",
+    "DELETE FROM passages WHERE dataset_id = $d",
+    "DELETE FROM datasets WHERE dataset_id = $d",
+]
+
+
+def arrow_table(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> pa.Table:
+    """Rows as an Arrow table typed like the store table (JSON serialised); unknown keys are dropped."""
+    present = {key for row in rows for key in row}
+    columns = [c for c in con.execute(f"DESCRIBE {table}").fetchall() if c[0] in present]  # absent → DEFAULT
+    fields = [pa.field(name, ARROW_TYPES[kind]) for name, kind, *_ in columns]
+    json_cols = {name for name, kind, *_ in columns if kind == "JSON"}
+    names = [f.name for f in fields]
+    prepared = [{k: (json.dumps(v) if k in json_cols and v is not None else v) for k, v in row.items() if k in names}
+                for row in rows]
+    return pa.Table.from_pylist(prepared, schema=pa.schema(fields))
+
+
+def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
+    """Replace everything the ingest owns for `bundle.dataset['dataset_id']`, atomically."""
+    dataset_id = bundle.dataset["dataset_id"]
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    tables = {"datasets": [{**bundle.dataset, "loaded_at": now, "notes": bundle.notes}]}
+    for name in Bundle.TABLES:
+        defaults = {"dataset_id": dataset_id} if name != "predictions" else {}
+        if name == "runs":
+            defaults["created_at"] = now
+        tables[name] = [{**defaults, **row} for row in getattr(bundle, name)]
+    arrow = {name: arrow_table(con, name, rows) for name, rows in tables.items() if rows}
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for statement in DELETE_OWNED:
+            con.execute(statement, {"d": dataset_id})
+        for name, table in arrow.items():
+            con.register("incoming", table)
+            con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM incoming")
+            con.unregister("incoming")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise

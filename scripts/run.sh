@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The dashboard: install what is needed, build the store on first run, serve on localhost.
+# Environment: PORT (default 8501), PLAB_STORE, PLAB_SOURCE_<NAME>, PLAB_GPU=1 (see README).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+store=${PLAB_STORE:-data/presupposition_lab.duckdb}
+if [ ! -f "$store" ]; then
+  echo "Building the store at $store (first run) ..."
+  .venv/bin/python -m backend ingest || echo "Some datasets failed to load (see above); the dashboard shows what loaded."
+fi
+exec .venv/bin/python -m streamlit run app.py --server.address localhost --server.port "${PORT:-8501}" \
+  --server.headless true --browser.gatherUsageStats false

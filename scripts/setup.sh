@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Create .venv and install the pinned requirements; re-installs only when a requirements file changed.
+# Usage: bash scripts/setup.sh [dev]     (dev adds the test requirements)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || { echo "Presupposition Lab needs Python 3.11 or newer (found $("$PYTHON" --version 2>&1)); set PYTHON=..." >&2; exit 1; }
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+files=(requirements.txt)
+[ "${1:-}" = dev ] && files+=(requirements-dev.txt)
+[ "${PLAB_GPU:-0}" = 1 ] && files+=(requirements-gpu.txt)
+stamp=.venv/.installed-$(IFS=_; echo "${files[*]}" | tr -c 'a-z_\n' '-')
+want=$(cat "${files[@]}" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "Installing ${files[*]} into .venv (first run takes a few minutes) ..."
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
+    $([ "${1:-}" = dev ] && echo "-r requirements-dev.txt") 2> >(grep -v "^WARNING: Location" >&2)
+  if [ "${PLAB_GPU:-0}" = 1 ]; then
+    .venv/bin/python -m pip uninstall --quiet -y faiss-cpu
+    .venv/bin/python -m pip install --quiet -r requirements-gpu.txt
+  fi
+  echo "$want" > "$stamp"
+fi

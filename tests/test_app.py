@@ -1,0 +1,76 @@
+"""The dashboard renders the truth about the store (AppTest), and the README's run command serves it."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture()
+def app(monkeypatch, request):
+    def start(store: Path) -> AppTest:
+        monkeypatch.setenv("PLAB_STORE", str(store))
+        import streamlit as st
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        return AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    yield start
+    import streamlit as st
+    st.cache_resource.clear()
+
+
+def test_overview_shows_counts_and_missing_datasets(app, real_store):
+    at = app(real_store)
+    assert not at.exception
+    assert [m.value for m in at.markdown if m.value.startswith("**")][:5] == ["**crepe**", "**falseqa**", "**ifqa**", "**nope**"]
+    nope = next(t.value for t in at.dataframe if "E" in t.value.columns and "adv" in t.value.index)
+    assert nope.loc["main", "E"] == 1922 and nope.loc["adv", "C"] == 119 and nope.loc["all", "all"] == 2732
+    assert any("Syn-(QA)²" in w.value and "unzip -P synqa2" in w.value for w in at.warning)
+    assert any("only the 200 SYCON-Bench" in i.value for i in at.info)
+
+
+def test_overview_explains_a_missing_store(app, tmp_path):
+    at = app(tmp_path / "nothing.duckdb")
+    assert not at.exception
+    assert "python -m backend ingest" in at.error[0].value
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_readme_run_command_builds_the_store_and_serves(tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    assert "bash scripts/run.sh" in readme
+    port, store = free_port(), tmp_path / "fresh.duckdb"
+    env = {**os.environ, "PORT": str(port), "PLAB_STORE": str(store)}
+    proc = subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline, health = time.monotonic() + 240, None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                health = urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2).read().decode()
+                break
+            except OSError:
+                time.sleep(1)
+        assert health == "ok", f"dashboard did not start; exit code {proc.poll()}"
+        page = urllib.request.urlopen(f"http://localhost:{port}/", timeout=10).read().decode()
+        assert "<title>Streamlit</title>" in page or "streamlit" in page.lower()
+        assert store.is_file()
+    finally:
+        os.killpg(proc.pid, 15)
+        output = proc.communicate(timeout=30)[0]
+    assert "Building the store" in output and "nope     loaded" in output
+    assert "Traceback" not in output

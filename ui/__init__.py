@@ -1,0 +1,1 @@
+"""Streamlit-only glue: cached resources and widgets. The backend never imports this."""
