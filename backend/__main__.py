@@ -1,9 +1,11 @@
-"""Command line: `python -m backend ingest | status`.
+"""Command line: `python -m backend ingest | baselines | status | evaluate`.
 
     python -m backend ingest                      # every dataset, from the first place it is found
     python -m backend ingest --only nope ifqa     # some datasets
     python -m backend ingest --source crepe=~/CREPE/data/labeled_data
+    python -m backend baselines                   # trivial + nearest-neighbour baseline runs
     python -m backend status                      # what the store holds
+    python -m backend evaluate --dataset nope     # the paper's tables as Markdown + a JSON report
 """
 from __future__ import annotations
 
@@ -32,17 +34,57 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 1 if any(r.status == "failed" for r in results) else 0
 
 
-def cmd_status(args: argparse.Namespace) -> int:
-    from backend.store import queries
+def cmd_baselines(args: argparse.Namespace) -> int:
+    from backend import baselines
     from backend.store.connection import connect
 
+    embedder = None
+    if not args.no_nn:
+        from backend.models.embed import Embedder
+        embedder = Embedder()
+    con = connect(args.store)
     try:
-        con = connect(args.store, read_only=True)
-    except FileNotFoundError as exc:
-        print(exc)
-        return 1
-    print(queries.split_label_counts(con).to_string(index=False))
+        for dataset_id, n in baselines.refresh(con, args.only, embedder).items():
+            print(f"{dataset_id:8} {n} baseline runs")
+    finally:
+        con.close()
     return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from backend.store import queries
+
+    print(queries.split_label_counts(args.con).to_string(index=False))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from backend import evaluate
+    from backend.config import settings
+
+    report = evaluate.evaluate(args.con, args.dataset, args.run)
+    print(evaluate.markdown(evaluate.paper_view(report) if "summary runs" in report else report))
+    path = args.json or settings().data_dir / "reports" / f"{args.dataset}.json"
+    evaluate.write_json(report, path)
+    print(f"JSON report: {path}")
+    return 0
+
+
+def reading(command):
+    """Run `command` with `args.con` open read-only on the store; say how to build it if missing."""
+    def run(args: argparse.Namespace) -> int:
+        from backend.store.connection import connect
+
+        try:
+            args.con = connect(args.store, read_only=True)
+        except FileNotFoundError as exc:
+            print(exc)
+            return 1
+        try:
+            return command(args)
+        finally:
+            args.con.close()
+    return run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,8 +97,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--source", type=_source, action="append", default=[], metavar="NAME=DIR",
                    help="folder holding one dataset's files (checked before $PLAB_SOURCE_<NAME>, ../shared/datasets, data/raw)")
     p.set_defaults(func=cmd_ingest)
+    p = sub.add_parser("baselines", help="write the trivial and nearest-neighbour baseline runs")
+    p.add_argument("--only", nargs="+", choices=sorted(DATASETS), help="datasets (default: all loaded)")
+    p.add_argument("--no-nn", action="store_true", help="skip the nearest-neighbour baseline (needs the embedder)")
+    p.set_defaults(func=cmd_baselines)
     p = sub.add_parser("status", help="what the store holds: examples per dataset, split and label")
-    p.set_defaults(func=cmd_status)
+    p.set_defaults(func=reading(cmd_status))
+    p = sub.add_parser("evaluate", help="metrics and the papers' analyses for a dataset's runs")
+    p.add_argument("--dataset", required=True, choices=sorted(DATASETS))
+    p.add_argument("--run", nargs="+", help="only these run ids (default: every complete run)")
+    p.add_argument("--json", type=Path, help="where to write the JSON report (default: data/reports/<dataset>.json)")
+    p.set_defaults(func=reading(cmd_evaluate))
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -8,6 +8,7 @@ store=${PLAB_STORE:-data/presupposition_lab.duckdb}
 if [ ! -f "$store" ]; then
   echo "Building the store at $store (first run) ..."
   .venv/bin/python -m backend ingest || echo "Some datasets failed to load (see above); the dashboard shows what loaded."
+  .venv/bin/python -m backend baselines || echo "The nearest-neighbour baselines could not be built (see above)."
 fi
 exec .venv/bin/python -m streamlit run app.py --server.address localhost --server.port "${PORT:-8501}" \
   --server.headless true --browser.gatherUsageStats false

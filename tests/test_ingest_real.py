@@ -77,11 +77,12 @@ def test_nope_imported_runs(real_con):
                                GROUP BY ALL ORDER BY ALL""").fetchall()
     assert runs == [("BOW", 10), ("DeBERTa-xlarge", 2), ("InferSent", 10), ("RoBERTa-large", 10)]
     # every run covers main and adversarial; probabilities sum to one and match the stored label
-    assert scalar(real_con, "SELECT count(DISTINCT n) FROM (SELECT count(*) n FROM predictions GROUP BY run_id)") == 1
+    imported = "FROM predictions JOIN runs USING (run_id) WHERE runs.source = 'import' AND runs.dataset_id = 'nope'"
+    assert scalar(real_con, f"SELECT count(DISTINCT n) FROM (SELECT count(*) n {imported} GROUP BY run_id)") == 1
     assert scalar(real_con, "SELECT count(*) FROM predictions WHERE run_id='nope/RoBERTa-large/mnli/1'") == 2732
-    assert scalar(real_con, "SELECT max(abs(list_sum(probs) - 1)) FROM predictions") < 1e-9
-    mismatched = scalar(real_con, """SELECT count(*) FROM predictions
-        WHERE ['E','N','C'][list_position(probs, list_max(probs))] <> label""")
+    assert scalar(real_con, f"SELECT max(abs(list_sum(probs) - 1)) {imported}") < 1e-9
+    mismatched = scalar(real_con, f"""SELECT count(*) {imported}
+        AND ['E','N','C'][list_position(probs, list_max(probs))] <> label""")
     assert mismatched == 0
 
 

@@ -54,3 +54,51 @@ def missing_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     rows = [{"dataset_id": s.name, "title": s.title, "how_to_add": s.how_to_add}
             for s in DATASETS.values() if s.name not in loaded]
     return pd.DataFrame(rows, columns=["dataset_id", "title", "how_to_add"])
+
+
+FACETS = ["split", "gold_label", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
+
+
+def examples_frame(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Every example of a dataset with its facet columns, indexed by example_id (store order)."""
+    return con.execute(f"""
+        SELECT example_id, input, hypothesis, gold_answers, {", ".join(FACETS)}
+        FROM examples WHERE dataset_id = $d ORDER BY example_id
+    """, {"d": dataset_id}).df().set_index("example_id")
+
+
+def crowd_votes(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Per example, the crowd's labels and numeric ratings as lists (NOPE: five of each)."""
+    return con.execute("""
+        SELECT example_id,
+               list(label ORDER BY rater_id) FILTER (WHERE label IS NOT NULL) AS crowd_labels,
+               list(value ORDER BY rater_id) FILTER (WHERE criterion = 'nope_likelihood') AS crowd_ratings
+        FROM ratings WHERE dataset_id = $d AND source = 'crowd' AND criterion IN ('nope_label', 'nope_likelihood')
+        GROUP BY example_id
+    """, {"d": dataset_id}).df().set_index("example_id")
+
+
+def pairs_frame(con: duckdb.DuckDBPyConnection, dataset_id: str, kind: str | None = None) -> pd.DataFrame:
+    return con.execute("""
+        SELECT pair_id, kind, example_a, example_b, role_a, role_b FROM pairs
+        WHERE dataset_id = $d AND ($k IS NULL OR kind = $k) ORDER BY pair_id
+    """, {"d": dataset_id, "k": kind}).df()
+
+
+def runs_frame(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Complete runs of a dataset with their labels and training data pulled out of config."""
+    frame = con.execute("""
+        SELECT run_id, task, model_id, source, seed, status, provenance, created_at,
+               config->>'$.training_data' AS training_data,
+               CAST(config->'$.labels' AS VARCHAR[]) AS labels,
+               coalesce(CAST(config->>'$.in_paper_tables' AS BOOLEAN), FALSE) AS in_paper_tables
+        FROM runs WHERE dataset_id = $d AND status = 'complete' ORDER BY run_id
+    """, {"d": dataset_id}).df()
+    return frame
+
+
+def predictions_frame(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
+    return con.execute("""
+        SELECT run_id, example_id, label, probs, answer FROM predictions
+        WHERE list_contains($runs, run_id) ORDER BY run_id, example_id
+    """, {"runs": run_ids}).df()

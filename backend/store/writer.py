@@ -55,11 +55,27 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
             defaults["created_at"] = now
         tables[name] = [{**defaults, **row} for row in getattr(bundle, name)]
     arrow = {name: arrow_table(con, name, rows) for name, rows in tables.items() if rows}
+    _transaction(con, [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow)
+
+
+def replace_runs(con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: list[dict]) -> None:
+    """Insert runs and their predictions, replacing any earlier runs with the same ids, atomically."""
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    runs = [{"created_at": now, "status": "complete", **run} for run in runs]
+    tables = {"runs": arrow_table(con, "runs", runs), "predictions": arrow_table(con, "predictions", predictions)}
+    ids = [run["run_id"] for run in runs]
+    deletes = [("DELETE FROM predictions WHERE list_contains($ids, run_id)", {"ids": ids}),
+               ("DELETE FROM runs WHERE list_contains($ids, run_id)", {"ids": ids})]
+    _transaction(con, deletes, tables)
+
+
+def _transaction(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table]) -> None:
+    """Run the deletes, then insert each Arrow table into its store table; all or nothing."""
     con.execute("BEGIN TRANSACTION")
     try:
-        for statement in DELETE_OWNED:
-            con.execute(statement, {"d": dataset_id})
-        for name, table in arrow.items():
+        for statement, params in deletes:
+            con.execute(statement, params)
+        for name, table in inserts.items():
             con.register("incoming", table)
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM incoming")
             con.unregister("incoming")

