@@ -62,6 +62,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from backend import evaluate
     from backend.config import settings
 
+    if args.compare:
+        print(evaluate.compare(args.con, args.dataset, *args.compare).to_markdown(index=False, floatfmt=".4g"))
+        return 0
     report = evaluate.evaluate(args.con, args.dataset, args.run)
     print(evaluate.markdown(evaluate.paper_view(report) if "summary runs" in report else report))
     path = args.json or settings().data_dir / "reports" / f"{args.dataset}.json"
@@ -107,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dataset", required=True, choices=sorted(DATASETS))
     p.add_argument("--run", nargs="+", help="only these run ids (default: every complete run)")
     p.add_argument("--json", type=Path, help="where to write the JSON report (default: data/reports/<dataset>.json)")
+    p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
+                   help="compare two runs on the same items: paired bootstrap and McNemar p-values")
     p.set_defaults(func=reading(cmd_evaluate))
     args = parser.parse_args(argv)
     return args.func(args)

@@ -16,7 +16,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.metrics import classification, nope
+from backend.metrics import classification, nope, pairs as pair_metrics
+from backend.metrics.bootstrap import paired_difference
 from backend.metrics.bootstrap import Estimate
 from backend.metrics.facets import accuracy_of, by_facet
 from backend.store import queries
@@ -134,7 +135,52 @@ def classification_report(con: duckdb.DuckDBPyConnection, dataset_id: str, run_i
         "Accuracy and macro-F1 per run and split (95% bootstrap CI)": headline(items, scored, classes),
         "Response bias: predicted vs gold label shares": response_bias(items, scored, classes),
         "Accuracy by facet": facet_breakdown(items, scored),
+        "Minimal pairs: pair accuracy, flips and McNemar per run and pair set": pair_table(
+            items, queries.pairs_frame(con, dataset_id), scored),
     }
+
+
+def pair_table(items: pd.DataFrame, pairs: pd.DataFrame, scored: Scored) -> pd.DataFrame:
+    """Per run and pair kind (and corpus split): the 2×2 outcome counts, pair accuracy with CI,
+    prediction vs gold flip rate, and McNemar's p (is a right/b wrong as common as the reverse?)."""
+    position = pd.Series(np.arange(len(items)), index=items.index)
+    pairs = pairs[pairs["example_a"].isin(position.index) & pairs["example_b"].isin(position.index)]
+    rows = []
+    for (kind, split), group in pairs.groupby([pairs["kind"], pairs["example_a"].map(items["split"])]):
+        a, b = position[group["example_a"]].to_numpy(), position[group["example_b"]].to_numpy()
+        gold = items["gold_label"].to_numpy()
+        for run, labels, covered in zip(scored.runs["run_id"], scored.labels, scored.covered):
+            keep = covered[a] & covered[b]
+            if not keep.any():
+                continue
+            s = pair_metrics.summarise(gold[a][keep], labels[a][keep], gold[b][keep], labels[b][keep])
+            cells = s.table.to_numpy().ravel().tolist()
+            rows.append({"run": run, "pairs": kind, "split": split, "n": int(keep.sum()),
+                         "both right": cells[0], "a right only": cells[1], "b right only": cells[2], "both wrong": cells[3],
+                         "pair accuracy": _fmt(s.pair_accuracy), "flip rate": _fmt(s.flip_rate),
+                         "gold flip rate": round(100 * s.gold_flip_rate, 1), "McNemar p": s.mcnemar_p})
+    return pd.DataFrame(rows)
+
+
+def compare(con: duckdb.DuckDBPyConnection, dataset_id: str, run_a: str, run_b: str) -> pd.DataFrame:
+    """Accuracy of two runs on the items both predicted, per split: paired bootstrap and McNemar."""
+    items = queries.examples_frame(con, dataset_id)
+    runs = queries.runs_frame(con, dataset_id).set_index("run_id")
+    missing = [r for r in (run_a, run_b) if r not in runs.index]
+    if missing:
+        raise ValueError(f"unknown run(s) {missing} for {dataset_id}; known: {sorted(runs.index)[:10]} ...")
+    scored = score(items, runs.loc[[run_a, run_b]].reset_index(), queries.predictions_frame(con, [run_a, run_b]),
+                   list(runs.loc[run_a, "labels"]))
+    rows = []
+    for split in pd.unique(items["split"]):
+        keep = scored.covered.all(axis=0) & (items["split"] == split).to_numpy()
+        if keep.any():
+            a, b = scored.correct[0, keep], scored.correct[1, keep]
+            diff = paired_difference(a, b)
+            rows.append({"split": split, "n": int(keep.sum()), "accuracy a": 100 * a.mean(), "accuracy b": 100 * b.mean(),
+                         "difference": 100 * diff.difference, "low": 100 * diff.low, "high": 100 * diff.high,
+                         "paired bootstrap p": diff.p_value, "McNemar p": pair_metrics.mcnemar(a > 0, b > 0)})
+    return pd.DataFrame(rows)
 
 
 def nope_inputs(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, Scored]:

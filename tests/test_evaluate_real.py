@@ -110,3 +110,20 @@ def test_nearest_neighbour_baseline_with_the_bundled_embedder(real_store, tmp_pa
     nn = headline.query("run == 'falseqa/baseline/nearest-neighbour' and split == 'test'").iloc[0]
     low = float(nn["accuracy"].split("[")[1].split(",")[0])
     assert nn["n"] == 1374 and low > 50.0   # measured 58.3: similar questions share their premise status
+
+
+def test_pair_table_counts_every_negation_pair(nope_report):
+    table = nope_report["Minimal pairs: pair accuracy, flips and McNemar per run and pair set"]
+    always_e = table.query("run == 'nope/baseline/always-E' and pairs == 'negation' and split == 'main'").iloc[0]
+    assert always_e["n"] == 1147 and always_e["both right"] + always_e["a right only"] + always_e["b right only"] + always_e["both wrong"] == 1147
+    assert always_e["flip rate"].startswith("0.0 ")          # a constant never flips
+    assert always_e["gold flip rate"] == 22.9                  # 100 − Table 2's 77.1% 'no change'
+
+
+def test_compare_two_runs_reports_paired_p_values(real_store, capsys):
+    assert main(["--store", str(real_store), "evaluate", "--dataset", "nope", "--compare",
+                 "nope/DeBERTa-xlarge/mnli-snli-anli-fever/1", "nope/baseline/random"]) == 0
+    printed = capsys.readouterr().out
+    main_row = next(line for line in printed.splitlines() if line.startswith("| main"))
+    cells = [c.strip() for c in main_row.strip("|").split("|")]
+    assert cells[1] == "2386" and float(cells[4]) > 30 and float(cells[7]) < 0.01 and float(cells[8]) < 0.01
