@@ -3,6 +3,10 @@ import streamlit as st
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dataset:", default=True),
+    st.Page("pages/explore.py", title="Explore", icon=":material/filter_alt:"),
+    st.Page("pages/example.py", title="Example", icon=":material/article:"),
+    st.Page("pages/pairs.py", title="Minimal pairs", icon=":material/compare_arrows:"),
+    st.Page("pages/nope.py", title="NOPE", icon=":material/bar_chart:"),
 ]
 
 st.set_page_config(page_title="Presupposition Lab", page_icon=":material/science:", layout="wide")

@@ -1,11 +1,15 @@
-"""Command line: `python -m backend ingest | baselines | status | evaluate`.
+"""Command line: `python -m backend ingest | baselines | index | status | evaluate | predict | train | models`.
 
     python -m backend ingest                      # every dataset, from the first place it is found
     python -m backend ingest --only nope ifqa     # some datasets
     python -m backend ingest --source crepe=~/CREPE/data/labeled_data
     python -m backend baselines                   # trivial + nearest-neighbour baseline runs
+    python -m backend index                       # BM25 + dense + hybrid indexes (data/indexes/), evaluated on IfQA
     python -m backend status                      # what the store holds
     python -m backend evaluate --dataset nope     # the paper's tables as Markdown + a JSON report
+    python -m backend predict --model smollm2-135m --dataset falseqa --split test
+    python -m backend train nli                   # ~25 min on 2 CPU cores
+    python -m backend models                      # what is registered, installed, missing
 """
 from __future__ import annotations
 
@@ -36,18 +40,28 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_baselines(args: argparse.Namespace) -> int:
     from backend import baselines
-    from backend.store.connection import connect
 
     embedder = None
     if not args.no_nn:
         from backend.models.embed import Embedder
         embedder = Embedder()
-    con = connect(args.store)
+    for dataset_id, n in baselines.refresh(args.con, args.only, embedder).items():
+        print(f"{dataset_id:8} {n} baseline runs")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from backend.retrieval.evaluate import evaluate_retrievers
+    from backend.retrieval.index import build_all
+
     try:
-        for dataset_id, n in baselines.refresh(con, args.only, embedder).items():
-            print(f"{dataset_id:8} {n} baseline runs")
-    finally:
-        con.close()
+        retrievers = build_all(args.con, args.corpus, dense_kind=args.dense_kind)
+    except LookupError as exc:
+        print(exc)
+        return 1
+    if not args.no_evaluate:
+        table = evaluate_retrievers(args.con, retrievers, args.dataset, tuple(args.splits), args.k, corpus_id=args.corpus)
+        print(table.to_markdown(index=False, floatfmt=".3f"))
     return 0
 
 
@@ -73,21 +87,70 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def reading(command):
-    """Run `command` with `args.con` open read-only on the store; say how to build it if missing."""
-    def run(args: argparse.Namespace) -> int:
-        from backend.store.connection import connect
+def cmd_predict(args: argparse.Namespace) -> int:
+    from backend import runs
+    from backend.store import queries
 
-        try:
-            args.con = connect(args.store, read_only=True)
-        except FileNotFoundError as exc:
-            print(exc)
-            return 1
-        try:
-            return command(args)
-        finally:
-            args.con.close()
-    return run
+    request = runs.Request(model=args.model, dataset=args.dataset, task=args.task, split=args.split,
+                           retriever=args.retriever, k=args.k, limit=args.limit)
+    retrievers = None
+    if args.retriever:
+        from backend.retrieval.index import build_all
+        retrievers = build_all(args.con)
+    run_id = runs.predict(args.con, request, retrievers)
+    print(f"run {run_id}: {queries.run_status(args.con, run_id)}")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from backend.store.connection import connect
+    from backend.training import recipes
+
+    if args.what == "nli":
+        card = recipes.train_nli(args.minutes or 25)
+    else:
+        with connect(args.store, read_only=True) as con:
+            frames = recipes.detector_data(con, args.dataset)
+        card = recipes.train_detector(args.dataset, frames, args.minutes or 3)
+    print(f"held-out accuracy {card.get('heldout_accuracy', float('nan')):.3f} on {card.get('heldout_examples')} "
+          f"examples after {card['minutes']} min ({card['examples_seen']:,} examples seen)")
+    with connect(args.store) as con:  # the store is opened only now, to store the evaluation runs
+        if args.what == "nli":
+            recipes.evaluate_nli(con)
+            table = recipes.summary(con, "nope", ["main", "adv"])
+        else:
+            recipes.evaluate_detector(con, args.dataset)
+            table = recipes.summary(con, args.dataset, list(recipes.DETECT_SPLITS[args.dataset][1:]))
+    print(table.to_markdown(index=False))
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from backend import registry
+
+    for model in registry.specs().values():
+        available, line = registry.status(model)
+        print(f"{'ok     ' if available else 'MISSING'} {model.task:8} {line}")
+    return 0
+
+
+def with_store(read_only: bool):
+    """Run a command with `args.con` open on the store; a missing store for a reader says how to build it."""
+    def wrap(command):
+        def run(args: argparse.Namespace) -> int:
+            from backend.store.connection import connect
+
+            try:
+                args.con = connect(args.store, read_only=read_only)
+            except FileNotFoundError as exc:
+                print(exc)
+                return 1
+            try:
+                return command(args)
+            finally:
+                args.con.close()
+        return run
+    return wrap
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,16 +166,40 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("baselines", help="write the trivial and nearest-neighbour baseline runs")
     p.add_argument("--only", nargs="+", choices=sorted(DATASETS), help="datasets (default: all loaded)")
     p.add_argument("--no-nn", action="store_true", help="skip the nearest-neighbour baseline (needs the embedder)")
-    p.set_defaults(func=cmd_baselines)
+    p.set_defaults(func=with_store(False)(cmd_baselines))
+    p = sub.add_parser("index", help="build (or reuse) the BM25, dense and hybrid indexes of a corpus and evaluate them")
+    p.add_argument("--corpus", default="wiki", help="passages.corpus_id to index (default: wiki)")
+    p.add_argument("--dense-kind", choices=["flat", "hnsw"], default="flat", help="FAISS index: exact (flat) or HNSW")
+    p.add_argument("--dataset", default="ifqa", help="dataset whose qrels score the retrievers (default: ifqa)")
+    p.add_argument("--splits", nargs="+", default=["S-dev", "S-test"])
+    p.add_argument("--k", type=int, default=100, help="hits per question (at most 100 are stored)")
+    p.add_argument("--no-evaluate", action="store_true", help="only build the indexes")
+    p.set_defaults(func=with_store(False)(cmd_index))
     p = sub.add_parser("status", help="what the store holds: examples per dataset, split and label")
-    p.set_defaults(func=reading(cmd_status))
+    p.set_defaults(func=with_store(True)(cmd_status))
     p = sub.add_parser("evaluate", help="metrics and the papers' analyses for a dataset's runs")
     p.add_argument("--dataset", required=True, choices=sorted(DATASETS))
     p.add_argument("--run", nargs="+", help="only these run ids (default: every complete run)")
     p.add_argument("--json", type=Path, help="where to write the JSON report (default: data/reports/<dataset>.json)")
     p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
                    help="compare two runs on the same items: paired bootstrap and McNemar p-values")
-    p.set_defaults(func=reading(cmd_evaluate))
+    p.set_defaults(func=with_store(True)(cmd_evaluate))
+    p = sub.add_parser("predict", help="run a registered model over a dataset as a stored, resumable run")
+    p.add_argument("--model", required=True)
+    p.add_argument("--dataset", required=True, choices=sorted(DATASETS))
+    p.add_argument("--task", choices=["nli", "detect", "qa", "write"], help="default: nli for NOPE, qa for IfQA, else detect")
+    p.add_argument("--split")
+    p.add_argument("--retriever", choices=["bm25", "dense", "hybrid"])
+    p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
+    p.add_argument("--limit", type=int, help="only the first N examples")
+    p.set_defaults(func=with_store(False)(cmd_predict))
+    p = sub.add_parser("train", help="fine-tune the bundled MiniLM: an NLI cross-encoder or a question-only detector")
+    p.add_argument("what", choices=["nli", "detect"])
+    p.add_argument("--dataset", default="falseqa", help="for detect: the dataset whose train split to use")
+    p.add_argument("--minutes", type=float, help="wall-clock budget (default 25 for nli, 3 for detect)")
+    p.set_defaults(func=cmd_train)
+    p = sub.add_parser("models", help="registered models and whether each can be loaded here")
+    p.set_defaults(func=cmd_models)
     args = parser.parse_args(argv)
     return args.func(args)
 

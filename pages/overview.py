@@ -1,44 +1,65 @@
-"""Overview: which datasets are loaded (counts per split and label), which are missing and how to add them."""
+"""Overview: loaded datasets (counts per split and label), each run's headline metric with n and CI
+beside the baselines, missing datasets and models and how to add them."""
 import streamlit as st
 
+from backend import leaderboard, registry
 from backend.store import queries
-from ui.resources import store
+from ui import charts, export
+from ui.resources import query
 
 st.title("Presupposition Lab")
 st.caption("Questions and sentences that take something for granted: CREPE, Syn-(QA)², NOPE, IfQA, FalseQA.")
 
 try:
-    con = store()
-except FileNotFoundError as exc:
+    loaded = query(queries.loaded_datasets)
+except FileNotFoundError as exc:  # an empty store is shown below, with how to fill it
     st.error(f"{exc}. Then reload this page.")
     st.stop()
 
-loaded = queries.loaded_datasets(con)
 st.subheader("Loaded datasets")
 if loaded.empty:
     st.warning("The store is empty: run `python -m backend ingest` (see the README) and reload.")
 else:
-    counts = queries.table_counts(con)
-    st.dataframe(
-        loaded[["dataset_id", "title", "examples", "license", "citation", "source", "loaded_at"]].merge(counts, on="dataset_id"),
-        hide_index=True, width="stretch")
-
+    st.dataframe(loaded[["dataset_id", "title", "examples", "license", "citation", "source", "loaded_at"]]
+                 .merge(query(queries.table_counts), on="dataset_id"), hide_index=True, width="stretch")
 for row in loaded.itertuples():
     for note in row.notes or []:
         st.info(f"**{row.dataset_id}** — {note}")
+
+board = query(leaderboard.headline)
+if not board.empty:
+    st.subheader("Runs: headline metric with 95% CI")
+    st.caption("Paper-reported runs are the predictions published with the papers; baselines are computed here. "
+               "n is the number of evaluated items; the interval is a 1,000-resample bootstrap.")
+    datasets = sorted(board["dataset"].unique())
+    dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params",
+                                   default="nope" if "nope" in datasets else datasets[0])
+    for split, part in board[board["dataset"] == dataset].groupby("split", sort=False):
+        metric = part["metric"].iloc[0]
+        caption = charts.provenance(dataset, int(part["n"].max()), {"split": split}, None)
+        export.chart(charts.interval_dots(part, f"{metric} ({split})"), f"{dataset} {metric} on {split}", caption,
+                     key=f"board-{dataset}-{split}")
+        export.table(part.round(4), f"{dataset} {metric} on {split}", caption, key=f"board-table-{dataset}-{split}")
 
 labelled = loaded[loaded["examples"] > 0]
 if not labelled.empty:
     st.subheader("Examples per split and gold label")
     for column, dataset_id in zip(st.columns(len(labelled)), labelled["dataset_id"]):
-        table = queries.split_label_counts(con, dataset_id).pivot_table(
+        table = query(queries.split_label_counts, dataset_id).pivot_table(
             index="split", columns="gold_label", values="n", aggfunc="sum", fill_value=0, margins=True, margins_name="all")
         column.markdown(f"**{dataset_id}**")
         column.dataframe(table, width="stretch")
 
-missing = queries.missing_datasets(con)
+missing = query(queries.missing_datasets)
 if not missing.empty:
     st.subheader("Missing datasets")
     for row in missing.itertuples():
         st.warning(f"**{row.title}** (`{row.dataset_id}`) is not loaded. To add it, {row.how_to_add}; "
                    "then run `python -m backend ingest`.")
+
+st.subheader("Models")
+models = registry.status_table()
+st.dataframe(models, hide_index=True, width="stretch",
+             column_config={"available": st.column_config.CheckboxColumn(), "quality": st.column_config.TextColumn(width="large")})
+for row in models[~models["available"]].itertuples():
+    st.caption(f"**{row.model}** is not available here: {row.remedy}")

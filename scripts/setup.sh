@@ -7,7 +7,7 @@ PYTHON=${PYTHON:-python3}
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || { echo "Presupposition Lab needs Python 3.11 or newer (found $("$PYTHON" --version 2>&1)); set PYTHON=..." >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-files=(requirements.txt)
+files=(requirements.txt requirements-nodeps.txt)
 [ "${1:-}" = dev ] && files+=(requirements-dev.txt)
 [ "${PLAB_GPU:-0}" = 1 ] && files+=(requirements-gpu.txt)
 stamp=.venv/.installed-$(IFS=_; echo "${files[*]}" | tr -c 'a-z_\n' '-')
@@ -16,6 +16,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "Installing ${files[*]} into .venv (first run takes a few minutes) ..."
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt \
     $([ "${1:-}" = dev ] && echo "-r requirements-dev.txt") 2> >(grep -v "^WARNING: Location" >&2)
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-nodeps.txt \
+    2> >(grep -v "^WARNING: Location" >&2)
   if [ "${PLAB_GPU:-0}" = 1 ]; then
     .venv/bin/python -m pip uninstall --quiet -y faiss-cpu
     .venv/bin/python -m pip install --quiet -r requirements-gpu.txt

@@ -58,7 +58,7 @@ def test_readme_run_command_builds_the_store_and_serves(tmp_path):
     proc = subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        deadline, health = time.monotonic() + 240, None
+        deadline, health = time.monotonic() + 1200, None  # first run: ingest, baselines, indexes
         while time.monotonic() < deadline and proc.poll() is None:
             try:
                 health = urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2).read().decode()

@@ -67,7 +67,12 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-empty line of a JSON-lines file."""
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    return jsonl_lines(read_text(path), path)
+
+
+def jsonl_lines(text: str, path: Path | str) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-empty line of JSON-lines text read from `path`."""
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

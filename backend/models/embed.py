@@ -30,7 +30,11 @@ def packaged_minilm() -> Path:
 class Embedder:
     """Encode texts to unit vectors; thread-safe (one lock around the model)."""
 
+    name = "all-MiniLM-L6-v2"
+
     def __init__(self, path: Path | str | None = None, device: str = "auto", batch_size: int = 64, max_length: int = 256):
+        if path:
+            self.name = Path(path).name
         path = Path(path) if path else packaged_minilm()
         hf_logging.disable_progress_bar()
         self.device = pick(device)

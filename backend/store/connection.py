@@ -29,13 +29,19 @@ def store_path(path: Path | str | None = None) -> Path:
     return Path(path) if path is not None else settings().store_path
 
 
+def existing_store(path: Path | str | None = None) -> Path:
+    """The store file, or FileNotFoundError saying how to build it."""
+    target = store_path(path)
+    if not target.exists():
+        raise FileNotFoundError(f"no store at {target}: build it with `python -m backend ingest`")
+    return target
+
+
 def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the store; a read-write open creates the file and the schema if needed."""
     target = store_path(path)
     if read_only:
-        if not target.exists():
-            raise FileNotFoundError(f"no store at {target}: build it with `python -m backend ingest`")
-        return duckdb.connect(str(target), read_only=True)
+        return duckdb.connect(str(existing_store(target)), read_only=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(target))
     con.execute(SCHEMA.read_text())

@@ -102,3 +102,25 @@ def predictions_frame(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.
         SELECT run_id, example_id, label, probs, answer FROM predictions
         WHERE list_contains($runs, run_id) ORDER BY run_id, example_id
     """, {"runs": run_ids}).df()
+
+
+def passage_texts(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki") -> dict[str, str]:
+    """doc_id → text for a corpus (12.9k passages: small enough to hold in memory)."""
+    return dict(con.execute("SELECT doc_id, text FROM passages WHERE corpus_id = $c", {"c": corpus_id}).fetchall())
+
+
+def run_inputs(con: duckdb.DuckDBPyConnection, dataset_id: str, split: str | None = None,
+               only_label: str | None = None) -> pd.DataFrame:
+    """Examples to run a model on: id, input, hypothesis, gold label (optionally one split / gold label)."""
+    return con.execute("""
+        SELECT example_id, input, hypothesis, gold_label FROM examples
+        WHERE dataset_id = $d AND ($s IS NULL OR split = $s) AND ($l IS NULL OR gold_label = $l)
+        ORDER BY example_id
+    """, {"d": dataset_id, "s": split, "l": only_label}).df()
+
+
+def run_status(con: duckdb.DuckDBPyConnection, run_id: str) -> dict | None:
+    row = con.execute("""SELECT r.status, r.seconds, count(p.example_id) FROM runs r
+                         LEFT JOIN predictions p USING (run_id) WHERE r.run_id = $r GROUP BY ALL""",
+                      {"r": run_id}).fetchone()
+    return None if row is None else {"status": row[0], "seconds": row[1], "predictions": row[2]}

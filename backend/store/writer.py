@@ -58,14 +58,16 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
     _transaction(con, [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow)
 
 
-def replace_runs(con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: list[dict]) -> None:
-    """Insert runs and their predictions, replacing any earlier runs with the same ids, atomically."""
+def replace_runs(con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: list[dict],
+                 retrievals: list[dict] = ()) -> None:
+    """Insert runs with their predictions and retrieved passages, replacing earlier runs with the same ids, atomically."""
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     runs = [{"created_at": now, "status": "complete", **run} for run in runs]
-    tables = {"runs": arrow_table(con, "runs", runs), "predictions": arrow_table(con, "predictions", predictions)}
+    rows = {"runs": runs, "predictions": predictions, "retrievals": list(retrievals)}
+    tables = {name: arrow_table(con, name, batch) for name, batch in rows.items() if batch}
     ids = [run["run_id"] for run in runs]
-    deletes = [("DELETE FROM predictions WHERE list_contains($ids, run_id)", {"ids": ids}),
-               ("DELETE FROM runs WHERE list_contains($ids, run_id)", {"ids": ids})]
+    deletes = [(f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids})
+               for name in ("retrievals", "predictions", "runs")]
     _transaction(con, deletes, tables)
 
 
@@ -83,3 +85,28 @@ def _transaction(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]]
     except Exception:
         con.execute("ROLLBACK")
         raise
+
+
+def start_run(con: duckdb.DuckDBPyConnection, run: dict) -> set[str]:
+    """Create the run as 'running' (or re-open it to resume); returns the example ids already done."""
+    existing = con.execute("SELECT status FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone()
+    if existing is None:
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        _transaction(con, [], {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "running"}])})
+    else:
+        con.execute("UPDATE runs SET status = 'running' WHERE run_id = $r", {"r": run["run_id"]})
+    done = con.execute("SELECT example_id FROM predictions WHERE run_id = $r", {"r": run["run_id"]}).fetchall()
+    return {row[0] for row in done}
+
+
+def append_predictions(con: duckdb.DuckDBPyConnection, predictions: list[dict], retrievals: list[dict] = ()) -> None:
+    """Add a chunk of predictions (and retrieved passages) to a running run, atomically."""
+    tables = {name: arrow_table(con, name, rows) for name, rows in
+              (("predictions", predictions), ("retrievals", list(retrievals))) if rows}
+    _transaction(con, [], tables)
+
+
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, seconds: float) -> None:
+    """Mark a run complete (or interrupted/failed): only 'complete' runs appear in evaluations."""
+    con.execute("UPDATE runs SET status = $s, seconds = coalesce(seconds, 0) + $t WHERE run_id = $r",
+                {"s": status, "t": seconds, "r": run_id})

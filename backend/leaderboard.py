@@ -1,0 +1,69 @@
+"""The overview's table: one headline metric per dataset × run, with its split, n and 95% CI.
+
+| dataset | task | headline |
+|---|---|---|
+| NOPE | nli | accuracy on main (and on adversarial) |
+| FalseQA, CREPE, Syn-(QA)² | detect | macro-F1 (FP/N) on the evaluation split (test; CREPE dev when loaded) |
+| IfQA | qa | exact match (SQuAD normalisation, best over answers) on S-dev |
+| IfQA | retrieve | Recall@20 of the gold passage on S-dev |
+
+Paper-reported runs (source `import`) are marked; baselines (source `baseline`) sit beside models.
+"""
+from __future__ import annotations
+
+import json
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from backend.metrics import classification, retrieval, squad
+from backend.metrics.bootstrap import Estimate, mean
+
+SPLITS = {"nope": ("main", "adv"), "falseqa": ("test",), "crepe": ("dev", "test"), "synqa2": ("test",), "ifqa": ("S-dev",)}
+SOURCE_NAMES = {"import": "paper-reported", "baseline": "baseline", "batch": "model run", "live": "live"}
+
+
+def _predictions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return con.execute("""
+        SELECT r.dataset_id, r.run_id, r.model_id, r.source, r.task, CAST(r.config->'$.labels' AS VARCHAR[]) AS labels,
+               e.split, e.gold_label, e.gold_answers, p.label, p.answer, p.text
+        FROM runs r JOIN predictions p USING (run_id)
+        JOIN examples e ON e.dataset_id = r.dataset_id AND e.example_id = p.example_id
+        WHERE r.status = 'complete'
+    """).df()
+
+
+def _classification(group: pd.DataFrame) -> tuple[str, Estimate]:
+    if group["dataset_id"].iloc[0] == "nope":
+        return "accuracy", classification.accuracy(group["gold_label"], group["label"])
+    return "macro-F1", classification.macro_f1(group["gold_label"], group["label"], list(group["labels"].iloc[0]))
+
+
+def _qa(group: pd.DataFrame) -> tuple[str, Estimate]:
+    scores = [squad.exact_match(a or "", list(g)) for a, g in zip(group["answer"], group["gold_answers"])]
+    return "exact match", mean(np.array(scores))
+
+
+def _retrieval(group: pd.DataFrame) -> tuple[str, Estimate]:
+    ranks = [json.loads(t).get("first_gold_rank") if t else None for t in group["text"]]
+    return "Recall@20", retrieval.recall_at_k(ranks, 20)
+
+
+METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "retrieve": _retrieval}
+
+
+def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """dataset, run, model, kind (paper-reported | baseline | model run), metric, split, value, low, high, n."""
+    frame = _predictions(con)
+    rows = []
+    for (dataset, run_id, split), group in frame.groupby(["dataset_id", "run_id", "split"], sort=True):
+        task = group["task"].iloc[0]
+        if split not in SPLITS.get(dataset, ()) or task not in METRICS:
+            continue
+        metric, estimate = METRICS[task](group)
+        rows.append({"dataset": dataset, "run": run_id, "model": group["model_id"].iloc[0],
+                     "kind": SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]), "metric": metric,
+                     "split": split, **estimate.as_dict()})
+    columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n"]
+    return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "split", "value"], ascending=[True, True, False])

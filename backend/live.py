@@ -1,0 +1,114 @@
+"""Live single queries: the batch runner's code path on one input, cached and stored.
+
+Each answer is cached in memory by (model, task, retriever, k, input) and stored as a row of a
+live run (`live/<model>/<task>[/<retriever>@<k>]`, status 'live'), so anything asked once can be
+found and compared later. Inputs are length-bounded with an error naming the field.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, replace
+
+import duckdb
+import pandas as pd
+
+from backend import runs
+from backend.models.output import Output
+from backend.store.writer import append_predictions, start_run
+
+MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
+CACHE_SIZE = 512
+
+
+@dataclass(frozen=True)
+class Query:
+    model: str
+    task: str                 # nli | detect | qa | write
+    question: str = ""        # detect, qa, write
+    premise: str = ""         # nli
+    hypothesis: str = ""      # nli
+    retriever: str | None = None
+    k: int = 5
+
+    def validate(self) -> None:
+        fields = ("premise", "hypothesis") if self.task == "nli" else ("question",)
+        for name in fields:
+            value = getattr(self, name).strip()
+            if not value:
+                raise ValueError(f"{name}: empty; type a {name} (task {self.task} needs {' and '.join(fields)})")
+            if len(value) > MAX_CHARS[name]:
+                raise ValueError(f"{name}: {len(value):,} characters; at most {MAX_CHARS[name]:,} are allowed")
+
+    def example_id(self) -> str:
+        text = json.dumps([self.question, self.premise, self.hypothesis])
+        return "live-" + hashlib.sha1(text.encode()).hexdigest()[:16]
+
+    def request(self) -> runs.Request:
+        return runs.Request(model=self.model, dataset="live", task=self.task, retriever=self.retriever, k=self.k)
+
+
+@dataclass(frozen=True)
+class Answer:
+    output: Output
+    latency_ms: float
+    device: str
+    cached: bool
+    run_id: str
+
+
+_CACHE: OrderedDict[Query, Answer] = OrderedDict()
+_RUNNERS: dict[runs.Request, runs.Runner] = {}
+_LOCK = threading.Lock()
+
+
+def _runner(con: duckdb.DuckDBPyConnection, request: runs.Request, retrievers: dict | None) -> runs.Runner:
+    with _LOCK:
+        if request not in _RUNNERS:
+            _RUNNERS[request] = runs.Runner(con, request, retrievers)
+        return _RUNNERS[request]
+
+
+def ask(con: duckdb.DuckDBPyConnection, query: Query, retrievers: dict | None = None, store: bool = True) -> Answer:
+    """Answer one query (from the cache when asked before) and store it as a live-run row."""
+    query.validate()
+    with _LOCK:
+        if query in _CACHE:
+            _CACHE.move_to_end(query)
+            return replace(_CACHE[query], cached=True)
+    request = query.request()
+    runner = _runner(con, request, retrievers)
+    rows = pd.DataFrame([{"example_id": query.example_id(), "input": query.premise or query.question,
+                          "hypothesis": query.hypothesis or None}])
+    started = time.perf_counter()
+    output = runner(rows)[0]
+    latency = 1000 * (time.perf_counter() - started)
+    run_id = "live/" + request.run_id().removeprefix("live/").removesuffix("/all")
+    answer = Answer(output, latency, str(getattr(runner.model, "device", "cpu")), False, run_id)
+    if store:
+        _store(con, runner, request, run_id, query, answer)
+    with _LOCK:
+        _CACHE[query] = answer
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return answer
+
+
+def _store(con, runner: runs.Runner, request: runs.Request, run_id: str, query: Query, answer: Answer) -> None:
+    row = {**runs.run_row(request, runner), "run_id": run_id, "source": "live"}
+    start_run(con, row)
+    con.execute("UPDATE runs SET status = 'live' WHERE run_id = $r", {"r": run_id})
+    predictions, retrievals = runs.output_rows(run_id, [query.example_id()], [answer.output], answer.latency_ms / 1000)
+    predictions[0]["text"] = {**(predictions[0]["text"] or {}), "input": {k: v for k, v in asdict(query).items() if v}}
+    con.execute("DELETE FROM retrievals WHERE run_id = $r AND example_id = $e", {"r": run_id, "e": query.example_id()})
+    con.execute("DELETE FROM predictions WHERE run_id = $r AND example_id = $e", {"r": run_id, "e": query.example_id()})
+    append_predictions(con, predictions, retrievals)
+
+
+def clear_cache() -> None:
+    with _LOCK:
+        _CACHE.clear()
+        _RUNNERS.clear()

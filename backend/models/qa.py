@@ -1,0 +1,29 @@
+"""Counterfactual QA: a short answer, closed-book (question only) or open-book (question + passages)."""
+from __future__ import annotations
+
+from backend.models.output import Output
+
+CLOSED = "Answer the question with a short phrase (a few words), no explanation.\nQuestion: {question}\nAnswer:"
+OPEN = ("Use the passages to answer the question with a short phrase (a few words), no explanation. "
+        "The question may describe a hypothetical situation.\n{context}\nQuestion: {question}\nAnswer:")
+
+
+def first_line(text: str) -> str:
+    """The answer part of a generation: its first line, without a leading 'Answer:'.
+
+    >>> first_line("Answer: 4 hours\\nBecause ...")
+    '4 hours'
+    """
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line.removeprefix("Answer:").strip().rstrip(".")
+
+
+def run(generator, questions: list[str], contexts: list[list[str]] | None = None, hits=None) -> list[Output]:
+    if contexts is None:
+        prompts = [CLOSED.format(question=q) for q in questions]
+    else:
+        prompts = [OPEN.format(question=q, context="\n".join(f"Passage {i + 1}: {p}" for i, p in enumerate(c)))
+                   for q, c in zip(questions, contexts)]
+    raw = generator.generate(prompts, max_new_tokens=24)
+    return [Output(answer=first_line(r), text={"generation": r}, passages=tuple(hits[i]) if hits else ())
+            for i, r in enumerate(raw)]

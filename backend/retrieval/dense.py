@@ -1,0 +1,126 @@
+"""Dense retrieval: sentence embeddings + FAISS (Johnson et al. 2019), DPR-style (Karpukhin et al. 2020).
+
+Passages and queries are encoded by the same `Embedder` (unit vectors), so inner product is cosine
+similarity. `kind="flat"` (default) is exact search (`IndexFlatIP`); `kind="hnsw"` is approximate
+search on a navigable small-world graph (Malkov & Yashunin 2018; `IndexHNSWFlat`, inner-product
+metric) for corpora where exact search is too slow. A flat index moves to the GPU when the installed
+faiss has GPU support and sees a GPU. A lock serialises index searches (Streamlit sessions are
+threads; GPU indexes are not thread-safe).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from backend.retrieval.base import Hit, hits
+
+log = logging.getLogger(__name__)
+KINDS = ("flat", "hnsw")
+HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 200, 128
+INDEX, META = "index.faiss", "meta.json"
+
+
+def embedder_name(embedder) -> str:
+    """A short, path-free name for an embedder (used in run ids and index folders)."""
+    return str(getattr(embedder, "name", None) or type(embedder).__name__)
+
+
+def new_index(dimension: int, kind: str = "flat") -> faiss.Index:
+    """An empty inner-product index of the chosen kind."""
+    if kind == "flat":
+        return faiss.IndexFlatIP(dimension)
+    if kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dimension, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        return index
+    raise ValueError(f"unknown dense index kind {kind!r}; allowed: {', '.join(KINDS)}")
+
+
+def to_gpu(index: faiss.Index, kind: str) -> tuple[faiss.Index, str, object]:
+    """(index, device, GPU resources): on GPU 0 when faiss has GPU support and sees a GPU (flat only).
+
+    The resources object must live as long as the GPU index, so the caller keeps it.
+    """
+    if kind != "flat" or not hasattr(faiss, "StandardGpuResources"):
+        return index, "cpu", None
+    try:
+        if faiss.get_num_gpus() < 1:
+            return index, "cpu", None
+        resources = faiss.StandardGpuResources()
+        return faiss.index_cpu_to_gpu(resources, 0, index), "cuda", resources
+    except (RuntimeError, AttributeError) as exc:  # a GPU build without a usable device
+        log.warning("faiss GPU unavailable (%s); searching on CPU", exc)
+        return index, "cpu", None
+
+
+def to_cpu(index: faiss.Index) -> faiss.Index:
+    """A CPU copy of a GPU index (for writing); a CPU index as is."""
+    if hasattr(faiss, "index_gpu_to_cpu") and type(index).__name__.startswith("Gpu"):
+        return faiss.index_gpu_to_cpu(index)
+    return index
+
+
+class DenseRetriever:
+    """Nearest passages by embedding inner product; `doc_ids[i]` names the i-th vector."""
+
+    name = "dense"
+
+    def __init__(self, index: faiss.Index, doc_ids: list[str], embedder, kind: str = "flat"):
+        if index.ntotal != len(doc_ids):
+            raise ValueError(f"the index holds {index.ntotal} vectors but {len(doc_ids)} doc_ids were given")
+        if index.d != embedder.dimension:
+            raise ValueError(f"the index has dimension {index.d}, the embedder {embedder.dimension}: "
+                             "rebuild the index with this embedder")
+        self.index, index_device, self._gpu = to_gpu(index, kind)
+        self.doc_ids, self.embedder, self.kind = list(doc_ids), embedder, kind
+        self.model_name = embedder_name(embedder)
+        self.model_id = f"{self.name}/{self.model_name}"
+        embed_device = str(getattr(embedder, "device", "cpu"))
+        self.device = "cuda" if "cuda" in (index_device, embed_device) else "cpu"
+        self.params = {"embedder": self.model_name, "index": f"faiss {faiss.__version__} {kind} inner product",
+                       "index_device": index_device, "embedder_device": embed_device}
+        self.lock = threading.Lock()
+
+    @classmethod
+    def build(cls, doc_ids: list[str], texts: list[str], embedder, kind: str = "flat") -> DenseRetriever:
+        """Embed `texts` (aligned with `doc_ids`) and index the vectors."""
+        if len(doc_ids) != len(texts) or not texts:
+            raise ValueError(f"need as many doc_ids as texts, at least one (got {len(doc_ids)} and {len(texts)})")
+        index = new_index(embedder.dimension, kind)
+        index.add(np.ascontiguousarray(embedder.encode(list(texts)), dtype=np.float32))
+        return cls(index, doc_ids, embedder, kind)
+
+    def save(self, folder: Path | str) -> None:
+        """`index.faiss` (faiss.write_index) and `meta.json` (doc_ids, kind, model, dimension) in `folder`."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with self.lock:
+            faiss.write_index(to_cpu(self.index), str(folder / INDEX))
+        meta = {"kind": self.kind, "model": self.model_name, "dimension": self.index.d, "doc_ids": self.doc_ids}
+        (folder / META).write_text(json.dumps(meta))
+
+    @classmethod
+    def load(cls, folder: Path | str, embedder) -> DenseRetriever:
+        folder = Path(folder)
+        meta = json.loads((folder / META).read_text())
+        return cls(faiss.read_index(str(folder / INDEX)), meta["doc_ids"], embedder, meta["kind"])
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: list[str], k: int) -> list[list[Hit]]:
+        """Top-k hits per query: one embedding batch, one index search."""
+        if not queries:
+            return []
+        vectors = np.ascontiguousarray(self.embedder.encode(list(queries)), dtype=np.float32)
+        k = min(k, len(self.doc_ids))
+        with self.lock:
+            if self.kind == "hnsw":
+                self.index.hnsw.efSearch = max(HNSW_EF_SEARCH, k)
+            scores, positions = self.index.search(vectors, k)
+        return [hits(self.doc_ids, p, s) for p, s in zip(positions, scores)]

@@ -1,0 +1,104 @@
+"""Build or load a corpus's retrieval indexes, keyed by a hash of the corpus's passages.
+
+Indexes live under `<data_dir>/indexes/<corpus_id>-<hash[:12]>/` (`bm25/`, `dense-<model>/`), where
+the hash is SHA-256 over the passages sorted by doc_id (doc_id, unit separator, text; records
+separated). A changed corpus therefore gets a new folder; an unchanged one reuses what is on disk
+and only a missing index is built. Each index is written to a temporary folder and renamed into
+place, so an interrupted build never leaves a half index that would be reused. Passage text is
+indexed without the title (most passages start with their subject already).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+import duckdb
+
+from backend.config import settings
+from backend.retrieval.bm25 import BM25Retriever
+from backend.retrieval.dense import DenseRetriever, embedder_name
+from backend.retrieval.fusion import HybridRetriever
+
+log = logging.getLogger(__name__)
+
+
+def corpus_hash(con: duckdb.DuckDBPyConnection, corpus_id: str) -> str:
+    """SHA-256 hex over the corpus's (doc_id, text) pairs sorted by doc_id; computed inside DuckDB."""
+    row = con.execute("""
+        SELECT sha256(string_agg(doc_id || chr(31) || text, chr(30) ORDER BY doc_id))
+        FROM passages WHERE corpus_id = $c
+    """, {"c": corpus_id}).fetchall()
+    if not row or row[0][0] is None:
+        raise LookupError(f"no passages for corpus {corpus_id!r} in the store: run `python -m backend ingest --only corpus`")
+    return row[0][0]
+
+
+def corpus_passages(con: duckdb.DuckDBPyConnection, corpus_id: str) -> tuple[list[str], list[str]]:
+    """(doc_ids, texts) of a corpus sorted by doc_id (the order the indexes use)."""
+    rows = con.execute("SELECT doc_id, text FROM passages WHERE corpus_id = $c ORDER BY doc_id",
+                       {"c": corpus_id}).fetchall()
+    return [r[0] for r in rows], [r[1] for r in rows]
+
+
+def index_root(corpus_id: str, digest: str) -> Path:
+    return settings().data_dir / "indexes" / f"{corpus_id}-{digest[:12]}"
+
+
+def dense_folder(model_name: str, kind: str = "flat") -> str:
+    """`dense-<model>` (flat) or `dense-<model>-hnsw`."""
+    return f"dense-{model_name}" + ("" if kind == "flat" else f"-{kind}")
+
+
+def load_or_build(folder: Path, load, build, label: str):
+    """`load(folder)` when the folder exists, else `build()`, save it atomically and return it."""
+    if folder.is_dir():
+        started = time.perf_counter()
+        retriever = load(folder)
+        log.info("%s: loaded %s in %.2f s", label, folder, time.perf_counter() - started)
+        return retriever
+    started = time.perf_counter()
+    retriever = build()
+    log.info("%s: built in %.1f s", label, time.perf_counter() - started)
+    staging = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    retriever.save(staging)
+    try:
+        os.replace(staging, folder)
+    except OSError:  # another process finished the same index first: keep theirs
+        shutil.rmtree(staging, ignore_errors=True)
+    log.info("%s: saved to %s", label, folder)
+    return retriever
+
+
+class _Corpus:
+    """The passages, read from the store once and only if some index must be built."""
+
+    def __init__(self, con, corpus_id: str):
+        self.con, self.corpus_id, self._rows = con, corpus_id, None
+
+    def rows(self) -> tuple[list[str], list[str]]:
+        if self._rows is None:
+            self._rows = corpus_passages(self.con, self.corpus_id)
+        return self._rows
+
+
+def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=None,
+              dense_kind: str = "flat") -> dict:
+    """{"bm25", "dense", "hybrid"} retrievers over a corpus, loading saved indexes where present.
+
+    `embedder` defaults to the bundled MiniLM `Embedder` (constructed here, only when called).
+    """
+    digest = corpus_hash(con, corpus_id)
+    root, corpus = index_root(corpus_id, digest), _Corpus(con, corpus_id)
+    root.mkdir(parents=True, exist_ok=True)
+    bm25 = load_or_build(root / "bm25", BM25Retriever.load, lambda: BM25Retriever.build(*corpus.rows()), f"{corpus_id} bm25")
+    if embedder is None:
+        from backend.models.embed import Embedder
+        embedder = Embedder()
+    folder = root / dense_folder(embedder_name(embedder), dense_kind)
+    dense = load_or_build(folder, lambda f: DenseRetriever.load(f, embedder),
+                          lambda: DenseRetriever.build(*corpus.rows(), embedder, kind=dense_kind), f"{corpus_id} {folder.name}")
+    return {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}

@@ -1,0 +1,169 @@
+"""Batch runs: a registered model over a dataset, written to the store with provenance.
+
+`predict(con, Request(...))` creates the run as 'running', writes predictions in chunks (each chunk
+one transaction), and marks it 'complete' only at the end; an interrupted run stays 'interrupted'
+and is resumed by the same request (same run id), skipping the examples already done. Only
+complete runs appear in evaluations. An example that fails is stored with its error and does not
+stop the run.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+
+import duckdb
+from tqdm import tqdm
+
+from backend import registry
+from backend.config import REPO_ROOT
+from backend.models import detect, loading, nli, qa, write
+from backend.models.output import Output
+from backend.store import queries
+from backend.store.writer import append_predictions, finish_run, start_run
+
+log = logging.getLogger(__name__)
+PACKAGES = ("torch", "transformers", "duckdb", "bm25s", "faiss-cpu", "numpy")
+# (model task, run task) → strategy; the run task defaults by dataset
+STRATEGIES = {("nli", "nli"): "classifier", ("nli", "detect"): "nli-retrieval", ("detect", "detect"): "classifier",
+              ("generate", "detect"): "generator", ("generate", "qa"): "generator", ("generate", "write"): "generator"}
+DEFAULT_TASK = {"nope": "nli", "ifqa": "qa"}
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    dataset: str
+    task: str | None = None
+    split: str | None = None
+    retriever: str | None = None
+    k: int = 5
+    limit: int | None = None
+    chunk: int = 64
+
+    def resolved_task(self) -> str:
+        return self.task or DEFAULT_TASK.get(self.dataset, "detect")
+
+    def run_id(self) -> str:
+        parts = [self.dataset, self.model, self.resolved_task()]
+        if self.retriever:
+            parts.append(f"{self.retriever}@{self.k}")
+        parts.append(self.split or "all")
+        return "/".join(parts) + (f"/first{self.limit}" if self.limit else "")
+
+
+def strategy(model: registry.ModelSpec, request: Request) -> str:
+    key = (model.task, request.resolved_task())
+    if key not in STRATEGIES:
+        allowed = sorted({f"{m}→{t}" for m, t in STRATEGIES})
+        raise ValueError(f"model {model.name} ({model.task}) cannot do task {key[1]!r}; model task → run task allowed: {allowed}")
+    if STRATEGIES[key] == "nli-retrieval" and not request.retriever:
+        raise ValueError(f"{model.name} detects false premises by NLI over retrieved passages: pass --retriever bm25|dense|hybrid")
+    return STRATEGIES[key]
+
+
+def provenance() -> dict:
+    """Code version (git commit, '-dirty' when changed) and the versions of the packages that matter."""
+    try:
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO_ROOT, capture_output=True,
+                                text=True, timeout=5).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown"
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return {"code_version": commit, "packages": versions}
+
+
+class Runner:
+    """The loaded model (and retriever) for one request, turning example rows into Outputs."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, request: Request, retrievers: dict | None = None):
+        self.request, self.spec = request, registry.spec(request.model)
+        self.strategy = strategy(self.spec, request)
+        self.model = loading.get(request.model)
+        self.retriever = (retrievers or {}).get(request.retriever) if request.retriever else None
+        if request.retriever and self.retriever is None:
+            raise ValueError(f"unknown retriever {request.retriever!r}; build them with `python -m backend index`")
+        self.passages = queries.passage_texts(con) if request.retriever else {}
+
+    def __call__(self, rows) -> list[Output]:
+        task, questions = self.request.resolved_task(), list(rows["input"])
+        if task == "nli":
+            return nli.run(self.model, list(zip(rows["input"], rows["hypothesis"])))
+        if task == "detect":
+            if self.strategy == "nli-retrieval":
+                return detect.with_nli_retrieval(self.model, self.retriever, self.passages, questions, self.request.k)
+            return (detect.with_generator if self.strategy == "generator" else detect.with_classifier)(self.model, questions)
+        if task == "write":
+            return write.run(self.model, questions)
+        if self.retriever is None:
+            return qa.run(self.model, questions)
+        hits = self.retriever.search_many(questions, self.request.k)
+        return qa.run(self.model, questions, [[self.passages[h.doc_id] for h in row] for row in hits], hits)
+
+
+def output_rows(run_id: str, example_ids, outputs: list[Output], seconds: float) -> tuple[list[dict], list[dict]]:
+    latency = 1000 * seconds / max(len(outputs), 1)
+    predictions = [{"run_id": run_id, "example_id": e, "label": o.label, "probs": list(o.probs) if o.probs else None,
+                    "answer": o.answer, "text": o.text or None, "latency_ms": latency} for e, o in zip(example_ids, outputs)]
+    retrievals = [{"run_id": run_id, "example_id": e, "rank": h.rank, "doc_id": h.doc_id, "score": h.score}
+                  for e, o in zip(example_ids, outputs) for h in o.passages]
+    return predictions, retrievals
+
+
+def _run_chunk(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dict]]:
+    """Predict a chunk; if it fails, predict its examples one by one and store each error."""
+    started = time.perf_counter()
+    try:
+        return output_rows(run_id, chunk["example_id"], runner(chunk), time.perf_counter() - started)
+    except Exception as exc:  # noqa: BLE001 — a bad example must not stop the run
+        log.warning("chunk failed (%s); retrying its %d examples one by one", exc, len(chunk))
+    predictions, retrievals = [], []
+    for i in range(len(chunk)):
+        one, started = chunk.iloc[i:i + 1], time.perf_counter()
+        try:
+            p, r = output_rows(run_id, one["example_id"], runner(one), time.perf_counter() - started)
+        except Exception as exc:  # noqa: BLE001
+            p, r = [{"run_id": run_id, "example_id": one["example_id"].iloc[0], "error": f"{type(exc).__name__}: {exc}"}], []
+        predictions, retrievals = predictions + p, retrievals + r
+    return predictions, retrievals
+
+
+def run_row(request: Request, runner: Runner) -> dict:
+    spec = runner.spec
+    labels = {"nli": list(nli.LABELS), "detect": list(detect.LABELS)}.get(request.resolved_task())
+    return {"run_id": request.run_id(), "dataset_id": request.dataset, "task": request.resolved_task(),
+            "model_id": spec.name, "model_revision": spec.revision, "retriever_id": request.retriever,
+            "config": {**asdict(request), "strategy": runner.strategy, "labels": labels, "quality": spec.quality},
+            "device": str(getattr(runner.model, "device", "cpu")), "seed": 0, "source": "batch", **provenance()}
+
+
+def predict(con: duckdb.DuckDBPyConnection, request: Request, retrievers: dict | None = None, progress: bool = True) -> str:
+    """Run (or resume) a batch run and return its id."""
+    only = "FP" if request.resolved_task() == "write" else None
+    rows = queries.run_inputs(con, request.dataset, request.split, only)
+    if rows.empty:
+        raise ValueError(f"no examples for dataset {request.dataset!r} split {request.split!r}")
+    rows = rows.head(request.limit) if request.limit else rows
+    runner = Runner(con, request, retrievers)
+    run_id = request.run_id()
+    done = start_run(con, run_row(request, runner))
+    todo = rows[~rows["example_id"].isin(done)]
+    log.info("%s: %d examples, %d already done", run_id, len(rows), len(rows) - len(todo))
+    started, status = time.perf_counter(), "interrupted"
+    try:
+        with tqdm(total=len(todo), desc=run_id, unit="ex", disable=not progress) as bar:
+            for start in range(0, len(todo), request.chunk):
+                chunk = todo.iloc[start:start + request.chunk]
+                append_predictions(con, *_run_chunk(runner, run_id, chunk))
+                bar.update(len(chunk))
+        status = "complete"
+    finally:
+        finish_run(con, run_id, status, time.perf_counter() - started)
+    return run_id

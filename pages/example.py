@@ -1,0 +1,146 @@
+"""Example: one example in full. The URL names it (`dataset`, `example`): text, gold, facets, every
+run's output and probabilities, pair partners (one click away), NOPE's crowd labels and ratings,
+each retrieval run's top passages (gold ones marked) and the gold passages."""
+from urllib.parse import urlencode
+
+import altair as alt
+import streamlit as st
+
+from backend import explore
+from ui import charts, export, widgets
+from ui.resources import query
+
+# Streamlit's named colours closest to ui.charts.LABEL_COLORS (E blue, N grey, C/FP vermillion).
+BADGE = {"E": "blue", "N": "gray", "C": "orange", "FP": "orange"}
+FACETS = ["split", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
+GOLD_LISTS = {"gold_answers": "Gold answers", "gold_presuppositions": "Presupposition (gold)",
+              "gold_corrections": "Correction (gold)"}
+
+
+def pick() -> tuple[str, str]:
+    """Dataset and example id, both bound to the URL; stops when the store is missing or empty."""
+    left, right = st.columns([1, 2])
+    dataset = widgets.dataset_select(left)
+    example = right.text_input("Example id", key="example", bind="query-params",
+                               placeholder="e.g. 1, 1-neg (NOPE), S-dev-0 (IfQA), test-0 (FalseQA)")
+    return dataset, (example or "").strip()
+
+
+def badge(label) -> str:
+    return f":{BADGE.get(label, 'violet')}-badge[{label}]" if label else "—"
+
+
+def show_text(row: dict) -> None:
+    """Input, context, hypothesis, gold label(s) and lists, facets, and every other field."""
+    st.subheader(f"{row['dataset_id']} · {row['example_id']}")
+    facets = [f"{f}: **{row[f]}**" for f in FACETS if row.get(f) is not None]
+    st.markdown(" · ".join(facets))
+    st.markdown("**Input**")
+    st.markdown(f"> {row['input']}")
+    if row.get("context"):
+        st.markdown("**Context (comment)**")
+        st.markdown(f"> {row['context']}")
+    if row.get("hypothesis"):
+        st.markdown(f"**Hypothesis** — {row['hypothesis']}")
+    labels = row.get("gold_labels") or []
+    if row.get("gold_label"):
+        extra = f" (annotators: {', '.join(labels)})" if len(labels) > 1 else ""
+        st.markdown(f"**Gold label** {badge(row['gold_label'])}{extra}")
+    for field, title in GOLD_LISTS.items():
+        if row.get(field):
+            st.markdown(f"**{title}**\n" + "\n".join(f"- {item}" for item in row[field]))
+    with st.expander("Every stored field (extra)"):
+        st.json(row["extra"], expanded=1)
+
+
+def show_predictions(detail: dict, caption: str) -> None:
+    """Every run's output for this example, classification runs first."""
+    st.subheader("Model outputs")
+    frame = detail["predictions"]
+    if frame.empty:
+        st.info("No run has predicted this example yet: start one on the Runs page or with `python -m backend predict`.")
+        return
+    frame = frame.loc[:, frame.notna().any()]
+    export.table(frame, f"Model outputs for {detail['example']['example_id']}", caption, key="predictions",
+                 column_config={"p": st.column_config.NumberColumn("p(label)", format="%.3f")})
+
+
+def go_to(example_id: str) -> None:
+    """Open another example of the same dataset (a widget's value changes through session state)."""
+    st.session_state["example"] = example_id
+
+
+def show_pairs(detail: dict, dataset: str) -> None:
+    """Partners in minimal / negation / adversarial pairs, each one click (or link) away."""
+    pairs = detail["pairs"]
+    if pairs.empty:
+        return
+    st.subheader("Pair partners")
+    for row in pairs.itertuples():
+        text = row.partner_hypothesis if isinstance(row.partner_hypothesis, str) else row.partner_input
+        left, right = st.columns([1, 4])
+        left.button(f"{row.partner}", key=f"pair-{row.pair_id}", on_click=go_to, args=(row.partner,),
+                    icon=":material/arrow_forward:", help=f"open {row.partner}")
+        link = "example?" + urlencode({"dataset": dataset, "example": row.partner})
+        right.markdown(f"**{row.kind}** pair: this is *{row.role}*, [{row.partner}]({link}) is *{row.partner_role}* "
+                       f"(gold {badge(row.partner_gold)}) — {text}")
+
+
+def show_crowd(detail: dict, dataset: str) -> None:
+    """NOPE: the five crowd labels as coloured bars, the five 0-100 ratings, and every rating row."""
+    crowd, ratings = detail["crowd"], detail["ratings"]
+    if crowd is not None:
+        st.subheader("Crowd labels")
+        labels = crowd["labels"]
+        order = list(labels["label"])
+        caption = charts.provenance(dataset, int(labels["n"].sum()), {"example": detail["example"]["example_id"]})
+        bars = alt.Chart(labels).mark_bar().encode(
+            x=alt.X("label:N", sort=order, title="crowd label"), y=alt.Y("n:Q", title="raters", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color("label:N", scale=charts.label_scale(order), legend=None), tooltip=["label", "n"])
+        export.chart(bars.properties(width=charts.WIDTH // 2, height=160), "Crowd labels", caption, key="crowd")
+        st.markdown("**Crowd ratings (0–100, how likely the hypothesis is true):** "
+                    + ", ".join(f"{v:g}" for v in crowd["ratings"]))
+    if not ratings.empty:
+        with st.expander(f"All ratings ({len(ratings)})"):
+            caption = charts.provenance(dataset, len(ratings), {"example": detail["example"]["example_id"]})
+            export.table(ratings.loc[:, ratings.notna().any()], "Ratings", caption, key="ratings")
+
+
+def passage_line(row) -> str:
+    gold = " :orange-badge[gold]" if getattr(row, "gold", False) else ""
+    title = f"*{row.title}* — " if isinstance(row.title, str) and row.title else ""
+    text = row.text if isinstance(row.text, str) else "(passage text not in the store)"
+    return f"{title}{text[:600]}{'…' if len(text) > 600 else ''}{gold}"
+
+
+def show_passages(detail: dict) -> None:
+    """Each retrieval run's top 10 (gold passages marked) and the gold passages themselves."""
+    retrievals, qrels = detail["retrievals"], detail["qrels"]
+    if not retrievals.empty:
+        st.subheader("Retrieved passages")
+        for run_id, hits in retrievals.groupby("run_id", sort=False):
+            ranks = list(hits.loc[hits["gold"], "rank"])
+            found = f"gold at rank {', '.join(map(str, ranks))}" if ranks else "no gold passage in the top 10"
+            with st.expander(f"{run_id} — top {len(hits)} ({found})"):
+                st.markdown("\n".join(f"{row.rank}. ({row.score:.3f}) {passage_line(row)}" for row in hits.itertuples()))
+    if not qrels.empty:
+        st.subheader("Gold passages")
+        st.markdown("\n".join(f"- `{row.doc_id}` {passage_line(row)}" for row in qrels.itertuples()))
+
+
+st.title("Example")
+dataset, example_id = pick()
+if not example_id:
+    st.info("Type an example id above, or select a row on the Explore page.")
+    st.stop()
+try:
+    detail = query(explore.example_detail, dataset, example_id)
+except KeyError as exc:
+    st.error(f"{exc.args[0]}. Type one of those ids above, or open an example from the Explore page.")
+    st.stop()
+
+show_text(detail["example"])
+show_predictions(detail, charts.provenance(dataset, len(detail["predictions"]), {"example": example_id}))
+show_pairs(detail, dataset)
+show_crowd(detail, dataset)
+show_passages(detail)

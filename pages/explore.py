@@ -1,0 +1,189 @@
+"""Explore: slice a dataset by facets, run, predicted label, correctness and text.
+
+Every control is bound to the URL (the widget key is the query-parameter name), so a pasted link
+reproduces the view. The metric line and the confusion matrix cover the whole slice; choosing a
+cell ("gold→predicted") narrows the table; selecting a row opens it on the Example page.
+"""
+from urllib.parse import urlencode
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from backend import explore
+from backend.store import queries
+from ui import charts, export, widgets
+from ui.resources import query
+
+NO_RUN = "(none)"
+ARROW = "→"
+SHOWN = 500
+FACET_TITLES = {"split": "Split", "gold_label": "Gold label", "trigger_type": "Trigger type", "polarity": "Polarity",
+                "adversarial": "Adversarial", "answer_type": "Answer type", "question_type": "Question type",
+                "hop": "Hops", "ambiguous": "Ambiguous"}
+SORT_TITLES = {"example_id": "example id", "gold_label": "gold label", "label_a": "run A's label",
+               "p_a_desc": "run A most confident first", "p_a_asc": "run A least confident first",
+               "disagree_first": "A and B disagree first", "split": "split"}
+
+
+def pick_dataset() -> str:
+    """The dataset selectbox (URL `dataset`); stops the page when the store is missing or empty."""
+    return widgets.dataset_select()
+
+
+def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
+    """Run A (default: the first classification run) and optional run B; run A's label order."""
+    ids = [NO_RUN] + list(runs["run_id"])
+    classified = runs["task"].isin(explore.CLASSIFICATION_TASKS).any()
+    run_a = st.selectbox("Run A", ids, index=1 if classified else 0, key="run_a", bind="query-params",
+                         help="The slice holds the items run A predicted; metrics and correctness are run A's.")
+    run_b = st.selectbox("Run B (compare)", ids, index=0, key="run_b", bind="query-params")
+    run_a, run_b = (None if r == NO_RUN else r for r in (run_a, run_b))
+    labels = runs.loc[runs["run_id"] == run_a, "labels"]
+    return run_a, run_b, list(labels.iloc[0]) if len(labels) else []
+
+
+def _yes_no(value) -> str:
+    return {True: "yes", False: "no"}.get(value, str(value))
+
+
+def pick_filters(dataset: str, labels_a: list[str], has_a: bool) -> tuple[tuple, str, str]:
+    """A multiselect per facet with at least two values, predicted label, correctness, search."""
+    filters = []
+    for facet, values in query(explore.facet_values, dataset).items():
+        if len(values) > 1:
+            chosen = st.multiselect(FACET_TITLES.get(facet, facet), values, key=facet, bind="query-params",
+                                    format_func=_yes_no, placeholder="all")
+            filters.append((facet, tuple(chosen)))
+    chosen = st.multiselect("Predicted label (run A)", labels_a, key="label_a", bind="query-params",
+                            placeholder="all", disabled=not labels_a)
+    filters.append(("label_a", tuple(chosen)))
+    correctness = st.segmented_control("Run A is", explore.CORRECTNESS, default="all", key="correct",
+                                       bind="query-params", disabled=not has_a) or "all"
+    search = st.text_input("Search input / hypothesis", key="q", bind="query-params",
+                           placeholder="words, case-insensitive")
+    return tuple(f for f in filters if f[1]), correctness if has_a else "all", search
+
+
+def show_metrics(summary: dict, run_a: str | None) -> None:
+    """n, and run A's accuracy and macro-F1 with their 95% bootstrap intervals."""
+    n, acc, f1 = st.columns(3)
+    n.metric("Examples in slice", f"{summary['n']:,}")
+    for column, name, est in ((acc, "Accuracy", summary["accuracy"]), (f1, "Macro-F1", summary["macro_f1"])):
+        if est is None:
+            column.metric(f"{name} (run A)", "—", help="needs a classification run A and gold labels")
+        else:
+            column.metric(f"{name} (run A)", f"{100 * est.value:.1f}%",
+                          help=f"95% bootstrap CI over n={est.n:,} items (1,000 resamples)")
+            column.caption(f"95% CI [{100 * est.low:.1f}, {100 * est.high:.1f}] · n={est.n:,}")
+    if run_a is None:
+        st.caption("Choose a run A to see its accuracy, confusion matrix and predictions.")
+
+
+def label_colors(labels: list[str]) -> alt.ExprRef:
+    """A Vega expression colouring axis labels with the tool's label colours (ui.charts.LABEL_COLORS)."""
+    expr = "'#333333'"
+    for label in labels:
+        expr = f"datum.value === '{label}' ? '{charts.LABEL_COLORS.get(label, '#333333')}' : {expr}"
+    return alt.ExprRef(expr)
+
+
+def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
+    """The gold × predicted heatmap (counts) and the URL-bound cell picker; the cell's filters."""
+    table = summary["confusion"]
+    long = table.stack().rename("n").reset_index()
+    long["cell"] = long["gold"].astype(str) + ARROW + long["predicted"].astype(str)
+    counts = dict(zip(long["cell"], long["n"]))
+    options = [f"{g}{ARROW}{p}" for g in summary["labels"] for p in summary["labels"]]
+    cell = st.pills("Confusion cell (gold→predicted) filters the table", options, key="cell", bind="query-params",
+                    help="Counts are in the heatmap: " + ", ".join(f"{c} {counts.get(c, 0):,}" for c in options))
+    long["chosen"] = long["cell"] == cell
+    long["dark"] = long["n"] > long["n"].max() / 2
+    axis = alt.Axis(labelAngle=0, labelFontWeight="bold", labelColor=label_colors(list(table.columns)))
+    base = alt.Chart(long).encode(x=alt.X("predicted:N", sort=list(table.columns), title="predicted (run A)", axis=axis),
+                                  y=alt.Y("gold:N", sort=list(table.index), title="gold", axis=axis))
+    rect = base.mark_rect().encode(color=alt.Color("n:Q", scale=alt.Scale(scheme="greys"), title="items"),
+                                   stroke=alt.condition("datum.chosen", alt.value("#E69F00"), alt.value(None)),
+                                   strokeWidth=alt.value(4), tooltip=["gold", "predicted", "n"])
+    text = base.mark_text(fontSize=14).encode(text="n:Q", color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
+    export.chart((rect + text).properties(width=charts.WIDTH // 2 + 60, height=charts.WIDTH // 3),
+                 f"Confusion matrix: {dataset}", caption, key="confusion")
+    if not cell:
+        return ()
+    gold, predicted = cell.split(ARROW)
+    return (("gold_label", (gold,)), ("label_a", (predicted,)))
+
+
+def example_links(frame: pd.DataFrame, dataset: str) -> pd.Series:
+    """A relative link to the Example page for every row."""
+    return frame["example_id"].map(lambda e: "example?" + urlencode({"dataset": dataset, "example": e}))
+
+
+def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -> None:
+    """At most 500 rows with a link column; selecting a row opens the Example page; full-slice downloads."""
+    frame = query(explore.slice_frame, dataset, *args, sort=sort, limit=SHOWN)
+    values = query(explore.facet_values, dataset)  # facets constant over the dataset say nothing
+    constant = [c for c in queries.FACETS if c != "gold_label" and c in frame and len(values.get(c, ())) < 2]
+    frame = frame.drop(columns=constant).loc[:, lambda f: f.notna().any()]
+    frame.insert(0, "open", example_links(frame, dataset))
+    matches = f"**{count:,} examples match**" if count != 1 else "**1 example matches**"
+    st.markdown(matches + (f"; the first {SHOWN} are shown (sorted by {SORT_TITLES[sort]})." if count > SHOWN else "."))
+    config = {"open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),
+              "input": st.column_config.TextColumn(width="large"),
+              "p_a": st.column_config.NumberColumn(format="%.3f"), "p_b": st.column_config.NumberColumn(format="%.3f")}
+    event = st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key="rows",
+                         on_select="rerun", selection_mode="single-row")
+    st.caption(caption + " · select a row to open it")
+    if event.selection.rows:
+        chosen = frame["example_id"].iloc[event.selection.rows[0]]
+        # `dataset` is bound to a widget here, so Streamlit refuses to set it through query_params; the
+        # Example page's `dataset` selectbox shares this one's key and state, and writes it back to the URL.
+        st.switch_page("pages/example.py", query_params={"example": chosen})
+    full = lambda: query(explore.slice_frame, dataset, *args, sort=sort, limit=None).dropna(axis=1, how="all")  # noqa: E731
+    name = f"slice-{dataset}"
+    left, right, _ = st.columns([1, 1, 3])
+    left.download_button("CSV (full slice)", lambda: export.csv_bytes(full(), caption), f"{name}.csv", "text/csv",
+                         key="slice-csv", on_click="ignore", icon=":material/table:")
+    right.download_button("Parquet (full slice)", lambda: export.parquet_bytes(full(), caption), f"{name}.parquet",
+                          "application/octet-stream", key="slice-parquet", on_click="ignore", icon=":material/database:")
+
+
+def active(filters: tuple, search: str, correctness: str) -> dict:
+    """The filters in words, for provenance captions."""
+    words = {facet: "|".join(_yes_no(v) for v in values) for facet, values in filters}
+    return {**words, "search": search, "correct": correctness}
+
+
+st.title("Explore")
+with st.sidebar:
+    dataset = pick_dataset()
+    runs = query(explore.runs_for, dataset)
+    run_a, run_b, labels_a = pick_runs(runs)
+    filters, correctness, search = pick_filters(dataset, labels_a, run_a is not None)
+    sort = st.selectbox("Sort", list(explore.SORTS), key="sort", bind="query-params",
+                        help="; ".join(f"{k}: {v}" for k, v in SORT_TITLES.items()))
+
+slice_args = (filters, run_a, run_b, search, correctness)
+try:
+    summary = query(explore.slice_summary, dataset, *slice_args)
+except ValueError as exc:
+    st.error(f"{exc}. Change the filter in the sidebar, or open Explore without URL parameters.")
+    st.stop()
+used_runs = [r for r in (run_a, run_b) if r]
+show_metrics(summary, run_a)
+if summary["n"] == 0:
+    st.info("No examples match these filters: remove a filter, clear the search, or choose another run A.")
+    st.stop()
+
+cell_filters = ()
+if summary["confusion"] is not None:
+    caption = charts.provenance(dataset, summary["scored"], active(filters, search, correctness), used_runs)
+    cell_filters = show_confusion(summary, dataset, caption)
+
+table_args = (filters + cell_filters, *slice_args[1:])
+count = query(explore.slice_count, dataset, *table_args) if cell_filters else summary["n"]
+caption = charts.provenance(dataset, count, active(table_args[0], search, correctness), used_runs)
+if count == 0:
+    st.info("No examples in this confusion cell: choose another cell or clear it.")
+else:
+    show_table(dataset, table_args, sort, count, caption)

@@ -1,0 +1,219 @@
+"""Explore and Example: slices agree with direct SQL counts, metrics with direct fractions, example
+details hold what the store knows; the pages render, follow the URL and explain bad ids."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from backend import explore
+from backend.store.connection import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+CLEFTS_NEGATED = (("trigger_type", ("clefts",)), ("polarity", ("negated",)))
+ALWAYS_E = "nope/baseline/always-E"
+
+
+def sql_count(con, where: str, params: dict | None = None) -> int:
+    return con.execute(f"SELECT count(*) FROM examples WHERE dataset_id = 'nope' AND {where}", params or {}).fetchall()[0][0]
+
+
+def test_facet_filters_match_a_direct_count(real_con):
+    expected = sql_count(real_con, "trigger_type = 'clefts' AND polarity = 'negated'")
+    assert expected > 0
+    frame = explore.slice_frame(real_con, "nope", CLEFTS_NEGATED, None, limit=None)
+    assert len(frame) == expected == explore.slice_count(real_con, "nope", CLEFTS_NEGATED)
+    assert set(frame["trigger_type"]) == {"clefts"} and set(frame["polarity"]) == {"negated"}
+    assert explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, ALWAYS_E)["n"] == expected
+
+
+def test_boolean_facets_accept_url_strings(real_con):
+    expected = sql_count(real_con, "adversarial")
+    for value in (True, "true", "True"):
+        assert explore.slice_count(real_con, "nope", (("adversarial", (value,)),)) == expected
+
+
+def test_search_is_a_case_insensitive_substring_that_narrows(real_con):
+    everything = explore.slice_count(real_con, "nope")
+    frame = explore.slice_frame(real_con, "nope", search="STREET", limit=None)
+    expected = sql_count(real_con, "(input ILIKE '%street%' OR hypothesis ILIKE '%street%')")
+    assert 0 < len(frame) == expected < everything
+    text = (frame["input"] + " " + frame["hypothesis"].fillna("")).str.lower()
+    assert text.str.contains("street").all()
+    assert explore.slice_count(real_con, "nope", search="100%_no_such") == 0  # % and _ are literal
+
+
+def test_correctness_of_always_e_is_the_gold_label(real_con):
+    non_e = {r[0] for r in real_con.execute(
+        "SELECT example_id FROM examples WHERE dataset_id = 'nope' AND gold_label <> 'E'").fetchall()}
+    wrong = explore.slice_frame(real_con, "nope", (), ALWAYS_E, correctness="incorrect", limit=None)
+    right = explore.slice_frame(real_con, "nope", (), ALWAYS_E, correctness="correct", limit=None)
+    assert set(wrong["example_id"]) == non_e
+    assert set(right["gold_label"]) == {"E"} and len(right) + len(wrong) == sql_count(real_con, "TRUE")
+    assert (right["p_a"] == 1.0).all() and set(wrong["label_a"]) == {"E"}
+
+
+def test_summary_accuracy_is_the_direct_fraction_with_an_interval(real_con):
+    run = "nope/RoBERTa-large/mnli/1"
+    gold, pred = zip(*real_con.execute("""
+        SELECT e.gold_label, p.label FROM examples e JOIN predictions p ON p.example_id = e.example_id
+        WHERE e.dataset_id = 'nope' AND p.run_id = $r AND e.trigger_type = 'clefts' AND e.polarity = 'negated'
+    """, {"r": run}).fetchall())
+    summary = explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, run)
+    acc = summary["accuracy"]
+    assert acc.value == pytest.approx(sum(g == p for g, p in zip(gold, pred)) / len(gold))
+    assert acc.low <= acc.value <= acc.high and acc.n == summary["n"] == len(gold)
+    assert summary["macro_f1"].low <= summary["macro_f1"].value <= summary["macro_f1"].high
+    confusion = summary["confusion"]
+    assert list(confusion.index) == ["E", "N", "C"] and int(confusion.to_numpy().sum()) == len(gold)
+    assert confusion.loc["E", "E"] == sum(g == p == "E" for g, p in zip(gold, pred))
+
+
+def test_run_b_and_predicted_label_filters(real_con):
+    a, b = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0"
+    frame = explore.slice_frame(real_con, "nope", (("label_a", ("N",)),), a, b, sort="disagree_first", limit=None)
+    assert set(frame["label_a"]) == {"N"} and frame["label_b"].notna().all()
+    disagree = frame["label_a"] != frame["label_b"]
+    assert disagree.any() and not disagree.iloc[: disagree.sum()].eq(False).any()  # disagreements first
+
+
+@pytest.mark.parametrize("kwargs, allowed", [
+    ({"sort": "input; DROP TABLE examples"}, "example_id"),
+    ({"filters": (("nonsense", ("x",)),)}, "trigger_type"),
+    ({"correctness": "maybe"}, "incorrect"),
+])
+def test_bad_arguments_name_the_allowed_values(real_con, kwargs, allowed):
+    with pytest.raises(ValueError, match=allowed):
+        explore.slice_frame(real_con, "nope", run_a=ALWAYS_E, **kwargs)
+
+
+def test_facet_values_and_runs(real_con):
+    values = explore.facet_values(real_con, "nope")
+    assert values["gold_label"] == ["E", "N", "C"] and "clefts" in values["trigger_type"]
+    assert "answer_type" not in values and values["adversarial"] == [False, True]
+    runs = explore.runs_for(real_con, "nope")
+    assert runs["task"].eq("nli").all() and ALWAYS_E in set(runs["run_id"])
+    assert runs["source"].iloc[0] != "baseline" and runs["labels"].iloc[0] == ["E", "N", "C"]
+
+
+def test_nope_example_detail(real_con):
+    detail = explore.example_detail(real_con, "nope", "1")
+    assert detail["example"]["hypothesis"] and detail["example"]["extra"]["base_id"] == "1"
+    assert detail["crowd"]["labels"]["n"].sum() == 5 and len(detail["crowd"]["ratings"]) == 5
+    negation = detail["pairs"][detail["pairs"]["kind"] == "negation"]
+    assert list(negation["partner"]) == ["1-neg"] and negation["partner_gold"].notna().all()
+    predictions = detail["predictions"]
+    assert len(predictions) >= 32 and predictions["probabilities"].str.startswith("E ").all()
+
+
+def test_ifqa_example_detail_has_gold_passages(real_con):
+    example_id = real_con.execute("SELECT min(example_id) FROM qrels WHERE dataset_id = 'ifqa'").fetchall()[0][0]
+    qrels = explore.example_detail(real_con, "ifqa", example_id)["qrels"]
+    assert len(qrels) >= 1 and qrels["text"].str.len().gt(20).all()
+
+
+def test_retrieved_passages_are_marked_gold(real_store, tmp_path):
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(real_store, copy)
+    con = connect(copy)
+    example_id, gold = con.execute("SELECT example_id, doc_id FROM qrels WHERE dataset_id = 'ifqa' LIMIT 1").fetchall()[0]
+    other = con.execute("SELECT doc_id FROM passages WHERE doc_id <> $g LIMIT 1", {"g": gold}).fetchall()[0][0]
+    con.execute("""INSERT INTO runs (run_id, dataset_id, task, model_id, config, source, status, created_at)
+                   VALUES ('ifqa/test/bm25', 'ifqa', 'retrieve', 'bm25', '{"corpus_id": "wiki"}', 'batch', 'complete', now())""")
+    con.execute("INSERT INTO retrievals VALUES ('ifqa/test/bm25', $e, 1, $o, 2.0), ('ifqa/test/bm25', $e, 2, $g, 1.0)",
+                {"e": example_id, "o": other, "g": gold})
+    hits = explore.example_detail(con, "ifqa", example_id)["retrievals"]
+    con.close()
+    assert list(hits["gold"]) == [False, True] and hits["text"].notna().all()
+
+
+def test_unknown_example_says_what_ids_look_like(real_con):
+    with pytest.raises(KeyError, match="'1-neg'"):
+        explore.example_detail(real_con, "nope", "no-such-id")
+
+
+# --- pages (AppTest) ---
+
+@pytest.fixture()
+def app(monkeypatch, real_store):
+    """An AppTest of app.py on the real store, with query parameters set before the first run."""
+    import streamlit as st
+
+    def start(page: str, **params) -> AppTest:
+        monkeypatch.setenv("PLAB_STORE", str(real_store))
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.query_params.update(params)
+        return at.run().switch_page(page).run()
+    yield start
+    st.cache_resource.clear()
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label.startswith(label))
+
+
+def test_explore_renders_and_follows_dataset_and_facets(app):
+    at = app("pages/explore.py")
+    assert not at.exception and not at.error
+    assert at.selectbox(key="dataset").value == "nope" and metric(at, "Examples") == "2,732"
+    at.selectbox(key="dataset").set_value("falseqa").run()
+    assert not at.exception and at.selectbox(key="run_a").value.startswith("falseqa/")
+    before = (metric(at, "Examples"), metric(at, "Accuracy"))
+    at.multiselect(key="split").select("test").run()
+    assert not at.exception and (metric(at, "Examples"), metric(at, "Accuracy")) != before
+
+
+def test_explore_url_round_trip(app, real_con):
+    at = app("pages/explore.py", dataset="nope", trigger_type="clefts", polarity="negated", run_a=ALWAYS_E)
+    assert not at.exception
+    assert at.selectbox(key="dataset").value == "nope" and at.selectbox(key="run_a").value == ALWAYS_E
+    assert at.multiselect(key="trigger_type").value == ["clefts"] and at.multiselect(key="polarity").value == ["negated"]
+    expected = sql_count(real_con, "trigger_type = 'clefts' AND polarity = 'negated'")
+    assert metric(at, "Examples") == f"{expected:,}"
+    assert any(m.value.startswith(f"**{expected:,} examples match**") for m in at.markdown)
+    assert len(at.dataframe[0].value) == expected
+
+
+def test_explore_offers_downloads_of_the_slice(app):
+    at = app("pages/explore.py", dataset="nope", cell="E→N")
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "CSV (full slice)" in labels and "Parquet (full slice)" in labels and "PNG" in labels
+    assert at.pills(key="cell").value == "E→N"
+    table = at.dataframe[0].value
+    assert set(table["gold_label"]) == {"E"} and set(table["label_a"]) == {"N"}
+    assert table["open"].str.startswith("example?dataset=nope&example=").all()
+
+
+def test_selecting_a_row_opens_the_example_page(app):
+    at = app("pages/explore.py", dataset="falseqa")
+    chosen = at.dataframe[0].value["example_id"].iloc[2]
+    at.session_state["rows"] = {"selection": {"rows": [2], "columns": [], "cells": []}}  # a click on row 3
+    at.run()
+    assert not at.exception and not at.error
+    assert at.text_input(key="example").value == chosen and at.selectbox(key="dataset").value == "falseqa"
+    assert at.subheader[0].value == f"falseqa · {chosen}"
+
+
+def test_explore_bad_correctness_without_run_is_ignored(app):
+    at = app("pages/explore.py", dataset="nope", run_a="(none)", correct="incorrect")
+    assert not at.exception and not at.error and metric(at, "Examples") == "2,732"
+
+
+def test_example_page_shows_partners_and_crowd(app):
+    at = app("pages/example.py", dataset="nope", example="1")
+    assert not at.exception and not at.error
+    assert "1-neg" in [b.label for b in at.button]
+    assert any("**negation** pair" in m.value and "1-neg" in m.value for m in at.markdown)
+    assert len(at.dataframe[0].value) >= 32
+    at.button(key="pair-nope:negation:1").click().run()
+    assert not at.exception and at.text_input(key="example").value == "1-neg"
+
+
+def test_example_page_explains_an_unknown_id(app):
+    at = app("pages/example.py", dataset="nope", example="12-nope")
+    assert not at.exception
+    assert "no example '12-nope' in nope" in at.error[0].value and "'1-neg'" in at.error[0].value

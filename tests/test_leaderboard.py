@@ -1,0 +1,29 @@
+"""The overview's headline table: one metric per dataset × run × split, with n and CI, kinds marked."""
+from __future__ import annotations
+
+import pytest
+
+from backend import leaderboard
+
+
+@pytest.fixture(scope="module")
+def board(real_store):
+    from backend.store.connection import connect
+    con = connect(real_store, read_only=True)
+    yield leaderboard.headline(con).set_index(["run", "split"])
+    con.close()
+
+
+def test_nope_runs_are_marked_paper_reported_and_scored_on_main_and_adv(board):
+    deberta = board.loc[("nope/DeBERTa-xlarge/mnli-snli-anli-fever/1", "main")]
+    assert deberta["kind"] == "paper-reported" and deberta["metric"] == "accuracy" and deberta["n"] == 2386
+    assert deberta["low"] < deberta["value"] < deberta["high"]
+    assert board.loc[("nope/baseline/always-E", "main"), "value"] == pytest.approx(1922 / 2386)
+    assert board.loc[("nope/baseline/always-E", "adv"), "n"] == 346
+
+
+def test_detection_headline_is_macro_f1_on_test(board):
+    always_fp = board.loc[("falseqa/baseline/always-FP", "test")]
+    assert (always_fp["kind"], always_fp["metric"], always_fp["n"]) == ("baseline", "macro-F1", 1374)
+    assert always_fp["value"] == pytest.approx(1 / 3)
+    assert ("falseqa/baseline/always-FP", "train") not in board.index   # training data is not an evaluation

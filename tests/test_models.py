@@ -1,0 +1,128 @@
+"""Model loading and tasks through the production code path, on tiny random models built here."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from backend import registry
+from backend.models import detect, loading, nli, qa, write
+from tests import tiny_models
+
+
+@pytest.fixture()
+def tiny(tmp_path, monkeypatch):
+    """A data dir whose registry.local.toml registers a tiny NLI model, detector and generator."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
+    entries = {
+        "tiny-nli": {"task": "nli", "load": "local", "path": str(tiny_models.classifier(tmp_path / "nli", ["contradiction", "entailment", "neutral"])),
+                     "quality": "random tiny model", "batch_size": 2},
+        "tiny-fp": {"task": "detect", "load": "local", "path": str(tiny_models.classifier(tmp_path / "fp", ["N", "FP"])),
+                    "quality": "random tiny model"},
+        "tiny-gen": {"task": "generate", "load": "local", "path": str(tiny_models.generator(tmp_path / "gen")),
+                     "quality": "random tiny model", "batch_size": 2},
+        "offline-hub": {"task": "nli", "load": "hub", "hub_id": "someone/some-nli-model", "quality": "online only"},
+    }
+    tiny_models.register(data, entries)
+    yield entries
+    for name in entries:
+        loading.unload(name)
+
+
+def test_user_registry_extends_the_built_in_one(tiny):
+    names = set(registry.specs())
+    assert {"tiny-nli", "minilm-embedder", "smollm2-135m"} <= names
+
+
+def test_nli_probabilities_come_back_in_e_n_c_order(tiny):
+    model = loading.get("tiny-nli")
+    assert model.labels == ["C", "E", "N"]
+    outputs = nli.run(model, [("the cat sat on the mat", "a cat sat"), ("he stopped smoking", "he smoked")] * 3)
+    assert len(outputs) == 6 and all(abs(sum(o.probs) - 1) < 1e-6 for o in outputs)
+    raw = model.predict([("the cat sat on the mat", "a cat sat")])[0]
+    assert outputs[0].probs == pytest.approx((raw[1], raw[2], raw[0]))   # reordered, not relabelled
+    assert outputs[0].label == "ENC"[int(np.argmax(outputs[0].probs))]
+
+
+def test_batched_predictions_equal_one_at_a_time(tiny):
+    model = loading.get("tiny-nli")
+    pairs = [("the cat sat", "a dog ran in the park today"), ("why", "sky"), ("paris is the capital of france", "no")]
+    together = model.predict(pairs)
+    alone = np.vstack([model.predict([p]) for p in pairs])
+    assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_detector_and_generator_strategies(tiny):
+    questions = ["why is the sky green", "why is the sky blue"]
+    for outputs in (detect.with_classifier(loading.get("tiny-fp"), questions),
+                    detect.with_generator(loading.get("tiny-gen"), questions)):
+        assert [o.label in ("FP", "N") for o in outputs] == [True, True]
+        assert all(0 <= o.probs[1] <= 1 and abs(sum(o.probs) - 1) < 1e-9 for o in outputs)
+
+
+def test_generation_tasks_return_text(tiny):
+    generator = loading.get("tiny-gen")
+    answers = qa.run(generator, ["why is the sky green"])
+    assert isinstance(answers[0].answer, str) and "generation" in answers[0].text
+    written = write.run(generator, ["why is the sky green"])
+    assert set(written[0].text) == {"presupposition", "correction", "generation"}
+
+
+def test_models_are_loaded_once_and_shared(tiny):
+    assert loading.get("tiny-fp") is loading.get("tiny-fp")
+
+
+def test_missing_local_model_says_how_to_make_it(tmp_path):
+    model = registry.ModelSpec(name="minilm-nli", task="nli", load="local", quality="", path=str(tmp_path / "absent"),
+                               train="python -m backend train nli", train_minutes=25)
+    assert registry.status(model)[0] is False
+    with pytest.raises(registry.ModelUnavailable, match=r"make it with `python -m backend train nli` \(about 25 min"):
+        registry.weights_path(model)
+
+
+def test_hub_id_offline_fails_fast_with_a_remedy(tiny, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.monotonic()
+    with pytest.raises(registry.ModelUnavailable, match=r"offline.*huggingface-cli download someone/some-nli-model"):
+        loading.get("offline-hub")
+    assert time.monotonic() - started < 2
+
+
+def test_unknown_model_lists_the_registered_ones(tiny):
+    with pytest.raises(ValueError, match=r"registered: \[.*'tiny-nli'"):
+        registry.spec("nope-model")
+
+
+@pytest.mark.slow
+def test_real_bundled_embedder_and_generator_load_offline():
+    """Integration: the packaged MiniLM and the GGUF SmolLM2 load from site-packages with no network."""
+    embedder = loading.get("minilm-embedder")
+    vectors = embedder.encode(["A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby."])
+    similarity = vectors @ vectors.T
+    assert similarity[0, 1] == pytest.approx(0.755, abs=0.01) and similarity[0, 2] < 0.1   # sentence-transformers' example
+    generator = loading.get("smollm2-135m")
+    assert "paris" in generator.generate(["What is the capital of France? Answer in a few words."], 12)[0].lower()
+    p_yes = generator.yes_probability(["Is the question 'When did Zuckerberg found Google?' based on a false assumption? Answer yes or no."])
+    assert 0 < p_yes[0] < 1
+
+
+class FixedRetriever:
+    """Returns the same two passages for every question (stands in for BM25/FAISS)."""
+
+    def search_many(self, questions, k):
+        from backend.retrieval.base import Hit
+        return [[Hit("d1", 2.0, 1), Hit("d2", 1.0, 2)][:k] for _ in questions]
+
+
+def test_detection_by_nli_over_retrieved_passages_keeps_its_evidence(tiny):
+    passages = {"d1": "the sky is blue", "d2": "grass is green"}
+    outputs = detect.with_nli_retrieval(loading.get("tiny-nli"), FixedRetriever(), passages,
+                                        ["why is the sky green", "why is grass green"], k=2)
+    model = loading.get("tiny-nli")
+    for question, out in zip(["why is the sky green", "why is grass green"], outputs):
+        contradiction = [nli.run(model, [(passages[d], question)])[0].probs[2] for d in ("d1", "d2")]
+        assert out.probs[1] == pytest.approx(max(contradiction))          # P(FP) = strongest contradiction
+        assert out.text["evidence"] == ("d1", "d2")[int(np.argmax(contradiction))]
+        assert [h.doc_id for h in out.passages] == ["d1", "d2"]

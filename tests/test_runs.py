@@ -1,0 +1,108 @@
+"""Batch runs: provenance, progress in chunks, resume after an interruption, per-example errors."""
+from __future__ import annotations
+
+import pytest
+
+from backend import runs
+from backend.ingest import ingest
+from backend.store import queries
+from backend.store.connection import connect
+from tests import tiny_models
+from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
+from tests.test_sources import make_falseqa
+
+
+@pytest.fixture()
+def store(tmp_path, tiny):  # noqa: F811
+    path = tmp_path / "s.duckdb"
+    assert ingest(["falseqa"], {"falseqa": make_falseqa(tmp_path / "fq", rows=10)}, path)[0].status == "loaded"
+    con = connect(path)
+    yield con
+    con.close()
+
+
+def request(**kw):
+    return runs.Request(model="tiny-fp", dataset="falseqa", split="test", chunk=4, **kw)
+
+
+def test_a_run_is_stored_with_provenance(store):
+    run_id = runs.predict(store, request(), progress=False)
+    assert run_id == "falseqa/tiny-fp/detect/test"
+    row = store.execute("SELECT status, model_id, device, code_version, packages->>'$.torch', config->>'$.strategy', seconds "
+                        "FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
+    assert row[:3] == ("complete", "tiny-fp", "cpu") and row[3] and row[4].startswith("2.") and row[5] == "classifier"
+    assert row[6] > 0
+    assert queries.run_status(store, run_id)["predictions"] == 10
+    assert store.execute("SELECT count(*) FROM predictions WHERE run_id=$r AND latency_ms > 0 AND label IN ('FP','N')",
+                         {"r": run_id}).fetchone()[0] == 10
+
+
+def test_an_interrupted_run_is_not_complete_and_resumes(store, monkeypatch):
+    calls = {"n": 0}
+    real = runs.Runner.__call__
+
+    def flaky(self, rows):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(self, rows)
+
+    monkeypatch.setattr(runs.Runner, "__call__", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        runs.predict(store, request(), progress=False)
+    run_id = request().run_id()
+    status = queries.run_status(store, run_id)
+    assert (status["status"], status["predictions"]) == ("interrupted", 4)
+    assert run_id not in set(queries.runs_frame(store, "falseqa")["run_id"])   # evaluations see complete runs only
+    monkeypatch.setattr(runs.Runner, "__call__", real)
+    runs.predict(store, request(), progress=False)
+    assert queries.run_status(store, run_id)["status"] == "complete"
+    assert queries.run_status(store, run_id)["predictions"] == 10
+
+
+def test_a_failing_example_is_recorded_and_the_run_completes(store, monkeypatch):
+    real = runs.Runner.__call__
+
+    def picky(self, rows):
+        if "Question 3?" in list(rows["input"]):
+            raise ValueError("cannot read question 3")
+        return real(self, rows)
+
+    monkeypatch.setattr(runs.Runner, "__call__", picky)
+    run_id = runs.predict(store, request(), progress=False)
+    errors = store.execute("SELECT example_id, error FROM predictions WHERE run_id=$r AND error IS NOT NULL", {"r": run_id}).fetchall()
+    assert errors == [("test-3", "ValueError: cannot read question 3")]
+    assert queries.run_status(store, run_id)["status"] == "complete"
+
+
+def test_wrong_model_for_task_is_a_clear_error(store):
+    with pytest.raises(ValueError, match="cannot do task 'nli'"):
+        runs.predict(store, runs.Request(model="tiny-fp", dataset="falseqa", task="nli"), progress=False)
+    with pytest.raises(ValueError, match="pass --retriever"):
+        runs.predict(store, runs.Request(model="tiny-nli", dataset="falseqa"), progress=False)
+
+
+def test_live_query_is_cached_and_stored(store):
+    from backend import live
+
+    live.clear_cache()
+    query = live.Query(model="tiny-nli", task="nli", premise="he stopped smoking", hypothesis="he smoked")
+    first = live.ask(store, query)
+    again = live.ask(store, query)
+    assert not first.cached and again.cached and again.output == first.output
+    assert first.run_id == "live/tiny-nli/nli" and first.device == "cpu" and first.latency_ms > 0
+    stored = store.execute("SELECT label, text->>'$.input.premise' FROM predictions WHERE run_id = $r",
+                           {"r": first.run_id}).fetchall()
+    assert stored == [(first.output.label, "he stopped smoking")]
+    assert queries.run_status(store, first.run_id)["status"] == "live"
+
+
+@pytest.mark.parametrize("query, message", [
+    (dict(task="nli", premise="", hypothesis="x"), "premise: empty"),
+    (dict(task="detect", question="x" * 1600), "question: 1,600 characters; at most 1,000"),
+])
+def test_live_inputs_are_bounded_with_a_clear_message(store, query, message):
+    from backend import live
+
+    with pytest.raises(ValueError, match=message):
+        live.ask(store, live.Query(model="tiny-fp", **query))

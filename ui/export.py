@@ -1,0 +1,56 @@
+"""Download buttons: every chart as PNG and SVG, every table as CSV and Parquet, with provenance.
+
+Files are generated only when a button is clicked (callable `data`), so rendering stays fast.
+"""
+from __future__ import annotations
+
+import io
+import re
+
+import altair as alt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import streamlit as st
+
+from ui import charts
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "export"
+
+
+def chart(figure: alt.Chart, title: str, caption: str, key: str) -> None:
+    """Show a titled chart with its provenance caption and PNG/SVG downloads."""
+    figure = charts.titled(figure, title, caption)
+    st.altair_chart(figure, width="stretch")
+    left, right, _ = st.columns([1, 1, 4])
+    left.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
+                         key=f"{key}-png", on_click="ignore", icon=":material/image:")
+    right.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
+                          key=f"{key}-svg", on_click="ignore", icon=":material/draw:")
+
+
+def parquet_bytes(frame: pd.DataFrame, caption: str) -> bytes:
+    """Parquet with the provenance caption in the file's metadata."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"provenance": caption.encode()})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def csv_bytes(frame: pd.DataFrame, caption: str) -> bytes:
+    """CSV whose first line is a '#' comment with the provenance caption."""
+    return (f"# {caption}\n" + frame.to_csv(index=False)).encode()
+
+
+def table(frame: pd.DataFrame, title: str, caption: str, key: str, **dataframe_kwargs) -> None:
+    """Show a table with its caption and CSV/Parquet downloads."""
+    st.dataframe(frame, hide_index=True, width="stretch", **dataframe_kwargs)
+    st.caption(caption)
+    left, right, _ = st.columns([1, 1, 4])
+    left.download_button("CSV", lambda: csv_bytes(frame, caption), f"{_slug(title)}.csv", "text/csv",
+                         key=f"{key}-csv", on_click="ignore", icon=":material/table:")
+    right.download_button("Parquet", lambda: parquet_bytes(frame, caption), f"{_slug(title)}.parquet",
+                          "application/octet-stream", key=f"{key}-parquet", on_click="ignore", icon=":material/database:")
