@@ -22,8 +22,11 @@ def _slug(name: str) -> str:
 
 def chart(figure: alt.Chart, title: str, caption: str, key: str) -> None:
     """Show a titled chart with its provenance caption and PNG/SVG downloads."""
+    plot_height = getattr(figure, "height", None)
     figure = charts.titled(figure, title, caption)
-    st.altair_chart(figure, width="stretch")
+    # Streamlit's chart frame ignores the spec's height for band scales: pass it on, plus title and axes
+    sized = {"height": int(plot_height) + 130} if isinstance(plot_height, (int, float)) else {}
+    st.altair_chart(figure, width="stretch", **sized)
     left, right, _ = st.columns([1, 1, 4])
     left.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
                          key=f"{key}-png", on_click="ignore", icon=":material/image:")

@@ -79,7 +79,9 @@ def confusion(gold, pred, labels: list[str]) -> pd.DataFrame:
     pred = [p if p in labels else "other" for p in pred]
     columns = labels + (["other"] if "other" in pred else [])
     table = pd.crosstab(pd.Categorical(gold, categories=labels), pd.Categorical(pred, categories=columns), dropna=False)
-    table.index.name, table.columns.name = "gold", "predicted"
+    # plain string labels: categorical axes become Arrow dictionaries that charts and exports mangle
+    table.index = pd.Index(table.index.astype(str), name="gold")
+    table.columns = pd.Index(table.columns.astype(str), name="predicted")
     return table
 
 

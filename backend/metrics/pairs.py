@@ -56,6 +56,7 @@ def summarise(gold_a, pred_a, gold_b, pred_b, ci: bool = True) -> PairSummary:
     a_right, b_right = gold_a == pred_a, gold_b == pred_b
     table = pd.crosstab(pd.Categorical(np.where(a_right, "a right", "a wrong"), ["a right", "a wrong"]),
                         pd.Categorical(np.where(b_right, "b right", "b wrong"), ["b right", "b wrong"]), dropna=False)
+    table.index, table.columns = table.index.astype(str), table.columns.astype(str)
     return PairSummary(
         pair_accuracy=mean((a_right & b_right).astype(float), ci=ci),
         flip_rate=mean((pred_a != pred_b).astype(float), ci=ci),
