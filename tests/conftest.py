@@ -42,3 +42,24 @@ def real_con(real_store):
     con = connect(real_store, read_only=True)
     yield con
     con.close()
+
+
+@pytest.fixture()
+def open_page(monkeypatch):
+    """Render one page with AppTest on a given store and URL parameters; Streamlit caches cleared around it."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parent.parent
+
+    def render(store: Path, page: str, params: dict | None = None) -> AppTest:
+        monkeypatch.setenv("PLAB_STORE", str(store))
+        at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
+        at.query_params.update(params or {})
+        return at.switch_page(page).run()
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield render
+    st.cache_resource.clear()
+    st.cache_data.clear()

@@ -93,19 +93,8 @@ def test_examples_in_needs_a_whole_cell(con):
 # ---- the NOPE page (AppTest on the real store) ----
 
 @pytest.fixture()
-def page(monkeypatch, real_store):
-    import streamlit as st
-
-    def open_page(params: dict | None = None) -> AppTest:
-        monkeypatch.setenv("PLAB_STORE", str(real_store))
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-        at.query_params.update(params or {})
-        return at.switch_page("pages/nope.py").run()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield open_page
-    st.cache_resource.clear()
-    st.cache_data.clear()
+def page(open_page, real_store):
+    return lambda params=None: open_page(real_store, "pages/nope.py", params)
 
 
 def frame_with(at: AppTest, column: str):

@@ -119,19 +119,8 @@ def test_synqa2_pairs_show_valid_and_false_assumption_members(syn):
 # ---- the Minimal pairs page (AppTest) ----
 
 @pytest.fixture()
-def page(monkeypatch):
-    import streamlit as st
-
-    def open_page(store: Path, params: dict | None = None) -> AppTest:
-        monkeypatch.setenv("PLAB_STORE", str(store))
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-        at.query_params.update(params or {})
-        return at.switch_page("pages/pairs.py").run()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield open_page
-    st.cache_resource.clear()
-    st.cache_data.clear()
+def page(open_page):
+    return lambda store, params=None: open_page(store, "pages/pairs.py", params)
 
 
 def links(at: AppTest) -> list[str]:
