@@ -63,8 +63,7 @@ def score(items: pd.DataFrame, runs: pd.DataFrame, predictions: pd.DataFrame, cl
 def run_groups(runs: pd.DataFrame) -> dict[str, list[int]]:
     """Model × training data → row positions of its seeds, for groups of more than one run."""
     keys = runs["model_id"] + runs["training_data"].fillna("").map(lambda t: f" · {t}" if t else "")
-    groups = {f"{key} (mean of {len(rows)})": list(rows) for key, rows in keys.groupby(keys).indices.items() if len(rows) > 1}
-    return groups
+    return {f"{key} (mean of {len(rows)})": list(rows) for key, rows in keys.groupby(keys).indices.items() if len(rows) > 1}
 
 
 def rows_for(scored: Scored, groups: bool) -> tuple[list[str], np.ndarray, list[str]]:

@@ -120,9 +120,14 @@ def _gguf_path(model: ModelSpec) -> Path:
     return Path(dist.locate_file(found[0]))
 
 
-def _local_path(model: ModelSpec) -> Path:
+def local_folder(model: ModelSpec) -> Path:
+    """Where a local model's files are (or will be, for a model trained here)."""
     path = Path(model.path)
-    path = path if path.is_absolute() else REPO_ROOT / path
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+def _local_path(model: ModelSpec) -> Path:
+    path = local_folder(model)
     if not (path / "config.json").is_file():
         how = f"make it with `{model.train}` (about {model.train_minutes} min on 2 CPU cores)" if model.train \
             else "put a transformers model folder (config.json + weights + tokenizer) there"
@@ -152,8 +157,7 @@ def model_card(model: ModelSpec) -> dict:
     """What training recorded beside a local model (metrics, data, time), or {}."""
     if model.load != "local":
         return {}
-    path = Path(model.path) if Path(model.path).is_absolute() else REPO_ROOT / model.path
-    card = path / "model_card.json"
+    card = local_folder(model) / "model_card.json"
     return json.loads(card.read_text()) if card.is_file() else {}
 
 

@@ -18,7 +18,6 @@ import duckdb
 import pandas as pd
 
 from backend import registry, runs
-from backend.config import REPO_ROOT
 from backend.store import queries
 from backend.training import nli_data
 from backend.training.finetune import TrainConfig, train
@@ -29,8 +28,7 @@ DETECT_SPLITS = {"falseqa": ("train", "valid", "test"), "crepe": ("train", "dev"
 
 
 def _folder(name: str):
-    model = registry.spec(name)
-    return REPO_ROOT / model.path if not model.path.startswith("/") else model.path
+    return registry.local_folder(registry.spec(name))
 
 
 def train_nli(minutes: float, sources: list[str] | None = None) -> dict:
