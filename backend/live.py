@@ -12,14 +12,17 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
 
 import duckdb
 import pandas as pd
 
-from backend import runs
+from backend import registry, runs
+from backend.models import detect, nli
 from backend.models.output import Output
 from backend.store.writer import append_predictions, start_run
 
+LABELS = {"nli": nli.LABELS, "detect": detect.LABELS}  # the order of Output.probs per task
 MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
 CACHE_SIZE = 512
 
@@ -66,10 +69,13 @@ _LOCK = threading.Lock()
 
 
 def _runner(con: duckdb.DuckDBPyConnection, request: runs.Request, retrievers: dict | None) -> runs.Runner:
+    """The shared runner for a request; built outside the lock so a slow model load blocks no other query."""
     with _LOCK:
-        if request not in _RUNNERS:
-            _RUNNERS[request] = runs.Runner(con, request, retrievers)
-        return _RUNNERS[request]
+        if request in _RUNNERS:
+            return _RUNNERS[request]
+    built = runs.Runner(con, request, retrievers)  # models are loaded once per process (loading.get)
+    with _LOCK:
+        return _RUNNERS.setdefault(request, built)
 
 
 def ask(con: duckdb.DuckDBPyConnection, query: Query, retrievers: dict | None = None, store: bool = True) -> Answer:
@@ -102,10 +108,60 @@ def _store(con, runner: runs.Runner, request: runs.Request, run_id: str, query: 
     start_run(con, row)
     con.execute("UPDATE runs SET status = 'live' WHERE run_id = $r", {"r": run_id})
     predictions, retrievals = runs.output_rows(run_id, [query.example_id()], [answer.output], answer.latency_ms / 1000)
-    predictions[0]["text"] = {**(predictions[0]["text"] or {}), "input": {k: v for k, v in asdict(query).items() if v}}
+    asked = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+    predictions[0]["text"] = {**(predictions[0]["text"] or {}), "asked_at": asked,
+                              "input": {k: v for k, v in asdict(query).items() if v}}
     con.execute("DELETE FROM retrievals WHERE run_id = $r AND example_id = $e", {"r": run_id, "e": query.example_id()})
     con.execute("DELETE FROM predictions WHERE run_id = $r AND example_id = $e", {"r": run_id, "e": query.example_id()})
     append_predictions(con, predictions, retrievals)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One thing the playground can ask: a registered model doing a task, maybe over retrieved passages."""
+    model: str
+    task: str
+    label: str
+    retriever: str = "none"   # none | optional | required
+    available: bool = True
+    remedy: str = ""
+    quality: str = ""
+
+
+ENGINES = {  # (model task) → [(run task, label, retriever use)]
+    "detect": [("detect", "false-premise detection (question only)", "none")],
+    "nli": [("detect", "false-premise detection by NLI over the retrieved passages", "required")],
+    "generate": [("detect", "false-premise detection (yes/no from the next-token logits)", "none"),
+                 ("qa", "short answer (over the passages when a retriever is chosen)", "optional"),
+                 ("write", "presupposition and correction", "none")],
+}
+
+
+def engines(mode: str) -> list[Engine]:
+    """What can be asked of a question (`mode` 'question') or a premise/hypothesis pair ('nli'), by model."""
+    if mode not in ("question", "nli"):
+        raise ValueError(f"mode: {mode!r}; expected 'question' or 'nli'")
+    found = []
+    for spec in registry.specs().values():
+        available, line = registry.status(spec)
+        remedy = "" if available else line.split(": ", 1)[-1]
+        if mode == "nli":
+            options = [("nli", "entailment: E / N / C", "none")] if spec.task == "nli" else []
+        else:
+            options = ENGINES.get(spec.task, [])
+        found += [Engine(spec.name, task, label, use, available, remedy, spec.quality) for task, label, use in options]
+    return found
+
+
+def history(con: duckdb.DuckDBPyConnection, limit: int = 50) -> pd.DataFrame:
+    """The latest stored live queries, newest first: when, run, input, label, answer, latency."""
+    return con.execute("""
+        SELECT p.text->>'$.asked_at' AS asked_at, r.run_id, r.model_id, r.task,
+               coalesce(p.text->>'$.input.question', p.text->>'$.input.premise') AS input,
+               p.text->>'$.input.hypothesis' AS hypothesis, p.label, p.answer, p.latency_ms, p.error
+        FROM predictions p JOIN runs r USING (run_id)
+        WHERE r.source = 'live' ORDER BY asked_at DESC NULLS LAST, p.run_id LIMIT $n
+    """, {"n": limit}).df()
 
 
 def clear_cache() -> None:

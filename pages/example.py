@@ -10,8 +10,6 @@ from backend import explore
 from ui import charts, export, widgets
 from ui.resources import query
 
-# Streamlit's named colours closest to ui.charts.LABEL_COLORS (E blue, N grey, C/FP vermillion).
-BADGE = {"E": "blue", "N": "gray", "C": "orange", "FP": "orange"}
 FACETS = ["split", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
 GOLD_LISTS = {"gold_answers": "Gold answers", "gold_presuppositions": "Presupposition (gold)",
               "gold_corrections": "Correction (gold)"}
@@ -27,7 +25,7 @@ def pick() -> tuple[str, str]:
 
 
 def badge(label) -> str:
-    return f":{BADGE.get(label, 'violet')}-badge[{label}]" if label else "—"
+    return f":{charts.BADGES.get(label, 'violet')}-badge[{label}]" if label else "—"
 
 
 def show_text(row: dict) -> None:

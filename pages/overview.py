@@ -5,14 +5,14 @@ import streamlit as st
 from backend import leaderboard, registry
 from backend.store import queries
 from ui import charts, export
-from ui.resources import query
+from ui.resources import StoreLocked, query
 
 st.title("Presupposition Lab")
 st.caption("Questions and sentences that take something for granted: CREPE, Syn-(QA)², NOPE, IfQA, FalseQA.")
 
 try:
     loaded = query(queries.loaded_datasets)
-except FileNotFoundError as exc:  # an empty store is shown below, with how to fill it
+except (FileNotFoundError, StoreLocked) as exc:  # an empty store is shown below, with how to fill it
     st.error(f"{exc}. Then reload this page.")
     st.stop()
 

@@ -13,5 +13,5 @@ if [ ! -f "$store" ]; then
   echo "12,892 passages: about 6 minutes on 2 CPU cores) and scoring them on IfQA ..."
   .venv/bin/python -m backend index || echo "The retrieval indexes could not be built (see above)."
 fi
-exec .venv/bin/python -m streamlit run app.py --server.address localhost --server.port "${PORT:-8501}" \
+exec .venv/bin/python -m ui.serve run app.py --server.address localhost --server.port "${PORT:-8501}" \
   --server.headless true --browser.gatherUsageStats false

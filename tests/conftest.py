@@ -39,7 +39,7 @@ def real_store(tmp_path_factory) -> Path:
 def real_con(real_store):
     from backend.store.connection import connect
 
-    con = connect(real_store, read_only=True)
+    con = connect(real_store)  # read-write like the dashboard: one process opens a file one way
     yield con
     con.close()
 
@@ -63,3 +63,50 @@ def open_page(monkeypatch):
     yield render
     st.cache_resource.clear()
     st.cache_data.clear()
+
+
+QA_RUN = "ifqa/tiny-gen/qa/bm25@3/S-dev/first6"
+WRITE_RUN = "falseqa/tiny-gen/write/test/first5"
+
+
+@pytest.fixture(scope="session")
+def lab(real_store, tmp_path_factory) -> dict:
+    """For the live pages: a data folder (tiny models registered, the real indexes linked) and a copy of
+    the real store with IfQA S-dev retrieval runs, an open-book QA run and a writing run."""
+    import shutil
+
+    from backend import live, runs
+    from backend.models import loading
+    from backend.retrieval.evaluate import evaluate_retrievers
+    from backend.retrieval.index import build_all
+    from backend.store.connection import connect
+    from tests import tiny_models
+
+    root = tmp_path_factory.mktemp("live")
+    data = root / "data"
+    data.mkdir()
+    real_indexes = settings().data_dir / "indexes"
+    models = {
+        "tiny-nli": {"task": "nli", "load": "local", "quality": "random tiny model",
+                     "path": str(tiny_models.classifier(root / "nli", ["contradiction", "entailment", "neutral"]))},
+        "tiny-fp": {"task": "detect", "load": "local", "quality": "random tiny model",
+                    "path": str(tiny_models.classifier(root / "fp", ["N", "FP"]))},
+        "tiny-gen": {"task": "generate", "load": "local", "quality": "random tiny model", "batch_size": 4,
+                     "path": str(tiny_models.generator(root / "gen"))},
+    }
+    tiny_models.register(data, models)
+    store = root / "lab.duckdb"
+    shutil.copy(real_store, store)
+    with pytest.MonkeyPatch.context() as patch:
+        con = connect(store)
+        retrievers = build_all(con)  # loads the real indexes (builds them once if this checkout has none)
+        (data / "indexes").symlink_to(real_indexes, target_is_directory=True)
+        patch.setenv("PLAB_DATA_DIR", str(data))
+        evaluate_retrievers(con, retrievers, "ifqa", splits=("S-dev",), k=100)
+        runs.predict(con, runs.Request("tiny-gen", "ifqa", "qa", "S-dev", "bm25", k=3, limit=6), retrievers, progress=False)
+        runs.predict(con, runs.Request("tiny-gen", "falseqa", "write", "test", limit=5), progress=False)
+        con.close()
+    yield {"store": store, "data": data}
+    for name in models:
+        loading.unload(name)
+    live.clear_cache()

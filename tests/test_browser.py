@@ -26,10 +26,9 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
          "--disable-component-update", "--disable-sync"]
 
 
-@pytest.fixture()
-def served(real_store):
+def serve(env_extra: dict):
     port = free_port()
-    env = {**os.environ, "PORT": str(port), "PLAB_STORE": str(real_store)}
+    env = {**os.environ, "PORT": str(port), **env_extra}
     proc = subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
@@ -39,29 +38,80 @@ def served(real_store):
                 break
         except OSError:
             time.sleep(1)
-    yield f"http://localhost:{port}"
-    os.killpg(proc.pid, 15)
-    proc.wait(timeout=30)
+    try:
+        yield f"http://localhost:{port}"
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=30)
+
+
+@pytest.fixture()
+def served(real_store):
+    yield from serve({"PLAB_STORE": str(real_store)})
+
+
+@pytest.fixture()
+def served_lab(lab):
+    """The live pages' store (retrieval, QA and writing runs) with the tiny models registered."""
+    yield from serve({"PLAB_STORE": str(lab["store"]), "PLAB_DATA_DIR": str(lab["data"])})
+
+
+SHOTS = ROOT / "data" / "screenshots"
+
+
+def browser_page(p):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it when run as root)")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    return browser, browser.new_page(viewport={"width": 1400, "height": 2400})
+
+
+def shows(page, base: str, path: str, proof: str, name: str | None = None) -> None:
+    """Open a page, wait for its proof text and drawn charts, save a screenshot, fail on any exception."""
+    if path is not None:
+        page.goto(f"{base}/{path}", wait_until="domcontentloaded")
+    name = name or (path.split("?")[0] or "overview")
+    try:
+        page.get_by_text(proof).first.wait_for(timeout=90_000)
+        page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
+    except Exception:
+        page.screenshot(path=str(SHOTS / f"{name}-failed.png"), full_page=True)  # to see why
+        raise
+    page.wait_for_timeout(1000)  # let the last elements settle before the screenshot
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    assert page.locator("[data-testid='stException']").count() == 0, f"{name}: exception shown"
+    assert "Traceback" not in page.inner_text("body"), f"{name}: traceback shown"
 
 
 @pytest.mark.slow
 def test_every_page_renders_in_chromium(served):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it when run as root)")
     from playwright.sync_api import sync_playwright
 
-    shots = ROOT / "data" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 2400})
+        browser, page = browser_page(p)
         for path, proof in PAGES:
-            page.goto(f"{served}/{path}", wait_until="domcontentloaded")
-            page.get_by_text(proof).first.wait_for(timeout=90_000)
-            page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
-            page.wait_for_timeout(1000)  # let the last elements settle before the screenshot
-            name = (path.split("?")[0] or "overview")
-            page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
-            assert page.locator("[data-testid='stException']").count() == 0, f"{name}: exception shown"
-            assert "Traceback" not in page.inner_text("body"), f"{name}: traceback shown"
+            shows(page, served, path, proof)
+        browser.close()
+
+
+@pytest.mark.slow
+def test_live_pages_work_in_chromium(served_lab):
+    """Retrieval with an example and a QA run; a question asked on the Playground (stored and listed);
+    a rating saved on the Rate page (the progress line is read back from the store)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.conftest import QA_RUN, WRITE_RUN
+    with sync_playwright() as p:
+        browser, page = browser_page(p)
+        shows(page, served_lab, f"retrieval?example=S-dev-0&qa_run={QA_RUN}", "A row's open link shows the example")
+        shows(page, served_lab, "playground", "Stored live queries")
+        page.get_by_role("textbox", name="Question").fill("Why did the Eiffel Tower move to Rome in 1990?")
+        page.get_by_role("button", name="Ask").click()
+        shows(page, served_lab, None, "live/tiny-fp/detect", "playground-answered")
+        assert page.get_by_text("Why did the Eiffel Tower move to Rome in 1990?").count() >= 2  # answer + history
+        shows(page, served_lab, f"rate?run={WRITE_RUN}&rater=browser", "Rubric")
+        page.get_by_text("3", exact=True).first.click()  # fluency 3
+        page.get_by_role("button", name="Save and next").click()
+        shows(page, served_lab, None, "1 of 5 rated by browser", "rate-saved")
         browser.close()

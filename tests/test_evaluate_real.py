@@ -20,7 +20,7 @@ COLUMNS = ["E→E non-negated", "E→E negated", "E→{N,C} non-negated", "E→{
 @pytest.fixture(scope="module")
 def nope_report(real_store):
     from backend.store.connection import connect
-    con = connect(real_store, read_only=True)
+    con = connect(real_store)
     yield evaluate.evaluate(con, "nope")
     con.close()
 
@@ -85,7 +85,7 @@ def test_evaluate_cli_prints_markdown_and_writes_json(real_store, tmp_path, caps
 
 def test_falseqa_trivial_baselines(real_store):
     from backend.store.connection import connect
-    con = connect(real_store, read_only=True)
+    con = connect(real_store)
     headline = evaluate.evaluate(con, "falseqa")["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
     con.close()
     test = headline[headline["split"] == "test"].set_index("run")

@@ -9,7 +9,7 @@ from backend import leaderboard
 @pytest.fixture(scope="module")
 def board(real_store):
     from backend.store.connection import connect
-    con = connect(real_store, read_only=True)
+    con = connect(real_store)
     yield leaderboard.headline(con).set_index(["run", "split"])
     con.close()
 

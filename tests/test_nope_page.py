@@ -17,7 +17,7 @@ DEBERTA = "nope/DeBERTa-xlarge/mnli-snli-anli-fever/1"
 
 @pytest.fixture(scope="module")
 def con(real_store):
-    connection = connect(real_store, read_only=True)
+    connection = connect(real_store)
     yield connection
     connection.close()
 

@@ -18,7 +18,7 @@ PER_PAGE = 25   # pairs a page on the Minimal pairs page
 
 @pytest.fixture(scope="module")
 def con(real_store):
-    connection = connect(real_store, read_only=True)
+    connection = connect(real_store)
     yield connection
     connection.close()
 

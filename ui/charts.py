@@ -8,6 +8,8 @@ import altair as alt
 
 # Okabe–Ito colour-blind-safe colours; the same label has the same colour on every page.
 LABEL_COLORS = {"E": "#0072B2", "N": "#999999", "C": "#D55E00", "FP": "#D55E00", "other": "#CC79A7"}
+# Streamlit's named badge colours closest to LABEL_COLORS (E blue, N grey, C/FP vermillion).
+BADGES = {"E": "blue", "N": "gray", "C": "orange", "FP": "orange"}
 WIDTH = 420  # legible at half-page width when exported at scale 2
 
 

@@ -20,18 +20,24 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "export"
 
 
-def chart(figure: alt.Chart, title: str, caption: str, key: str) -> None:
-    """Show a titled chart with its provenance caption and PNG/SVG downloads."""
+def chart(figure: alt.Chart, title: str, caption: str, key: str, on_select: str = "ignore"):
+    """Show a titled chart with its provenance caption and PNG/SVG downloads.
+
+    With `on_select="rerun"` (the chart must carry a selection parameter) a click on a mark reruns the
+    page and the selection event is returned.
+    """
     plot_height = getattr(figure, "height", None)
     figure = charts.titled(figure, title, caption)
     # Streamlit's chart frame ignores the spec's height for band scales: pass it on, plus title and axes
     sized = {"height": int(plot_height) + 130} if isinstance(plot_height, (int, float)) else {}
-    st.altair_chart(figure, width="stretch", **sized)
+    selectable = {"on_select": on_select, "key": f"{key}-chart"} if on_select != "ignore" else {}
+    event = st.altair_chart(figure, width="stretch", **sized, **selectable)
     left, right, _ = st.columns([1, 1, 4])
     left.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
                          key=f"{key}-png", on_click="ignore", icon=":material/image:")
     right.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
                           key=f"{key}-svg", on_click="ignore", icon=":material/draw:")
+    return event
 
 
 def parquet_bytes(frame: pd.DataFrame, caption: str) -> bytes:

@@ -6,14 +6,14 @@ from typing import Any, Callable
 import streamlit as st
 
 from backend.store import queries
-from ui.resources import query
+from ui.resources import StoreLocked, query
 
 
 def require(fn: Callable, *args, empty: str) -> Any:
     """`query(fn, *args)`, stopping the page with what to do when the store is missing or the result empty."""
     try:
         result = query(fn, *args)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, StoreLocked) as exc:
         st.error(f"{exc}. Then reload this page.")
         st.stop()
     if len(result) == 0:

@@ -43,7 +43,8 @@ class SequenceClassifier:
         self.model = AutoModelForSequenceClassification.from_pretrained(path, dtype=dtype_for(self.device), **kwargs)
         self.model.to(self.device).eval()
         self.labels = normalise_labels(self.model.config.id2label)
-        self.batch_size, self.max_length = batch_size, max_length
+        positions = getattr(self.model.config, "max_position_embeddings", None) or max_length
+        self.batch_size, self.max_length = batch_size, min(max_length, positions)
         self.max_tokens = 16384 if self.device.type == "cuda" else 1024
         self.lock = threading.Lock()
 

@@ -42,10 +42,14 @@ class Generator:
         ids = {self.tokenizer.encode(w, add_special_tokens=False)[0] for w in words}
         return sorted(ids)
 
-    def _encode(self, prompts: list[str]):
+    def _encode(self, prompts: list[str], room: int = 1):
+        """Chat-formatted prompts; one longer than the context (less `room` for new tokens) loses its start."""
         texts = [self.tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
                                                     add_generation_prompt=True) for p in prompts]
-        return self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False).to(self.device)
+        context = getattr(self.model.config, "max_position_embeddings", None) or 1_000_000
+        self.tokenizer.truncation_side = "left"
+        return self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False, truncation=True,
+                              max_length=max(16, context - room)).to(self.device)
 
     def yes_probability(self, prompts: list[str]) -> np.ndarray:
         """P(yes | prompt) renormalised over the yes/no tokens, one forward pass per batch."""
@@ -63,7 +67,7 @@ class Generator:
         answers = []
         with self.lock, torch.inference_mode():
             for start in range(0, len(prompts), self.batch_size):
-                encoded = self._encode(prompts[start:start + self.batch_size])
+                encoded = self._encode(prompts[start:start + self.batch_size], room=max_new_tokens)
                 output = self.model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=False,
                                              pad_token_id=self.tokenizer.pad_token_id)
                 new = output[:, encoded["input_ids"].shape[1]:]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 
 from backend import registry
 from backend.models.classifier import SequenceClassifier
@@ -9,7 +10,8 @@ from backend.models.embed import Embedder
 from backend.models.generator import Generator
 
 _LOADED: dict[str, object] = {}
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()                                       # guards the two dicts
+_LOADING: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)  # one per model: loads never block others
 BUILDERS = {
     "embed": lambda path, s, local: Embedder(path, s.device, s.batch_size),
     "generate": lambda path, s, local: Generator(path, s.device, s.batch_size, local_only=local),
@@ -19,17 +21,26 @@ BUILDERS = {
 
 
 def get(name: str):
-    """The loaded model for a registry name (loaded on first use); ModelUnavailable says what to do."""
+    """The loaded model for a registry name (loaded on first use); ModelUnavailable says what to do.
+
+    Each model loads under its own lock, so a session loading one model never waits for another's.
+    """
     with _LOCK:
+        if name in _LOADED:
+            return _LOADED[name]
+        loading = _LOADING[name]
+    with loading:
         if name not in _LOADED:
             model = registry.spec(name)
-            path = registry.weights_path(model)
-            _LOADED[name] = BUILDERS[model.task](path, model, model.load != "hub")
-        return _LOADED[name]
+            built = BUILDERS[model.task](registry.weights_path(model), model, model.load != "hub")
+            with _LOCK:
+                _LOADED[name] = built
+    return _LOADED[name]
 
 
 def loaded() -> list[str]:
-    return sorted(_LOADED)
+    with _LOCK:
+        return sorted(_LOADED)
 
 
 def unload(name: str) -> None:

@@ -52,13 +52,19 @@ def dense_folder(model_name: str, kind: str = "flat") -> str:
     return f"dense-{model_name}" + ("" if kind == "flat" else f"-{kind}")
 
 
-def load_or_build(folder: Path, load, build, label: str):
-    """`load(folder)` when the folder exists, else `build()`, save it atomically and return it."""
+def load_or_build(folder: Path, load, build, label: str, allow_build: bool = True):
+    """`load(folder)` when the folder exists, else `build()`, save it atomically and return it.
+
+    With `allow_build=False` a missing index is a FileNotFoundError saying how to build it.
+    """
     if folder.is_dir():
         started = time.perf_counter()
         retriever = load(folder)
         log.info("%s: loaded %s in %.2f s", label, folder, time.perf_counter() - started)
         return retriever
+    if not allow_build:
+        raise FileNotFoundError(f"{label}: no index at {folder}; build it with `python -m backend index` "
+                                "(the dashboard's run script does this on first start)")
     started = time.perf_counter()
     retriever = build()
     log.info("%s: built in %.1f s", label, time.perf_counter() - started)
@@ -86,7 +92,7 @@ class _Corpus:
 
 
 def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=None,
-              dense_kind: str = "flat") -> dict:
+              dense_kind: str = "flat", allow_build: bool = True) -> dict:
     """{"bm25", "dense", "hybrid"} retrievers over a corpus, loading saved indexes where present.
 
     `embedder` defaults to the bundled MiniLM `Embedder` (constructed here, only when called).
@@ -94,11 +100,16 @@ def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=
     digest = corpus_hash(con, corpus_id)
     root, corpus = index_root(corpus_id, digest), _Corpus(con, corpus_id)
     root.mkdir(parents=True, exist_ok=True)
-    bm25 = load_or_build(root / "bm25", BM25Retriever.load, lambda: BM25Retriever.build(*corpus.rows()), f"{corpus_id} bm25")
+    bm25 = load_or_build(root / "bm25", BM25Retriever.load, lambda: BM25Retriever.build(*corpus.rows()), f"{corpus_id} bm25", allow_build)
     if embedder is None:
         from backend.models.embed import Embedder
         embedder = Embedder()
     folder = root / dense_folder(embedder_name(embedder), dense_kind)
     dense = load_or_build(folder, lambda f: DenseRetriever.load(f, embedder),
-                          lambda: DenseRetriever.build(*corpus.rows(), embedder, kind=dense_kind), f"{corpus_id} {folder.name}")
+                          lambda: DenseRetriever.build(*corpus.rows(), embedder, kind=dense_kind), f"{corpus_id} {folder.name}", allow_build)
     return {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}
+
+
+def load_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki") -> dict:
+    """The retrievers of `build_all`, from saved indexes only (what the dashboard uses: never a 5-minute build)."""
+    return build_all(con, corpus_id, allow_build=False)

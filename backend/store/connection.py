@@ -41,7 +41,10 @@ def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.D
     """Open the store; a read-write open creates the file and the schema if needed."""
     target = store_path(path)
     if read_only:
-        return duckdb.connect(str(existing_store(target)), read_only=True)
+        try:
+            return duckdb.connect(str(existing_store(target)), read_only=True)
+        except duckdb.ConnectionException:  # this process already has it open read-write: share that
+            return duckdb.connect(str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(target))
     con.execute(SCHEMA.read_text())

@@ -1,0 +1,208 @@
+"""Playground: ask the live models anything. Type a question (or a premise and hypothesis), or load
+any example and edit it ("what if the presupposition were removed or negated?"): the retrieved
+passages, each chosen model's output with probabilities, latency, device and quality note, and the
+original and edited versions side by side. Every answer is stored as a row of a live run."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend import explore, live, registry
+from backend.retrieval import inspector
+from ui import charts, export
+from ui.resources import StoreLocked, query, retrievers, store, writable, wrote
+
+MODES = {"Question": "question", "NLI pair": "nli"}  # label (shown and in the URL) → mode
+SOURCE_DATASETS = {"question": ["falseqa", "ifqa", "crepe", "synqa2"], "nli": ["nope"]}
+RETRIEVERS = ["hybrid", "bm25", "dense", "none"]
+HITS_SHOWN = 20
+
+
+def fields(mode: str) -> tuple[str, ...]:
+    return ("premise", "hypothesis") if mode == "nli" else ("question",)
+
+
+def load_example(mode: str) -> None:
+    """Copy the chosen example into the original and the editable fields (a button callback)."""
+    dataset, example_id = st.session_state.get("source"), (st.session_state.get("example") or "").strip()
+    try:
+        row = query(explore.example_detail, dataset, example_id)["example"]
+    except KeyError as exc:
+        st.session_state["load_error"] = f"Example id: {exc.args[0]}"
+        return
+    values = {"question": row["input"], "premise": row["input"], "hypothesis": row.get("hypothesis") or ""}
+    st.session_state.pop("load_error", None)
+    st.session_state["original"] = {"dataset": dataset, "example": example_id,
+                                    **{name: values[name] for name in fields(mode)}}
+    for name in fields(mode):
+        st.session_state[name] = values[name]
+    st.session_state.pop("answers", None)
+
+
+def start_from_example(mode: str) -> None:
+    with st.expander("Start from an example", expanded="original" not in st.session_state):
+        left, middle, right = st.columns([1, 1, 1], vertical_alignment="bottom")
+        left.selectbox("Dataset", SOURCE_DATASETS[mode], key="source", bind="query-params")
+        middle.text_input("Example id", key="example", bind="query-params",
+                          placeholder="e.g. test-0 (FalseQA), S-dev-0 (IfQA), 1 (NOPE)")
+        right.button("Load into the editor", on_click=load_example, args=(mode,), icon=":material/edit_note:")
+        if "load_error" in st.session_state:
+            st.error(st.session_state["load_error"])
+
+
+def editor(mode: str) -> dict[str, str]:
+    """The editable text, bounded like the backend (live.MAX_CHARS): longer text is cut at the bound."""
+    if mode == "nli":
+        text = {"premise": st.text_area("Premise", key="premise", max_chars=live.MAX_CHARS["premise"], height=120),
+                "hypothesis": st.text_input("Hypothesis", key="hypothesis", max_chars=live.MAX_CHARS["hypothesis"])}
+    else:
+        text = {"question": st.text_area("Question", key="question", max_chars=live.MAX_CHARS["question"], height=80,
+                                         placeholder="e.g. Why did Einstein win a Nobel Prize for relativity?")}
+    st.caption(" · ".join(f"{name.capitalize()}: at most {live.MAX_CHARS[name]:,} characters" for name in text)
+               + " (longer text is cut there; the models read about the first 256 tokens).")
+    return text
+
+
+def engine_picker(mode: str) -> tuple[list[live.Engine], str, int]:
+    engines = live.engines(mode)
+    ready = {f"{e.model} · {e.label}": e for e in engines if e.available}
+    fast = [name for name, e in ready.items() if not e.model.startswith("smollm2")] or list(ready)[:1]
+    left, middle, right = st.columns([3, 1, 1])
+    chosen = left.multiselect("Models", list(ready), default=fast, key="engines",
+                              help="Small generators take seconds per answer on a CPU; the classifiers take milliseconds.")
+    retriever = middle.selectbox("Retriever", RETRIEVERS if mode == "question" else ["none"], key="retriever",
+                                 bind="query-params")
+    k = right.number_input("Passages the models read", 1, 20, 5, key="k", bind="query-params")
+    missing = [e for e in engines if not e.available]
+    if missing:
+        with st.expander(f"Models not available here ({len(missing)})"):
+            st.markdown("\n".join(f"- **{e.model}** ({e.label}): {e.remedy}" for e in missing))
+    return [ready[name] for name in chosen], retriever, int(k)
+
+
+def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: str, k: int, mode: str) -> dict:
+    """Retrieve and ask every engine for every version, with progress; errors are kept per answer."""
+    results = {}
+    with st.status("Asking the models…", expanded=True) as status:
+        shared = None
+        if mode == "question" and retriever != "none":
+            status.write("Loading the retrieval indexes (once per server)…")
+            shared = retrievers()
+        for version, text in versions.items():
+            found = {"answers": [], "hits": None}
+            if shared is not None:
+                hits, _ = inspector.side_by_side(store(), {retriever: shared[retriever]}, text["question"],
+                                                 HITS_SHOWN, text.get("gold", []))
+                found["hits"] = hits
+            for engine in engines:
+                use = retriever if engine.retriever != "none" and retriever != "none" else None
+                if engine.retriever == "required" and use is None:
+                    found["answers"].append((engine, None, "needs a retriever: choose bm25, dense or hybrid"))
+                    continue
+                status.write(f"{version}: {engine.model} ({engine.task}) — loaded once, then shared by every session…")
+                query_ = live.Query(model=engine.model, task=engine.task, retriever=use, k=k,
+                                    **{name: text[name] for name in fields(mode)})
+                try:
+                    found["answers"].append((engine, live.ask(store(), query_, shared, store=writable()), None))
+                except (ValueError, registry.ModelUnavailable) as exc:  # bad input, or the model is not here
+                    found["answers"].append((engine, None, str(exc)))
+                except Exception as exc:  # noqa: BLE001 — one failing model must not hide the others' answers
+                    found["answers"].append((engine, None, f"the model failed: {type(exc).__name__}: {exc}"))
+            results[version] = found
+        status.update(label="Done", state="complete", expanded=False)
+    wrote()
+    return results
+
+
+def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | None) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{engine.model}** · {engine.label}")
+        if error:
+            st.error(error)
+            return
+        out = answer.output
+        if out.label:
+            labels = list(live.LABELS.get(engine.task, ()))
+            st.markdown(f"Label :{charts.BADGES.get(out.label, 'violet')}-badge[{out.label}]")
+            if out.probs and labels:
+                st.dataframe(pd.DataFrame({"label": labels, "probability": out.probs}), hide_index=True,
+                             column_config={"probability": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.3f")})
+        if out.answer:
+            st.markdown(f"Answer: **{out.answer}**")
+        for key in ("presupposition", "correction"):
+            if out.text.get(key):
+                st.markdown(f"{key.capitalize()}: {out.text[key]}")
+        if out.passages and engine.task != "qa":
+            st.caption(f"read {len(out.passages)} passages")
+        source = "cache" if answer.cached else f"{answer.latency_ms:,.0f} ms on {answer.device}"
+        st.caption(f"{source} · stored in `{answer.run_id}`" if writable() else f"{source} · not stored (store read-only)")
+        st.caption(f":material/info: {engine.quality}")
+
+
+def show_version(title: str, text: dict, found: dict) -> None:
+    st.markdown(f"#### {title}")
+    st.markdown("\n\n".join(f"**{name.capitalize()}:** {text[name]}" for name in text if name in ("question", "premise", "hypothesis")))
+    for engine, answer, error in found["answers"]:
+        show_answer(engine, answer, error)
+    hits = found["hits"]
+    if hits is not None and not hits.empty:
+        with st.expander(f"Top {len(hits)} passages ({hits['retriever'].iloc[0]})"
+                         + (f" — gold at rank {', '.join(map(str, hits.loc[hits['gold'], 'rank']))}" if hits["gold"].any() else "")):
+            st.dataframe(hits[["rank", "gold", "score", "title", "text"]], hide_index=True)
+
+
+def show_history() -> None:
+    frame = query(live.history, 200)
+    st.subheader("Stored live queries")
+    if frame.empty:
+        st.info("Nothing asked yet. Every answer above is stored as a row of a live run, listed here.")
+        return
+    export.table(frame, "Live queries", charts.provenance("live", len(frame)), key="history",
+                 column_config={"latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f")})
+
+
+st.title("Playground")
+st.caption("Ask the live models; every answer is stored as a row of a live run (`live/<model>/<task>`), "
+           "so it can be found, compared and exported later.")
+try:
+    can_write = writable()
+except (FileNotFoundError, StoreLocked) as exc:
+    st.error(f"{exc}. Then reload this page.")
+    st.stop()
+if not can_write:
+    st.info("Another process holds the store, so answers are shown but not stored. Stop it and reload to store them.")
+mode = MODES[st.segmented_control("Input", list(MODES), default="Question", key="mode", bind="query-params",
+                                  help="A question, or a premise and hypothesis for NLI") or "Question"]
+if st.session_state.get("original_mode") != mode:  # a loaded example belongs to one mode
+    st.session_state.pop("original", None)
+    st.session_state["original_mode"] = mode
+start_from_example(mode)
+with st.form("ask", border=False):
+    edited = editor(mode)
+    engines, retriever, k = engine_picker(mode)
+    submitted = st.form_submit_button("Ask", type="primary", icon=":material/send:")
+
+if submitted:
+    original = st.session_state.get("original")
+    versions = {}
+    if original:
+        gold = query(inspector.gold_doc_ids, original["dataset"], original["example"]) if original["dataset"] == "ifqa" else []
+        versions["Original"] = {**original, "gold": gold}
+        if any(edited[name].strip() != original[name].strip() for name in fields(mode)):
+            versions["Edited"] = {**edited, "gold": gold}
+    else:
+        versions["Your input"] = edited
+    problems = [f"{name}: empty; type a {name}" for text in versions.values() for name in fields(mode) if not text[name].strip()]
+    if problems:
+        st.error(problems[0])
+    elif not engines:
+        st.error("Models: choose at least one model to ask.")
+    else:
+        st.session_state["answers"] = (versions, ask_all(versions, engines, retriever, k, mode))
+
+if "answers" in st.session_state:
+    versions, results = st.session_state["answers"]
+    for column, (title, found) in zip(st.columns(len(results)), results.items()):
+        with column:
+            show_version(title, versions[title], found)
+show_history()

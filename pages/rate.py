@@ -1,0 +1,164 @@
+"""Rate: rate a run's outputs one by one. Writing runs get CREPE's four aspects (0–3, the rubric
+beside the form), other runs binary acceptability. A rater id, previous/next with keyboard shortcuts
+(P / N, Ctrl+Enter saves), each save upserted atomically; a rejected rating says why and keeps what
+was typed. Below: agreement between raters per criterion, mean ratings, and the ratings as CSV/Parquet."""
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from backend import ratings
+from ui import charts, export, widgets
+from ui.resources import query, store, writable, wrote
+
+def pickers() -> tuple[pd.Series, str | None, str]:
+    runs = widgets.require(ratings.rateable_runs, empty="No run has outputs to rate yet: ask the models on the "
+                           "Playground page, or run one with `python -m backend predict` (see the README).")
+    labels = {row.run_id: f"{row.run_id} ({row.task}, {row.n:,} outputs, {row.rated:,} rated)" for row in runs.itertuples()}
+    left, middle, right = st.columns([3, 1, 1])
+    run_id = left.selectbox("Run", list(labels), format_func=labels.get, key="run", bind="query-params")
+    run = runs.set_index("run_id").loc[run_id]
+    items = query(ratings.targets, run_id)
+    splits = ["all"] + sorted(items["split"].dropna().unique())
+    split = middle.selectbox("Split", splits, key="split", bind="query-params")
+    rater = right.text_input("Rater id", key="rater", bind="query-params", max_chars=64,
+                             placeholder="e.g. your initials", help="Letters, digits and . _ - @; your ratings are kept per rater id.")
+    return run, None if split == "all" else split, (rater or "").strip()
+
+
+def move(step: int, total: int) -> None:
+    st.session_state["item"] = min(max(1, int(st.session_state.get("item", 1)) + step), total)
+
+
+def navigator(total: int) -> int:
+    left, middle, right, _ = st.columns([1, 2, 1, 4], vertical_alignment="bottom")
+    left.button("Previous", on_click=move, args=(-1, total), shortcut="P", icon=":material/arrow_back:")
+    position = middle.number_input(f"Item (of {total:,})", 1, total, key="item", bind="query-params")
+    right.button("Next", on_click=move, args=(1, total), shortcut="N", icon=":material/arrow_forward:")
+    return int(position)
+
+
+def show_item(item: pd.Series) -> None:
+    """The input, the gold references, and what the model produced."""
+    st.markdown(f"**{item['example_id']}** · split {item['split'] or '—'}")
+    st.markdown(f"> {item['input']}")
+    if isinstance(item.get("context"), str) and item["context"]:
+        st.markdown(f"**Context:** {item['context']}")
+    if isinstance(item.get("hypothesis"), str) and item["hypothesis"]:
+        st.markdown(f"**Hypothesis:** {item['hypothesis']}")
+    gold = [(title, item.get(field)) for field, title in (("gold_answers", "Gold answers"),
+            ("gold_presuppositions", "Gold presuppositions"), ("gold_corrections", "Gold corrections"))]
+    for title, values in gold:
+        if values is not None and len(values):
+            st.markdown(f"**{title}:** " + " · ".join(map(str, values)))
+    if isinstance(item.get("gold_label"), str):
+        st.markdown(f"**Gold label:** {item['gold_label']}")
+    with st.container(border=True):
+        st.markdown("**Model output**")
+        st.markdown(item["output_text"] or "—")
+
+
+def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> None:
+    """Save the form's values (a callback, so moving on happens before the page reruns)."""
+    values = {c: st.session_state.get(f"{key}|{c}") for c in ratings.criteria_for(task)}
+    try:
+        ratings.save(store(), run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None)
+    except ratings.RatingError as exc:
+        st.session_state["rate_error"] = (key, str(exc))
+        return
+    wrote()
+    st.session_state.pop("rate_error", None)
+    st.session_state["saved_note"] = f"Saved {example_id} as {rater}."
+    move(1, int(st.session_state.get("total", 1)))
+
+
+def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> None:
+    """One control per criterion (pre-filled with this rater's saved values), a note, Save and next."""
+    key = f"{run.name}|{item['example_id']}|{rater}"
+    with st.form(f"rate-{key}", border=True):
+        for criterion in ratings.criteria_for(run["task"]):
+            scale, current = ratings.RUBRIC[criterion], saved.get(criterion)
+            name = (lambda v: f"{v} — {'yes' if v else 'no'}") if len(scale) == 2 else str
+            st.segmented_control(criterion.capitalize(), list(scale), default=None if current is None else int(current),
+                                 format_func=name, key=f"{key}|{criterion}",
+                                 help=" · ".join(f"{v}: {text}" for v, text in scale.items()))
+        st.text_input("Note (optional)", key=f"{key}|note", max_chars=2000)
+        st.form_submit_button("Save and next", type="primary", shortcut="Ctrl+Enter", icon=":material/save:",
+                              on_click=submit, args=(run.name, run["task"], item["example_id"], rater, key))
+    error = st.session_state.get("rate_error")
+    if error and error[0] == key:
+        st.error(f"Not saved: {error[1]}. Nothing saved before has changed; your choices are kept above.")
+
+
+def rubric(task: str) -> None:
+    rows = [{"criterion": c, "score": v, "meaning": text} for c in ratings.criteria_for(task)
+            for v, text in ratings.RUBRIC[c].items()]
+    st.markdown("**Rubric**")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def agreement_block(run_id: str, dataset: str) -> None:
+    st.subheader("Agreement and mean ratings")
+    agree = query(ratings.agreement, run_id)
+    if agree.empty:
+        st.info("No ratings of this run yet.")
+        return
+    caption = charts.provenance(dataset, int(agree["ratings"].sum()), runs=[run_id])
+    if (agree["items"] == 0).all():
+        st.info("Agreement needs at least two raters on the same outputs: ask a colleague to rate with their own id.")
+    export.table(agree, "Inter-rater agreement", caption, key="agreement", column_config={
+        "alpha": st.column_config.NumberColumn("Krippendorff's α", format="%.3f"),
+        "alpha_low": st.column_config.NumberColumn("α low", format="%.3f"),
+        "alpha_high": st.column_config.NumberColumn("α high", format="%.3f"),
+        "kappa": st.column_config.NumberColumn("mean pairwise Cohen's κ", format="%.3f")})
+    means = query(ratings.summary, run_id)
+    if not means.empty:
+        bars = alt.Chart(means).encode(y=alt.Y("criterion:N", title=None), tooltip=list(means.columns))
+        figure = (bars.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="mean rating (95% CI)"), x2="high:Q")
+                  + bars.mark_point(filled=True, size=60).encode(x="mean:Q"))
+        export.chart(figure.properties(width=charts.WIDTH, height=30 * len(means)), "Mean ratings", caption, key="means")
+
+
+def export_block(run_id: str, dataset: str) -> None:
+    st.subheader("Ratings")
+    scope = st.segmented_control("Export", ["this run", "all runs"], default="this run", key="scope")
+    frame = query(ratings.ratings_frame, run_id if scope != "all runs" else None)
+    if frame.empty:
+        st.info("No ratings to export yet.")
+        return
+    export.table(frame, "Ratings", charts.provenance(dataset, len(frame), runs=[run_id] if scope != "all runs" else None),
+                 key="ratings")
+
+
+st.title("Rate")
+run, split, rater = pickers()
+items = query(ratings.targets, run.name, split)
+if items.empty:
+    st.warning("This run has no outputs in that split.")
+    st.stop()
+st.session_state["total"] = len(items)
+if int(st.session_state.get("item", 1)) > len(items):
+    st.session_state["item"] = len(items)
+position = navigator(len(items))
+item = items.iloc[position - 1]
+saved = query(ratings.rater_values, run.name, rater).get(item["example_id"], {}) if rater else {}
+done = len(query(ratings.rater_values, run.name, rater)) if rater else 0
+st.progress(done / len(items), text=f"{done:,} of {len(items):,} rated by {rater or '—'}")
+if "saved_note" in st.session_state:
+    st.toast(st.session_state.pop("saved_note"), icon=":material/check:")
+
+left, right = st.columns([3, 2])
+with left:
+    show_item(item)
+with right:
+    if not writable():
+        st.warning("Another process holds the store, so ratings cannot be saved now. Stop it and reload.")
+    elif not rater:
+        st.info("Type a rater id above to rate.")
+    else:
+        rating_form(run, item, rater, saved)
+    rubric(run["task"])
+
+agreement_block(run.name, run["dataset_id"])
+export_block(run.name, run["dataset_id"])

@@ -1,0 +1,136 @@
+"""Retrieval: what BM25, dense and hybrid retrieval find for one question, side by side, with the
+gold passage marked and its rank in each; Recall@K curves with 95% intervals from the stored
+retrieval runs; and, for a retrieval-augmented QA run, every error attributed to a *retrieval miss*
+(no gold passage among the passages the reader saw) or a *reading miss* (one was there). A click
+on a bar of the attribution chart, or a pill, narrows the table; each row opens its example."""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import altair as alt
+import streamlit as st
+
+from backend import explore
+from backend.retrieval import inspector
+from backend.store import queries
+from ui import charts, export, widgets
+from ui.resources import query, retrievers, store
+
+DATASET = "ifqa"  # the dataset with gold passages (qrels) in the corpus
+OUTCOME_COLORS = {"correct": "#009E73", "reading miss": "#E69F00", "retrieval miss": "#D55E00",
+                  "no gold passage": "#999999", "failed": "#000000"}
+
+
+def pick_question() -> tuple[str, list[str], str]:
+    """An IfQA example (URL `example`) or a typed question (URL `q`); its gold passages."""
+    left, right = st.columns([1, 3])
+    example_id = left.text_input("IfQA example id", key="example", bind="query-params",
+                                 placeholder="e.g. S-dev-0").strip()
+    typed = right.text_input("…or type a question", key="q", bind="query-params", max_chars=1000,
+                             placeholder="If the Berlin Wall had not fallen, …").strip()
+    if typed:
+        return typed, [], "typed question (no gold passage)"
+    if not example_id:
+        return "", [], ""
+    try:
+        row = query(explore.example_detail, DATASET, example_id)["example"]
+    except KeyError as exc:
+        st.error(f"Example id: {exc.args[0]}")
+        return "", [], ""
+    return row["input"], query(inspector.gold_doc_ids, DATASET, example_id), f"{DATASET} {example_id}"
+
+
+def side_by_side(question: str, gold: list[str], source: str) -> None:
+    st.subheader("Hits side by side")
+    k = st.slider("Hits per retriever", 1, 50, 10, key="k", bind="query-params")
+    try:
+        with st.spinner("Loading the retrieval indexes (once per server)…"):
+            shared = retrievers()
+    except FileNotFoundError as exc:
+        st.error(str(exc))
+        return
+    hits, ranks = inspector.side_by_side(store(), shared, question, k, gold)
+    st.markdown(f"**{source}** — {question}")
+    if gold:
+        st.caption(f"{len(gold)} gold passage(s); ranks looked up within each retriever's top 100.")
+    for column, (name, part) in zip(st.columns(len(shared)), hits.groupby("retriever", sort=False)):
+        rank = ranks.loc[ranks["retriever"] == name, "gold_rank"].iloc[0]
+        found = "no gold passage" if not gold else (f"gold at rank {rank}" if rank else "gold not in top 100")
+        with column:
+            st.markdown(f"#### {name}\n{found}")
+            for row in part.itertuples():
+                mark = " :orange-badge[gold]" if row.gold else ""
+                title = f"*{row.title}* — " if isinstance(row.title, str) and row.title else ""
+                st.markdown(f"**{row.rank}.** ({row.score:.3f}){mark} {title}{row.text[:200]}{'…' if len(row.text) > 200 else ''}")
+    export.table(hits, "Retrieved passages", charts.provenance(DATASET, len(hits), {"question": question[:80]}), key="hits")
+
+
+def recall_curves() -> None:
+    st.subheader("Recall@K")
+    split = st.selectbox("Split", ["all", "S-dev", "S-test"], key="split", bind="query-params")
+    curves = query(inspector.recall_curves, DATASET, None if split == "all" else split)
+    if curves.empty:
+        st.info("No stored retrieval runs: run `python -m backend index` (it evaluates BM25, dense and hybrid on IfQA).")
+        return
+    base = alt.Chart(curves).encode(
+        x=alt.X("k:Q", scale=alt.Scale(type="log"), title="K (log scale)"),
+        color=alt.Color("retriever:N", title="retriever"),
+        tooltip=["retriever", "k", alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
+                 alt.Tooltip("high:Q", format=".3f"), "n"])
+    band = base.mark_area(opacity=0.2).encode(y=alt.Y("low:Q", title="Recall@K (95% CI)", scale=alt.Scale(zero=False)), y2="high:Q")
+    figure = (band + base.mark_line(point=True).encode(y="recall:Q")).properties(width=charts.WIDTH, height=260)
+    caption = charts.provenance(DATASET, int(curves.groupby("retriever")["n"].max().iloc[0]), {"split": split},
+                                runs=sorted(set(curves["retriever"])))
+    export.chart(figure, "Recall@K by retriever", caption, key="recall")
+    with st.expander("Table"):
+        export.table(curves, "Recall at K", caption, key="recall-table")
+
+
+def attribution() -> None:
+    st.subheader("QA errors: retrieval miss or reading miss?")
+    runs = query(inspector.qa_runs, DATASET)
+    if runs.empty:
+        st.info("No retrieval-augmented QA run yet. Make one with `python -m backend predict --model smollm2-135m "
+                "--dataset ifqa --split S-dev --retriever hybrid` (stop the dashboard first), then reload.")
+        return
+    left, right = st.columns([3, 1])
+    run_id = left.selectbox("QA run", list(runs["run_id"]), key="qa_run", bind="query-params")
+    by = right.selectbox("Break down by", ["(none)", "answer_type", "split"], key="by", bind="query-params")
+    frame = query(inspector.error_attribution, run_id)
+    summary = inspector.attribution_summary(frame, None if by == "(none)" else by)
+    caption = charts.provenance(DATASET, len(frame), {"by": by}, runs=[run_id])
+    outcomes = list(summary["outcome"].unique())
+    pick = alt.selection_point(fields=["outcome"], name="pick")
+    y = alt.Y(f"{by}:N", title=None) if by != "(none)" else alt.Y("outcome:N", sort=outcomes, title=None)
+    bars = alt.Chart(summary).mark_bar().encode(
+        x=alt.X("n:Q", stack=True, title="predictions"), y=y,
+        color=alt.Color("outcome:N", sort=outcomes, scale=alt.Scale(domain=outcomes, range=[OUTCOME_COLORS[o] for o in outcomes])),
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.4)),
+        tooltip=[*([by] if by != "(none)" else []), "outcome", "n", alt.Tooltip("share:Q", format=".1%"),
+                 alt.Tooltip("low:Q", format=".1%"), alt.Tooltip("high:Q", format=".1%")]).add_params(pick)
+    height = 24 * summary[by if by != "(none)" else "outcome"].nunique()
+    event = export.chart(bars.properties(width=charts.WIDTH, height=max(60, height)), "Where QA errors come from",
+                         caption, key="attribution", on_select="rerun")
+    clicked = [p["outcome"] for p in (event.selection.get("pick") or []) if "outcome" in p] if event else []
+    if clicked and clicked != st.session_state.get("clicked"):  # a new click on a bar chooses that outcome
+        st.session_state["clicked"] = clicked
+        st.session_state["outcome"] = clicked[0]
+    export.table(summary, "Attribution summary", caption, key="attribution-summary",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("share", "low", "high")})
+    outcome = st.pills("Show", outcomes, key="outcome", bind="query-params")
+    shown = frame if not outcome else frame[frame["outcome"] == outcome]
+    shown = shown.assign(open=[f"example?{urlencode({'dataset': DATASET, 'example': e})}" for e in shown["example_id"]])
+    export.table(shown, "QA predictions with their outcome", charts.provenance(DATASET, len(shown), {"outcome": outcome}, runs=[run_id]),
+                 key="attribution-rows", column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
+    st.caption("A row's *open* link shows the example with the passages each run retrieved, gold ones marked.")
+
+
+st.title("Retrieval")
+widgets.require(queries.loaded_datasets, empty="The store is empty: run `python -m backend ingest` and reload.")
+question, gold, source = pick_question()
+if question:
+    side_by_side(question, gold, source)
+else:
+    st.info("Type an IfQA example id (e.g. S-dev-0) or a question to see the three retrievers' hits side by side.")
+recall_curves()
+attribution()

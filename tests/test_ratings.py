@@ -1,0 +1,347 @@
+"""Rate backend on a copy of the real store: saving is validated and atomic, agreement matches hand computations."""
+from __future__ import annotations
+
+import math
+import shutil
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from backend import ratings
+from backend.metrics import bootstrap
+from backend.ratings import RatingError
+from backend.store.connection import CRITERIA, connect
+from backend.store.writer import replace_runs
+
+WRITE, QA, NLI, LIVE = "test/write", "test/qa", "a/nli", "live/test/nli"
+CREPE = ["sycon-000", "sycon-001", "sycon-002", "sycon-003", "sycon-004"]  # sycon-004's prediction failed
+LIVE_EXAMPLE = "live-0123456789abcdef"
+
+
+def _run(run_id: str, dataset_id: str, task: str, **extra) -> dict:
+    return {"run_id": run_id, "dataset_id": dataset_id, "task": task, "model_id": "test-model", "source": "batch", **extra}
+
+
+@pytest.fixture()
+def store(real_store, tmp_path):
+    """A read-write copy of the real store with our own runs: writing over CREPE, QA over IfQA, NLI, a live
+    NLI run (no example rows), and runs that are not rateable (running, all errors, retrieval)."""
+    copy = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, copy)
+    con = connect(copy)
+    ifqa = [r[0] for split in ("F-dev", "S-dev") for r in con.execute(
+        "SELECT example_id FROM examples WHERE dataset_id = 'ifqa' AND split = $s ORDER BY example_id LIMIT $n",
+        {"s": split, "n": 6 if split == "F-dev" else 4}).fetchall()]
+    nope = [r[0] for r in con.execute("SELECT example_id FROM examples WHERE dataset_id = 'nope' ORDER BY example_id LIMIT 2").fetchall()]
+    written = [{"run_id": WRITE, "example_id": e, "text": {"presupposition": f"assumed {e}", "correction": f"in fact {e}"}}
+               for e in CREPE[:4]] + [{"run_id": WRITE, "example_id": CREPE[4], "error": "RuntimeError: out of memory"}]
+    replace_runs(con, [_run(WRITE, "crepe", "write")], written)
+    replace_runs(con, [_run(QA, "ifqa", "qa")], [{"run_id": QA, "example_id": e, "answer": f"answer {i}"} for i, e in enumerate(ifqa)])
+    replace_runs(con, [_run(NLI, "nope", "nli")], [{"run_id": NLI, "example_id": e, "label": "E"} for e in nope])
+    replace_runs(con, [_run(LIVE, "live", "nli", source="live", status="live")],
+                 [{"run_id": LIVE, "example_id": LIVE_EXAMPLE, "label": "C",
+                   "text": {"input": {"model": "test-model", "task": "nli", "premise": "The king of France is bald.",
+                                      "hypothesis": "France has a king."}}}])
+    replace_runs(con, [_run("z/running", "ifqa", "qa", status="running")], [{"run_id": "z/running", "example_id": ifqa[0], "answer": "x"}])
+    replace_runs(con, [_run("z/errors", "ifqa", "qa")], [{"run_id": "z/errors", "example_id": ifqa[0], "error": "boom"}])
+    replace_runs(con, [_run("z/retrieve", "ifqa", "retrieve")], [{"run_id": "z/retrieve", "example_id": ifqa[0]}])
+    yield con, ifqa, copy
+    con.close()
+
+
+def _all_ratings(con) -> pd.DataFrame:
+    """Every ratings row (crowd included), for before/after comparisons."""
+    return con.execute("SELECT * FROM ratings ORDER BY ALL").df()
+
+
+def _rate(con, run_id: str, criterion: str, by_rater: dict[str, list], examples: list[str]) -> None:
+    for rater, scores in by_rater.items():
+        for example_id, score in zip(examples, scores):
+            if score is not None:
+                ratings.save(con, run_id, example_id, rater, {criterion: score})
+
+
+def test_criteria_for_each_task():
+    assert ratings.criteria_for("write") == ["fluency", "presupposition", "correction", "consistency"]
+    for task in ("qa", "detect", "nli"):
+        assert ratings.criteria_for(task) == ["acceptability"]
+
+
+def test_rubric_describes_every_score_of_every_rated_criterion():
+    scales = {c: (lo, hi) for c, _, lo, hi, *_ in CRITERIA}
+    assert set(ratings.RUBRIC) == {"fluency", "presupposition", "correction", "consistency", "acceptability"}
+    for criterion, levels in ratings.RUBRIC.items():
+        low, high = scales[criterion]
+        assert sorted(levels) == list(range(low, high + 1)), criterion
+        texts = list(levels.values())
+        assert all(isinstance(t, str) and len(t) > 20 and "\n" not in t for t in texts)
+        assert len(set(texts)) == len(texts)
+    assert ratings.RUBRIC["acceptability"][1].startswith("Acceptable")
+
+
+def test_rateable_runs_lists_model_runs_writing_and_qa_first(store):
+    con, ifqa, _ = store
+    ratings.save(con, QA, ifqa[0], "ann", {"acceptability": 1})
+    ratings.save(con, QA, ifqa[0], "bob", {"acceptability": 0})
+    ratings.save(con, QA, ifqa[1], "bob", {"acceptability": 1})
+    frame = ratings.rateable_runs(con)
+    assert list(frame.columns) == ["run_id", "dataset_id", "task", "model_id", "n", "rated"]
+    # no baselines, imports, running runs, runs with only errors, retrieval runs
+    assert frame["run_id"].tolist() == [QA, WRITE, NLI, LIVE]
+    assert frame.set_index("run_id")["n"].to_dict() == {QA: 10, WRITE: 4, NLI: 2, LIVE: 1}
+    assert frame.set_index("run_id")["rated"].to_dict() == {QA: 2, WRITE: 0, NLI: 0, LIVE: 0}
+
+
+def test_targets_of_a_write_run_show_the_writing_and_the_gold_data(store):
+    con, _, _ = store
+    frame = ratings.targets(con, WRITE)
+    assert frame["example_id"].tolist() == CREPE[:4]  # the failed prediction is not offered
+    assert list(frame.columns) == ["example_id", "split", "input", "context", "hypothesis", "gold_label", "gold_answers",
+                                   "gold_presuppositions", "gold_corrections", "label", "answer", "output_text"]
+    first = frame.iloc[0]
+    gold = con.execute("SELECT input, gold_presuppositions FROM examples WHERE dataset_id = 'crepe' AND example_id = 'sycon-000'").fetchone()
+    assert first["input"] == gold[0] == "What actually happens when we run out of IPv4 Addresses?"
+    assert first["gold_presuppositions"] == gold[1] and first["gold_label"] == "FP" and first["split"] == "test"
+    assert first["output_text"] == "Presupposition: assumed sycon-000\nCorrection: in fact sycon-000"
+
+
+def test_targets_fall_back_to_the_answer_and_filter_by_split(store):
+    con, ifqa, _ = store
+    frame = ratings.targets(con, QA)
+    assert frame["example_id"].tolist() == sorted(ifqa)
+    assert frame.set_index("example_id").loc[ifqa[2], "output_text"] == "answer 2"
+    assert isinstance(frame.iloc[0]["gold_answers"], list) and frame.iloc[0]["gold_answers"]
+    s_dev = ratings.targets(con, QA, split="S-dev")
+    assert s_dev["example_id"].tolist() == sorted(ifqa[6:]) and set(s_dev["split"]) == {"S-dev"}
+    assert ratings.targets(con, QA, split="no-such-split").empty
+
+
+def test_targets_of_a_live_run_take_the_input_from_the_prediction(store):
+    con, _, _ = store
+    frame = ratings.targets(con, LIVE)
+    assert len(frame) == 1
+    row = frame.iloc[0]
+    assert row["example_id"] == LIVE_EXAMPLE and row["split"] is None and row["gold_label"] is None
+    assert row["input"] == "The king of France is bald." and row["hypothesis"] == "France has a king."
+    assert row["output_text"] == "C"  # no writing, no answer: the label
+
+
+def test_targets_of_an_unknown_run_say_where_runs_are_listed(store):
+    con, _, _ = store
+    with pytest.raises(RatingError, match="rateable_runs") as error:
+        ratings.targets(con, "no/such/run")
+    assert error.value.field == "run_id" and str(error.value).startswith("run_id: no run 'no/such/run'")
+
+
+def test_save_round_trip_and_upsert(store):
+    con, _, _ = store
+    scores = {"fluency": 3, "presupposition": 2, "correction": 1, "consistency": 0}
+    assert ratings.save(con, WRITE, "sycon-001", " ann@lab.org ", scores) == 4
+    frame = ratings.ratings_frame(con, WRITE)
+    assert list(frame.columns) == ["dataset_id", "run_id", "example_id", "rater_id", "criterion", "value", "note", "rated_at"]
+    assert frame["criterion"].tolist() == ["consistency", "correction", "fluency", "presupposition"]
+    assert frame["value"].tolist() == [0.0, 1.0, 3.0, 2.0]
+    assert set(frame["rater_id"]) == {"ann@lab.org"} and set(frame["dataset_id"]) == {"crepe"}
+    assert frame["note"].isna().all()
+    assert con.execute("SELECT DISTINCT source FROM ratings WHERE run_id = $r", {"r": WRITE}).fetchall() == [("user",)]
+    assert ratings.rater_values(con, WRITE, "ann@lab.org") == {"sycon-001": {"consistency": 0.0, "correction": 1.0,
+                                                                             "fluency": 3.0, "presupposition": 2.0}}
+    first_time = frame["rated_at"].max()
+
+    assert ratings.save(con, WRITE, "sycon-001", "ann@lab.org", {"fluency": 1, "consistency": 3.0}, note="hedges") == 2
+    again = ratings.ratings_frame(con, WRITE)
+    assert len(again) == 4  # overwritten, not added
+    values = again.set_index("criterion")
+    assert values["value"].to_dict() == {"consistency": 3.0, "correction": 1.0, "fluency": 1.0, "presupposition": 2.0}
+    assert values.loc["fluency", "note"] == "hedges" and pd.isna(values.loc["correction", "note"])
+    assert values.loc["fluency", "rated_at"] >= first_time
+
+
+def test_none_clears_a_criterion(store):
+    con, _, _ = store
+    ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 2, "correction": 2, "consistency": 2})
+    ratings.save(con, WRITE, "sycon-000", "bob", {"fluency": 3})
+    assert ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": None, "correction": 0, "presupposition": None}) == 1
+    assert ratings.rater_values(con, WRITE, "ann") == {"sycon-000": {"consistency": 2.0, "correction": 0.0}}
+    assert ratings.rater_values(con, WRITE, "bob") == {"sycon-000": {"fluency": 3.0}}  # another rater's rating stays
+
+
+def test_ratings_frame_holds_only_user_ratings_of_every_run(store):
+    con, ifqa, _ = store
+    assert con.execute("SELECT count(*) FROM ratings WHERE source = 'crowd'").fetchone()[0] > 0  # the real NOPE ratings
+    assert ratings.ratings_frame(con).empty
+    ratings.save(con, WRITE, "sycon-002", "ann", {"fluency": 2})
+    ratings.save(con, QA, ifqa[3], "ann", {"acceptability": 0})
+    frame = ratings.ratings_frame(con)
+    assert frame[["run_id", "example_id", "criterion"]].values.tolist() == [[QA, ifqa[3], "acceptability"],
+                                                                          [WRITE, "sycon-002", "fluency"]]
+    assert ratings.ratings_frame(con, QA)["run_id"].tolist() == [QA]
+
+
+INVALID = [  # (run, example, rater, values, note) changes → field at fault, words of the message
+    ({"rater_id": ""}, "rater_id", "empty"),
+    ({"rater_id": "   "}, "rater_id", "empty"),
+    ({"rater_id": "a" * 65}, "rater_id", "at most 64"),
+    ({"rater_id": "ann smith"}, "rater_id", "only letters, digits"),
+    ({"rater_id": "ann';--"}, "rater_id", "only letters, digits"),
+    ({"run_id": "no/such/run"}, "run_id", "rateable_runs"),
+    ({"example_id": "sycon-004"}, "example_id", "has no prediction"),  # its prediction failed
+    ({"example_id": "not-an-example"}, "example_id", "has no prediction"),
+    ({"values": {}}, "values", "at least one of fluency"),
+    ({"values": {"fluency": 4}}, "fluency", "4 is out of range; expected an integer from 0 to 3"),
+    ({"values": {"fluency": -1}}, "fluency", "out of range"),
+    ({"values": {"fluency": 1.5}}, "fluency", "not an integer"),
+    ({"values": {"fluency": True}}, "fluency", "not a number"),
+    ({"values": {"fluency": float("nan")}}, "fluency", "not a number"),
+    ({"values": {"fluency": "3"}}, "fluency", "not a number"),
+    ({"values": {"acceptability": 1}}, "acceptability", "not rated on write runs"),
+    ({"values": {"bogus": 1}}, "bogus", "unknown criterion"),
+    ({"values": {"fluency": 0, "correction": 1, "consistency": 9}}, "consistency", "out of range"),  # bad one last
+    ({"values": {"fluency": None, "correction": 7}}, "correction", "out of range"),  # the delete must not happen
+    ({"note": "x" * 2001}, "note", "at most 2000"),
+    ({"run_id": QA, "example_id": None, "values": {"acceptability": 2}}, "acceptability", "integer from 0 to 1"),
+]
+
+
+@pytest.mark.parametrize("change, field, words", INVALID, ids=[f"{i}-{c[1]}" for i, c in enumerate(INVALID)])
+def test_a_rejected_save_names_its_field_and_changes_nothing(store, change, field, words):
+    con, ifqa, _ = store
+    ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 2, "correction": 2, "consistency": 1}, note="first")
+    ratings.save(con, QA, ifqa[0], "ann", {"acceptability": 1})
+    before, user_before = _all_ratings(con), ratings.ratings_frame(con)
+    call = {"run_id": WRITE, "example_id": "sycon-000", "rater_id": "ann", "values": {"fluency": 3}, "note": None, **change}
+    if call["example_id"] is None:
+        call["example_id"] = ifqa[0]
+    with pytest.raises(RatingError) as error:
+        ratings.save(con, **call)
+    assert error.value.field == field
+    assert str(error.value).startswith(f"{field}: ") and words in str(error.value)
+    pd.testing.assert_frame_equal(ratings.ratings_frame(con), user_before)
+    pd.testing.assert_frame_equal(_all_ratings(con), before)
+
+
+class FailOnSecondWrite:
+    """The real connection, except that the second write statement fails (as a full disk would)
+    after the first has really been applied inside the transaction."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con, self.writes, self.seen_inside = con, 0, None
+
+    def execute(self, sql: str, params: dict | None = None):
+        if sql.lstrip().startswith(("INSERT", "DELETE")):
+            self.writes += 1
+            if self.writes == 2:
+                self.seen_inside = self.con.execute(
+                    "SELECT value FROM ratings WHERE run_id = $r AND example_id = 'sycon-000' AND rater_id = 'ann' "
+                    "AND criterion = 'fluency'", {"r": WRITE}).fetchone()[0]
+                raise duckdb.IOException("simulated: could not write to the database file")
+        return self.con.execute(sql) if params is None else self.con.execute(sql, params)
+
+
+def test_a_failure_inside_the_transaction_rolls_everything_back(store):
+    con, _, _ = store
+    ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 1, "presupposition": 1, "correction": 1, "consistency": 1})
+    before = ratings.ratings_frame(con)
+    failing = FailOnSecondWrite(con)
+    with pytest.raises(duckdb.IOException, match="simulated"):
+        ratings.save(failing, WRITE, "sycon-000", "ann", {"fluency": 3, "presupposition": None, "correction": 3})
+    assert failing.writes == 2 and failing.seen_inside == 3.0  # the first upsert had been applied ...
+    pd.testing.assert_frame_equal(ratings.ratings_frame(con), before)  # ... and was rolled back
+    assert ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 0}) == 1  # no transaction left open
+
+
+def test_a_database_error_on_write_leaves_the_store_as_it_was(store):
+    con, _, path = store
+    ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 1})
+    before = ratings.ratings_frame(con)
+    con.close()
+    reader = duckdb.connect(str(path), read_only=True)  # validation reads fine; the INSERT itself fails
+    with pytest.raises(duckdb.Error, match="read-only"):
+        ratings.save(reader, WRITE, "sycon-000", "ann", {"fluency": 3})
+    assert reader.execute("SELECT 1").fetchone() == (1,)  # rolled back, usable
+    pd.testing.assert_frame_equal(ratings.ratings_frame(reader), before)
+    reader.close()
+
+
+def test_agreement_of_identical_raters_is_perfect(store):
+    con, _, _ = store
+    _rate(con, WRITE, "fluency", {"ann": [0, 2, 3, 1], "bob": [0, 2, 3, None]}, CREPE)  # sycon-003: one rater only
+    row = ratings.agreement(con, WRITE).set_index("criterion").loc["fluency"]
+    assert (row["raters"], row["items"], row["ratings"], row["rater_pairs"]) == (2, 3, 7, 1)
+    assert row["alpha"] == pytest.approx(1.0) and row["kappa"] == pytest.approx(1.0)
+    assert row["alpha_low"] == pytest.approx(1.0) and row["alpha_high"] == pytest.approx(1.0)
+    assert list(ratings.agreement(con, WRITE)["criterion"]) == ["fluency"]  # unrated criteria have no row
+
+
+def test_agreement_on_krippendorff_2011_binary_example(store):
+    """Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", A: binary data, two observers.
+
+    Coincidences: o00 = 10, o11 = 2, o01 = o10 = 4; n0 = 14, n1 = 6, n = 20;
+    alpha = 1 - (n - 1) o01 / (n0 n1) = 1 - 19 * 4 / 84 = 0.095 (the paper's value).
+    Cohen's kappa: p_o = 6/10, p_e = .2 * .4 + .8 * .6 = .56, kappa = .04 / .44 = 1/11."""
+    con, ifqa, _ = store
+    a = [0, 1, 0, 0, 0, 0, 0, 0, 1, 0]
+    b = [1, 1, 1, 0, 0, 1, 0, 0, 0, 0]
+    _rate(con, QA, "acceptability", {"A": a, "B": b}, ifqa)
+    row = ratings.agreement(con, QA).iloc[0]
+    assert row["criterion"] == "acceptability" and (row["raters"], row["items"], row["ratings"]) == (2, 10, 20)
+    assert row["alpha"] == pytest.approx(1 - 76 / 84) and round(row["alpha"], 3) == 0.095
+    assert row["kappa"] == pytest.approx(1 / 11) and row["rater_pairs"] == 1
+    assert -1 <= row["alpha_low"] < row["alpha"] < row["alpha_high"] <= 1
+
+
+def test_agreement_with_a_third_rater_on_two_items(store):
+    """C rates items 1-2 (0, 1). Unit 1 holds {0, 1, 0}: m = 3, each of its 6 ordered pairs weighs 1/2, so it
+    adds o00 = 1, o01 = o10 = 1; unit 2 holds {1, 1, 1}: o11 = 3. Then o00 = 11, o11 = 3, o01 = 4, n0 = 15,
+    n1 = 7, n = 22 and alpha = 1 - 21 * 4 / (15 * 7) = 0.2. Kappas: A-B 1/11; A-C identical on (0, 1): 1;
+    B-C on (1, 1) vs (0, 1): p_o = .5, p_e = 0 * .5 + 1 * .5 = .5, kappa 0."""
+    con, ifqa, _ = store
+    _rate(con, QA, "acceptability", {"A": [0, 1, 0, 0, 0, 0, 0, 0, 1, 0], "B": [1, 1, 1, 0, 0, 1, 0, 0, 0, 0],
+                                     "C": [0, 1]}, ifqa)
+    row = ratings.agreement(con, QA).iloc[0]
+    assert (row["raters"], row["items"], row["ratings"], row["rater_pairs"]) == (3, 10, 22, 3)
+    assert row["alpha"] == pytest.approx(0.2)
+    assert row["kappa"] == pytest.approx((1 / 11 + 1 + 0) / 3)
+
+
+def test_agreement_on_an_ordinal_scale(store):
+    """consistency, A = (0, 1, 3), B = (0, 2, 3). Ordinal alpha (Krippendorff 2011, delta_ck = (sum_{g=c..k} n_g
+    - (n_c + n_k)/2)^2): n = (2, 1, 1, 2); o12 = o21 = 1 with delta_12 = 1, so sum o delta = 2; sum_{c!=k} n_c n_k
+    delta_ck = 2 * (2*2.25 + 2*6.25 + 4*16 + 1*1 + 2*6.25 + 2*2.25) = 198; alpha = 1 - 5 * 2 / 198.
+    Quadratic kappa (Cohen 1968): sum w*O = 1, sum w*E = (13 + 6 + 10) / 3, kappa = 1 - 3/29."""
+    con, _, _ = store
+    _rate(con, WRITE, "consistency", {"A": [0, 1, 3], "B": [0, 2, 3]}, CREPE)
+    row = ratings.agreement(con, WRITE).iloc[0]
+    assert row["criterion"] == "consistency"
+    assert row["alpha"] == pytest.approx(1 - 10 / 198) and row["kappa"] == pytest.approx(26 / 29)
+
+
+def test_agreement_is_nan_when_undefined(store):
+    con, ifqa, _ = store
+    assert ratings.agreement(con, WRITE).empty and "alpha" in ratings.agreement(con, WRITE).columns
+    _rate(con, WRITE, "fluency", {"A": [2, 2, 2], "B": [2, 2, 2]}, CREPE)  # no variation
+    _rate(con, WRITE, "correction", {"A": [1, 3, 2]}, CREPE)  # one rater
+    _rate(con, QA, "acceptability", {"A": [1, 0], "B": [1, None, 0]}, ifqa)  # a single shared item
+    frame = pd.concat([ratings.agreement(con, WRITE), ratings.agreement(con, QA)]).set_index("criterion")
+    assert frame.loc["fluency", ["items", "rater_pairs"]].tolist() == [3, 0]
+    assert frame.loc["correction", ["raters", "items", "rater_pairs"]].tolist() == [1, 0, 0]
+    assert frame.loc["acceptability", ["items", "rater_pairs"]].tolist() == [1, 0]
+    for criterion in ("fluency", "correction", "acceptability"):  # B's unshared 0 is not pairable: no variation
+        assert all(math.isnan(frame.loc[criterion, c]) for c in ("alpha", "alpha_low", "alpha_high", "kappa"))
+
+
+def test_summary_averages_items_with_a_bootstrap_interval(store):
+    con, _, _ = store
+    _rate(con, WRITE, "fluency", {"A": [0, 2, 3], "B": [0, 2, 1]}, CREPE)
+    _rate(con, WRITE, "presupposition", {"A": [3]}, CREPE)
+    frame = ratings.summary(con, WRITE).set_index("criterion")
+    assert list(frame.index) == ["fluency", "presupposition"]  # rubric order
+    fluency = frame.loc["fluency"]
+    expected = bootstrap.mean(np.array([0.0, 2.0, 2.0]))  # per-item means: the item is the resampling unit
+    assert fluency["mean"] == pytest.approx(4 / 3)
+    assert (fluency["low"], fluency["high"]) == pytest.approx((expected.low, expected.high))
+    assert 0 <= fluency["low"] < fluency["mean"] < fluency["high"] <= 2
+    assert frame.loc["fluency", ["items", "ratings", "raters"]].tolist() == [3, 6, 2]
+    assert frame.loc["presupposition", ["mean", "items", "ratings", "raters"]].tolist() == [3.0, 1, 1, 1]
