@@ -53,11 +53,13 @@ def start_from_example(mode: str) -> None:
 def editor(mode: str) -> dict[str, str]:
     """The editable text, bounded like the backend (live.MAX_CHARS): longer text is cut at the bound."""
     if mode == "nli":
-        text = {"premise": st.text_area("Premise", key="premise", max_chars=live.MAX_CHARS["premise"], height=120),
-                "hypothesis": st.text_input("Hypothesis", key="hypothesis", max_chars=live.MAX_CHARS["hypothesis"])}
+        text = {"premise": st.text_area("Premise", key="premise", max_chars=live.MAX_CHARS["premise"], height=120,
+                                        bind="query-params"),
+                "hypothesis": st.text_input("Hypothesis", key="hypothesis", max_chars=live.MAX_CHARS["hypothesis"],
+                                            bind="query-params")}
     else:
         text = {"question": st.text_area("Question", key="question", max_chars=live.MAX_CHARS["question"], height=80,
-                                         placeholder="e.g. Why did Einstein win a Nobel Prize for relativity?")}
+                                         bind="query-params", placeholder="e.g. Why did Einstein win a Nobel Prize for relativity?")}
     st.caption(" · ".join(f"{name.capitalize()}: at most {live.MAX_CHARS[name]:,} characters" for name in text)
                + " (longer text is cut there; the models read about the first 256 tokens).")
     return text
@@ -68,7 +70,7 @@ def engine_picker(mode: str) -> tuple[list[live.Engine], str, int]:
     ready = {f"{e.model} · {e.label}": e for e in engines if e.available}
     fast = [name for name, e in ready.items() if not e.model.startswith("smollm2")] or list(ready)[:1]
     left, middle, right = st.columns([3, 1, 1])
-    chosen = left.multiselect("Models", list(ready), default=fast, key="engines",
+    chosen = left.multiselect("Models", list(ready), default=fast, key="engines", bind="query-params",
                               help="Small generators take seconds per answer on a CPU; the classifiers take milliseconds.")
     retriever = middle.selectbox("Retriever", RETRIEVERS if mode == "question" else ["none"], key="retriever",
                                  bind="query-params")

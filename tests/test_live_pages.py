@@ -116,6 +116,14 @@ def test_playground_example_edit_side_by_side_is_stored(page, lab):
     assert "Why do cats bark at night?" in set(history["input"])
 
 
+def test_playground_input_and_models_come_from_the_url(page):
+    fp = "tiny-fp · false-premise detection (question only)"
+    at = page("playground", {"question": "Why is the moon made of cheese?", "engines": fp, "retriever": "none"})
+    assert not at.exception
+    assert at.text_area(key="question").value == "Why is the moon made of cheese?"
+    assert at.multiselect(key="engines").value == [fp] and at.selectbox(key="retriever").value == "none"
+
+
 def test_playground_nli_shows_probabilities_and_missing_models(page):
     at = page("playground", {"mode": "NLI pair"})
     at.text_area(key="premise").set_value("He stopped smoking last year.")
