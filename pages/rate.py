@@ -15,7 +15,7 @@ from ui.resources import query, store, writable, wrote
 def pickers() -> tuple[pd.Series, str | None, str]:
     runs = widgets.require(ratings.rateable_runs, empty="No run has outputs to rate yet: ask the models on the "
                            "Playground page, or run one with `python -m backend predict` (see the README).")
-    labels = {row.run_id: f"{row.run_id} ({row.task}, {row.n:,} outputs, {row.rated:,} rated)" for row in runs.itertuples()}
+    labels = {row.run_id: f"{row.run_id} ({row.task}, {row.n:,} outputs)" for row in runs.itertuples()}
     left, middle, right = st.columns([3, 1, 1])
     run_id = left.selectbox("Run", list(labels), format_func=labels.get, key="run", bind="query-params")
     run = runs.set_index("run_id").loc[run_id]
@@ -92,13 +92,12 @@ def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> Non
 
 
 def rubric(task: str) -> None:
-    rows = [{"criterion": c, "score": v, "meaning": text} for c in ratings.criteria_for(task)
-            for v, text in ratings.RUBRIC[c].items()]
     st.markdown("**Rubric**")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    for criterion in ratings.criteria_for(task):
+        st.caption(f"**{criterion.capitalize()}** — " + " · ".join(f"**{v}** {text}" for v, text in ratings.RUBRIC[criterion].items()))
 
 
-def agreement_block(run_id: str, dataset: str) -> None:
+def agreement_block(run_id: str, dataset: str, task: str) -> None:
     st.subheader("Agreement and mean ratings")
     agree = query(ratings.agreement, run_id)
     if agree.empty:
@@ -115,7 +114,10 @@ def agreement_block(run_id: str, dataset: str) -> None:
     means = query(ratings.summary, run_id)
     if not means.empty:
         bars = alt.Chart(means).encode(y=alt.Y("criterion:N", title=None), tooltip=list(means.columns))
-        figure = (bars.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="mean rating (95% CI)"), x2="high:Q")
+        top = max(max(ratings.RUBRIC[c]) for c in ratings.criteria_for(task))
+        scale = alt.Scale(domain=[0, top], nice=False)
+        figure = (bars.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="mean rating (95% CI)", scale=scale,
+                                                                axis=alt.Axis(tickCount=top)), x2="high:Q")
                   + bars.mark_point(filled=True, size=60).encode(x="mean:Q"))
         export.chart(figure.properties(width=charts.WIDTH, height=30 * len(means)), "Mean ratings", caption, key="means")
 
@@ -160,5 +162,5 @@ with right:
         rating_form(run, item, rater, saved)
     rubric(run["task"])
 
-agreement_block(run.name, run["dataset_id"])
+agreement_block(run.name, run["dataset_id"], run["task"])
 export_block(run.name, run["dataset_id"])
