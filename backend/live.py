@@ -18,11 +18,9 @@ import duckdb
 import pandas as pd
 
 from backend import registry, runs
-from backend.models import detect, nli
 from backend.models.output import Output
 from backend.store.writer import append_predictions, start_run
 
-LABELS = {"nli": nli.LABELS, "detect": detect.LABELS}  # the order of Output.probs per task
 MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
 CACHE_SIZE = 512
 

@@ -30,6 +30,7 @@ PACKAGES = ("torch", "transformers", "duckdb", "bm25s", "faiss-cpu", "numpy")
 STRATEGIES = {("nli", "nli"): "classifier", ("nli", "detect"): "nli-retrieval", ("detect", "detect"): "classifier",
               ("generate", "detect"): "generator", ("generate", "qa"): "generator", ("generate", "write"): "generator"}
 DEFAULT_TASK = {"nope": "nli", "ifqa": "qa"}
+LABELS = {"nli": list(nli.LABELS), "detect": list(detect.LABELS)}  # the order of Output.probs (runs.config.labels)
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ def _run_chunk(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dic
 
 def run_row(request: Request, runner: Runner) -> dict:
     spec = runner.spec
-    labels = {"nli": list(nli.LABELS), "detect": list(detect.LABELS)}.get(request.resolved_task())
+    labels = LABELS.get(request.resolved_task())
     return {"run_id": request.run_id(), "dataset_id": request.dataset, "task": request.resolved_task(),
             "model_id": spec.name, "model_revision": spec.revision, "retriever_id": request.retriever,
             "config": {**asdict(request), "strategy": runner.strategy, "labels": labels, "quality": spec.quality},

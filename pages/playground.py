@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend import explore, live, registry
+from backend import explore, live, registry, runs
 from backend.retrieval import inspector
 from ui import charts, export
 from ui.resources import StoreLocked, query, retrievers, store, writable, wrote
@@ -124,7 +124,7 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
             return
         out = answer.output
         if out.label:
-            labels = list(live.LABELS.get(engine.task, ()))
+            labels = runs.LABELS.get(engine.task, [])
             st.markdown(f"Label :{charts.BADGES.get(out.label, 'violet')}-badge[{out.label}]")
             if out.probs and labels:
                 st.dataframe(pd.DataFrame({"label": labels, "probability": out.probs}), hide_index=True,
