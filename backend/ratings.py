@@ -114,10 +114,14 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, str]:
     return row
 
 
-def _output_text(presupposition: str | None, correction: str | None, answer: str | None, label: str | None) -> str:
-    """What the model wrote, readable: its presupposition and correction, else its answer, else its label."""
+def _output_text(presupposition: str | None, correction: str | None, answer: str | None, label: str | None,
+                 generation: str | None = None) -> str:
+    """What the model wrote, readable: its presupposition and correction, else its answer, else its label,
+    else its raw generation (a writing model that ignored the two-line format)."""
     parts = [f"{name}: {text.strip()}" for name, text in (("Presupposition", presupposition), ("Correction", correction))
              if isinstance(text, str) and text.strip()]
+    if not parts and not answer and not label and isinstance(generation, str) and generation.strip():
+        return f"(not in the Presupposition/Correction format) {generation.strip()}"
     return "\n".join(parts) or answer or label or ""
 
 
@@ -130,7 +134,8 @@ def targets(con: duckdb.DuckDBPyConnection, run_id: str, split: str | None = Non
                coalesce(e.input, p.text->>'$.input.question', p.text->>'$.input.premise') AS input,
                e.context, coalesce(e.hypothesis, p.text->>'$.input.hypothesis') AS hypothesis,
                e.gold_label, e.gold_answers, e.gold_presuppositions, e.gold_corrections, p.label, p.answer,
-               p.text->>'$.presupposition' AS presupposition, p.text->>'$.correction' AS correction
+               p.text->>'$.presupposition' AS presupposition, p.text->>'$.correction' AS correction,
+               p.text->>'$.generation' AS generation
         FROM predictions p
         JOIN runs r ON r.run_id = p.run_id
         LEFT JOIN examples e ON e.dataset_id = r.dataset_id AND e.example_id = p.example_id
@@ -139,7 +144,8 @@ def targets(con: duckdb.DuckDBPyConnection, run_id: str, split: str | None = Non
     """, {"r": run_id, "s": split})
     frame = pd.DataFrame(cursor.fetchall(), columns=[c[0] for c in cursor.description], dtype=object)
     frame["output_text"] = [_output_text(*row) for row in
-                            zip(frame.pop("presupposition"), frame.pop("correction"), frame["answer"], frame["label"])]
+                            zip(frame.pop("presupposition"), frame.pop("correction"), frame["answer"], frame["label"],
+                                frame.pop("generation"))]
     return frame
 
 

@@ -107,6 +107,14 @@ def test_targets_of_a_write_run_show_the_writing_and_the_gold_data(store):
     assert first["output_text"] == "Presupposition: assumed sycon-000\nCorrection: in fact sycon-000"
 
 
+def test_targets_show_a_free_form_generation_when_the_format_was_ignored(store):
+    con, _, _ = store
+    text = {"presupposition": "", "correction": "", "generation": "The common cold is a serious illness."}
+    replace_runs(con, [_run("crepe/free", "crepe", "write")], [{"run_id": "crepe/free", "example_id": CREPE[0], "text": text}])
+    shown = ratings.targets(con, "crepe/free")["output_text"].tolist()
+    assert shown == ["(not in the Presupposition/Correction format) The common cold is a serious illness."]
+
+
 def test_targets_fall_back_to_the_answer_and_filter_by_split(store):
     con, ifqa, _ = store
     frame = ratings.targets(con, QA)
