@@ -75,7 +75,8 @@ def recall_curves() -> None:
         return
     base = alt.Chart(curves).encode(
         x=alt.X("k:Q", scale=alt.Scale(type="log"), title="K (log scale)"),
-        color=alt.Color("retriever:N", title="retriever"),
+        color=alt.Color("retriever:N", title="retriever", scale=alt.Scale(
+            domain=list(charts.RETRIEVER_COLORS), range=list(charts.RETRIEVER_COLORS.values()))),
         tooltip=["retriever", "k", alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
                  alt.Tooltip("high:Q", format=".3f"), "n"])
     band = base.mark_area(opacity=0.2).encode(y=alt.Y("low:Q", title="Recall@K (95% CI)", scale=alt.Scale(zero=False)), y2="high:Q")

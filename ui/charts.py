@@ -13,6 +13,7 @@ BADGES = {"E": "blue", "N": "gray", "C": "orange", "FP": "orange"}
 WIDTH = 420  # legible at half-page width when exported at scale 2
 
 
+RETRIEVER_COLORS = {"bm25": "#0072B2", "dense": "#E69F00", "hybrid": "#009E73"}  # Okabe–Ito, distinct in grey too
 KIND_COLORS = {"paper-reported": "#0072B2", "baseline": "#999999", "model run": "#009E73", "live": "#E69F00"}
 
 
