@@ -12,6 +12,7 @@ from backend import ratings
 from ui import charts, export, widgets
 from ui.resources import query, store, writable, wrote
 
+
 def pickers() -> tuple[pd.Series, str | None, str]:
     runs = widgets.require(ratings.rateable_runs, empty="No run has outputs to rate yet: ask the models on the "
                            "Playground page, or run one with `python -m backend predict` (see the README).")
