@@ -71,7 +71,8 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
     wrote()
     st.session_state.pop("rate_error", None)
     st.session_state["saved_note"] = f"Saved {example_id} as {rater}."
-    move(1, int(st.session_state.get("total", 1)))
+    if not st.session_state.get("todo"):  # with "only unrated" on, the next output takes this one's place
+        move(1, int(st.session_state.get("total", 1)))
 
 
 def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> None:
@@ -137,17 +138,23 @@ def export_block(run_id: str, dataset: str) -> None:
 st.title("Rate")
 run, split, rater = pickers()
 items = query(ratings.targets, run.name, split)
+mine = query(ratings.rater_values, run.name, rater) if rater else {}
+done = int(items["example_id"].isin(list(mine)).sum())
+st.progress(done / max(len(items), 1), text=f"{done:,} of {len(items):,} rated by {rater or '—'}")
+if st.toggle("Only outputs I have not rated", key="todo", bind="query-params", disabled=not rater):
+    items = items[~items["example_id"].isin(list(mine))]
 if items.empty:
-    st.warning("This run has no outputs in that split.")
+    if done:
+        st.success("You have rated every output here.")
+    else:
+        st.warning("This run has no outputs in that split.")
     st.stop()
 st.session_state["total"] = len(items)
 if int(st.session_state.get("item", 1)) > len(items):
     st.session_state["item"] = len(items)
 position = navigator(len(items))
 item = items.iloc[position - 1]
-saved = query(ratings.rater_values, run.name, rater).get(item["example_id"], {}) if rater else {}
-done = len(query(ratings.rater_values, run.name, rater)) if rater else 0
-st.progress(done / len(items), text=f"{done:,} of {len(items):,} rated by {rater or '—'}")
+saved = mine.get(item["example_id"], {})
 if "saved_note" in st.session_state:
     st.toast(st.session_state.pop("saved_note"), icon=":material/check:")
 

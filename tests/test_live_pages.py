@@ -166,6 +166,19 @@ def test_rate_saves_upserts_moves_on_and_measures_agreement(page, lab):
     assert saved == [("consistency", 0.0), ("correction", 1.0), ("fluency", 3.0), ("presupposition", 2.0)]
 
 
+def test_rate_only_unrated_outputs(page, lab):
+    con = connect(lab["store"])
+    first = con.execute("SELECT min(example_id) FROM predictions WHERE run_id = $r", {"r": WRITE_RUN}).fetchall()[0][0]
+    from backend import ratings
+    ratings.save(con, WRITE_RUN, first, "todo-rater", {"fluency": 1})
+    con.close()
+    at = page("rate", {"run": WRITE_RUN, "rater": "todo-rater", "todo": "true"})
+    assert not at.exception and at.toggle(key="todo").value
+    assert at.number_input(key="item").label == "Item (of 4)"
+    assert not any(m.value.startswith(f"**{first}**") for m in at.markdown)  # the rated one is skipped
+    assert any("1 of 5 rated by todo-rater" in str(p.proto) for p in at.get("progress"))
+
+
 def test_rate_rejects_a_bad_rater_id_and_keeps_what_was_saved(page, lab):
     before = rows(lab["store"], "SELECT * FROM ratings WHERE source = 'user' ORDER BY ALL")
     at = page("rate", {"run": WRITE_RUN, "rater": "bad id!"})
