@@ -54,6 +54,32 @@ def naive(path: Path, inputs: list, device: torch.device) -> float:
     return time.perf_counter() - started
 
 
+def flops_per_item(path: Path, inputs: list) -> float:
+    """Mean forward FLOPs per input: 2 per non-embedding weight per token, plus attention's 4·L²·d per layer."""
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    config = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True)
+    weights = sum(p.numel() for name, p in config.named_parameters() if "embeddings" not in name)
+    firsts, seconds = zip(*[(x, None) if isinstance(x, str) else x for x in inputs])
+    lengths = np.array([len(ids) for ids in tokenizer(list(firsts), None if seconds[0] is None else list(seconds),
+                                                       truncation=True, max_length=256)["input_ids"]])
+    layers, hidden = config.config.num_hidden_layers, config.config.hidden_size
+    return float(np.mean(2 * weights * lengths + 4 * layers * hidden * lengths ** 2))
+
+
+def matmul_peak(device: torch.device, n: int = 1024, windows: int = 10) -> float:
+    """This device's float32 GFLOP/s on square matmuls, best of short windows (a shared VM is noisy)."""
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    best = 0.0
+    for _ in range(windows):
+        started = time.perf_counter()
+        for _ in range(5):
+            torch.mm(a, b)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        best = max(best, 5 * 2 * n ** 3 / (time.perf_counter() - started) / 1e9)
+    return best
+
+
 def batched(path: Path, inputs: list) -> tuple[float, str]:
     classifier = SequenceClassifier(path, batch_size=128)
     classifier.predict(inputs[:64])  # warm-up
@@ -68,6 +94,10 @@ def compare(title: str, path: Path, inputs: list) -> None:
     print(f"{title}, device {device}")
     print(f"   naive per-example loop  {len(inputs) / slow:7.1f} items/s")
     print(f"   batched (ours)          {len(inputs) / fast:7.1f} items/s   {slow / fast:.1f}x the naive loop (target 2x)")
+    work = flops_per_item(path, inputs) * len(inputs) / 1e9
+    peak = matmul_peak(torch.device(device))
+    print(f"   roofline: {work / len(inputs):.2f} GFLOP/item; naive {work / slow:.0f} GFLOP/s, ours {work / fast:.0f} GFLOP/s, "
+          f"float32 matmul peak {peak:.0f} GFLOP/s; no batching can beat {peak * slow / work:.1f}x here")
 
 
 def latency(con, retrievers, model: str, retriever: str, questions: list[str]) -> list[float]:
