@@ -95,7 +95,7 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
     long["cell"] = long["gold"].astype(str) + ARROW + long["predicted"].astype(str)
     counts = dict(zip(long["cell"], long["n"]))
     options = [f"{g}{ARROW}{p}" for g in summary["labels"] for p in summary["labels"]]
-    cell = st.pills("Confusion cell (gold→predicted) filters the table", options, key="cell", bind="query-params",
+    cell = st.pills("Confusion cell (gold→predicted; or click one) filters the table", options, key="cell", bind="query-params",
                     help="Counts are in the heatmap: " + ", ".join(f"{c} {counts.get(c, 0):,}" for c in options))
     long["chosen"] = long["cell"] == cell
     long["dark"] = long["n"] > long["n"].max() / 2
@@ -104,10 +104,10 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
                                   y=alt.Y("gold:N", sort=list(table.index), title="gold", axis=axis))
     rect = base.mark_rect().encode(color=alt.Color("n:Q", scale=alt.Scale(scheme="greys"), title="items"),
                                    stroke=alt.condition("datum.chosen", alt.value("#E69F00"), alt.value(None)),
-                                   strokeWidth=alt.value(4), tooltip=["gold", "predicted", "n"])
+                                   strokeWidth=alt.value(4), tooltip=["gold", "predicted", "n"]).add_params(charts.pick("cell"))
     text = base.mark_text(fontSize=14).encode(text="n:Q", color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
     export.chart((rect + text).properties(width=charts.WIDTH // 2 + 60, height=charts.WIDTH // 3),
-                 f"Confusion matrix: {dataset}", caption, key="confusion")
+                 f"Confusion matrix: {dataset}", caption, key="confusion", choose={"cell": "cell"})
     if not cell:
         return ()
     gold, predicted = cell.split(ARROW)

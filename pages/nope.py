@@ -69,9 +69,11 @@ def figure2(report: dict, choice: str) -> None:
         color=alt.Color("label:N", scale=charts.label_scale(LABELS), sort=LABELS, title="Gold label"),
         order=alt.Order("rank:Q"), tooltip=["trigger_type", "polarity", "label", alt.Tooltip("share:Q", format=".1f"), "n"],
     ).transform_calculate(rank="indexof(['E','N','C'], datum.label)").properties(width=charts.WIDTH)
-    export.chart(chart, "NOPE Figure 2: gold label per trigger and polarity", caption(int(frame["n"].sum())), "fig2")
+    chart = chart.add_params(charts.pick("trigger_type", "polarity", "label"))
+    export.chart(chart, "NOPE Figure 2: gold label per trigger and polarity", caption(int(frame["n"].sum())), "fig2",
+                 choose={"trigger_type": "cell_trigger", "polarity": "cell_polarity", "label": "cell_label"})
     export.table(frame.round(1), nv.FIGURE2, caption(int(frame["n"].sum())), "fig2-table")
-    st.subheader("Items behind a bar")
+    st.subheader("Items behind a bar (click one, or choose)")
     a, b, c = st.columns(3)
     cell = {"trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", a),
             "polarity": pick("Polarity", POLARITIES, "cell_polarity", b),
@@ -96,10 +98,11 @@ def figure3(report: dict, choice: str) -> None:
         x=alt.X("mean_sd:Q", title="Mean SD of the five ratings (0–100 scale)"),
         color=alt.Color("polarity:N", scale=POLARITY_COLORS, title="Polarity"),
         tooltip=["trigger_type", "polarity", alt.Tooltip("mean_sd:Q", format=".1f"), "n"],
-    ).properties(width=charts.WIDTH)
-    export.chart(chart, "NOPE Figure 3: rating spread per trigger and polarity", caption(int(frame["n"].sum())), "fig3")
+    ).properties(width=charts.WIDTH).add_params(charts.pick("trigger_type", "polarity"))
+    export.chart(chart, "NOPE Figure 3: rating spread per trigger and polarity", caption(int(frame["n"].sum())), "fig3",
+                 choose={"trigger_type": "cell_trigger", "polarity": "cell_polarity"})
     export.table(frame.drop(columns="trigger").round(1), nv.FIGURE3, caption(int(frame["n"].sum())), "fig3-table")
-    st.subheader("Items behind a bar (most spread first)")
+    st.subheader("Items behind a bar (click one, or choose; most spread first)")
     a, b = st.columns(2)
     cell = {"trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", a),
             "polarity": pick("Polarity", POLARITIES, "cell_polarity", b)}
@@ -119,12 +122,14 @@ def figure5(report: dict, choice: str) -> None:
     base = alt.Chart(pct).encode(y=alt.Y("trigger:N", title="Trigger type"), yOffset=alt.YOffset("split:N", sort=["main", "adv"]))
     bars = base.mark_bar().encode(x=alt.X("accuracy:Q", title="Accuracy (%) with 95% CI", scale=alt.Scale(domain=[0, 100])),
                                   color=alt.Color("split:N", scale=SPLIT_COLORS, title="Corpus"),
-                                  tooltip=["trigger_type", "split", alt.Tooltip("accuracy:Q", format=".1f"), "n"])
+                                  tooltip=["trigger_type", "split", alt.Tooltip("accuracy:Q", format=".1f"), "n"]
+                                  ).add_params(charts.pick("trigger_type", "split"))
     chart = (bars + base.mark_rule(color="black").encode(x="low:Q", x2="high:Q")).properties(width=charts.WIDTH)
-    export.chart(chart, f"NOPE Figure 5: accuracy per trigger ({choice})", caption(int(frame["n"].max()), runs=[choice]), "fig5")
+    export.chart(chart, f"NOPE Figure 5: accuracy per trigger ({choice})", caption(int(frame["n"].max()), runs=[choice]), "fig5",
+                 choose={"trigger_type": "cell_trigger", "split": "cell_split"})
     table = pct[["split", "trigger_type", "accuracy", "low", "high", "n"]].round(1)
     export.table(table, nv.FIGURE5, caption(int(frame["n"].max()), runs=[choice]), "fig5-table")
-    st.subheader("Items behind a bar")
+    st.subheader("Items behind a bar (click one, or choose)")
     a, b = st.columns(2)
     cell = {"split": pick("Corpus", ["main", "adv"], "cell_split", a),
             "trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", b)}

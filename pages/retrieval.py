@@ -102,24 +102,19 @@ def attribution() -> None:
     summary = inspector.attribution_summary(frame, None if by == "(none)" else by)
     caption = charts.provenance(DATASET, len(frame), {"by": by}, runs=[run_id])
     outcomes = list(summary["outcome"].unique())
-    pick = alt.selection_point(fields=["outcome"], name="pick")
+    outcome = st.pills("Show (or click a bar)", outcomes, key="outcome", bind="query-params")
     y = alt.Y(f"{by}:N", title=None) if by != "(none)" else alt.Y("outcome:N", sort=outcomes, title=None)
-    bars = alt.Chart(summary).mark_bar().encode(
+    bars = alt.Chart(summary.assign(lit=(summary["outcome"] == outcome) | (outcome is None))).mark_bar().encode(
         x=alt.X("n:Q", stack=True, title="predictions"), y=y,
         color=alt.Color("outcome:N", sort=outcomes, scale=alt.Scale(domain=outcomes, range=[OUTCOME_COLORS[o] for o in outcomes])),
-        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.4)),
+        opacity=alt.condition("datum.lit", alt.value(1.0), alt.value(0.4)),
         tooltip=[*([by] if by != "(none)" else []), "outcome", "n", alt.Tooltip("share:Q", format=".1%"),
-                 alt.Tooltip("low:Q", format=".1%"), alt.Tooltip("high:Q", format=".1%")]).add_params(pick)
+                 alt.Tooltip("low:Q", format=".1%"), alt.Tooltip("high:Q", format=".1%")]).add_params(charts.pick("outcome"))
     height = 24 * summary[by if by != "(none)" else "outcome"].nunique()
-    event = export.chart(bars.properties(width=charts.WIDTH, height=max(60, height)), "Where QA errors come from",
-                         caption, key="attribution", on_select="rerun")
-    clicked = [p["outcome"] for p in (event.selection.get("pick") or []) if "outcome" in p] if event else []
-    if clicked and clicked != st.session_state.get("clicked"):  # a new click on a bar chooses that outcome
-        st.session_state["clicked"] = clicked
-        st.session_state["outcome"] = clicked[0]
+    export.chart(bars.properties(width=charts.WIDTH, height=max(60, height)), "Where QA errors come from",
+                 caption, key="attribution", choose={"outcome": "outcome"})
     export.table(summary, "Attribution summary", caption, key="attribution-summary",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("share", "low", "high")})
-    outcome = st.pills("Show", outcomes, key="outcome", bind="query-params")
     shown = frame if not outcome else frame[frame["outcome"] == outcome]
     shown = shown.assign(open=[f"example?{urlencode({'dataset': DATASET, 'example': e})}" for e in shown["example_id"]])
     export.table(shown, "QA predictions with their outcome", charts.provenance(DATASET, len(shown), {"outcome": outcome}, runs=[run_id]),

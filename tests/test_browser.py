@@ -95,6 +95,34 @@ def test_every_page_renders_in_chromium(served):
         browser.close()
 
 
+def mark(page, kind: str, *fields: str):
+    """A chart mark by its Vega aria label ('field: value' pairs), e.g. mark(page, 'bar', 'label: E')."""
+    found = page.locator(f"[data-testid=stVegaLiteChart] [aria-roledescription='{kind}']")
+    for field in fields:
+        found = found.and_(page.locator(f"[aria-label*='{field};']"))
+    return found
+
+
+@pytest.mark.slow
+def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
+    """A confusion-matrix cell filters Explore; a NOPE Figure 2 bar segment sets the three pickers below it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = browser_page(p)
+        shows(page, served, "explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it", "explore-click")
+        mark(page, "rect mark", "gold: N", "predicted: E").click(position={"x": 6, "y": 6})  # off the count's text
+        page.get_by_text("593 examples match").first.wait_for(timeout=60_000)  # every N item, called E
+        assert "cell=N%E2%86%92E" in page.url
+        shows(page, served, "nope", "Items behind a bar", "nope-click")
+        mark(page, "bar", "trigger_type: clefts", "polarity: negated", "label: E").click(position={"x": 3, "y": 3})
+        page.get_by_text("in trigger_type = clefts, polarity = negated, gold_label = E").first.wait_for(timeout=60_000)
+        assert page.get_by_text("91 items", exact=True).count() == 1  # Figure 2's table: clefts, negated, E = 91
+        assert "cell_trigger=clefts" in page.url and "cell_label=E" in page.url
+        page.screenshot(path=str(SHOTS / "nope-clicked.png"), full_page=True)
+        browser.close()
+
+
 @pytest.mark.slow
 def test_live_pages_work_in_chromium(served_lab):
     """Retrieval with an example and a QA run; a question asked on the Playground (stored and listed);

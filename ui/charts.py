@@ -31,6 +31,26 @@ def interval_dots(frame, x_title: str) -> alt.Chart:
     return (rules + dots).properties(width=WIDTH, height=max(60, 16 * len(frame)))
 
 
+PICK = "pick"  # the point selection a clickable chart carries (export.chart's `choose`)
+
+
+def pick(*fields: str) -> alt.Parameter:
+    """A click selection on `fields`; add it to the layer whose marks should answer clicks."""
+    return alt.selection_point(name=PICK, fields=list(fields), on="click")
+
+
+def clicked(state, choose: dict[str, str]) -> dict[str, object]:
+    """{widget key: value} for a click, from a chart's selection state and {field: widget key}.
+
+    >>> clicked({"selection": {"pick": [{"cell": "E→C"}]}}, {"cell": "cell"})
+    {'cell': 'E→C'}
+    >>> clicked({"selection": {"pick": []}}, {"cell": "cell"})
+    {}
+    """
+    points = ((state or {}).get("selection") or {}).get(PICK) or []
+    return {widget: points[0][field] for field, widget in choose.items() if field in points[0]} if points else {}
+
+
 def label_scale(labels: list[str]) -> alt.Scale:
     return alt.Scale(domain=labels, range=[LABEL_COLORS.get(label, "#56B4E9") for label in labels])
 

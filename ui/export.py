@@ -20,24 +20,30 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "export"
 
 
-def chart(figure: alt.Chart, title: str, caption: str, key: str, on_select: str = "ignore"):
+def chart(figure: alt.Chart, title: str, caption: str, key: str, choose: dict[str, str] | None = None) -> None:
     """Show a titled chart with its provenance caption and PNG/SVG downloads.
 
-    With `on_select="rerun"` (the chart must carry a selection parameter) a click on a mark reruns the
-    page and the selection event is returned.
+    `choose` makes marks clickable: {data field: widget key}. The figure must carry `charts.pick(*fields)`;
+    a click sets each widget (a URL-bound picker anywhere on the page) to the clicked mark's value.
     """
     plot_height = getattr(figure, "height", None)
     figure = charts.titled(figure, title, caption)
     # Streamlit's chart frame ignores the spec's height for band scales: pass it on, plus title and axes
     sized = {"height": int(plot_height) + 130} if isinstance(plot_height, (int, float)) else {}
-    selectable = {"on_select": on_select, "key": f"{key}-chart"} if on_select != "ignore" else {}
-    event = st.altair_chart(figure, width="stretch", **sized, **selectable)
+    chart_key = f"{key}-chart"
+    clickable = {"on_select": lambda: _apply_click(chart_key, choose), "key": chart_key} if choose else {}
+    st.altair_chart(figure, width="stretch", **sized, **clickable)
     left, right, _ = st.columns([1, 1, 4])
     left.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
                          key=f"{key}-png", on_click="ignore", icon=":material/image:")
     right.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
                           key=f"{key}-svg", on_click="ignore", icon=":material/draw:")
-    return event
+
+
+def _apply_click(chart_key: str, choose: dict[str, str]) -> None:
+    """Callback (runs before the rerun, so pickers already drawn may still change): clicked values to widgets."""
+    for widget, value in charts.clicked(st.session_state.get(chart_key), choose).items():
+        st.session_state[widget] = value
 
 
 def parquet_bytes(frame: pd.DataFrame, caption: str) -> bytes:
