@@ -133,6 +133,10 @@ def test_live_pages_work_in_chromium(served_lab):
     with sync_playwright() as p:
         browser, page = browser_page(p)
         shows(page, served_lab, f"retrieval?example=S-dev-0&qa_run={QA_RUN}", "A row's open link shows the example")
+        bar = mark(page, "bar").first  # the first outcome of the QA run's attribution chart
+        outcome = bar.get_attribute("aria-label").split("outcome: ")[1].split(";")[0]
+        bar.click(position={"x": 3, "y": 3})
+        page.wait_for_url(f"**outcome={outcome.replace(' ', '+')}**", timeout=60_000)
         shows(page, served_lab, "playground", "Stored live queries")
         page.get_by_role("textbox", name="Question").fill("Why did the Eiffel Tower move to Rome in 1990?")
         page.get_by_role("button", name="Ask").click()
