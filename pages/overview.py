@@ -1,5 +1,7 @@
 """Overview: loaded datasets (counts per split and label), each run's headline metric with n and CI
 beside the baselines, missing datasets and models and how to add them."""
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from backend import leaderboard, registry
@@ -37,9 +39,18 @@ if not board.empty:
     for split, part in board[board["dataset"] == dataset].groupby("split", sort=False):
         metric = part["metric"].iloc[0]
         caption = charts.provenance(dataset, int(part["n"].max()), {"split": split}, None)
-        export.chart(charts.interval_dots(part, f"{metric} ({split})"), f"{dataset} {metric} on {split}", caption,
-                     key=f"board-{dataset}-{split}")
-        export.table(part.round(4), f"{dataset} {metric} on {split}", caption, key=f"board-table-{dataset}-{split}")
+        clicked = f"board-run-{dataset}-{split}"
+        export.chart(charts.interval_dots(part, f"{metric} ({split})").add_params(charts.pick("run")),
+                     f"{dataset} {metric} on {split}", caption, key=f"board-{dataset}-{split}", choose={"run": clicked})
+        if st.session_state.get(clicked) in set(part["run"]):
+            run = st.session_state[clicked]
+            st.page_link("pages/explore.py", label=f"Explore {run}'s predictions on {split}", icon=":material/filter_alt:",
+                         query_params={"dataset": dataset, "run_a": run, "split": split})
+        links = part["run"].map(lambda run: "explore?" + urlencode({"dataset": dataset, "run_a": run, "split": split}))
+        export.table(part.round(4).assign(explore=links), f"{dataset} {metric} on {split}", caption,
+                     key=f"board-table-{dataset}-{split}",
+                     column_config={"explore": st.column_config.LinkColumn("explore", display_text="open ↗")})
+    st.caption("Click a run's dot, or its *open* link, to browse its predictions in Explore.")
 
 labelled = loaded[loaded["examples"] > 0]
 if not labelled.empty:

@@ -99,17 +99,24 @@ def mark(page, kind: str, *fields: str):
     """A chart mark by its Vega aria label ('field: value' pairs), e.g. mark(page, 'bar', 'label: E')."""
     found = page.locator(f"[data-testid=stVegaLiteChart] [aria-roledescription='{kind}']")
     for field in fields:
-        found = found.and_(page.locator(f"[aria-label*='{field};']"))
+        found = found.and_(page.locator(f"[aria-label*='{field};'], [aria-label$='{field}']"))  # a whole pair
     return found
 
 
 @pytest.mark.slow
 def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
-    """A confusion-matrix cell filters Explore; a NOPE Figure 2 bar segment sets the three pickers below it."""
+    """A run's dot on the Overview opens it in Explore; a confusion-matrix cell filters Explore; a NOPE
+    Figure 2 bar segment sets the three pickers below it."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser, page = browser_page(p)
+        shows(page, served, "", "Models", "overview-click")
+        mark(page, "point", "run: nope/baseline/always-E", "n: 2386").click()  # the main-split chart
+        page.get_by_role("link", name="Explore nope/baseline/always-E's predictions on main").click()
+        page.get_by_text("select a row to open it").first.wait_for(timeout=90_000)
+        assert "run_a=nope%2Fbaseline%2Falways-E" in page.url and "split=main" in page.url
+        assert page.get_by_text("80.6%", exact=True).count() == 1  # always-E on NOPE main, as on the board
         shows(page, served, "explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it", "explore-click")
         mark(page, "rect mark", "gold: N", "predicted: E").click(position={"x": 6, "y": 6})  # off the count's text
         page.get_by_text("593 examples match").first.wait_for(timeout=60_000)  # every N item, called E
