@@ -165,13 +165,15 @@ def run_labels(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
 
 def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filters = (), run_a: str | None = None,
                   run_b: str | None = None, search: str = "", correctness: str = "all") -> dict:
-    """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI) and the
-    confusion matrix (gold × predicted) on the items with a gold label; None where undefined."""
+    """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI), the confusion
+    matrix (gold × predicted) and the response bias (label shares, gold vs predicted) on the items with
+    a gold label; None where undefined."""
     sql, params = _slice_sql(dataset_id, filters, run_a, run_b, search, correctness)
     columns = con.execute(sql.format(select="gold_label, label_a") + " ORDER BY example_id", params).fetchnumpy()
     gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
     labels = run_labels(con, run_a) if run_a else []
-    summary = {"n": len(gold), "scored": 0, "labels": labels, "accuracy": None, "macro_f1": None, "confusion": None}
+    summary = {"n": len(gold), "scored": 0, "labels": labels, "accuracy": None, "macro_f1": None, "confusion": None,
+               "bias": None}
     scored = ~np.ma.getmaskarray(columns["gold_label"])
     if not labels or not scored.any():
         return summary
@@ -179,7 +181,8 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
     with _one_blas_thread():
         accuracy, macro_f1 = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
     return {**summary, "scored": int(scored.sum()), "accuracy": accuracy, "macro_f1": macro_f1,
-            "confusion": classification.confusion(list(gold), list(pred), labels)}
+            "confusion": classification.confusion(list(gold), list(pred), labels),
+            "bias": classification.response_bias(gold, pred, labels)}
 
 
 def _one_blas_thread():

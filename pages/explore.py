@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from backend import explore
+from backend.metrics.classification import dominant_label
 from backend.store import queries
 from ui import charts, export, widgets
 from ui.resources import query
@@ -114,6 +115,30 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
     return (("gold_label", (gold,)), ("label_a", (predicted,)))
 
 
+def warn_bias(summary: dict) -> None:
+    """Say so when run A gives one label to (almost) the whole slice: its accuracy is then mostly that label's share."""
+    skew = dominant_label(summary["bias"]) if summary["bias"] is not None else None
+    if skew:
+        st.warning(f"**Response bias:** run A answers **{skew['label']}** for {skew['predicted_share']:.1%} of this "
+                   f"slice, where {skew['gold_share']:.1%} of the gold labels are {skew['label']}; its accuracy here "
+                   "says little beyond that share.", icon=":material/balance:")
+
+
+def show_bias(summary: dict, dataset: str, caption: str) -> None:
+    """Each label's share among the gold labels and among run A's predictions (the Syn-(QA)² response-bias view)."""
+    long = summary["bias"].melt(id_vars="label", var_name="who", value_name="share")
+    long["who"] = long["who"].map({"gold_share": "gold", "predicted_share": "run A"})
+    chart = alt.Chart(long).mark_bar().encode(
+        y=alt.Y("label:N", sort=summary["labels"], title=None,
+                axis=alt.Axis(labelFontWeight="bold", labelColor=label_colors(summary["labels"]))),
+        yOffset=alt.YOffset("who:N", sort=["gold", "run A"]),
+        x=alt.X("share:Q", title="share of the slice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        color=alt.Color("who:N", title=None, scale=alt.Scale(domain=["gold", "run A"], range=["#555555", "#E69F00"])),
+        tooltip=["label", "who", alt.Tooltip("share:Q", format=".1%")])
+    export.chart(chart.properties(width=charts.WIDTH // 2, height=36 * len(summary["labels"])),
+                 f"Label shares: {dataset}", caption, key="bias")
+
+
 def example_links(frame: pd.DataFrame, dataset: str) -> pd.Series:
     """A relative link to the Example page for every row."""
     return frame["example_id"].map(lambda e: "example?" + urlencode({"dataset": dataset, "example": e}))
@@ -171,6 +196,7 @@ except ValueError as exc:
     st.stop()
 used_runs = [r for r in (run_a, run_b) if r]
 show_metrics(summary, run_a)
+warn_bias(summary)
 if summary["n"] == 0:
     st.info("No examples match these filters: remove a filter, clear the search, or choose another run A.")
     st.stop()
@@ -178,7 +204,11 @@ if summary["n"] == 0:
 cell_filters = ()
 if summary["confusion"] is not None:
     caption = charts.provenance(dataset, summary["scored"], active(filters, search, correctness), used_runs)
-    cell_filters = show_confusion(summary, dataset, caption)
+    left, right = st.columns(2)
+    with left:
+        cell_filters = show_confusion(summary, dataset, caption)
+    with right:
+        show_bias(summary, dataset, caption)
 
 table_args = (filters + cell_filters, *slice_args[1:])
 count = query(explore.slice_count, dataset, *table_args) if cell_filters else summary["n"]

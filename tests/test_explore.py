@@ -2,6 +2,7 @@
 details hold what the store knows; the pages render, follow the URL and explain bad ids."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -69,6 +70,15 @@ def test_summary_accuracy_is_the_direct_fraction_with_an_interval(real_con):
     confusion = summary["confusion"]
     assert list(confusion.index) == ["E", "N", "C"] and int(confusion.to_numpy().sum()) == len(gold)
     assert confusion.loc["E", "E"] == sum(g == p == "E" for g, p in zip(gold, pred))
+
+
+def test_summary_response_bias_is_the_label_shares(real_con):
+    gold = dict(real_con.execute("SELECT gold_label, count(*) FROM examples WHERE dataset_id = 'nope' "
+                                 "AND gold_label IS NOT NULL GROUP BY ALL").fetchall())
+    bias = explore.slice_summary(real_con, "nope", (), ALWAYS_E)["bias"].set_index("label")
+    assert bias["predicted_share"].to_dict() == {"E": 1.0, "N": 0.0, "C": 0.0}
+    assert bias.loc["E", "gold_share"] == pytest.approx(gold["E"] / sum(gold.values()))
+    assert bias["gold_share"].sum() == pytest.approx(1.0)
 
 
 def test_run_b_and_predicted_label_filters(real_con):
@@ -196,6 +206,17 @@ def test_selecting_a_row_opens_the_example_page(app):
     assert not at.exception and not at.error
     assert at.text_input(key="example").value == chosen and at.selectbox(key="dataset").value == "falseqa"
     assert at.subheader[0].value == f"falseqa · {chosen}"
+
+
+def test_explore_flags_a_response_bias_and_not_a_balanced_run(app):
+    at = app("pages/explore.py", dataset="nope", run_a=ALWAYS_E)
+    assert not at.exception
+    warnings = [w.value for w in at.warning if "Response bias" in w.value]
+    assert len(warnings) == 1 and "answers **E** for 100.0%" in warnings[0]
+    at = app("pages/explore.py", dataset="nope", run_a="nope/RoBERTa-large/mnli/1")
+    assert not at.exception and not [w for w in at.warning if "Response bias" in w.value]
+    titles = [json.loads(chart.proto.spec)["title"]["text"] for chart in at.get("vega_lite_chart")]
+    assert titles == ["Confusion matrix: nope", "Label shares: nope"]
 
 
 def test_explore_bad_correctness_without_run_is_ignored(app):

@@ -33,11 +33,11 @@ def chart(figure: alt.Chart, title: str, caption: str, key: str, choose: dict[st
     chart_key = f"{key}-chart"
     clickable = {"on_select": lambda: _apply_click(chart_key, choose), "key": chart_key} if choose else {}
     st.altair_chart(figure, width="stretch", **sized, **clickable)
-    left, right, _ = st.columns([1, 1, 4])
-    left.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
-                         key=f"{key}-png", on_click="ignore", icon=":material/image:")
-    right.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
-                          key=f"{key}-svg", on_click="ignore", icon=":material/draw:")
+    row = st.container(horizontal=True)  # buttons as wide as their labels, also in a narrow column
+    row.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
+                        key=f"{key}-png", on_click="ignore", icon=":material/image:", width="content")
+    row.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
+                        key=f"{key}-svg", on_click="ignore", icon=":material/draw:", width="content")
 
 
 def _apply_click(chart_key: str, choose: dict[str, str]) -> None:
@@ -64,8 +64,9 @@ def table(frame: pd.DataFrame, title: str, caption: str, key: str, **dataframe_k
     """Show a table with its caption and CSV/Parquet downloads."""
     st.dataframe(frame, hide_index=True, width="stretch", **dataframe_kwargs)
     st.caption(caption)
-    left, right, _ = st.columns([1, 1, 4])
-    left.download_button("CSV", lambda: csv_bytes(frame, caption), f"{_slug(title)}.csv", "text/csv",
-                         key=f"{key}-csv", on_click="ignore", icon=":material/table:")
-    right.download_button("Parquet", lambda: parquet_bytes(frame, caption), f"{_slug(title)}.parquet",
-                          "application/octet-stream", key=f"{key}-parquet", on_click="ignore", icon=":material/database:")
+    row = st.container(horizontal=True)
+    row.download_button("CSV", lambda: csv_bytes(frame, caption), f"{_slug(title)}.csv", "text/csv",
+                        key=f"{key}-csv", on_click="ignore", icon=":material/table:", width="content")
+    row.download_button("Parquet", lambda: parquet_bytes(frame, caption), f"{_slug(title)}.parquet",
+                        "application/octet-stream", key=f"{key}-parquet", on_click="ignore", icon=":material/database:",
+                        width="content")

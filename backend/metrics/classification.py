@@ -100,3 +100,16 @@ def response_bias(gold, pred, labels: list[str]) -> pd.DataFrame:
         "gold_share": [float((gold == label).sum()) / n for label in labels],
         "predicted_share": [float((pred == label).sum()) / n for label in labels],
     })
+
+
+def dominant_label(bias: pd.DataFrame, at_least: float = 0.9, over_gold: float = 0.1) -> dict | None:
+    """The label a run gives to at least `at_least` of the items, `over_gold` more often than it is gold
+    (a response bias worth flagging), as a row of `response_bias`; None when there is none.
+
+    >>> dominant_label(response_bias(["E", "E", "N", "C"] * 5, ["E"] * 20, ["E", "N", "C"]))
+    {'label': 'E', 'gold_share': 0.5, 'predicted_share': 1.0}
+    >>> dominant_label(response_bias(["E", "N"], ["E", "N"], ["E", "N"])) is None
+    True
+    """
+    skewed = bias[(bias["predicted_share"] >= at_least) & (bias["predicted_share"] - bias["gold_share"] >= over_gold)]
+    return skewed.iloc[0].to_dict() if len(skewed) else None
