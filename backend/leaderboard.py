@@ -50,11 +50,20 @@ def _retrieval(group: pd.DataFrame) -> tuple[str, Estimate]:
     return "Recall@20", retrieval.recall_at_k(ranks, 20)
 
 
+def _bias(group: pd.DataFrame) -> str:
+    """'N for 99.6% (gold 50.0%)' when the run gives one label to almost everything, else ''."""
+    scored = group[group["gold_label"].notna()]
+    skew = classification.dominant_label(classification.response_bias(scored["gold_label"], scored["label"],
+                                                                      list(group["labels"].iloc[0])))
+    return f"{skew['label']} for {skew['predicted_share']:.1%} (gold {skew['gold_share']:.1%})" if skew else ""
+
+
 METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "retrieve": _retrieval}
 
 
 def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """dataset, run, model, kind (paper-reported | baseline | model run), metric, split, value, low, high, n."""
+    """dataset, run, model, kind (paper-reported | baseline | model run), metric, split, value, low, high, n,
+    and bias: for a classifier that gives one label to almost every item, which and how often."""
     frame = _predictions(con)
     rows = []
     for (dataset, run_id, split), group in frame.groupby(["dataset_id", "run_id", "split"], sort=True):
@@ -64,6 +73,6 @@ def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         metric, estimate = METRICS[task](group)
         rows.append({"dataset": dataset, "run": run_id, "model": group["model_id"].iloc[0],
                      "kind": SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]), "metric": metric,
-                     "split": split, **estimate.as_dict()})
-    columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n"]
+                     "split": split, **estimate.as_dict(), "bias": _bias(group) if task in ("nli", "detect") else ""})
+    columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n", "bias"]
     return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "split", "value"], ascending=[True, True, False])

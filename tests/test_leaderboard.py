@@ -27,3 +27,10 @@ def test_detection_headline_is_macro_f1_on_test(board):
     assert (always_fp["kind"], always_fp["metric"], always_fp["n"]) == ("baseline", "macro-F1", 1374)
     assert always_fp["value"] == pytest.approx(1 / 3)
     assert ("falseqa/baseline/always-FP", "train") not in board.index   # training data is not an evaluation
+
+
+def test_runs_that_give_one_label_to_almost_everything_are_flagged(board):
+    assert board.loc[("nope/baseline/always-E", "main"), "bias"] == "E for 100.0% (gold 80.6%)"
+    assert board.loc[("falseqa/baseline/always-N", "test"), "bias"] == "N for 100.0% (gold 50.0%)"
+    assert board.loc[("falseqa/baseline/random", "test"), "bias"] == ""
+    assert board.loc[("nope/DeBERTa-xlarge/mnli-snli-anli-fever/1", "main"), "bias"] == ""
