@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from backend.metrics import classification
+from backend.metrics.bootstrap import paired_difference
+from backend.metrics.pairs import mcnemar
 from backend.store.queries import FACETS
 
 try:  # installed with scikit-learn; found once, so limiting per call costs nothing
@@ -167,22 +169,34 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
                   run_b: str | None = None, search: str = "", correctness: str = "all") -> dict:
     """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI), the confusion
     matrix (gold × predicted) and the response bias (label shares, gold vs predicted) on the items with
-    a gold label; None where undefined."""
+    a gold label; with a run B, how B compares with A (`compare`); None where undefined."""
     sql, params = _slice_sql(dataset_id, filters, run_a, run_b, search, correctness)
-    columns = con.execute(sql.format(select="gold_label, label_a") + " ORDER BY example_id", params).fetchnumpy()
+    columns = con.execute(sql.format(select="gold_label, label_a, label_b") + " ORDER BY example_id", params).fetchnumpy()
     gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
     labels = run_labels(con, run_a) if run_a else []
     summary = {"n": len(gold), "scored": 0, "labels": labels, "accuracy": None, "macro_f1": None, "confusion": None,
-               "bias": None}
+               "bias": None, "compare": None}
     scored = ~np.ma.getmaskarray(columns["gold_label"])
     if not labels or not scored.any():
         return summary
     gold, pred = gold[scored], pred[scored]
     with _one_blas_thread():
         accuracy, macro_f1 = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
+        compare = _compare(gold, pred, _objects(columns["label_b"])[scored]) if run_b else None
     return {**summary, "scored": int(scored.sum()), "accuracy": accuracy, "macro_f1": macro_f1,
             "confusion": classification.confusion(list(gold), list(pred), labels),
-            "bias": classification.response_bias(gold, pred, labels)}
+            "bias": classification.response_bias(gold, pred, labels), "compare": compare}
+
+
+def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray) -> dict | None:
+    """Run B against run A on the items both labelled: B's accuracy, B − A (paired bootstrap CI and p), McNemar p."""
+    both = np.array([label is not None for label in pred_b], dtype=bool)
+    if not both.any():
+        return None
+    a, b = classification.correct(gold[both], pred_a[both]), classification.correct(gold[both], pred_b[both])
+    return {"n": int(both.sum()), "accuracy_a": classification.accuracy(gold[both], pred_a[both]),
+            "accuracy_b": classification.accuracy(gold[both], pred_b[both]),
+            "difference": paired_difference(b, a), "mcnemar_p": mcnemar(a, b)}
 
 
 def _one_blas_thread():

@@ -81,6 +81,28 @@ def show_metrics(summary: dict, run_a: str | None) -> None:
         st.caption("Choose a run A to see its accuracy, confusion matrix and predictions.")
 
 
+def show_comparison(compare: dict | None) -> None:
+    """Run B against run A on the items both labelled: accuracies, B − A with a paired-bootstrap CI, McNemar."""
+    if compare is None:
+        st.caption("Run B labelled none of the items with a gold label in this slice: nothing to compare.")
+        return
+    diff = compare["difference"]
+    a, b, delta = st.columns(3)
+    a.metric("Accuracy A (items both labelled)", f"{100 * compare['accuracy_a'].value:.1f}%")
+    b.metric("Accuracy B", f"{100 * compare['accuracy_b'].value:.1f}%", help="95% bootstrap CI below")
+    b.caption(f"95% CI [{100 * compare['accuracy_b'].low:.1f}, {100 * compare['accuracy_b'].high:.1f}] · n={compare['n']:,}")
+    delta.metric("B − A", f"{100 * diff.difference:+.1f} pts",
+                 help="Paired bootstrap over the same items (1,000 resamples); McNemar's exact test on the items "
+                      "exactly one run got right.")
+    delta.caption(f"95% CI [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}] · paired bootstrap p {p_text(diff.p_value)} · "
+                  f"McNemar p {p_text(compare['mcnemar_p'])}")
+
+
+def p_text(p: float) -> str:
+    """'< 0.001' below the resolution of 1,000 bootstrap resamples, else '= 0.042'."""
+    return "< 0.001" if p < 0.001 else f"= {p:.3f}"
+
+
 def label_colors(labels: list[str]) -> alt.ExprRef:
     """A Vega expression colouring axis labels with the tool's label colours (ui.charts.LABEL_COLORS)."""
     expr = "'#333333'"
@@ -196,6 +218,8 @@ except ValueError as exc:
     st.stop()
 used_runs = [r for r in (run_a, run_b) if r]
 show_metrics(summary, run_a)
+if run_b and summary["accuracy"] is not None:
+    show_comparison(summary["compare"])
 warn_bias(summary)
 if summary["n"] == 0:
     st.info("No examples match these filters: remove a filter, clear the search, or choose another run A.")
@@ -204,7 +228,7 @@ if summary["n"] == 0:
 cell_filters = ()
 if summary["confusion"] is not None:
     caption = charts.provenance(dataset, summary["scored"], active(filters, search, correctness), used_runs)
-    left, right = st.columns(2)
+    left, right = st.columns([3, 2])
     with left:
         cell_filters = show_confusion(summary, dataset, caption)
     with right:

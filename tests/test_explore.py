@@ -81,6 +81,25 @@ def test_summary_response_bias_is_the_label_shares(real_con):
     assert bias["gold_share"].sum() == pytest.approx(1.0)
 
 
+def test_summary_compares_run_b_with_run_a_on_the_same_items(real_con):
+    a, b = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0"
+    rows = real_con.execute("""
+        SELECT e.gold_label, pa.label, pb.label FROM examples e
+        JOIN predictions pa ON pa.example_id = e.example_id AND pa.run_id = $a
+        JOIN predictions pb ON pb.example_id = e.example_id AND pb.run_id = $b
+        WHERE e.dataset_id = 'nope' AND e.trigger_type = 'clefts' AND e.polarity = 'negated'""", {"a": a, "b": b}).fetchall()
+    right_a = [g == x for g, x, _ in rows]
+    right_b = [g == y for g, _, y in rows]
+    compare = explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, a, b)["compare"]
+    assert compare["n"] == len(rows) > 0
+    assert compare["accuracy_a"].value == pytest.approx(sum(right_a) / len(rows))
+    assert compare["accuracy_b"].value == pytest.approx(sum(right_b) / len(rows))
+    diff = compare["difference"]
+    assert diff.difference == pytest.approx((sum(right_b) - sum(right_a)) / len(rows))
+    assert diff.low <= diff.difference <= diff.high and 0 < diff.p_value <= 1 and 0 < compare["mcnemar_p"] <= 1
+    assert explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, a)["compare"] is None  # no run B
+
+
 def test_run_b_and_predicted_label_filters(real_con):
     a, b = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0"
     frame = explore.slice_frame(real_con, "nope", (("label_a", ("N",)),), a, b, sort="disagree_first", limit=None)
@@ -217,6 +236,15 @@ def test_explore_flags_a_response_bias_and_not_a_balanced_run(app):
     assert not at.exception and not [w for w in at.warning if "Response bias" in w.value]
     titles = [json.loads(chart.proto.spec)["title"]["text"] for chart in at.get("vega_lite_chart")]
     assert titles == ["Confusion matrix: nope", "Label shares: nope"]
+
+
+def test_explore_shows_run_b_against_run_a(app, real_con):
+    a, b = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0"
+    at = app("pages/explore.py", dataset="nope", run_a=a, run_b=b)
+    assert not at.exception and not at.error
+    compare = explore.slice_summary(real_con, "nope", (), a, b)["compare"]
+    assert metric(at, "B − A") == f"{100 * compare['difference'].difference:+.1f} pts"
+    assert metric(at, "Accuracy B") == f"{100 * compare['accuracy_b'].value:.1f}%"
 
 
 def test_explore_bad_correctness_without_run_is_ignored(app):
