@@ -182,21 +182,23 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
     gold, pred = gold[scored], pred[scored]
     with _one_blas_thread():
         accuracy, macro_f1 = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
-        compare = _compare(gold, pred, _objects(columns["label_b"])[scored]) if run_b else None
+        compare = _compare(gold, pred, _objects(columns["label_b"])[scored], labels) if run_b else None
     return {**summary, "scored": int(scored.sum()), "accuracy": accuracy, "macro_f1": macro_f1,
             "confusion": classification.confusion(list(gold), list(pred), labels),
             "bias": classification.response_bias(gold, pred, labels), "compare": compare}
 
 
-def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray) -> dict | None:
-    """Run B against run A on the items both labelled: B's accuracy, B − A (paired bootstrap CI and p), McNemar p."""
+def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: list[str]) -> dict | None:
+    """Run B against run A on the items both labelled: accuracies, B − A (paired bootstrap CI and p), McNemar p,
+    and B's label shares."""
     both = np.array([label is not None for label in pred_b], dtype=bool)
     if not both.any():
         return None
     a, b = classification.correct(gold[both], pred_a[both]), classification.correct(gold[both], pred_b[both])
     return {"n": int(both.sum()), "accuracy_a": classification.accuracy(gold[both], pred_a[both]),
             "accuracy_b": classification.accuracy(gold[both], pred_b[both]),
-            "difference": paired_difference(b, a), "mcnemar_p": mcnemar(a, b)}
+            "difference": paired_difference(b, a), "mcnemar_p": mcnemar(a, b),
+            "bias_b": classification.response_bias(gold[both], pred_b[both], labels)}
 
 
 def _one_blas_thread():

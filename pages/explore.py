@@ -138,26 +138,30 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
 
 
 def warn_bias(summary: dict) -> None:
-    """Say so when run A gives one label to (almost) the whole slice: its accuracy is then mostly that label's share."""
-    skew = dominant_label(summary["bias"]) if summary["bias"] is not None else None
-    if skew:
-        st.warning(f"**Response bias:** run A answers **{skew['label']}** for {skew['predicted_share']:.1%} of this "
-                   f"slice, where {skew['gold_share']:.1%} of the gold labels are {skew['label']}; its accuracy here "
-                   "says little beyond that share.", icon=":material/balance:")
+    """Say so when a run gives one label to (almost) the whole slice: its accuracy is then mostly that label's share."""
+    for who, bias in (("run A", summary["bias"]), ("run B", (summary["compare"] or {}).get("bias_b"))):
+        skew = dominant_label(bias) if bias is not None else None
+        if skew:
+            st.warning(f"**Response bias:** {who} answers **{skew['label']}** for {skew['predicted_share']:.1%} of this "
+                       f"slice, where {skew['gold_share']:.1%} of the gold labels are {skew['label']}; its accuracy here "
+                       "says little beyond that share.", icon=":material/balance:")
 
 
 def show_bias(summary: dict, dataset: str, caption: str) -> None:
-    """Each label's share among the gold labels and among run A's predictions (the Syn-(QA)² response-bias view)."""
-    long = summary["bias"].melt(id_vars="label", var_name="who", value_name="share")
-    long["who"] = long["who"].map({"gold_share": "gold", "predicted_share": "run A"})
+    """Each label's share among the gold labels and among the runs' predictions (the Syn-(QA)² response-bias view)."""
+    shares = summary["bias"].rename(columns={"gold_share": "gold", "predicted_share": "run A"})
+    if summary["compare"]:
+        shares["run B"] = summary["compare"]["bias_b"]["predicted_share"].to_numpy()
+    who = [c for c in ("gold", "run A", "run B") if c in shares]
+    long = shares.melt(id_vars="label", value_vars=who, var_name="who", value_name="share")
     chart = alt.Chart(long).mark_bar().encode(
         y=alt.Y("label:N", sort=summary["labels"], title=None,
                 axis=alt.Axis(labelFontWeight="bold", labelColor=label_colors(summary["labels"]))),
-        yOffset=alt.YOffset("who:N", sort=["gold", "run A"]),
+        yOffset=alt.YOffset("who:N", sort=who),
         x=alt.X("share:Q", title="share of the slice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        color=alt.Color("who:N", title=None, scale=alt.Scale(domain=["gold", "run A"], range=["#555555", "#E69F00"])),
+        color=alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=["#555555", "#E69F00", "#56B4E9"][:len(who)])),
         tooltip=["label", "who", alt.Tooltip("share:Q", format=".1%")])
-    export.chart(chart.properties(width=charts.WIDTH // 2, height=36 * len(summary["labels"])),
+    export.chart(chart.properties(width=charts.WIDTH // 2, height=18 * len(who) * len(summary["labels"])),
                  f"Label shares: {dataset}", caption, key="bias")
 
 

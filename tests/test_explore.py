@@ -236,6 +236,10 @@ def test_explore_flags_a_response_bias_and_not_a_balanced_run(app):
     assert not at.exception and not [w for w in at.warning if "Response bias" in w.value]
     titles = [json.loads(chart.proto.spec)["title"]["text"] for chart in at.get("vega_lite_chart")]
     assert titles == ["Confusion matrix: nope", "Label shares: nope"]
+    at = app("pages/explore.py", dataset="falseqa", run_a="falseqa/baseline/always-FP", run_b="falseqa/baseline/always-N")
+    warnings = [w.value for w in at.warning if "Response bias" in w.value]
+    assert not at.exception and len(warnings) == 2
+    assert "run A answers **FP** for 100.0%" in warnings[0] and "run B answers **N** for 100.0%" in warnings[1]
 
 
 def test_explore_shows_run_b_against_run_a(app, real_con):
