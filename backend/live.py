@@ -19,7 +19,7 @@ import pandas as pd
 
 from backend import registry, runs
 from backend.models.output import Output
-from backend.store.writer import append_predictions, start_run
+from backend.store.writer import store_live
 
 MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
 CACHE_SIZE = 512
@@ -102,16 +102,17 @@ def ask(con: duckdb.DuckDBPyConnection, query: Query, retrievers: dict | None = 
 
 
 def _store(con, runner: runs.Runner, request: runs.Request, run_id: str, query: Query, answer: Answer) -> None:
+    """The answer as this example's row of the live run, in one transaction (retried once if another
+    session created the run or answered the same input at the same moment)."""
     row = {**runs.run_row(request, runner), "run_id": run_id, "source": "live"}
-    start_run(con, row)
-    con.execute("UPDATE runs SET status = 'live' WHERE run_id = $r", {"r": run_id})
     predictions, retrievals = runs.output_rows(run_id, [query.example_id()], [answer.output], answer.latency_ms / 1000)
     asked = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
     predictions[0]["text"] = {**(predictions[0]["text"] or {}), "asked_at": asked,
                               "input": {k: v for k, v in asdict(query).items() if v}}
-    con.execute("DELETE FROM retrievals WHERE run_id = $r AND example_id = $e", {"r": run_id, "e": query.example_id()})
-    con.execute("DELETE FROM predictions WHERE run_id = $r AND example_id = $e", {"r": run_id, "e": query.example_id()})
-    append_predictions(con, predictions, retrievals)
+    try:
+        store_live(con, row, predictions, retrievals)
+    except (duckdb.ConstraintException, duckdb.TransactionException):
+        store_live(con, row, predictions, retrievals)
 
 
 @dataclass(frozen=True)

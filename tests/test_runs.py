@@ -97,6 +97,33 @@ def test_live_query_is_cached_and_stored(store):
     assert queries.run_status(store, first.run_id)["status"] == "live"
 
 
+def test_a_failed_live_store_keeps_the_earlier_answer(store, monkeypatch):
+    from backend import live
+    from backend.store import writer
+
+    live.clear_cache()
+    query = live.Query(model="tiny-nli", task="nli", premise="she quit her job", hypothesis="she had a job")
+    first = live.ask(store, query)
+    rows = lambda: store.execute("SELECT run_id, example_id, label FROM predictions WHERE run_id LIKE 'live/%'").fetchall()  # noqa: E731
+    before = rows()
+    assert len(before) == 1
+    live.clear_cache()
+
+    def broken(con, name, batch):
+        if name == "predictions":
+            raise RuntimeError("disk full")
+        return original(con, name, batch)
+    original = writer.arrow_table
+    monkeypatch.setattr(writer, "arrow_table", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        live.ask(store, query)
+    assert rows() == before and before[0][2] == first.output.label  # the answer stored first is still there
+    monkeypatch.setattr(writer, "arrow_table", original)
+    live.clear_cache()
+    live.ask(store, query)  # asked again: replaced, not duplicated
+    assert len(rows()) == 1
+
+
 @pytest.mark.parametrize("query, message", [
     (dict(task="nli", premise="", hypothesis="x"), "premise: empty"),
     (dict(task="detect", question="x" * 1600), "question: 1,600 characters; at most 1,000"),

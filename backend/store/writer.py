@@ -106,6 +106,20 @@ def append_predictions(con: duckdb.DuckDBPyConnection, predictions: list[dict], 
     _transaction(con, [], tables)
 
 
+def store_live(con: duckdb.DuckDBPyConnection, run: dict, predictions: list[dict], retrievals: list[dict] = ()) -> None:
+    """Store live answers in one transaction: the 'live' run is created on its first answer, and an
+    example's earlier answer (and its passages) is replaced; a failure leaves the store as it was."""
+    examples = [p["example_id"] for p in predictions]
+    deletes = [(f"DELETE FROM {name} WHERE run_id = $r AND list_contains($e, example_id)",
+                {"r": run["run_id"], "e": examples}) for name in ("retrievals", "predictions")]
+    tables = {name: arrow_table(con, name, rows) for name, rows in
+              (("predictions", predictions), ("retrievals", list(retrievals))) if rows}
+    if con.execute("SELECT 1 FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone() is None:
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        tables = {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "live"}]), **tables}
+    _transaction(con, deletes, tables)
+
+
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, seconds: float) -> None:
     """Mark a run complete (or interrupted/failed): only 'complete' runs appear in evaluations."""
     con.execute("UPDATE runs SET status = $s, seconds = coalesce(seconds, 0) + $t WHERE run_id = $r",
