@@ -86,10 +86,14 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
     """Retrieve and ask every engine for every version, with progress; errors are kept per answer."""
     results = {}
     with st.status("Asking the models…", expanded=True) as status:
-        shared = None
+        shared, no_index = None, None
         if mode == "question" and retriever != "none":
             status.write("Loading the retrieval indexes (once per server)…")
-            shared = retrievers()
+            try:
+                shared = retrievers()
+            except FileNotFoundError as exc:  # models that need passages say so in their cards
+                no_index, retriever = f"no retrieval index here: {exc}", "none"
+                status.write(f":orange[{no_index}] — answering without passages.")
         for version, text in versions.items():
             found = {"answers": [], "hits": None}
             if shared is not None:
@@ -99,7 +103,7 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
             for engine in engines:
                 use = retriever if engine.retriever != "none" and retriever != "none" else None
                 if engine.retriever == "required" and use is None:
-                    found["answers"].append((engine, None, "needs a retriever: choose bm25, dense or hybrid"))
+                    found["answers"].append((engine, None, no_index or "needs a retriever: choose bm25, dense or hybrid"))
                     continue
                 status.write(f"{version}: {engine.model} ({engine.task}) — loaded once, then shared by every session…")
                 query_ = live.Query(model=engine.model, task=engine.task, retriever=use, k=k,

@@ -116,6 +116,23 @@ def test_playground_example_edit_side_by_side_is_stored(page, lab):
     assert "Why do cats bark at night?" in set(history["input"])
 
 
+def test_playground_without_indexes_says_so_instead_of_failing(page, lab, tmp_path, monkeypatch):
+    bare = tmp_path / "data"  # the same models, no retrieval indexes
+    bare.mkdir()
+    for entry in lab["data"].iterdir():
+        if entry.name != "indexes":
+            (bare / entry.name).symlink_to(entry)
+    at = page("playground", {"question": "Why did the Eiffel Tower move to Rome?"})
+    monkeypatch.setenv("PLAB_DATA_DIR", str(bare))
+    at = ask(at, ["tiny-nli · false-premise detection by NLI over the retrieved passages",
+                  "tiny-fp · false-premise detection (question only)"], "hybrid")
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "no retrieval index here" in errors[0] and "python -m backend index" in errors[0]
+    assert rows(lab["store"], "SELECT count(*) FROM predictions WHERE run_id = 'live/tiny-fp/detect' "
+                "AND text->>'$.input.question' = 'Why did the Eiffel Tower move to Rome?'") == [(1,)]
+
+
 def test_playground_input_and_models_come_from_the_url(page):
     fp = "tiny-fp · false-premise detection (question only)"
     at = page("playground", {"question": "Why is the moon made of cheese?", "engines": fp, "retriever": "none"})
