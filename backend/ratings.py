@@ -211,6 +211,11 @@ def save(con: duckdb.DuckDBPyConnection, run_id: str, example_id: str, rater_id:
         raise RatingError("note", f"{len(note) if isinstance(note, str) else type(note).__name__}; "
                                   f"expected text of at most {MAX_NOTE} characters")
     key = {"d": dataset_id, "e": example_id, "r": run_id, "u": rater}
+    if all(v is None for v in scores.values()):
+        held = con.execute("SELECT count(*) FROM ratings WHERE source = 'user' AND dataset_id = $d AND example_id = $e "
+                           "AND run_id = $r AND rater_id = $u", key).fetchone()[0]
+        if not held:  # nothing to clear either: saving would silently do nothing (and drop any note)
+            raise RatingError("values", f"no score chosen; choose at least one of {', '.join(allowed)}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     written = 0
     con.execute("BEGIN TRANSACTION")

@@ -64,13 +64,14 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
     """Save the form's values (a callback, so moving on happens before the page reruns)."""
     values = {c: st.session_state.get(f"{key}|{c}") for c in ratings.criteria_for(task)}
     try:
-        ratings.save(store(), run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None)
+        written = ratings.save(store(), run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None)
     except ratings.RatingError as exc:
         st.session_state["rate_error"] = (key, str(exc))
         return
     wrote()
     st.session_state.pop("rate_error", None)
-    st.session_state["saved_note"] = f"Saved {example_id} as {rater}."
+    st.session_state["saved_note"] = (f"Saved {example_id} as {rater}." if written
+                                      else f"Cleared {rater}'s ratings of {example_id}.")
     if not st.session_state.get("todo"):  # with "only unrated" on, the next output takes this one's place
         move(1, int(st.session_state.get("total", 1)))
 

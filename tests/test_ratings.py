@@ -174,6 +174,8 @@ def test_none_clears_a_criterion(store):
     assert ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": None, "correction": 0, "presupposition": None}) == 1
     assert ratings.rater_values(con, WRITE, "ann") == {"sycon-000": {"consistency": 2.0, "correction": 0.0}}
     assert ratings.rater_values(con, WRITE, "bob") == {"sycon-000": {"fluency": 3.0}}  # another rater's rating stays
+    assert ratings.save(con, WRITE, "sycon-000", "ann", dict.fromkeys(ratings.criteria_for("write"))) == 0  # clears all
+    assert ratings.rater_values(con, WRITE, "ann") == {} and ratings.rater_values(con, WRITE, "bob")
 
 
 def test_ratings_frame_holds_only_user_ratings_of_every_run(store):
@@ -209,6 +211,8 @@ INVALID = [  # (run, example, rater, values, note) changes → field at fault, w
     ({"values": {"fluency": 0, "correction": 1, "consistency": 9}}, "consistency", "out of range"),  # bad one last
     ({"values": {"fluency": None, "correction": 7}}, "correction", "out of range"),  # the delete must not happen
     ({"note": "x" * 2001}, "note", "at most 2000"),
+    ({"rater_id": "cat", "values": {"fluency": None, "correction": None}, "note": "a note alone"}, "values",
+     "no score chosen"),  # nothing to save and nothing to clear: not a silent no-op
     ({"run_id": QA, "example_id": None, "values": {"acceptability": 2}}, "acceptability", "integer from 0 to 1"),
 ]
 
