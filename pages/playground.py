@@ -10,7 +10,7 @@ import streamlit as st
 from backend import explore, live, registry, runs
 from backend.retrieval import inspector
 from ui import charts, export
-from ui.resources import StoreLocked, query, retrievers, store, writable, wrote
+from ui.resources import StoreLocked, query, read_only_notice, retrievers, store, writable, wrote
 
 MODES = {"Question": "question", "NLI pair": "nli"}  # label (shown and in the URL) → mode
 SOURCE_DATASETS = {"question": ["falseqa", "ifqa", "crepe", "synqa2"], "nli": ["nope"]}
@@ -178,7 +178,7 @@ except (FileNotFoundError, StoreLocked) as exc:
     st.error(f"{exc}. Then reload this page.")
     st.stop()
 if not can_write:
-    st.info("Another process holds the store, so answers are shown but not stored. Stop it and reload to store them.")
+    read_only_notice("answers are shown but not stored")
 mode = MODES[st.segmented_control("Input", list(MODES), default="Question", key="mode", bind="query-params",
                                   help="A question, or a premise and hypothesis for NLI") or "Question"]
 if st.session_state.get("original_mode") != mode:  # a loaded example belongs to one mode

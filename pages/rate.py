@@ -10,7 +10,7 @@ import streamlit as st
 
 from backend import ratings
 from ui import charts, export, widgets
-from ui.resources import query, store, writable, wrote
+from ui.resources import query, read_only_notice, store, writable, wrote
 
 
 def pickers() -> tuple[pd.Series, str | None, str]:
@@ -164,7 +164,7 @@ with left:
     show_item(item)
 with right:
     if not writable():
-        st.warning("Another process holds the store, so ratings cannot be saved now. Stop it and reload.")
+        read_only_notice("ratings cannot be saved now")
     elif not rater:
         st.info("Type a rater id above to rate.")
     else:

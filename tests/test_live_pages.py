@@ -183,6 +183,25 @@ def test_rate_saves_upserts_moves_on_and_measures_agreement(page, lab):
     assert saved == [("consistency", 0.0), ("correction", 1.0), ("fluency", 3.0), ("presupposition", 2.0)]
 
 
+def test_rate_while_another_process_reads_the_store_then_tries_again(page, lab):
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; held = duckdb.connect(sys.argv[1], read_only=True); "
+                               "print('held', flush=True); time.sleep(120)", str(lab["store"])], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        at = page("rate", {"run": WRITE_RUN, "rater": "ann"})
+        assert not at.exception
+        assert any("ratings cannot be saved now" in w.value for w in at.warning) and not at.get("form_submit_button")
+    finally:
+        holder.kill()
+        holder.wait()
+    at = next(b for b in at.button if b.key == "reopen-store").click().run()
+    assert not at.exception and not [w for w in at.warning if "cannot be saved" in w.value]
+    assert at.get("form_submit_button")  # writable again, without restarting the dashboard
+
+
 def test_rate_only_unrated_outputs(page, lab):
     con = connect(lab["store"])
     first = con.execute("SELECT min(example_id) FROM predictions WHERE run_id = $r", {"r": WRITE_RUN}).fetchall()[0][0]

@@ -4,7 +4,8 @@ retrievers every session shares.
 
 The dashboard opens the store read-write, so live queries and ratings can be stored; DuckDB lets
 only one process do that, so if another process holds the file (a second dashboard, a CLI command
-reading it), the dashboard falls back to read-only and the writing pages say so. Writes made here
+reading it), the dashboard falls back to read-only; the writing pages say so and offer to try read-write
+again once that process has stopped (`read_only_notice`). Writes made here
 bump an in-process counter that is part of the cache key, so pages see them at once.
 """
 from __future__ import annotations
@@ -49,6 +50,14 @@ def store() -> duckdb.DuckDBPyConnection:
 def writable() -> bool:
     """Whether this process could open the store read-write (see the module docstring)."""
     return _store(str(settings().store_path))[1]
+
+
+def read_only_notice(what: str) -> None:
+    """When the store is open read-only: say what cannot be saved, and offer to try read-write again
+    (the fallback is held for the whole process until then)."""
+    st.warning(f"Another process holds the store, so {what}. Stop it (e.g. a `python -m backend` command), then "
+               "try again.", icon=":material/lock:")
+    st.button("Try again to open the store for writing", on_click=_store.clear, key="reopen-store")
 
 
 def wrote() -> None:
