@@ -48,7 +48,7 @@ def _yes_no(value) -> str:
     return {True: "yes", False: "no"}.get(value, str(value))
 
 
-def pick_filters(dataset: str, labels_a: list[str], has_a: bool) -> tuple[tuple, str, str]:
+def pick_filters(dataset: str, labels_a: list[str]) -> tuple[tuple, str, str]:
     """A multiselect per facet with at least two values, predicted label, correctness, search."""
     filters = []
     for facet, values in query(explore.facet_values, dataset).items():
@@ -60,10 +60,11 @@ def pick_filters(dataset: str, labels_a: list[str], has_a: bool) -> tuple[tuple,
                             placeholder="all", disabled=not labels_a)
     filters.append(("label_a", tuple(chosen)))
     correctness = st.segmented_control("Run A is", explore.CORRECTNESS, default="all", key="correct",
-                                       bind="query-params", disabled=not has_a) or "all"
+                                       bind="query-params", disabled=not labels_a,
+                                       help="Needs a run A that predicts labels (not answers or passages).") or "all"
     search = st.text_input("Search input / hypothesis", key="q", bind="query-params",
                            placeholder="words, case-insensitive")
-    return tuple(f for f in filters if f[1]), correctness if has_a else "all", search
+    return tuple(f for f in filters if f[1]), correctness if labels_a else "all", search
 
 
 def show_metrics(summary: dict, run_a: str | None) -> None:
@@ -210,7 +211,7 @@ with st.sidebar:
     dataset = pick_dataset()
     runs = query(explore.runs_for, dataset)
     run_a, run_b, labels_a = pick_runs(runs)
-    filters, correctness, search = pick_filters(dataset, labels_a, run_a is not None)
+    filters, correctness, search = pick_filters(dataset, labels_a)
     sort = st.selectbox("Sort", list(explore.SORTS), key="sort", bind="query-params",
                         help="; ".join(f"{k}: {v}" for k, v in SORT_TITLES.items()))
 

@@ -202,6 +202,15 @@ def test_rate_while_another_process_reads_the_store_then_tries_again(page, lab):
     assert at.get("form_submit_button")  # writable again, without restarting the dashboard
 
 
+def test_explore_offers_correctness_only_for_runs_with_labels(page):
+    at = page("explore", {"dataset": "ifqa", "run_a": QA_RUN, "correct": "incorrect"})
+    assert not at.exception and not at.error
+    control = at.get("button_group")
+    correct = next(c for c in control if c.key == "correct")
+    assert correct.proto.disabled  # a QA run answers; it has no labels to be right or wrong about
+    assert at.markdown and any(m.value.startswith("**6 examples match**") for m in at.markdown)  # not 0
+
+
 def test_rate_only_unrated_outputs(page, lab):
     con = connect(lab["store"])
     first = con.execute("SELECT min(example_id) FROM predictions WHERE run_id = $r", {"r": WRITE_RUN}).fetchall()[0][0]
