@@ -46,7 +46,9 @@ def _qa(group: pd.DataFrame) -> tuple[str, Estimate]:
 
 
 def _retrieval(group: pd.DataFrame) -> tuple[str, Estimate]:
-    ranks = [json.loads(t).get("first_gold_rank") if t else None for t in group["text"]]
+    """Recall@20 over the questions that have a gold passage (as the Retrieval page and `index` count them)."""
+    texts = [json.loads(t) if t else {} for t in group["text"]]
+    ranks = [t.get("first_gold_rank") for t in texts if t.get("n_gold", 1) > 0]
     return "Recall@20", retrieval.recall_at_k(ranks, 20)
 
 

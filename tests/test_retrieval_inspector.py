@@ -123,6 +123,10 @@ def test_recall_curves_match_the_evaluation(store_copy, bm25):
     assert (full["n"] == row["n"]).all() and row["n"] == 697  # questions without qrels are left out
     assert np.all(np.diff(full["recall"]) >= 0) and (full["low"] <= full["recall"]).all() and (full["recall"] <= full["high"]).all()
     assert short["recall"].tolist() == full["recall"].tolist()[:3]  # same ranking, shallower run
+    from backend import leaderboard
+    board = leaderboard.headline(con).set_index("run").loc["ifqa/retrieval/bm25"]
+    assert (board["metric"], board["n"]) == ("Recall@20", 697)  # the Overview counts the same questions
+    assert board["value"] == pytest.approx(row["Recall@20"])
     # Recall@3 counted independently from fresh searches
     qs = con.execute("""SELECT e.input, list(q.doc_id) FROM examples e JOIN qrels q ON q.dataset_id = e.dataset_id
                         AND q.example_id = e.example_id AND q.corpus_id = 'wiki' WHERE e.dataset_id = 'ifqa' AND e.split = 'S-dev'
