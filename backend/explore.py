@@ -9,22 +9,21 @@ Filter values are query parameters; column names and sort orders come from white
 from __future__ import annotations
 
 import json
-from contextlib import nullcontext
+import threading
+from contextlib import contextmanager
 
 import duckdb
 import numpy as np
 import pandas as pd
+from threadpoolctl import ThreadpoolController
 
 from backend.metrics import classification
 from backend.metrics.bootstrap import paired_difference
 from backend.metrics.pairs import mcnemar
 from backend.store.queries import FACETS
 
-try:  # installed with scikit-learn; found once, so limiting per call costs nothing
-    from threadpoolctl import ThreadpoolController
-    _BLAS = ThreadpoolController()
-except ImportError:  # pragma: no cover
-    _BLAS = None
+_BLAS = ThreadpoolController()  # found once, so limiting per call costs nothing
+_BLAS_LOCK = threading.Lock()
 
 Filters = tuple[tuple[str, tuple], ...]
 CLASSIFICATION_TASKS = ("nli", "detect")
@@ -201,10 +200,14 @@ def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: l
             "bias_b": classification.response_bias(gold[both], pred_b[both], labels)}
 
 
+@contextmanager
 def _one_blas_thread():
     """The bootstrap's products are small (3 × n by n × 1,000): one BLAS thread runs them fastest, and
-    a thread pool on a busy 2-core machine (or under many Streamlit sessions) runs them ~8× slower."""
-    return _BLAS.limit(limits=1, user_api="blas") if _BLAS is not None else nullcontext()
+    a thread pool on a busy 2-core machine (or under many Streamlit sessions) runs them ~8× slower.
+    The limit is process-wide, so sessions take turns (a few ms each): overlapping limits would
+    restore the wrong thread count and leave every later BLAS call single-threaded."""
+    with _BLAS_LOCK, _BLAS.limit(limits=1, user_api="blas"):
+        yield
 
 
 def _records(con: duckdb.DuckDBPyConnection, sql: str, params: dict) -> pd.DataFrame:

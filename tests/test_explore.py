@@ -270,3 +270,35 @@ def test_example_page_explains_an_unknown_id(app):
     at = app("pages/example.py", dataset="nope", example="12-nope")
     assert not at.exception
     assert "no example '12-nope' in nope" in at.error[0].value and "'1-neg'" in at.error[0].value
+
+
+def test_overlapping_sessions_restore_the_blas_thread_count():
+    """Two sessions' slice summaries at once, the first finishing first: the process-wide BLAS limit
+    must come back as it was (unguarded, the second restores the first's limit of 1)."""
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    entered, release_a, release_b = threading.Event(), threading.Event(), threading.Event()
+
+    def session(started: threading.Event | None, release: threading.Event):
+        with explore._one_blas_thread():
+            if started:
+                started.set()
+            release.wait(10)
+
+    a = threading.Thread(target=session, args=(entered, release_a))
+    b = threading.Thread(target=session, args=(None, release_b))
+    a.start()
+    entered.wait(10)
+    b.start()  # asks for the limit while the first session holds it
+    b.join(0.2)
+    release_a.set()
+    a.join(10)
+    release_b.set()  # the second finishes last
+    b.join(10)
+    assert blas_threads() == before
