@@ -140,19 +140,23 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
 
 def warn_bias(summary: dict) -> None:
     """Say so when a run gives one label to (almost) the whole slice: its accuracy is then mostly that label's share."""
-    for who, bias in (("run A", summary["bias"]), ("run B", (summary["compare"] or {}).get("bias_b"))):
+    compare = summary["compare"] or {}
+    for who, bias, items in (("run A", summary["bias"], "this slice"),
+                             ("run B", compare.get("bias_b"), f"the {compare.get('n', 0):,} items it labelled")):
         skew = dominant_label(bias) if bias is not None else None
         if skew:
-            st.warning(f"**Response bias:** {who} answers **{skew['label']}** for {skew['predicted_share']:.1%} of this "
-                       f"slice, where {skew['gold_share']:.1%} of the gold labels are {skew['label']}; its accuracy here "
-                       "says little beyond that share.", icon=":material/balance:")
+            st.warning(f"**Response bias:** {who} answers **{skew['label']}** for {skew['predicted_share']:.1%} of "
+                       f"{items}, where {skew['gold_share']:.1%} of the gold labels are {skew['label']}; its accuracy "
+                       "here says little beyond that share.", icon=":material/balance:")
 
 
 def show_bias(summary: dict, dataset: str, caption: str) -> None:
     """Each label's share among the gold labels and among the runs' predictions (the Syn-(QA)² response-bias view)."""
-    shares = summary["bias"].rename(columns={"gold_share": "gold", "predicted_share": "run A"})
-    if summary["compare"]:
-        shares["run B"] = summary["compare"]["bias_b"]["predicted_share"].to_numpy()
+    if summary["compare"]:  # over the items both runs labelled, so the three bars share one denominator
+        shares = summary["compare"]["shares"]
+        caption += f" · items both runs labelled: {summary['compare']['n']:,}"
+    else:
+        shares = summary["bias"].rename(columns={"gold_share": "gold", "predicted_share": "run A"})
     who = [c for c in ("gold", "run A", "run B") if c in shares]
     long = shares.melt(id_vars="label", value_vars=who, var_name="who", value_name="share")
     chart = alt.Chart(long).mark_bar().encode(

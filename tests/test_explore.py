@@ -97,6 +97,10 @@ def test_summary_compares_run_b_with_run_a_on_the_same_items(real_con):
     diff = compare["difference"]
     assert diff.difference == pytest.approx((sum(right_b) - sum(right_a)) / len(rows))
     assert diff.low <= diff.difference <= diff.high and 0 < diff.p_value <= 1 and 0 < compare["mcnemar_p"] <= 1
+    shares = compare["shares"].set_index("label")
+    assert list(shares.columns) == ["gold", "run A", "run B"] and shares.sum().tolist() == pytest.approx([1.0] * 3)
+    assert shares.loc["E", "run B"] == pytest.approx(sum(y == "E" for _, _, y in rows) / len(rows))
+    assert shares.loc["E", "gold"] == pytest.approx(sum(g == "E" for g, _, _ in rows) / len(rows))
     assert explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, a)["compare"] is None  # no run B
 
 
