@@ -201,7 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("models", help="registered models and whether each can be loaded here")
     p.set_defaults(func=cmd_models)
     args = parser.parse_args(argv)
-    return args.func(args)
+    import duckdb
+
+    try:
+        return args.func(args)
+    except duckdb.IOException as exc:  # most often: the dashboard (or another command) holds the store
+        print(f"Could not open or write the store: {exc}\nIf the dashboard or another `python -m backend` command "
+              "has it open, stop that first, then run this again.", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -133,3 +133,23 @@ def test_live_inputs_are_bounded_with_a_clear_message(store, query, message):
 
     with pytest.raises(ValueError, match=message):
         live.ask(store, live.Query(model="tiny-fp", **query))
+
+
+def test_a_command_on_a_store_another_process_holds_says_what_to_do(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    from backend.__main__ import main
+
+    path = tmp_path / "held.duckdb"
+    connect(path).close()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; held = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(120)", str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(["--store", str(path), "status"]) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err
+    assert "Could not open or write the store" in err and "stop that first" in err and "Traceback" not in err
