@@ -68,9 +68,13 @@ def ingest_one(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings, con) -
         bundle.dataset.update(title=dataset.title, source=str(source.path), sha256=digest, files=files,
                               license=dataset.license, citation=dataset.citation)
         replace_dataset(con, bundle)
-        baselines.refresh(con, [dataset.name])  # keep the trivial baselines in step with the examples
     except (DataError, OSError, duckdb.Error) as exc:
         return IngestResult(dataset.name, "failed", f"{exc}; the store is unchanged for {dataset.name}")
+    try:
+        baselines.refresh(con, [dataset.name])  # keep the trivial baselines in step with the examples
+    except (OSError, duckdb.Error) as exc:  # the examples are in; only the baselines are behind
+        return IngestResult(dataset.name, "failed", f"loaded, but its trivial baselines could not be rewritten ({exc}); "
+                                                    "run `python -m backend baselines` to redo them")
     counts = {k: v for k, v in bundle.counts().items() if v}
     notes = "".join(f"\n    note: {n}" for n in bundle.notes)
     return IngestResult(dataset.name, "loaded", f"from {source.path} ({source.how}){notes}", counts,

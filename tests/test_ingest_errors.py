@@ -118,3 +118,18 @@ def test_a_failed_dataset_does_not_stop_the_others(tmp_path):
     results = {r.dataset: r.status for r in ingest(["nope", "falseqa"], {"nope": broken, "falseqa": small_falseqa(tmp_path)},
                                                    tmp_path / "s.duckdb")}
     assert results == {"nope": "failed", "falseqa": "loaded"}
+
+
+def test_a_failed_baseline_refresh_does_not_claim_the_store_is_unchanged(tmp_path, monkeypatch):
+    import duckdb
+
+    from backend import baselines
+
+    def fail(con, dataset_ids=None, embedder=None):
+        raise duckdb.IOException("simulated: disk full")
+    monkeypatch.setattr(baselines, "refresh", fail)
+    (result,) = ingest(["falseqa"], {"falseqa": small_falseqa(tmp_path)}, tmp_path / "s.duckdb")
+    assert result.status == "failed" and "unchanged" not in result.message
+    assert "loaded, but its trivial baselines could not be rewritten" in result.message
+    assert "python -m backend baselines" in result.message
+    assert snapshot(tmp_path / "s.duckdb")[1][0][0] == "falseqa"  # the examples are in, as the message says
