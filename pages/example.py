@@ -56,7 +56,8 @@ def show_predictions(detail: dict, caption: str) -> None:
     st.subheader("Model outputs")
     frame = detail["predictions"]
     if frame.empty:
-        st.info("No run has predicted this example yet: start one on the Runs page or with `python -m backend predict`.")
+        st.info("No run has predicted this example yet: ask a model about it on the Playground, or make a run "
+                "with `python -m backend predict --model M --dataset D` (stop the dashboard first).")
         return
     frame = frame.loc[:, frame.notna().any()]
     export.table(frame, f"Model outputs for {detail['example']['example_id']}", caption, key="predictions",

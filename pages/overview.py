@@ -22,8 +22,9 @@ st.subheader("Loaded datasets")
 if loaded.empty:
     st.warning("The store is empty: run `python -m backend ingest` (see the README) and reload.")
 else:
-    st.dataframe(loaded[["dataset_id", "title", "examples", "license", "citation", "source", "loaded_at"]]
-                 .merge(query(queries.table_counts), on="dataset_id"), hide_index=True, width="stretch")
+    table = loaded[["dataset_id", "title", "examples", "license", "citation", "source", "loaded_at"]]
+    export.table(table.merge(query(queries.table_counts), on="dataset_id"), "Loaded datasets",
+                 charts.provenance("all", int(loaded["examples"].sum())), key="datasets")
 for row in loaded.itertuples():
     for note in row.notes or []:
         st.info(f"**{row.dataset_id}** — {note}")
@@ -72,7 +73,7 @@ if not missing.empty:
 
 st.subheader("Models")
 models = registry.status_table()
-st.dataframe(models, hide_index=True, width="stretch",
+export.table(models, "Models", charts.provenance("models", len(models)), key="models",
              column_config={"available": st.column_config.CheckboxColumn(), "quality": st.column_config.TextColumn(width="large")})
 for row in models[~models["available"]].itertuples():
     st.caption(f"**{row.model}** is not available here: {row.remedy}")

@@ -127,7 +127,8 @@ def agreement_block(run_id: str, dataset: str, task: str) -> None:
 
 def export_block(run_id: str, dataset: str) -> None:
     st.subheader("Ratings")
-    scope = st.segmented_control("Export", ["this run", "all runs"], default="this run", key="scope")
+    scope = st.segmented_control("Export", ["this run", "all runs"], default="this run", key="scope",
+                                 bind="query-params")
     frame = query(ratings.ratings_frame, run_id if scope != "all runs" else None)
     if frame.empty:
         st.info("No ratings to export yet.")
