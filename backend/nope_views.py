@@ -104,7 +104,7 @@ def _note(run_ids: tuple[str, ...], scored: evaluate.Scored) -> str:
     if not missing:
         return ""
     return (f"{len(missing)} of {len(run_ids)} runs did not predict every NOPE item and are left out of these "
-            f"analyses: {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}. Re-run them on all 2,732 items.")
+            f"analyses: {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}. Re-run them on every NOPE item.")
 
 
 def beside_paper(table4: pd.DataFrame) -> pd.DataFrame:

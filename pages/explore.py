@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from backend import explore
+from backend.metrics.bootstrap import RESAMPLES
 from backend.metrics.classification import dominant_label
 from backend.store import queries
 from ui import charts, export, widgets
@@ -76,7 +77,7 @@ def show_metrics(summary: dict, run_a: str | None) -> None:
             column.metric(f"{name} (run A)", "—", help="needs a classification run A and gold labels")
         else:
             column.metric(f"{name} (run A)", f"{100 * est.value:.1f}%",
-                          help=f"95% bootstrap CI over n={est.n:,} items (1,000 resamples)")
+                          help=f"95% bootstrap CI over n={est.n:,} items ({RESAMPLES:,} resamples)")
             column.caption(f"95% CI [{100 * est.low:.1f}, {100 * est.high:.1f}] · n={est.n:,}")
     if run_a is None:
         st.caption("Choose a run A to see its accuracy, confusion matrix and predictions.")
@@ -93,14 +94,14 @@ def show_comparison(compare: dict | None) -> None:
     b.metric("Accuracy B", f"{100 * compare['accuracy_b'].value:.1f}%", help="95% bootstrap CI below")
     b.caption(f"95% CI [{100 * compare['accuracy_b'].low:.1f}, {100 * compare['accuracy_b'].high:.1f}] · n={compare['n']:,}")
     delta.metric("B − A", f"{100 * diff.difference:+.1f} pts",
-                 help="Paired bootstrap over the same items (1,000 resamples); McNemar's exact test on the items "
+                 help=f"Paired bootstrap over the same items ({RESAMPLES:,} resamples); McNemar's exact test on the items "
                       "exactly one run got right.")
     delta.caption(f"95% CI [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}] · paired bootstrap p {p_text(diff.p_value)} · "
                   f"McNemar p {p_text(compare['mcnemar_p'])}")
 
 
 def p_text(p: float) -> str:
-    """'< 0.001' below the resolution of 1,000 bootstrap resamples, else '= 0.042'."""
+    """'< 0.001' below the resolution of the bootstrap (1,000 resamples), else '= 0.042'."""
     return "< 0.001" if p < 0.001 else f"= {p:.3f}"
 
 

@@ -117,6 +117,7 @@ def table3(report: dict, choice: str) -> None:
 
 def figure5(report: dict, choice: str) -> None:
     frame = report[nv.FIGURE5]
+    items = int(frame.loc[frame["trigger_type"] == "all", "n"].sum())  # main + adversarial
     pct = frame.assign(accuracy=100 * frame["value"], low=100 * frame["low"], high=100 * frame["high"],
                        trigger=frame["trigger_type"].map(pretty))
     base = alt.Chart(pct).encode(y=alt.Y("trigger:N", title="Trigger type"), yOffset=alt.YOffset("split:N", sort=["main", "adv"]))
@@ -125,10 +126,10 @@ def figure5(report: dict, choice: str) -> None:
                                   tooltip=["trigger_type", "split", alt.Tooltip("accuracy:Q", format=".1f"), "n"]
                                   ).add_params(charts.pick("trigger_type", "split"))
     chart = (bars + base.mark_rule(color="black").encode(x="low:Q", x2="high:Q")).properties(width=charts.WIDTH)
-    export.chart(chart, f"NOPE Figure 5: accuracy per trigger ({choice})", caption(int(frame["n"].max()), runs=[choice]), "fig5",
+    export.chart(chart, f"NOPE Figure 5: accuracy per trigger ({choice})", caption(items, runs=[choice]), "fig5",
                  choose={"trigger_type": "cell_trigger", "split": "cell_split"})
     table = pct[["split", "trigger_type", "accuracy", "low", "high", "n"]].round(1)
-    export.table(table, nv.FIGURE5, caption(int(frame["n"].max()), runs=[choice]), "fig5-table")
+    export.table(table, nv.FIGURE5, caption(items, runs=[choice]), "fig5-table")
     st.subheader("Items behind a bar (click one, or choose)")
     a, b = st.columns(2)
     cell = {"split": pick("Corpus", ["main", "adv"], "cell_split", a),

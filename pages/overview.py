@@ -5,6 +5,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from backend import leaderboard, registry
+from backend.metrics.bootstrap import RESAMPLES
+from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
 from backend.store import queries
 from ui import charts, export
 from ui.resources import StoreLocked, query
@@ -33,9 +35,9 @@ board = query(leaderboard.headline)
 if not board.empty:
     st.subheader("Runs: headline metric with 95% CI")
     st.caption("Paper-reported runs are the predictions published with the papers; baselines are computed here. "
-               "n is the number of evaluated items; the interval is a 1,000-resample bootstrap. *bias* names the label a "
-               "classifier gives to at least 90% of the items (10 points more often than it is gold): its score then "
-               "says little beyond that label's share.")
+               f"n is the number of evaluated items; the interval is a {RESAMPLES:,}-resample bootstrap. *bias* names "
+               f"the label a classifier gives to at least {BIAS_AT_LEAST:.0%} of the items ({100 * BIAS_OVER_GOLD:.0f} "
+               "points more often than it is gold): its score then says little beyond that label's share.")
     datasets = sorted(board["dataset"].unique())
     dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params",
                                    default="nope" if "nope" in datasets else datasets[0])

@@ -52,10 +52,10 @@ def side_by_side(question: str, gold: list[str], source: str) -> None:
     hits, ranks = inspector.side_by_side(store(), shared, question, k, gold)
     st.markdown(f"**{source}** — {question}")
     if gold:
-        st.caption(f"{len(gold)} gold passage(s); ranks looked up within each retriever's top 100.")
+        st.caption(f"{len(gold)} gold passage(s); ranks looked up within each retriever's top {inspector.GOLD_DEPTH}.")
     for column, (name, part) in zip(st.columns(len(shared)), hits.groupby("retriever", sort=False)):
         rank = ranks.loc[ranks["retriever"] == name, "gold_rank"].iloc[0]
-        found = "no gold passage" if not gold else (f"gold at rank {rank}" if rank else "gold not in top 100")
+        found = "no gold passage" if not gold else (f"gold at rank {rank}" if rank else f"gold not in top {inspector.GOLD_DEPTH}")
         with column:
             st.markdown(f"#### {name}\n{found}")
             for row in part.itertuples():

@@ -102,7 +102,10 @@ def response_bias(gold, pred, labels: list[str]) -> pd.DataFrame:
     })
 
 
-def dominant_label(bias: pd.DataFrame, at_least: float = 0.9, over_gold: float = 0.1) -> dict | None:
+BIAS_AT_LEAST, BIAS_OVER_GOLD = 0.9, 0.1  # what `dominant_label` flags by default
+
+
+def dominant_label(bias: pd.DataFrame, at_least: float = BIAS_AT_LEAST, over_gold: float = BIAS_OVER_GOLD) -> dict | None:
     """The label a run gives to at least `at_least` of the items, `over_gold` more often than it is gold
     (a response bias worth flagging), as a row of `response_bias`; None when there is none.
 

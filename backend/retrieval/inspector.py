@@ -36,7 +36,10 @@ def gold_doc_ids(con, dataset_id: str, example_id: str, corpus_id: str = "wiki")
     return [r[0] for r in rows]
 
 
-def side_by_side(con, retrievers: dict, query: str, k: int = 10, gold: list[str] = (), depth: int = 100,
+GOLD_DEPTH = 100  # how deep each retriever is searched for the first gold passage
+
+
+def side_by_side(con, retrievers: dict, query: str, k: int = 10, gold: list[str] = (), depth: int = GOLD_DEPTH,
                  corpus_id: str = "wiki") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(hits, gold ranks): each retriever's top k (retriever, rank, doc_id, title, text, score, gold) in
     dict order, and per retriever the rank of its first gold passage within the top `depth` (an int, or
