@@ -129,6 +129,7 @@ def test_playground_without_indexes_says_so_instead_of_failing(page, lab, tmp_pa
     assert not at.exception
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "no retrieval index here" in errors[0] and "python -m backend index" in errors[0]
+    assert not (bare / "indexes").exists()  # looking for indexes creates no folders
     assert rows(lab["store"], "SELECT count(*) FROM predictions WHERE run_id = 'live/tiny-fp/detect' "
                 "AND text->>'$.input.question' = 'Why did the Eiffel Tower move to Rome?'") == [(1,)]
 

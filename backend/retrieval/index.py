@@ -99,7 +99,8 @@ def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=
     """
     digest = corpus_hash(con, corpus_id)
     root, corpus = index_root(corpus_id, digest), _Corpus(con, corpus_id)
-    root.mkdir(parents=True, exist_ok=True)
+    if allow_build:  # a load-only call (the dashboard) leaves the data folder as it is
+        root.mkdir(parents=True, exist_ok=True)
     bm25 = load_or_build(root / "bm25", BM25Retriever.load, lambda: BM25Retriever.build(*corpus.rows()), f"{corpus_id} bm25", allow_build)
     if embedder is None:
         from backend.models.embed import Embedder
