@@ -1,8 +1,6 @@
 """Example: one example in full. The URL names it (`dataset`, `example`): text, gold, facets, every
 run's output and probabilities, pair partners (one click away), NOPE's crowd labels and ratings,
 each retrieval run's top passages (gold ones marked) and the gold passages."""
-from urllib.parse import urlencode
-
 import altair as alt
 import streamlit as st
 
@@ -80,7 +78,7 @@ def show_pairs(detail: dict, dataset: str) -> None:
         left, right = st.columns([1, 4])
         left.button(f"{row.partner}", key=f"pair-{row.pair_id}", on_click=go_to, args=(row.partner,),
                     icon=":material/arrow_forward:", help=f"open {row.partner}")
-        link = "example?" + urlencode({"dataset": dataset, "example": row.partner})
+        link = widgets.page_url("example", dataset=dataset, example=row.partner)
         right.markdown(f"**{row.kind}** pair: this is *{row.role}*, [{row.partner}]({link}) is *{row.partner_role}* "
                        f"(gold {badge(row.partner_gold)}) — {text}")
 

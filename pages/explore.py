@@ -4,8 +4,6 @@ Every control is bound to the URL (the widget key is the query-parameter name), 
 reproduces the view. The metric line and the confusion matrix cover the whole slice; choosing a
 cell ("gold→predicted") narrows the table; selecting a row opens it on the Example page.
 """
-from urllib.parse import urlencode
-
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -171,18 +169,13 @@ def show_bias(summary: dict, dataset: str, caption: str) -> None:
                  f"Label shares: {dataset}", caption, key="bias")
 
 
-def example_links(frame: pd.DataFrame, dataset: str) -> pd.Series:
-    """A relative link to the Example page for every row."""
-    return frame["example_id"].map(lambda e: "example?" + urlencode({"dataset": dataset, "example": e}))
-
-
 def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -> None:
     """At most 500 rows with a link column; selecting a row opens the Example page; full-slice downloads."""
     frame = query(explore.slice_frame, dataset, *args, sort=sort, limit=SHOWN)
     values = query(explore.facet_values, dataset)  # facets constant over the dataset say nothing
     constant = [c for c in queries.FACETS if c != "gold_label" and c in frame and len(values.get(c, ())) < 2]
     frame = frame.drop(columns=constant).loc[:, lambda f: f.notna().any()]
-    frame.insert(0, "open", example_links(frame, dataset))
+    frame.insert(0, "open", widgets.example_links(dataset, frame["example_id"]))
     matches = f"**{count:,} examples match**" if count != 1 else "**1 example matches**"
     st.markdown(matches + (f"; the first {SHOWN} are shown (sorted by {SORT_TITLES[sort]})." if count > SHOWN else "."))
     config = {"open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),

@@ -2,8 +2,6 @@
 the items behind any bar or cell (URL-bound pickers, so a pasted URL reproduces the view)."""
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -43,7 +41,7 @@ def examples(figure: str, cell: dict, key: str, choice: str | None = None) -> No
     if frame.empty:
         st.info("No items in this cell: pick another one.")
         return
-    links = [f"example?{urlencode({'dataset': 'nope', 'example': e})}" for e in frame["example_id"]]
+    links = widgets.example_links("nope", frame["example_id"])
     frame = frame.assign(open=links)[["open", *frame.columns]]
     where = ", ".join(f"{k} = {v}" for k, v in cell.items() if v)
     st.markdown(f"**{len(frame):,} items**" + (f" in {where}" if where else ""))

@@ -1,14 +1,12 @@
 """Overview: loaded datasets (counts per split and label), each run's headline metric with n and CI
 beside the baselines, missing datasets and models and how to add them."""
-from urllib.parse import urlencode
-
 import streamlit as st
 
 from backend import leaderboard, registry
 from backend.metrics.bootstrap import RESAMPLES
 from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
 from backend.store import queries
-from ui import charts, export
+from ui import charts, export, widgets
 from ui.resources import StoreLocked, query
 
 st.title("Presupposition Lab")
@@ -51,7 +49,7 @@ if not board.empty:
             run = st.session_state[clicked]
             st.page_link("pages/explore.py", label=f"Explore {run}'s predictions on {split}", icon=":material/filter_alt:",
                          query_params={"dataset": dataset, "run_a": run, "split": split})
-        links = part["run"].map(lambda run: "explore?" + urlencode({"dataset": dataset, "run_a": run, "split": split}))
+        links = [widgets.page_url("explore", dataset=dataset, run_a=run, split=split) for run in part["run"]]
         export.table(part.round(4).assign(explore=links), f"{dataset} {metric} on {split}", caption,
                      key=f"board-table-{dataset}-{split}",
                      column_config={"explore": st.column_config.LinkColumn("explore", display_text="open ↗")})

@@ -5,8 +5,6 @@ retrieval runs; and, for a retrieval-augmented QA run, every error attributed to
 on a bar of the attribution chart, or a pill, narrows the table; each row opens its example."""
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import altair as alt
 import streamlit as st
 
@@ -116,7 +114,7 @@ def attribution() -> None:
     export.table(summary, "Attribution summary", caption, key="attribution-summary",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("share", "low", "high")})
     shown = frame if not outcome else frame[frame["outcome"] == outcome]
-    shown = shown.assign(open=[f"example?{urlencode({'dataset': DATASET, 'example': e})}" for e in shown["example_id"]])
+    shown = shown.assign(open=widgets.example_links(DATASET, shown["example_id"]))
     export.table(shown, "QA predictions with their outcome", charts.provenance(DATASET, len(shown), {"outcome": outcome}, runs=[run_id]),
                  key="attribution-rows", column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
     st.caption("A row's *open* link shows the example with the passages each run retrieved, gold ones marked.")

@@ -1,12 +1,23 @@
 """Widgets and guards every page shares."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
+from urllib.parse import urlencode
 
 import streamlit as st
 
 from backend.store import queries
 from ui.resources import StoreLocked, query
+
+
+def page_url(page: str, **params) -> str:
+    """A relative link to a page with its URL parameters (for link columns and markdown links)."""
+    return f"{page}?{urlencode(params)}"
+
+
+def example_links(dataset: str, example_ids: Iterable[str]) -> list[str]:
+    """A link to the Example page for each example id."""
+    return [page_url("example", dataset=dataset, example=e) for e in example_ids]
 
 
 def require(fn: Callable, *args, empty: str) -> Any:
