@@ -123,7 +123,7 @@ def response_bias(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd
 def classification_report(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
     items = queries.examples_frame(con, dataset_id)
     runs = queries.runs_frame(con, dataset_id)
-    runs = runs[runs["task"].isin(["nli", "detect"])]
+    runs = runs[runs["task"].isin(queries.CLASSIFICATION_TASKS)]
     if run_ids:
         runs = runs[runs["run_id"].isin(run_ids)]
     if runs.empty:

@@ -20,13 +20,13 @@ from threadpoolctl import ThreadpoolController
 from backend.metrics import classification
 from backend.metrics.bootstrap import paired_difference
 from backend.metrics.pairs import mcnemar
-from backend.store.queries import FACETS
+from backend.store.queries import CLASSIFICATION_TASKS, FACETS
 
 _BLAS = ThreadpoolController()  # found once, so limiting per call costs nothing
 _BLAS_LOCK = threading.Lock()
 
 Filters = tuple[tuple[str, tuple], ...]
-CLASSIFICATION_TASKS = ("nli", "detect")
+RUN_ORDER = f"ORDER BY r.task NOT IN {CLASSIFICATION_TASKS}, r.source = 'baseline', r.run_id"  # classifiers, baselines last
 BOOLEAN_FACETS = {"adversarial", "ambiguous"}
 RUN_FILTERS = ("label_a", "label_b")
 CORRECTNESS = ("all", "correct", "incorrect")
@@ -59,13 +59,13 @@ def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, l
 def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Complete runs of the dataset that stored predictions: classification runs first (baselines
     last among them), then QA, writing and retrieval runs; with each run's label order ([] if none)."""
-    frame = con.execute("""
+    frame = con.execute(f"""
         SELECT r.run_id, r.model_id, r.source, r.task,
                CAST(r.config->'$.labels' AS VARCHAR[]) AS labels
         FROM runs r
         WHERE r.dataset_id = $d AND r.status = 'complete'
           AND EXISTS (SELECT 1 FROM predictions p WHERE p.run_id = r.run_id)
-        ORDER BY r.task NOT IN ('nli', 'detect'), r.source = 'baseline', r.run_id
+        {RUN_ORDER}
     """, {"d": dataset_id}).df()
     frame["labels"] = frame["labels"].map(lambda v: list(v) if isinstance(v, (list, np.ndarray)) else [])
     return frame
@@ -241,7 +241,7 @@ def _format_probs(labels, probs) -> str | None:
 
 def _predictions(con: duckdb.DuckDBPyConnection, params: dict) -> pd.DataFrame:
     """Every run's output for the example: label, its probability, all probabilities, answer, text."""
-    frame = _records(con, """
+    frame = _records(con, f"""
         SELECT r.run_id, r.model_id, r.source, r.task, p.label,
                p.probs[list_position(CAST(r.config->'$.labels' AS VARCHAR[]), p.label)] AS p,
                CAST(r.config->'$.labels' AS VARCHAR[]) AS labels, p.probs, p.answer, p.text, p.error,
@@ -249,7 +249,7 @@ def _predictions(con: duckdb.DuckDBPyConnection, params: dict) -> pd.DataFrame:
         FROM predictions p JOIN runs r ON r.run_id = p.run_id
         JOIN examples e ON e.dataset_id = r.dataset_id AND e.example_id = p.example_id
         WHERE r.dataset_id = $d AND p.example_id = $e AND r.status IN ('complete', 'live')
-        ORDER BY r.task NOT IN ('nli', 'detect'), r.source = 'baseline', r.run_id""", params)
+        {RUN_ORDER}""", params)
     frame["probabilities"] = [_format_probs(ls, ps) for ls, ps in zip(frame["labels"], frame["probs"])]
     return frame.drop(columns=["labels", "probs"])
 

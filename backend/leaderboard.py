@@ -19,9 +19,9 @@ import pandas as pd
 
 from backend.metrics import classification, retrieval, squad
 from backend.metrics.bootstrap import Estimate, mean
+from backend.store import queries
 
 SPLITS = {"nope": ("main", "adv"), "falseqa": ("test",), "crepe": ("dev", "test"), "synqa2": ("test",), "ifqa": ("S-dev",)}
-SOURCE_NAMES = {"import": "paper-reported", "baseline": "baseline", "batch": "model run", "live": "live"}
 
 
 def _predictions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -74,7 +74,7 @@ def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
             continue
         metric, estimate = METRICS[task](group)
         rows.append({"dataset": dataset, "run": run_id, "model": group["model_id"].iloc[0],
-                     "kind": SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]), "metric": metric,
-                     "split": split, **estimate.as_dict(), "bias": _bias(group) if task in ("nli", "detect") else ""})
+                     "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]), "metric": metric,
+                     "split": split, **estimate.as_dict(), "bias": _bias(group) if task in queries.CLASSIFICATION_TASKS else ""})
     columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n", "bias"]
     return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "split", "value"], ascending=[True, True, False])

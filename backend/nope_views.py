@@ -37,7 +37,6 @@ TABLE4_CELLS = [(subset, polarity) for subset in nope.SUBSETS for polarity in ("
 CELLS = {"figure2": ("trigger_type", "polarity"), "figure3": ("trigger_type", "polarity"),
          "table2": ("trigger_type", "change"), "figure5": ("split", "trigger_type"),
          "table4": ("subset", "polarity"), "majority_n": ()}
-SOURCES = {"import": "paper predictions (import)", "baseline": "baseline", "batch": "batch run", "live": "live"}
 
 
 def run_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -59,7 +58,7 @@ def run_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def _choice(name: str, kind: str, runs: pd.DataFrame) -> dict:
     return {"name": name, "kind": kind, "model": runs["model_id"].iloc[0],
             "training data": runs["training_data"].dropna().iloc[0] if runs["training_data"].notna().any() else "—",
-            "source": SOURCES.get(runs["source"].iloc[0], runs["source"].iloc[0]),
+            "source": queries.SOURCE_NAMES.get(runs["source"].iloc[0], runs["source"].iloc[0]),
             "in_paper_tables": bool(runs["in_paper_tables"].all()), "seeds": len(runs),
             "run_ids": tuple(runs["run_id"])}
 

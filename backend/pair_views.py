@@ -20,7 +20,7 @@ from backend.store import queries
 
 FILTERS = ("split", "trigger_type", "hop", "outcome")
 MISSING = "not predicted"           # outcome of a pair whose run lacks a member's prediction
-TASKS = ("nli", "detect")
+TASKS = queries.CLASSIFICATION_TASKS
 SOURCE_ORDER = {"import": 0, "batch": 1, "baseline": 2, "live": 3}
 PREFERRED_RUNS = ("nope/RoBERTa-large/mnli-snli-anli-fever/1",)   # a paper model (Parrish et al. 2021)
 KIND_ORDER = {"negation": 0, "adversarial": 1, "minimal": 2}       # the page's default pair set comes first

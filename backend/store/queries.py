@@ -56,6 +56,8 @@ def missing_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["dataset_id", "title", "how_to_add"])
 
 
+CLASSIFICATION_TASKS = ("nli", "detect")  # tasks whose runs predict labels (accuracy, confusion, bias)
+SOURCE_NAMES = {"import": "paper-reported", "baseline": "baseline", "batch": "model run", "live": "live"}  # runs.source, shown
 FACETS = ["split", "gold_label", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
 
 
