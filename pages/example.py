@@ -22,10 +22,6 @@ def pick() -> tuple[str, str]:
     return dataset, (example or "").strip()
 
 
-def badge(label) -> str:
-    return f":{charts.BADGES.get(label, 'violet')}-badge[{label}]" if label else "—"
-
-
 def show_text(row: dict) -> None:
     """Input, context, hypothesis, gold label(s) and lists, facets, and every other field."""
     st.subheader(f"{row['dataset_id']} · {row['example_id']}")
@@ -41,7 +37,7 @@ def show_text(row: dict) -> None:
     labels = row.get("gold_labels") or []
     if row.get("gold_label"):
         extra = f" (annotators: {', '.join(labels)})" if len(labels) > 1 else ""
-        st.markdown(f"**Gold label** {badge(row['gold_label'])}{extra}")
+        st.markdown(f"**Gold label** {widgets.label_badge(row['gold_label'])}{extra}")
     for field, title in GOLD_LISTS.items():
         if row.get(field):
             st.markdown(f"**{title}**\n" + "\n".join(f"- {item}" for item in row[field]))
@@ -80,7 +76,7 @@ def show_pairs(detail: dict, dataset: str) -> None:
                     icon=":material/arrow_forward:", help=f"open {row.partner}")
         link = widgets.page_url("example", dataset=dataset, example=row.partner)
         right.markdown(f"**{row.kind}** pair: this is *{row.role}*, [{row.partner}]({link}) is *{row.partner_role}* "
-                       f"(gold {badge(row.partner_gold)}) — {text}")
+                       f"(gold {widgets.label_badge(row.partner_gold)}) — {text}")
 
 
 def show_crowd(detail: dict, dataset: str) -> None:
@@ -103,13 +99,6 @@ def show_crowd(detail: dict, dataset: str) -> None:
             export.table(ratings.loc[:, ratings.notna().any()], "Ratings", caption, key="ratings")
 
 
-def passage_line(row) -> str:
-    gold = " :orange-badge[gold]" if getattr(row, "gold", False) else ""
-    title = f"*{row.title}* — " if isinstance(row.title, str) and row.title else ""
-    text = row.text if isinstance(row.text, str) else "(passage text not in the store)"
-    return f"{title}{text[:600]}{'…' if len(text) > 600 else ''}{gold}"
-
-
 def show_passages(detail: dict) -> None:
     """Each retrieval run's top 10 (gold passages marked) and the gold passages themselves."""
     retrievals, qrels = detail["retrievals"], detail["qrels"]
@@ -119,10 +108,10 @@ def show_passages(detail: dict) -> None:
             ranks = list(hits.loc[hits["gold"], "rank"])
             found = f"gold at rank {', '.join(map(str, ranks))}" if ranks else "no gold passage in the top 10"
             with st.expander(f"{run_id} — top {len(hits)} ({found})"):
-                st.markdown("\n".join(f"{row.rank}. ({row.score:.3f}) {passage_line(row)}" for row in hits.itertuples()))
+                st.markdown("\n".join(f"{row.rank}. ({row.score:.3f}) {widgets.passage_markdown(row)}" for row in hits.itertuples()))
     if not qrels.empty:
         st.subheader("Gold passages")
-        st.markdown("\n".join(f"- `{row.doc_id}` {passage_line(row)}" for row in qrels.itertuples()))
+        st.markdown("\n".join(f"- `{row.doc_id}` {widgets.passage_markdown(row)}" for row in qrels.itertuples()))
 
 
 st.title("Example")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from backend import explore, live, registry, runs
 from backend.retrieval import inspector
-from ui import charts, export
+from ui import charts, export, widgets
 from ui.resources import StoreLocked, query, read_only_notice, retrievers, store, writable, wrote
 
 MODES = {"Question": "question", "NLI pair": "nli"}  # label (shown and in the URL) → mode
@@ -129,7 +129,7 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
         out = answer.output
         if out.label:
             labels = runs.LABELS.get(engine.task, [])
-            st.markdown(f"Label :{charts.BADGES.get(out.label, 'violet')}-badge[{out.label}]")
+            st.markdown(f"Label {widgets.label_badge(out.label)}")
             if out.probs and labels:
                 st.dataframe(pd.DataFrame({"label": labels, "probability": out.probs}), hide_index=True,
                              column_config={"probability": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.3f")})

@@ -57,9 +57,7 @@ def side_by_side(question: str, gold: list[str], source: str) -> None:
         with column:
             st.markdown(f"#### {name}\n{found}")
             for row in part.itertuples():
-                mark = " :orange-badge[gold]" if row.gold else ""
-                title = f"*{row.title}* — " if isinstance(row.title, str) and row.title else ""
-                st.markdown(f"**{row.rank}.** ({row.score:.3f}){mark} {title}{row.text[:200]}{'…' if len(row.text) > 200 else ''}")
+                st.markdown(f"**{row.rank}.** ({row.score:.3f}) {widgets.passage_markdown(row, 200)}")
     with st.expander("As a table (CSV/Parquet)"):
         export.table(hits, "Retrieved passages", charts.provenance(DATASET, len(hits), {"question": question[:80]}), key="hits")
 

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from backend.store import queries
+from ui import charts
 from ui.resources import StoreLocked, query
 
 
@@ -18,6 +19,19 @@ def page_url(page: str, **params) -> str:
 def example_links(dataset: str, example_ids: Iterable[str]) -> list[str]:
     """A link to the Example page for each example id."""
     return [page_url("example", dataset=dataset, example=e) for e in example_ids]
+
+
+def label_badge(label) -> str:
+    """A label as a Streamlit badge in its colour (E blue, N grey, C/FP orange), or '—'."""
+    return f":{charts.BADGES.get(label, 'violet')}-badge[{label}]" if label else "—"
+
+
+def passage_markdown(row, limit: int = 600) -> str:
+    """One retrieved or gold passage (a row with title, text and maybe gold) as a markdown line."""
+    gold = " :orange-badge[gold]" if getattr(row, "gold", False) else ""
+    title = f"*{row.title}* — " if isinstance(row.title, str) and row.title else ""
+    text = row.text if isinstance(row.text, str) else "(passage text not in the store)"
+    return f"{title}{text[:limit]}{'…' if len(text) > limit else ''}{gold}"
 
 
 def require(fn: Callable, *args, empty: str) -> Any:
