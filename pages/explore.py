@@ -189,13 +189,8 @@ def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -
         # `dataset` is bound to a widget here, so Streamlit refuses to set it through query_params; the
         # Example page's `dataset` selectbox shares this one's key and state, and writes it back to the URL.
         st.switch_page("pages/example.py", query_params={"example": chosen})
-    full = lambda: query(explore.slice_frame, dataset, *args, sort=sort, limit=None).dropna(axis=1, how="all")  # noqa: E731
-    name = f"slice-{dataset}"
-    left, right, _ = st.columns([1, 1, 3])
-    left.download_button("CSV (full slice)", lambda: export.csv_bytes(full(), caption), f"{name}.csv", "text/csv",
-                         key="slice-csv", on_click="ignore", icon=":material/table:")
-    right.download_button("Parquet (full slice)", lambda: export.parquet_bytes(full(), caption), f"{name}.parquet",
-                          "application/octet-stream", key="slice-parquet", on_click="ignore", icon=":material/database:")
+    export.downloads(lambda: query(explore.slice_frame, dataset, *args, sort=sort, limit=None).dropna(axis=1, how="all"),
+                     f"slice-{dataset}", caption, key="slice", suffix=" (full slice)")
 
 
 def active(filters: tuple, search: str, correctness: str) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Callable
 
 import altair as alt
 import pandas as pd
@@ -64,9 +65,14 @@ def table(frame: pd.DataFrame, title: str, caption: str, key: str, **dataframe_k
     """Show a table with its caption and CSV/Parquet downloads."""
     st.dataframe(frame, hide_index=True, width="stretch", **dataframe_kwargs)
     st.caption(caption)
+    downloads(lambda: frame, title, caption, key)
+
+
+def downloads(frame: Callable[[], pd.DataFrame], title: str, caption: str, key: str, suffix: str = "") -> None:
+    """CSV and Parquet buttons; `frame` is called only when one is clicked (e.g. a full slice not on screen)."""
     row = st.container(horizontal=True)
-    row.download_button("CSV", lambda: csv_bytes(frame, caption), f"{_slug(title)}.csv", "text/csv",
+    row.download_button(f"CSV{suffix}", lambda: csv_bytes(frame(), caption), f"{_slug(title)}.csv", "text/csv",
                         key=f"{key}-csv", on_click="ignore", icon=":material/table:", width="content")
-    row.download_button("Parquet", lambda: parquet_bytes(frame, caption), f"{_slug(title)}.parquet",
+    row.download_button(f"Parquet{suffix}", lambda: parquet_bytes(frame(), caption), f"{_slug(title)}.parquet",
                         "application/octet-stream", key=f"{key}-parquet", on_click="ignore", icon=":material/database:",
                         width="content")

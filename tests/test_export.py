@@ -1,0 +1,37 @@
+"""What a researcher downloads: tables keep their rows and carry the provenance caption; figures
+render offline (vl-convert) to real PNG and SVG with the title and caption in them."""
+from __future__ import annotations
+
+import io
+
+import altair as alt
+import pandas as pd
+import pyarrow.parquet as pq
+
+from ui import charts, export
+
+CAPTION = "dataset nope · filters: trigger_type=clefts · n=2 · runs: nope/baseline/always-E"
+FRAME = pd.DataFrame({"example_id": ["1", "1-neg"], "gold_label": ["E", None], "p_a": [0.75, 1.0],
+                      "input": ['He said "stop, #now"', "x"]})
+
+
+def test_csv_starts_with_the_caption_and_keeps_every_value():
+    text = export.csv_bytes(FRAME, CAPTION).decode()
+    assert text.splitlines()[0] == f"# {CAPTION}"
+    back = pd.read_csv(io.StringIO(text), skiprows=1, dtype={"example_id": str})
+    pd.testing.assert_frame_equal(back, FRAME)
+
+
+def test_parquet_keeps_types_and_the_caption_in_its_metadata():
+    table = pq.read_table(io.BytesIO(export.parquet_bytes(FRAME, CAPTION)))
+    assert table.schema.metadata[b"provenance"].decode() == CAPTION
+    pd.testing.assert_frame_equal(table.to_pandas(), FRAME)
+
+
+def test_figures_render_to_png_and_svg_with_title_and_caption():
+    chart = alt.Chart(FRAME).mark_bar().encode(x="p_a:Q", y="example_id:N").add_params(charts.pick("example_id"))
+    figure = charts.titled(chart, "Accuracy per item", CAPTION)
+    png = charts.to_png(figure)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+    svg = charts.to_svg(figure).decode()
+    assert svg.lstrip().startswith("<svg") and "Accuracy per item" in svg and "n=2" in svg
