@@ -116,7 +116,7 @@ def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
         page.get_by_role("link", name="Explore nope/baseline/always-E's predictions on main").click()
         page.get_by_text("select a row to open it").first.wait_for(timeout=90_000)
         assert "run_a=nope%2Fbaseline%2Falways-E" in page.url and "split=main" in page.url
-        assert page.get_by_text("80.6%", exact=True).count() == 1  # always-E on NOPE main, as on the board
+        page.get_by_text("80.6%", exact=True).wait_for(timeout=60_000)  # always-E on NOPE main, as on the board
         shows(page, served, "explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it", "explore-click")
         mark(page, "rect mark", "gold: N", "predicted: E").click(position={"x": 6, "y": 6})  # off the count's text
         page.get_by_text("593 examples match").first.wait_for(timeout=60_000)  # every N item, called E
