@@ -189,18 +189,17 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
 
 def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: list[str]) -> dict | None:
     """Run B against run A on the items both labelled: accuracies, B − A (paired bootstrap CI and p), McNemar p,
-    B's label shares (`bias_b`), and gold, A and B label shares over those same items (`shares`)."""
+    and the gold, A and B label shares over those same items (`shares`)."""
     both = np.array([label is not None for label in pred_b], dtype=bool)
     if not both.any():
         return None
-    a, b = classification.correct(gold[both], pred_a[both]), classification.correct(gold[both], pred_b[both])
-    bias_b = classification.response_bias(gold[both], pred_b[both], labels)
-    return {"n": int(both.sum()), "accuracy_a": classification.accuracy(gold[both], pred_a[both]),
-            "accuracy_b": classification.accuracy(gold[both], pred_b[both]),
-            "difference": paired_difference(b, a), "mcnemar_p": mcnemar(a, b),
-            "bias_b": bias_b, "shares": bias_b.rename(columns={"gold_share": "gold", "predicted_share": "run B"}).assign(
-                **{"run A": classification.response_bias(gold[both], pred_a[both], labels)["predicted_share"]}
-            )[["label", "gold", "run A", "run B"]]}
+    gold, pred_a, pred_b = gold[both], pred_a[both], pred_b[both]
+    a, b = classification.correct(gold, pred_a), classification.correct(gold, pred_b)
+    shares = classification.response_bias(gold, pred_a, labels).rename(columns={"gold_share": "gold", "predicted_share": "run A"})
+    shares["run B"] = classification.response_bias(gold, pred_b, labels)["predicted_share"]
+    return {"n": int(both.sum()), "accuracy_a": classification.accuracy(gold, pred_a),
+            "accuracy_b": classification.accuracy(gold, pred_b),
+            "difference": paired_difference(b, a), "mcnemar_p": mcnemar(a, b), "shares": shares}
 
 
 @contextmanager

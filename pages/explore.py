@@ -139,9 +139,10 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
 
 def warn_bias(summary: dict) -> None:
     """Say so when a run gives one label to (almost) the whole slice: its accuracy is then mostly that label's share."""
-    compare = summary["compare"] or {}
+    compare = summary["compare"]
+    bias_b = compare and compare["shares"].rename(columns={"gold": "gold_share", "run B": "predicted_share"})
     for who, bias, items in (("run A", summary["bias"], "this slice"),
-                             ("run B", compare.get("bias_b"), f"the {compare.get('n', 0):,} items it labelled")):
+                             ("run B", bias_b, f"the {compare['n']:,} items it labelled" if compare else "")):
         skew = dominant_label(bias) if bias is not None else None
         if skew:
             st.warning(f"**Response bias:** {who} answers **{skew['label']}** for {skew['predicted_share']:.1%} of "
