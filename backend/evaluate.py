@@ -23,7 +23,6 @@ from backend.metrics.facets import accuracy_of, by_facet
 from backend.store import queries
 
 Report = dict[str, pd.DataFrame]
-POSITIVE = {"nope": "E", "falseqa": "FP", "crepe": "FP", "synqa2": "FP"}
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ def score(items: pd.DataFrame, runs: pd.DataFrame, predictions: pd.DataFrame, cl
     labels = np.full((len(runs), len(items)), None, dtype=object)
     labels[r, c] = preds["label"].to_numpy()
     probs = np.full((len(runs), len(items), len(classes)), np.nan)
-    has_probs = preds["probs"].map(lambda p: p is not None and len(p) == len(classes)).to_numpy()
+    has_probs = preds["probs"].map(lambda p: isinstance(p, (list, np.ndarray)) and len(p) == len(classes)).to_numpy()
     if has_probs.any():
         probs[r[has_probs], c[has_probs]] = np.stack(preds["probs"].to_numpy()[has_probs])
     correct = (labels == items["gold_label"].to_numpy()[None, :]).astype(np.float64)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
+from backend.descriptions import UnknownDataset, describe
 from backend.metrics import classification
 from backend.metrics.bootstrap import paired_difference
 from backend.metrics.pairs import mcnemar
@@ -28,6 +29,7 @@ _BLAS_LOCK = threading.Lock()
 Filters = tuple[tuple[str, tuple], ...]
 RUN_ORDER = f"ORDER BY r.task NOT IN {CLASSIFICATION_TASKS}, r.source = 'baseline', r.run_id"  # classifiers, baselines last
 BOOLEAN_FACETS = {"adversarial", "ambiguous"}
+EXTRA = "extra."  # facet name prefix for a key of examples.extra (a user dataset's own column)
 RUN_FILTERS = ("label_a", "label_b")
 CORRECTNESS = ("all", "correct", "incorrect")
 LABEL_ORDER = {"E": 0, "N": 1, "C": 2, "FP": 3}
@@ -47,13 +49,32 @@ _NO_RUN = "SELECT NULL::VARCHAR AS example_id, NULL::VARCHAR AS label, NULL::VAR
 
 
 def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
-    """Facet column → its sorted distinct non-null values, for the facets the dataset uses."""
+    """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns,
+    then the `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""
     lists = ", ".join(f"list_sort(list(DISTINCT {f}) FILTER (WHERE {f} IS NOT NULL)) AS {f}" for f in FACETS)
     row = con.execute(f"SELECT {lists} FROM examples WHERE dataset_id = $d", {"d": dataset_id}).fetchall()[0]
     values = {facet: list(v) for facet, v in zip(FACETS, row) if v}
+    for key in _extra_facets(con, dataset_id):
+        found = con.execute("SELECT list_sort(list(DISTINCT v) FILTER (WHERE v IS NOT NULL)) FROM "
+                            "(SELECT json_extract_string(extra, $p) AS v FROM examples WHERE dataset_id = $d)",
+                            {"p": _json_path(key), "d": dataset_id}).fetchall()[0][0]
+        if found:
+            values[EXTRA + key] = list(found)
     if "gold_label" in values:
         values["gold_label"].sort(key=lambda label: (LABEL_ORDER.get(label, 9), label))
     return values
+
+
+def _extra_facets(con: duckdb.DuckDBPyConnection, dataset_id: str) -> tuple[str, ...]:
+    try:
+        return describe(con, dataset_id).facets
+    except UnknownDataset:
+        return ()
+
+
+def _json_path(key: str) -> str:
+    """'$."key"' for json_extract (a bound parameter, so any key is safe)."""
+    return "$." + json.dumps(key)
 
 
 def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
@@ -91,13 +112,18 @@ def _conditions(filters: Filters, search: str, correctness: str, has_a: bool, pa
     """WHERE conditions over the joined slice `s`; values go into `params`."""
     where = []
     for i, (column, values) in enumerate(filters):
-        if column not in FACETS and column not in RUN_FILTERS:
-            raise ValueError(f"unknown filter {column!r}: allowed {', '.join(FACETS + list(RUN_FILTERS))}")
+        extra = column.startswith(EXTRA) and len(column) > len(EXTRA)
+        if column not in FACETS and column not in RUN_FILTERS and not extra:
+            raise ValueError(f"unknown filter {column!r}: allowed {', '.join(FACETS + list(RUN_FILTERS))} or {EXTRA}KEY")
         if not values:
             continue
         lower = column in BOOLEAN_FACETS
         params[f"f{i}"] = [str(v).lower() if lower else str(v) for v in values]
-        where.append(f"list_contains($f{i}, CAST({column} AS VARCHAR))")
+        if extra:
+            params[f"p{i}"] = _json_path(column[len(EXTRA):])
+            where.append(f"list_contains($f{i}, json_extract_string(extra, $p{i}))")
+        else:
+            where.append(f"list_contains($f{i}, CAST({column} AS VARCHAR))")
     if search.strip():
         escaped = search.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         params["q"] = f"%{escaped}%"

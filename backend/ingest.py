@@ -19,7 +19,7 @@ from backend.config import Settings, settings
 from backend.datasets import DATASETS, LOADERS, spec
 from backend.datasets.base import DataError, Source, describe_files
 from backend.datasets.sources import DatasetSpec, download, resolve
-from backend.store.connection import connect
+from backend.store.access import Opener, session
 from backend.store.writer import replace_dataset
 
 log = logging.getLogger(__name__)
@@ -44,14 +44,12 @@ def ingest(names: list[str] | None = None, cli: dict[str, Path] | None = None,
            store: Path | None = None, cfg: Settings | None = None) -> list[IngestResult]:
     """Ingest the named datasets (default: all) into the store; one result per dataset."""
     cfg, cli = cfg or settings(), cli or {}
-    con = connect(store or cfg.store_path)
-    try:
-        return [ingest_one(spec(name), cli, cfg, con) for name in (names or list(DATASETS))]
-    finally:
-        con.close()
+    path = store or cfg.store_path
+    return [ingest_one(spec(name), cli, cfg, lambda: session(path, create=True)) for name in (names or list(DATASETS))]
 
 
-def ingest_one(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings, con) -> IngestResult:
+def ingest_one(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings, open_store: Opener) -> IngestResult:
+    """Load one dataset's files (the store stays free meanwhile), then write it and its baselines in one session."""
     started = time.perf_counter()
     try:
         source, looked = find(dataset, cli, cfg)
@@ -66,9 +64,18 @@ def ingest_one(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings, con) -
         bundle = LOADERS[dataset.name](sources)
         files, digest = describe_files(source.path, [p for p in source.path.rglob("*") if p.is_file()])
         bundle.dataset.update(title=dataset.title, source=str(source.path), sha256=digest, files=files,
-                              license=dataset.license, citation=dataset.citation)
+                              license=dataset.license, citation=dataset.citation,
+                              description=dataset.description.as_dict() if dataset.description else None)
+    except (DataError, OSError) as exc:
+        return IngestResult(dataset.name, "failed", f"{exc}; the store is unchanged for {dataset.name}")
+    with open_store() as con:
+        return _write(dataset, bundle, source, con, started)
+
+
+def _write(dataset: DatasetSpec, bundle, source: Source, con, started: float) -> IngestResult:
+    try:
         replace_dataset(con, bundle)
-    except (DataError, OSError, duckdb.Error) as exc:
+    except duckdb.Error as exc:
         return IngestResult(dataset.name, "failed", f"{exc}; the store is unchanged for {dataset.name}")
     try:
         baselines.refresh(con, [dataset.name])  # keep the trivial baselines in step with the examples

@@ -1,5 +1,7 @@
 """The overview's table: one headline metric per dataset × run, with its split, n and 95% CI.
 
+Each dataset's description (`backend.descriptions`) names its headline splits and metric; built in:
+
 | dataset | task | headline |
 |---|---|---|
 | NOPE | nli | accuracy on main (and on adversarial) |
@@ -7,7 +9,8 @@
 | IfQA | qa | exact match (SQuAD normalisation, best over answers) on S-dev |
 | IfQA | retrieve | Recall@20 of the gold passage on S-dev |
 
-Paper-reported runs (source `import`) are marked; baselines (source `baseline`) sit beside models.
+A user dataset is scored the same way on the headline splits it declared. Paper-reported runs
+(source `import`) and your imports (source `user`) are marked; baselines sit beside models.
 """
 from __future__ import annotations
 
@@ -17,11 +20,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend import descriptions
+from backend.descriptions import Description
 from backend.metrics import classification, retrieval, squad
 from backend.metrics.bootstrap import Estimate, mean
 from backend.store import queries
 
-SPLITS = {"nope": ("main", "adv"), "falseqa": ("test",), "crepe": ("dev", "test"), "synqa2": ("test",), "ifqa": ("S-dev",)}
 
 
 def _predictions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -31,21 +35,22 @@ def _predictions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         FROM runs r JOIN predictions p USING (run_id)
         JOIN examples e ON e.dataset_id = r.dataset_id AND e.example_id = p.example_id
         WHERE r.status = 'complete'
+        ORDER BY r.run_id, p.example_id  -- one item order: the bootstrap intervals do not depend on storage order
     """).df()
 
 
-def _classification(group: pd.DataFrame) -> tuple[str, Estimate]:
-    if group["dataset_id"].iloc[0] == "nope":
+def _classification(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
+    if description.headline_metric == "accuracy":
         return "accuracy", classification.accuracy(group["gold_label"], group["label"])
     return "macro-F1", classification.macro_f1(group["gold_label"], group["label"], list(group["labels"].iloc[0]))
 
 
-def _qa(group: pd.DataFrame) -> tuple[str, Estimate]:
+def _qa(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
     scores = [squad.exact_match(a or "", list(g)) for a, g in zip(group["answer"], group["gold_answers"])]
     return "exact match", mean(np.array(scores))
 
 
-def _retrieval(group: pd.DataFrame) -> tuple[str, Estimate]:
+def _retrieval(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
     """Recall@20 over the questions that have a gold passage (as the Retrieval page and `index` count them)."""
     texts = [json.loads(t) if t else {} for t in group["text"]]
     ranks = [t.get("first_gold_rank") for t in texts if t.get("n_gold", 1) > 0]
@@ -66,13 +71,13 @@ METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "retrie
 def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """dataset, run, model, kind (paper-reported | baseline | model run), metric, split, value, low, high, n,
     and bias: for a classifier that gives one label to almost every item, which and how often."""
-    frame = _predictions(con)
+    frame, described = _predictions(con), descriptions.described(con)
     rows = []
     for (dataset, run_id, split), group in frame.groupby(["dataset_id", "run_id", "split"], sort=True):
-        task = group["task"].iloc[0]
-        if split not in SPLITS.get(dataset, ()) or task not in METRICS:
+        task, description = group["task"].iloc[0], described.get(dataset)
+        if description is None or split not in description.headline_splits or task not in METRICS:
             continue
-        metric, estimate = METRICS[task](group)
+        metric, estimate = METRICS[task](group, description)
         rows.append({"dataset": dataset, "run": run_id, "model": group["model_id"].iloc[0],
                      "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]), "metric": metric,
                      "split": split, **estimate.as_dict(), "bias": _bias(group) if task in queries.CLASSIFICATION_TASKS else ""})

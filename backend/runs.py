@@ -12,16 +12,18 @@ import importlib.metadata
 import logging
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import duckdb
 from tqdm import tqdm
 
 from backend import registry
 from backend.config import REPO_ROOT
+from backend.descriptions import describe
 from backend.models import detect, loading, nli, qa, write
 from backend.models.output import Output
 from backend.store import queries
+from backend.store.access import StoreRef, opener
 from backend.store.writer import append_predictions, finish_run, start_run
 
 log = logging.getLogger(__name__)
@@ -29,7 +31,6 @@ PACKAGES = ("torch", "transformers", "duckdb", "bm25s", "faiss-cpu", "numpy")
 # (model task, run task) → strategy; the run task defaults by dataset
 STRATEGIES = {("nli", "nli"): "classifier", ("nli", "detect"): "nli-retrieval", ("detect", "detect"): "classifier",
               ("generate", "detect"): "generator", ("generate", "qa"): "generator", ("generate", "write"): "generator"}
-DEFAULT_TASK = {"nope": "nli", "ifqa": "qa"}
 LABELS = {"nli": list(nli.LABELS), "detect": list(detect.LABELS)}  # the order of Output.probs (runs.config.labels)
 
 
@@ -45,7 +46,9 @@ class Request:
     chunk: int = 64
 
     def resolved_task(self) -> str:
-        return self.task or DEFAULT_TASK.get(self.dataset, "detect")
+        if self.task is None:
+            raise ValueError("the run's task is not set: pass --task, or let predict() take the dataset's task")
+        return self.task
 
     def run_id(self) -> str:
         parts = [self.dataset, self.model, self.resolved_task()]
@@ -145,16 +148,25 @@ def run_row(request: Request, runner: Runner) -> dict:
             "device": str(getattr(runner.model, "device", "cpu")), "seed": 0, "source": "batch", **provenance()}
 
 
-def predict(con: duckdb.DuckDBPyConnection, request: Request, retrievers: dict | None = None, progress: bool = True) -> str:
-    """Run (or resume) a batch run and return its id."""
-    only = "FP" if request.resolved_task() == "write" else None
-    rows = queries.run_inputs(con, request.dataset, request.split, only)
-    if rows.empty:
-        raise ValueError(f"no examples for dataset {request.dataset!r} split {request.split!r}")
-    rows = rows.head(request.limit) if request.limit else rows
-    runner = Runner(con, request, retrievers)
-    run_id = request.run_id()
-    done = start_run(con, run_row(request, runner))
+def predict(store: StoreRef, request: Request, retrievers: dict | None = None, progress: bool = True) -> str:
+    """Run (or resume) a batch run and return its id.
+
+    `store` is an open connection (held throughout) or a store path: then the store is opened only to
+    read the inputs and to write each chunk, so the dashboard and other commands use it during the run.
+    """
+    open_store = opener(store)
+    with open_store() as con:
+        described = describe(con, request.dataset)
+        if request.task is None:  # the dataset's own task
+            request = replace(request, task=described.task)
+        only = described.positive if request.resolved_task() == "write" else None  # writing: false-premise items
+        rows = queries.run_inputs(con, request.dataset, request.split, only)
+        if rows.empty:
+            raise ValueError(f"no examples for dataset {request.dataset!r} split {request.split!r}")
+        rows = rows.head(request.limit) if request.limit else rows
+        runner = Runner(con, request, retrievers)
+        run_id = request.run_id()
+        done = start_run(con, run_row(request, runner))
     todo = rows[~rows["example_id"].isin(done)]
     log.info("%s: %d examples, %d already done", run_id, len(rows), len(rows) - len(todo))
     started, status = time.perf_counter(), "interrupted"
@@ -162,9 +174,12 @@ def predict(con: duckdb.DuckDBPyConnection, request: Request, retrievers: dict |
         with tqdm(total=len(todo), desc=run_id, unit="ex", disable=not progress) as bar:
             for start in range(0, len(todo), request.chunk):
                 chunk = todo.iloc[start:start + request.chunk]
-                append_predictions(con, *_run_chunk(runner, run_id, chunk))
+                rows_out = _run_chunk(runner, run_id, chunk)  # the model runs with the store closed
+                with open_store() as con:
+                    append_predictions(con, *rows_out)
                 bar.update(len(chunk))
         status = "complete"
     finally:
-        finish_run(con, run_id, status, time.perf_counter() - started)
+        with open_store() as con:
+            finish_run(con, run_id, status, time.perf_counter() - started)
     return run_id

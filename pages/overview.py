@@ -60,7 +60,7 @@ if not labelled.empty:
     st.subheader("Examples per split and gold label")
     for column, dataset_id in zip(st.columns(len(labelled)), labelled["dataset_id"]):
         table = query(queries.split_label_counts, dataset_id).pivot_table(
-            index="split", columns="gold_label", values="n", aggfunc="sum", fill_value=0, margins=True, margins_name="all")
+            index="split", columns="gold_label", values="n", aggfunc="sum", fill_value=0, margins=True, margins_name="all splits")
         column.markdown(f"**{dataset_id}**")
         column.dataframe(table, width="stretch")
 

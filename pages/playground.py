@@ -7,13 +7,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend import explore, live, registry, runs
+from backend import descriptions, explore, live, registry, runs
 from backend.retrieval import inspector
+from backend.store import queries
 from ui import charts, export, widgets
-from ui.resources import StoreLocked, query, read_only_notice, retrievers, store, writable, wrote
+from ui.resources import StoreLocked, query, retrievers, store, wrote
 
 MODES = {"Question": "question", "NLI pair": "nli"}  # label (shown and in the URL) → mode
-SOURCE_DATASETS = {"question": ["falseqa", "ifqa", "crepe", "synqa2"], "nli": ["nope"]}
 RETRIEVERS = ["hybrid", "bm25", "dense", "none"]
 HITS_SHOWN = 20
 
@@ -42,7 +42,7 @@ def load_example(mode: str) -> None:
 def start_from_example(mode: str) -> None:
     with st.expander("Start from an example", expanded="original" not in st.session_state):
         left, middle, right = st.columns([1, 1, 1], vertical_alignment="bottom")
-        left.selectbox("Dataset", SOURCE_DATASETS[mode], key="source", bind="query-params")
+        left.selectbox("Dataset", query(descriptions.by_input)[mode], key="source", bind="query-params")
         middle.text_input("Example id", key="example", bind="query-params",
                           placeholder="e.g. test-0 (FalseQA), S-dev-0 (IfQA), 1 (NOPE)")
         right.button("Load into the editor", on_click=load_example, args=(mode,), icon=":material/edit_note:")
@@ -97,8 +97,9 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
         for version, text in versions.items():
             found = {"answers": [], "hits": None}
             if shared is not None:
-                hits, _ = inspector.side_by_side(store(), {retriever: shared[retriever]}, text["question"],
-                                                 HITS_SHOWN, text.get("gold", []))
+                with store() as con:
+                    hits, _ = inspector.side_by_side(con, {retriever: shared[retriever]}, text["question"],
+                                                     HITS_SHOWN, text.get("gold", []))
                 found["hits"] = hits
             for engine in engines:
                 use = retriever if engine.retriever != "none" and retriever != "none" else None
@@ -109,8 +110,9 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                 query_ = live.Query(model=engine.model, task=engine.task, retriever=use, k=k,
                                     **{name: text[name] for name in fields(mode)})
                 try:
-                    found["answers"].append((engine, live.ask(store(), query_, shared, store=writable()), None))
-                except (ValueError, registry.ModelUnavailable) as exc:  # bad input, or the model is not here
+                    with store() as con:
+                        found["answers"].append((engine, live.ask(con, query_, shared), None))
+                except (ValueError, registry.ModelUnavailable, StoreLocked) as exc:  # bad input, or the model is not here
                     found["answers"].append((engine, None, str(exc)))
                 except Exception as exc:  # noqa: BLE001 — one failing model must not hide the others' answers
                     found["answers"].append((engine, None, f"the model failed: {type(exc).__name__}: {exc}"))
@@ -143,7 +145,7 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
         if out.passages and engine.task != "qa":
             st.caption(f"read {len(out.passages)} passages")
         source = "cache" if answer.cached else f"{answer.latency_ms:,.0f} ms on {answer.device}"
-        st.caption(f"{source} · stored in `{answer.run_id}`" if writable() else f"{source} · not stored (store read-only)")
+        st.caption(f"{source} · stored in `{answer.run_id}`")
         st.caption(f":material/info: {engine.quality}")
 
 
@@ -173,12 +175,10 @@ st.title("Playground")
 st.caption("Ask the live models; every answer is stored as a row of a live run (`live/<model>/<task>`), "
            "so it can be found, compared and exported later.")
 try:
-    can_write = writable()
+    query(queries.loaded_datasets)  # the store is there and can be read
 except (FileNotFoundError, StoreLocked) as exc:
     st.error(f"{exc}. Then reload this page.")
     st.stop()
-if not can_write:
-    read_only_notice("answers are shown but not stored")
 mode = MODES[st.segmented_control("Input", list(MODES), default="Question", key="mode", bind="query-params",
                                   help="A question, or a premise and hypothesis for NLI") or "Question"]
 if st.session_state.get("original_mode") != mode:  # a loaded example belongs to one mode

@@ -10,7 +10,7 @@ import streamlit as st
 
 from backend import ratings
 from ui import charts, export, widgets
-from ui.resources import query, read_only_notice, store, writable, wrote
+from ui.resources import StoreLocked, query, store, wrote
 
 
 def pickers() -> tuple[pd.Series, str | None, str]:
@@ -64,8 +64,9 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
     """Save the form's values (a callback, so moving on happens before the page reruns)."""
     values = {c: st.session_state.get(f"{key}|{c}") for c in ratings.criteria_for(task)}
     try:
-        written = ratings.save(store(), run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None)
-    except ratings.RatingError as exc:
+        with store() as con:
+            written = ratings.save(con, run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None)
+    except (ratings.RatingError, StoreLocked) as exc:
         st.session_state["rate_error"] = (key, str(exc))
         return
     wrote()
@@ -164,9 +165,7 @@ left, right = st.columns([3, 2])
 with left:
     show_item(item)
 with right:
-    if not writable():
-        read_only_notice("ratings cannot be saved now")
-    elif not rater:
+    if not rater:
         st.info("Type a rater id above to rate.")
     else:
         rating_form(run, item, rater, saved)

@@ -47,7 +47,8 @@ def side_by_side(question: str, gold: list[str], source: str) -> None:
     except FileNotFoundError as exc:
         st.error(str(exc))
         return
-    hits, ranks = inspector.side_by_side(store(), shared, question, k, gold)
+    with store() as con:
+        hits, ranks = inspector.side_by_side(con, shared, question, k, gold)
     st.markdown(f"**{source}** — {question}")
     if gold:
         st.caption(f"{len(gold)} gold passage(s); ranks looked up within each retriever's top {inspector.GOLD_DEPTH}.")

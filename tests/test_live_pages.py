@@ -184,23 +184,25 @@ def test_rate_saves_upserts_moves_on_and_measures_agreement(page, lab):
     assert saved == [("consistency", 0.0), ("correction", 1.0), ("fluency", 3.0), ("presupposition", 2.0)]
 
 
-def test_rate_while_another_process_reads_the_store_then_tries_again(page, lab):
+def test_rate_saves_while_a_terminal_command_holds_the_store_for_a_moment(page, lab):
+    """A command's unit of work (here 3 s) only delays a save; nothing is lost and nothing says read-only."""
     import subprocess
     import sys
 
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; held = duckdb.connect(sys.argv[1], read_only=True); "
-                               "print('held', flush=True); time.sleep(120)", str(lab["store"])], stdout=subprocess.PIPE, text=True)
+    at = page("rate", {"run": WRITE_RUN, "rater": "cmd"})
+    code = ("import sys, time; from backend.store import access\n"
+            "with access.session(sys.argv[1]):\n    print('held', flush=True); time.sleep(3)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(lab["store"])], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        at = page("rate", {"run": WRITE_RUN, "rater": "ann"})
-        assert not at.exception
-        assert any("ratings cannot be saved now" in w.value for w in at.warning) and not at.get("form_submit_button")
+        for aspect in ("fluency", "presupposition", "correction", "consistency"):
+            next(c for c in at.get("button_group") if str(c.key).endswith(f"|{aspect}")).set_value(1)
+        at = at.get("form_submit_button")[0].click().run()
     finally:
-        holder.kill()
-        holder.wait()
-    at = next(b for b in at.button if b.key == "reopen-store").click().run()
-    assert not at.exception and not [w for w in at.warning if "cannot be saved" in w.value]
-    assert at.get("form_submit_button")  # writable again, without restarting the dashboard
+        holder.wait(timeout=60)
+    assert not at.exception and not at.error
+    saved = rows(lab["store"], "SELECT count(*) FROM ratings WHERE run_id = $r AND rater_id = 'cmd'", r=WRITE_RUN)
+    assert saved == [(4,)]
 
 
 def test_explore_offers_correctness_only_for_runs_with_labels(page):

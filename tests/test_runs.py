@@ -22,7 +22,7 @@ def store(tmp_path, tiny):  # noqa: F811
 
 
 def request(**kw):
-    return runs.Request(model="tiny-fp", dataset="falseqa", split="test", chunk=4, **kw)
+    return runs.Request(model="tiny-fp", dataset="falseqa", split="test", chunk=4, **{"task": "detect", **kw})
 
 
 def test_a_run_is_stored_with_provenance(store):
@@ -135,7 +135,7 @@ def test_live_inputs_are_bounded_with_a_clear_message(store, query, message):
         live.ask(store, live.Query(model="tiny-fp", **query))
 
 
-def test_a_command_on_a_store_another_process_holds_says_what_to_do(tmp_path, capsys):
+def test_a_command_on_a_store_another_process_holds_says_what_to_do(tmp_path, capsys, monkeypatch):
     import subprocess
     import sys
 
@@ -143,6 +143,7 @@ def test_a_command_on_a_store_another_process_holds_says_what_to_do(tmp_path, ca
 
     path = tmp_path / "held.duckdb"
     connect(path).close()
+    monkeypatch.setenv("PLAB_STORE_WAIT", "1")  # a process that does not share the store (an older release)
     holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; held = duckdb.connect(sys.argv[1]); "
                                "print('held', flush=True); time.sleep(120)", str(path)], stdout=subprocess.PIPE, text=True)
     try:
@@ -152,4 +153,5 @@ def test_a_command_on_a_store_another_process_holds_says_what_to_do(tmp_path, ca
         holder.kill()
         holder.wait()
     err = capsys.readouterr().err
-    assert "Could not open or write the store" in err and "stop that first" in err and "Traceback" not in err
+    assert "Could not open the store" in err and "does not share it" in err and "stop that process" in err
+    assert "Traceback" not in err

@@ -9,6 +9,9 @@ from __future__ import annotations
 from backend.datasets import corpus, crepe, falseqa, ifqa, nope, synqa2
 from backend.datasets.base import Loader
 from backend.datasets.sources import DatasetSpec
+from backend.descriptions import Description
+
+_DETECT = dict(task="detect", labels=("N", "FP"), positive="FP", constants=("FP", "N"))
 
 _DRIVE = "https://github.com/velocityCavalry/CREPE#data"
 DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
@@ -18,28 +21,33 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
         "none stated upstream; COCA excerpts, research use with citation",
         "Parrish et al., CoNLL 2021",
         "put the nyu-mll/nope repository's annotated_corpus/ and model_results/ folders in data/raw/nope/ "
-        "(or run ingest online to download them)"),
+        "(or run ingest online to download them)",
+        description=Description("nli", ("E", "N", "C"), "E", ("main", "adv"), constants=("E",))),
     DatasetSpec(
         "ifqa", "IfQA (counterfactual presuppositions)", ("dataset/full_split/*.json", "dataset/few_split/*.json"),
         "ODC-BY (allenai.org/data/ifqa); passages CC BY-SA", "Yu et al., EMNLP 2023",
-        "put the wyu97/IfQA repository's dataset/ folder in data/raw/ifqa/ (or run ingest online to download it)"),
+        "put the wyu97/IfQA repository's dataset/ folder in data/raw/ifqa/ (or run ingest online to download it)",
+        description=Description("qa", headline_splits=("S-dev",), train_split="S-train", dev_split="S-dev")),
     DatasetSpec(
         "falseqa", "FalseQA (false-premise questions)", ("dataset/*.csv",),
         "none stated upstream; cite the paper", "Hu et al., ACL 2023",
-        "put the thunlp/FalseQA repository's dataset/ folder in data/raw/falseqa/ (or run ingest online)"),
+        "put the thunlp/FalseQA repository's dataset/ folder in data/raw/falseqa/ (or run ingest online)",
+        description=Description(**_DETECT, headline_splits=("test",), train_split="train", dev_split="valid")),
     DatasetSpec(
         "crepe", "CREPE (false presuppositions in Reddit questions)",
         ("*.jsonl", "data/labeled_data/*.jsonl", "sycon_bench_subset/questions.txt"),
         "BSD-3-style (CREPE repository)", "Yu, Min, Zettlemoyer, Hajishirzi, ACL 2023",
         f"download CREPE_data.zip from the Google Drive folder linked at {_DRIVE}, unzip it and put "
-        "train.jsonl, dev.jsonl and test.jsonl in data/raw/crepe/ (or pass --source crepe=DIR)"),
+        "train.jsonl, dev.jsonl and test.jsonl in data/raw/crepe/ (or pass --source crepe=DIR)",
+        description=Description(**_DETECT, headline_splits=("dev", "test"), train_split="train", dev_split="dev")),
     DatasetSpec(
         "synqa2", "Syn-(QA)² (synthetic minimal pairs)",
         ("**/Singlehop_question.csv", "**/singlehop_unperturbed.csv", "**/Hotpot_Questions.csv"),
         "MIT (repository)", "Daswani, Sawant, Kim 2024",
         "download the archive linked in the README of github.com/ashwindaswanibu/QAQA-Synthetic-Dataset, "
         "extract it with password 'synqa2' (unzip -P synqa2 FILE) and put the CSV files in data/raw/synqa2/ "
-        "(or pass --source synqa2=DIR)"),
+        "(or pass --source synqa2=DIR)",
+        description=Description(**_DETECT, headline_splits=("test",))),
     DatasetSpec(
         "corpus", "Retrieval corpus (Wikipedia paragraphs + IfQA gold passages)",
         ("hipporag_legacy_data/*.json",), "MIT (HippoRAG); texts Wikipedia CC BY-SA",

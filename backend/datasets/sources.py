@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 
 from backend.config import Settings, source_env_var
 from backend.datasets.base import DataError, Source
+from backend.descriptions import Description
 
 log = logging.getLogger(__name__)
 MANIFEST = Path(__file__).with_name("manifest.toml")
@@ -38,6 +39,7 @@ class DatasetSpec:
     citation: str
     how_to_add: str
     needs: tuple[str, ...] = ()  # other datasets' folders the loader also reads
+    description: Description | None = None  # task, labels, splits, baselines (None: no examples, e.g. the corpus)
 
 
 def candidates(spec: DatasetSpec, cli: dict[str, Path], cfg: Settings) -> list[tuple[str, Path]]:

@@ -161,7 +161,8 @@ def expected_calibration_error(probs: np.ndarray, gold: np.ndarray, bins: int = 
 def calibration(items: pd.DataFrame, probs: np.ndarray, names: list[str]) -> pd.DataFrame:
     """Human vs model: mean JSD between crowd label shares and model probabilities, and ECE vs majority.
 
-    `probs` is runs × items × 3 (E, N, C); NaN rows (no prediction) are left out.
+    `probs` is runs × items × 3 (E, N, C); NaN rows (no prediction, or a run that stored only labels)
+    are left out, and a split with none gives no row.
     """
     crowd = crowd_distribution(items)
     gold = items["gold_label"].map(LABELS.index).to_numpy()
@@ -170,6 +171,8 @@ def calibration(items: pd.DataFrame, probs: np.ndarray, names: list[str]) -> pd.
         ok = ~np.isnan(run).any(axis=1)
         for split in ("main", "adv"):
             keep = ok & (items["split"] == split).to_numpy()
+            if not keep.any():
+                continue
             rows.append({"run": name, "split": split, "n": int(keep.sum()),
                          "mean JSD (bits)": float(jensen_shannon(crowd[keep], run[keep]).mean()),
                          "ECE": expected_calibration_error(run[keep], gold[keep]),

@@ -57,7 +57,7 @@ def missing_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 
 CLASSIFICATION_TASKS = ("nli", "detect")  # tasks whose runs predict labels (accuracy, confusion, bias)
-SOURCE_NAMES = {"import": "paper-reported", "baseline": "baseline", "batch": "model run", "live": "live"}  # runs.source, shown
+SOURCE_NAMES = {"import": "paper-reported", "baseline": "baseline", "batch": "model run", "live": "live", "user": "your import"}  # runs.source, shown
 FACETS = ["split", "gold_label", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
 
 

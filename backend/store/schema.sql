@@ -11,8 +11,10 @@ CREATE TABLE IF NOT EXISTS datasets (
     citation     VARCHAR,
     files        JSON,               -- [{path, sha256, bytes}]
     notes        JSON,               -- what was partial or skipped
-    loaded_at    TIMESTAMP NOT NULL
+    loaded_at    TIMESTAMP NOT NULL,
+    description  JSON                -- backend.descriptions.Description: task, labels, splits, baselines, facets
 );
+ALTER TABLE datasets ADD COLUMN IF NOT EXISTS description JSON;  -- stores written before descriptions
 
 CREATE TABLE IF NOT EXISTS examples (
     dataset_id           VARCHAR NOT NULL,
@@ -126,4 +128,9 @@ CREATE TABLE IF NOT EXISTS ratings (
     note        VARCHAR,
     rated_at    TIMESTAMP,
     PRIMARY KEY (dataset_id, example_id, run_id, rater_id, criterion)
+);
+
+CREATE TABLE IF NOT EXISTS meta (
+    key    VARCHAR PRIMARY KEY,     -- schema_version, ...
+    value  VARCHAR NOT NULL
 );

@@ -71,6 +71,16 @@ def replace_runs(con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: 
     _transaction(con, deletes, tables)
 
 
+def replace_run_table(con: duckdb.DuckDBPyConnection, run: dict | None, predictions: pa.Table | None,
+                      delete: str | None = None) -> None:
+    """Write one run and its predictions (already Arrow: fast for millions of rows), replacing any run
+    with the same id; or, with only `delete`, remove that run. One transaction either way."""
+    run_id = run["run_id"] if run else delete
+    deletes = [(f"DELETE FROM {name} WHERE run_id = $r", {"r": run_id}) for name in ("retrievals", "predictions", "runs")]
+    inserts = {"runs": arrow_table(con, "runs", [run]), "predictions": predictions} if run else {}
+    _transaction(con, deletes, inserts)
+
+
 def _transaction(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table]) -> None:
     """Run the deletes, then insert each Arrow table into its store table; all or nothing."""
     con.execute("BEGIN TRANSACTION")

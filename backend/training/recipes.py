@@ -18,13 +18,13 @@ import duckdb
 import pandas as pd
 
 from backend import registry, runs
+from backend.descriptions import describe
 from backend.store import queries
 from backend.training import nli_data
 from backend.training.finetune import TrainConfig, train
 
 log = logging.getLogger(__name__)
 HELDOUT_CAP = 4000  # enough for a ±1.5-point interval, small enough to score in a minute on CPU
-DETECT_SPLITS = {"falseqa": ("train", "valid", "test"), "crepe": ("train", "dev", "test")}
 
 
 def _folder(name: str):
@@ -49,17 +49,24 @@ def evaluate_nli(con: duckdb.DuckDBPyConnection) -> str:
     return runs.predict(con, runs.Request(model="minilm-nli", dataset="nope"))
 
 
+def detect_splits(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, str, tuple[str, ...]]:
+    """(train, dev, evaluation splits) from the dataset's description; ValueError when it has none."""
+    described = describe(con, dataset)
+    if described.task != "detect" or not described.train_split or not described.dev_split:
+        raise ValueError(f"question-only training needs a detection dataset with a train and a dev split; "
+                         f"{dataset} is {described.task} with train {described.train_split!r}, dev {described.dev_split!r}")
+    return described.train_split, described.dev_split, described.headline_splits
+
+
 def detector_data(con: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, pd.DataFrame]:
     """The train and held-out (dev) splits as text/label frames."""
-    if dataset not in DETECT_SPLITS:
-        raise ValueError(f"question-only training needs a train split; supported: {sorted(DETECT_SPLITS)}")
     return {s: queries.run_inputs(con, dataset, s).rename(columns={"input": "text", "gold_label": "label"})[["text", "label"]]
-            for s in DETECT_SPLITS[dataset][:2]}
+            for s in detect_splits(con, dataset)[:2]}
 
 
 def train_detector(dataset: str, frames: dict[str, pd.DataFrame], minutes: float) -> dict:
-    """Train and register the question-only detector on frames from `detector_data`."""
-    fit_split, dev_split, _ = DETECT_SPLITS[dataset]
+    """Train and register the question-only detector on frames from `detector_data` (train split first)."""
+    fit_split, dev_split = list(frames)
     if frames[fit_split].empty:
         raise ValueError(f"{dataset} has no {fit_split!r} split in the store: ingest its full release first")
     name = f"minilm-fp-{dataset}"
@@ -71,8 +78,9 @@ def train_detector(dataset: str, frames: dict[str, pd.DataFrame], minutes: float
 
 def evaluate_detector(con: duckdb.DuckDBPyConnection, dataset: str) -> list[str]:
     """The trained detector on the dev and test splits, as batch runs."""
+    _, dev, evaluation = detect_splits(con, dataset)
     return [runs.predict(con, runs.Request(model=f"minilm-fp-{dataset}", dataset=dataset, split=split))
-            for split in DETECT_SPLITS[dataset][1:]]
+            for split in dict.fromkeys((dev, *evaluation))]
 
 
 def summary(con: duckdb.DuckDBPyConnection, dataset: str, splits: list[str]) -> pd.DataFrame:

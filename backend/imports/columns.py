@@ -1,0 +1,129 @@
+"""Which column of a user's file plays which role, and how its label values map onto a dataset's labels.
+
+Roles: `example_id`; the text (`premise` + `hypothesis` for NLI, `question` otherwise); `split`;
+the prediction: `label`, `probs` (a list per row, or one column per label: `prob_E`, `p_FP`, ...),
+`logits` (likewise; softmax is applied and recorded), `answer` (QA), `presupposition` and
+`correction` (written text). Columns are guessed from the names below (first found wins) unless
+mapped explicitly (`--map label=pred_label`); other columns are ignored.
+"""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from backend.descriptions import Description
+
+GUESSES = {
+    "example_id": ("example_id", "id", "uid", "guid", "qid", "item_id", "pair_id_item"),
+    "premise": ("premise", "sentence1", "context_premise", "input"),
+    "hypothesis": ("hypothesis", "sentence2"),
+    "question": ("question", "query", "input", "text"),
+    "split": ("split",),
+    "label": ("predicted_label", "pred_label", "prediction", "pred", "predicted", "label", "output_label"),
+    "probs": ("probs", "probabilities", "probability", "prob", "scores", "label_probs"),
+    "logits": ("logits", "logit"),
+    "answer": ("answer", "predicted_answer", "pred_answer", "prediction", "pred", "output", "generation"),
+    "presupposition": ("presupposition", "predicted_presupposition"),
+    "correction": ("correction", "predicted_correction"),
+}
+ROLES = tuple(GUESSES)
+PER_LABEL = {"probs": ("prob_{}", "p_{}", "prob({})", "{}_prob", "probability_{}"), "logits": ("logit_{}", "logits_{}", "{}_logit")}
+# label words accepted for a dataset label (its own name is always accepted, in any case)
+SYNONYMS = {
+    "E": ("entailment", "entailed", "entails", "entail"),
+    "N": ("neutral", "normal", "valid", "no false premise", "no_false_premise"),
+    "C": ("contradiction", "contradicted", "contradicts", "contradict"),
+    "FP": ("false premise", "false_premise", "false presupposition", "false_presupposition", "false-premise",
+           "false assumption", "false_assumption", "questionable"),
+}
+TRUE_WORDS, FALSE_WORDS = ("yes", "true", "1", "1.0"), ("no", "false", "0", "0.0")
+_KEYS = ("example_id", "split")
+TASK_ROLES = {"nli": (*_KEYS, "premise", "hypothesis", "label", "probs", "logits"),
+              "detect": (*_KEYS, "question", "label", "probs", "logits"),
+              "qa": (*_KEYS, "question", "answer"),
+              "write": (*_KEYS, "question", "presupposition", "correction")}
+
+
+def resolve(columns: list[str], task: str, explicit: dict[str, str]) -> dict[str, str]:
+    """role → column for a run of `task`: the explicit mapping first (ValueError naming an unknown role
+    or column), then the first guessed name the file has for each role the task uses."""
+    bad_roles = sorted(set(explicit) - set(ROLES))
+    if bad_roles:
+        raise ValueError(f"--map {bad_roles[0]}=...: unknown role; roles are {list(ROLES)}")
+    missing = [f"{role}={col}" for role, col in explicit.items() if col not in columns]
+    if missing:
+        raise ValueError(f"--map {missing[0]}: the file has no such column; its columns are {columns}")
+    lowered = {c.lower().strip(): c for c in columns}
+    taken, roles = set(explicit.values()), dict(explicit)
+    for role in TASK_ROLES[task]:
+        for guess in () if role in roles else GUESSES[role]:
+            if lowered.get(guess) is not None and lowered[guess] not in taken:
+                roles[role] = lowered[guess]
+                taken.add(lowered[guess])
+                break
+    return roles
+
+
+def per_label_columns(columns: list[str], labels: tuple[str, ...], kind: str) -> dict[str, str] | None:
+    """{label: column} when the file has one `kind` (probs/logits) column for every label, else None."""
+    lowered = {c.lower().strip(): c for c in columns}
+    found = {}
+    for label in labels:
+        names = (label, *SYNONYMS.get(label, ()))
+        hit = next((lowered[p.format(n).lower()] for n in names for p in PER_LABEL[kind] if p.format(n).lower() in lowered), None)
+        if hit is None:
+            return None
+        found[label] = hit
+    return found
+
+
+def label_lookup(values: pd.Series, description: Description, order: tuple[str, ...],
+                 explicit: dict[str, str]) -> dict[str, str | None]:
+    """Each distinct file value (as trimmed text) → a dataset label, or None when it cannot be mapped.
+
+    In order: the explicit map; a number with a declared `order` (0 → order[0]); the label itself or a
+    synonym (entailment → E, false premise → FP); for a two-label dataset yes/true/1 → its positive
+    label and no/false/0 → the other.
+    """
+    labels = description.labels
+    words = {w: label for label in labels for w in (label.lower(), *SYNONYMS.get(label, ()))}
+    by_order = {str(i): name for i, name in enumerate(order)}
+    two = len(labels) == 2 and description.positive is not None
+    other = next((x for x in labels if x != description.positive), None)
+    lookup = {}
+    for value in values.dropna().astype(str).str.strip().unique():
+        key = value.lower()
+        if value in explicit or key in explicit:
+            target = explicit.get(value, explicit.get(key))
+        elif _integer(key) in by_order:
+            target = by_order[_integer(key)]
+        elif key in words:
+            target = words[key]
+        elif two and key in TRUE_WORDS:
+            target = description.positive
+        elif two and key in FALSE_WORDS:
+            target = other
+        else:
+            target = None
+        lookup[value] = _named(target, words) if target is not None else None
+    return lookup
+
+
+def order_labels(order: tuple[str, ...], description: Description) -> tuple[str, ...]:
+    """A declared label order (names or synonyms) as dataset labels; ValueError naming what is unknown."""
+    words = {w: label for label in description.labels for w in (label.lower(), *SYNONYMS.get(label, ()))}
+    named = tuple(_named(x, words) for x in order)
+    unknown = [x for x, n in zip(order, named) if n is None]
+    if unknown or (named and sorted(named) != sorted(description.labels)):
+        raise ValueError(f"--label-order {','.join(order)}: expected each of the dataset's labels "
+                         f"{list(description.labels)} once (or their names, e.g. entailment)")
+    return named
+
+
+def _named(value: str, words: dict[str, str]) -> str | None:
+    return words.get(str(value).strip().lower())
+
+
+def _integer(text: str) -> str:
+    return re.sub(r"\.0$", "", text)

@@ -1,0 +1,219 @@
+"""A user's own dataset into the store: columns mapped onto `examples`, every other column kept in
+`extra`, categorical columns with few values offered as facets, optional minimal pairs, baselines.
+
+The file is read and checked completely before anything is written (`check` returns a Bundle and a
+Description, or DataError naming the file, line and column); `save` then writes it like an ingest,
+in one transaction, with its description, and writes the trivial baselines. Built-in dataset names
+are reserved; a user dataset is replaced only when asked. Runs you imported on it are kept.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from backend import baselines
+from backend.datasets import DATASETS
+from backend.datasets.base import Bundle, DataError
+from backend.descriptions import Description
+from backend.imports import columns as cols
+from backend.imports.files import Table
+from backend.store.queries import FACETS
+from backend.store.writer import replace_dataset
+
+NAME = re.compile(r"^[a-z][a-z0-9_-]{1,39}$")
+MAX_FACET_VALUES = 20  # a text column with at most this many distinct values (and repeats) becomes a facet
+DEFAULT_LABELS = {"nli": ("E", "N", "C"), "detect": ("N", "FP")}
+ROLE_GUESSES = {"example_id": ("example_id", "id", "uid", "guid", "item_id"),
+                "input": ("input", "premise", "question", "sentence1", "text", "query"),
+                "hypothesis": ("hypothesis", "sentence2"), "context": ("context", "comment", "passage"),
+                "gold_label": ("gold_label", "label", "gold", "answer_label"),
+                "gold_answers": ("gold_answers", "answers", "answer"),
+                "split": ("split",), "pair_id": ("pair_id", "pair", "family", "family_id"), "pair_role": ("pair_role", "role", "condition")}
+TYPED = [f for f in FACETS if f not in ("split", "gold_label", "ambiguous")]  # facet columns a file may fill directly
+
+
+@dataclass(frozen=True)
+class DatasetOptions:
+    name: str
+    task: str                                    # nli | detect | qa
+    columns: dict = field(default_factory=dict)  # role → file column
+    labels: tuple[str, ...] = ()                 # default E,N,C for nli, N,FP for detect
+    positive: str | None = None                  # default E for nli, FP for detect, else the first label
+    label_map: dict = field(default_factory=dict)
+    split: str = "all"                           # the split of every row when the file has no split column
+    headline_splits: tuple[str, ...] = ()        # default: every split
+    train_split: str | None = None
+    title: str | None = None
+    license: str = "yours"
+    citation: str = ""
+
+
+def check(table: Table, options: DatasetOptions) -> tuple[Bundle, Description]:
+    """The examples, pairs and description a file makes; DataError (file, line, column) on the first problem."""
+    _check_name(table.name, options.name)
+    frame = table.frame
+    roles = _roles(table, options)
+    description = _description(frame, roles, options)
+    examples = _examples(table, roles, description, options)
+    pairs = _pairs(table, roles, examples) if "pair_id" in roles else []
+    bundle = Bundle(dataset={"dataset_id": options.name, "title": options.title or options.name, "source": table.name,
+                             "sha256": table.sha256, "license": options.license, "citation": options.citation,
+                             "description": description.as_dict(),
+                             "files": [{"path": table.name, "sha256": table.sha256, "rows": len(frame)}]},
+                    examples=examples, pairs=pairs)
+    return bundle, description
+
+
+def _check_name(file: str, name: str) -> None:
+    if name in DATASETS:
+        raise DataError(file, f"--name {name!r} is a built-in dataset; choose another name", field="name")
+    if not NAME.match(name):
+        raise DataError(file, f"--name {name!r}: use 2-40 lower-case letters, digits, '-' or '_', starting with a letter",
+                        field="name")
+
+
+def _roles(table: Table, options: DatasetOptions) -> dict[str, str]:
+    columns = list(table.frame.columns)
+    for role, column in options.columns.items():
+        if role not in ROLE_GUESSES:
+            raise DataError(table.name, f"--map {role}=...: unknown role; roles are {list(ROLE_GUESSES)}", field=role)
+        if column not in columns:
+            raise DataError(table.name, f"--map {role}={column}: no such column; the columns are {columns}", field=column)
+    lowered = {c.lower().strip(): c for c in columns}
+    roles, taken = dict(options.columns), set(options.columns.values())
+    for role, guesses in ROLE_GUESSES.items():
+        if role == "hypothesis" and options.task != "nli" or role == "gold_answers" and options.task != "qa" \
+                or role == "gold_label" and options.task == "qa":
+            continue
+        for guess in () if role in roles else guesses:
+            if lowered.get(guess) is not None and lowered[guess] not in taken:
+                roles[role] = lowered[guess]
+                taken.add(lowered[guess])
+                break
+    needed = ["input"] + (["hypothesis"] if options.task == "nli" else []) + \
+             (["gold_answers"] if options.task == "qa" else ["gold_label"])
+    missing = [r for r in needed if r not in roles]
+    if missing:
+        raise DataError(table.name, f"a {options.task} dataset needs a {missing[0]} column; the columns are {columns} "
+                                    f"(map one with --map {missing[0]}=COLUMN)", field=missing[0])
+    return roles
+
+
+def _description(frame: pd.DataFrame, roles: dict, options: DatasetOptions) -> Description:
+    labels = options.labels or DEFAULT_LABELS.get(options.task, ())
+    positive = options.positive or ({"nli": "E", "detect": "FP"}.get(options.task) if labels == DEFAULT_LABELS.get(options.task)
+                                    else (labels[0] if labels else None))
+    splits = sorted(frame[roles["split"]].dropna().astype(str).unique()) if "split" in roles else [options.split]
+    used = set(roles.values())
+    facets = tuple(c for c in frame.columns if c not in used and c not in TYPED and _categorical(frame[c]))
+    return Description(options.task, tuple(labels), positive if labels else None,
+                       tuple(options.headline_splits or splits), train_split=options.train_split,
+                       constants=tuple(labels), facets=facets, user=True, columns=dict(roles))
+
+
+def _categorical(values: pd.Series) -> bool:
+    present = values.dropna()
+    if present.empty or present.map(lambda v: isinstance(v, (list, dict, np.ndarray))).any():
+        return False
+    distinct = present.astype(str).nunique()
+    return 2 <= distinct <= MAX_FACET_VALUES and distinct < len(present)
+
+
+def _examples(table: Table, roles: dict, description: Description, options: DatasetOptions) -> list[dict]:
+    frame = table.frame
+    ids = frame[roles["example_id"]].astype(str).str.strip() if "example_id" in roles else \
+        pd.Series([str(i + 1) for i in range(len(frame))], index=frame.index)
+    _first_bad(table, ids.duplicated(), lambda i: f"example id {ids.iloc[i]!r} is used by an earlier row", roles.get("example_id", "id"))
+    _first_bad(table, ids.eq("") | frame[roles["example_id"]].isna() if "example_id" in roles else ids.eq(""),
+               lambda i: "empty example id", roles.get("example_id", "id"))
+    text = frame[roles["input"]]
+    _first_bad(table, text.isna() | text.astype(str).str.strip().eq(""), lambda i: "empty text", roles["input"])
+    rows = pd.DataFrame({"example_id": ids, "input": text.astype(str),
+                         "split": frame[roles["split"]].fillna("").astype(str).str.strip() if "split" in roles else options.split})
+    if "split" in roles:
+        _first_bad(table, rows["split"].eq(""), lambda i: "empty split", roles["split"])
+    for role in ("hypothesis", "context"):
+        if role in roles:
+            rows[role] = frame[roles[role]].astype(str).where(frame[roles[role]].notna(), None)
+    if "gold_label" in roles:
+        rows["gold_label"] = _gold_labels(table, frame[roles["gold_label"]], description, options, roles["gold_label"])
+    if "gold_answers" in roles:
+        rows["gold_answers"] = frame[roles["gold_answers"]].map(_answers)
+    for facet in TYPED:
+        if facet in frame.columns and facet not in roles.values():
+            rows[facet] = frame[facet] if facet == "adversarial" else frame[facet].astype(str).where(frame[facet].notna(), None)
+    kept = [c for c in frame.columns if c not in roles.values() and c not in TYPED]
+    rest = frame[kept].astype(object).where(frame[kept].notna(), None)
+    rows["extra"] = [json.loads(json.dumps(r, default=str)) for r in rest.to_dict("records")] if kept else None
+    return rows.replace({np.nan: None}).to_dict("records")
+
+
+def _gold_labels(table: Table, values: pd.Series, description: Description, options: DatasetOptions, column: str) -> pd.Series:
+    lookup = cols.label_lookup(values, description, (), options.label_map)
+    text = values.astype(str).str.strip().where(values.notna())
+    labels = text.map(lookup)
+    _first_bad(table, text.notna() & (text != "") & labels.isna(),
+               lambda i: f"gold label {text.iloc[i]!r} is not one of {list(description.labels)} (declare the label set "
+                         "with --labels, or map values with --label-map VALUE=LABEL)", column)
+    return labels.where(labels.notna(), None)
+
+
+def _answers(value) -> list[str] | None:
+    """A list, a JSON list as text, or one answer (several separated by ' | ')."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [str(v) for v in value]
+    text = str(value).strip()
+    if text.startswith("["):
+        try:
+            return [str(v) for v in json.loads(text)]
+        except json.JSONDecodeError:
+            pass
+    return [a.strip() for a in text.split(" | ") if a.strip()]
+
+
+def _pairs(table: Table, roles: dict, examples: list[dict]) -> list[dict]:
+    """Rows sharing a pair id form a minimal pair (exactly two), ordered by role ('a' before 'b')."""
+    if "pair_role" not in roles:
+        raise DataError(table.name, "a pair id column needs a pair role column too (--map pair_role=COLUMN)", field="pair_role")
+    frame = pd.DataFrame({"pair": table.frame[roles["pair_id"]].astype(str), "role": table.frame[roles["pair_role"]].astype(str),
+                          "example_id": [e["example_id"] for e in examples]})
+    frame = frame[table.frame[roles["pair_id"]].notna().to_numpy()]
+    sizes = frame.groupby("pair")["pair"].transform("size")
+    _first_bad(table, (sizes != 2).reindex(table.frame.index, fill_value=False),
+               lambda i: f"pair {table.frame[roles['pair_id']].iloc[i]!r} has {int(sizes.get(i, 0))} rows; a pair has two",
+               roles["pair_id"])
+    pairs = []
+    for pair_id, group in frame.sort_values(["pair", "role"]).groupby("pair", sort=True):
+        a, b = group.iloc[0], group.iloc[1]
+        pairs.append({"pair_id": f"{pair_id}", "kind": "minimal", "example_a": a["example_id"], "example_b": b["example_id"],
+                      "role_a": a["role"], "role_b": b["role"]})
+    return pairs
+
+
+def _first_bad(table: Table, mask: pd.Series, message, column: str) -> None:
+    bad = np.flatnonzero(np.asarray(mask, dtype=bool))
+    if len(bad):
+        row = int(bad[0])
+        where = "" if table.line(row) is not None else f"{table.where(row)}: "
+        raise DataError(table.name, f"{where}{message(row)} ({len(bad):,} rows like this)", table.line(row), column)
+
+
+class DatasetExists(ValueError):
+    """A user dataset of that name is loaded: replacing it must be asked for."""
+
+
+def save(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False) -> dict[str, int]:
+    """Write the dataset in one transaction (replacing it only when asked), then its trivial baselines."""
+    name = bundle.dataset["dataset_id"]
+    if con.execute("SELECT 1 FROM datasets WHERE dataset_id = $d", {"d": name}).fetchone() and not replace:
+        raise DatasetExists(f"dataset {name!r} is loaded; replace it (--replace; your runs on it are kept) or choose another --name")
+    replace_dataset(con, bundle)
+    runs = baselines.refresh(con, [name])
+    return {**{k: v for k, v in bundle.counts().items() if v}, "baseline runs": runs.get(name, 0)}

@@ -1,0 +1,414 @@
+"""A user's predictions as a stored run: read → columns → match → labels and probabilities → report → save.
+
+`check(...)` does everything but write and returns a `Plan` whose `Report` lists what was read,
+matched, skipped and wrong. Only a plan whose report has no problems can be saved, in one
+transaction; so a rejected import writes nothing. Rows that match no example are skipped and listed
+(fatal with `strict`). User runs have source 'user': an ingest never removes them; replacing one
+must be asked for, and only user runs can be replaced or deleted.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from backend.descriptions import Description, describe
+from backend.imports import columns as cols
+from backend.imports import matching
+from backend.imports.files import Table, read
+from backend.store.writer import replace_run_table
+
+PROB_TOLERANCE = 1e-3
+SHOWN = 20  # problems listed per kind in a report
+
+
+@dataclass(frozen=True)
+class Options:
+    dataset: str
+    model: str | None = None                    # default: the file's name without extension
+    revision: str | None = None
+    notes: str | None = None
+    run_id: str | None = None                   # default: <dataset>/user/<model>[/<task>]
+    columns: dict = field(default_factory=dict)  # role → file column (--map)
+    label_order: tuple[str, ...] = ()           # what 0, 1, 2 … and list positions mean (--label-order)
+    label_map: dict = field(default_factory=dict)  # file value → dataset label (--label-map)
+    task: str | None = None                     # default: the dataset's task (write for presupposition/correction)
+    split: str | None = None                    # match only this split's examples
+    match: str = "auto"                         # auto (id if the file has ids, else text) | id | text
+    strict: bool = False                        # rows that match no example reject the import
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str      # unmatched | ambiguous | duplicate | unknown label | bad probabilities | empty | column
+    where: str     # 'line 12' / 'record 11' / 'column label'
+    message: str
+
+
+@dataclass
+class Report:
+    file: str
+    sha256: str
+    format: str
+    dataset: str
+    task: str = ""
+    rows: int = 0
+    matched: int = 0
+    examples: int = 0              # examples the run could cover (the dataset, or the chosen split)
+    match_by: str = ""
+    columns: dict = field(default_factory=dict)
+    probabilities: str = "none"    # none | given | softmax of logits | argmax
+    problems: list[Problem] = field(default_factory=list)  # any of these rejects the import
+    skipped: list[Problem] = field(default_factory=list)   # rows left out (unmatched, ambiguous)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def coverage(self) -> float:
+        return self.matched / self.examples if self.examples else 0.0
+
+    def counts(self) -> dict[str, int]:
+        return pd.Series([p.kind for p in self.problems + self.skipped], dtype=object).value_counts().to_dict()
+
+    def table(self) -> pd.DataFrame:
+        """The listed problems and skipped rows (at most SHOWN per kind), for a page or a terminal."""
+        rows = [{"status": "rejects the import", **p.__dict__} for p in self.problems] + \
+               [{"status": "skipped", **p.__dict__} for p in self.skipped]
+        frame = pd.DataFrame(rows, columns=["status", "kind", "where", "message"])
+        return frame.groupby(["status", "kind"], sort=False).head(SHOWN).reset_index(drop=True)
+
+    def summary(self) -> str:
+        lines = [f"{self.file} ({self.format}, SHA-256 {self.sha256[:12]}…) → dataset {self.dataset}, task {self.task}",
+                 f"rows read {self.rows:,}; matched by {self.match_by} {self.matched:,}; "
+                 f"coverage {self.coverage:.1%} of {self.examples:,} examples; probabilities: {self.probabilities}",
+                 "columns: " + ", ".join(f"{role} ← {col}" for role, col in self.columns.items())]
+        lines += [f"{kind}: {n:,} rows" for kind, n in self.counts().items()]
+        lines += [f"note: {n}" for n in self.notes]
+        lines.append("OK: nothing rejected" if self.ok else f"REJECTED: {len(self.problems):,} problems; nothing was written")
+        return "\n".join(lines)
+
+
+class ImportRejected(ValueError):
+    """The report has problems: nothing was written."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        first = report.problems[0]
+        super().__init__(f"{report.file}: {len(report.problems):,} problems, e.g. {first.where}: {first.message}; nothing was written")
+
+
+@dataclass
+class Plan:
+    report: Report
+    run: dict
+    predictions: pd.DataFrame        # example_id, label, answer, text (one row per matched example)
+    probs: np.ndarray | None = None  # predictions × labels, in the dataset's label order
+
+
+def check(table: Table, examples: pd.DataFrame, description: Description, options: Options) -> Plan:
+    """Everything but the write: a plan whose report says whether it may be saved. Pure (no store)."""
+    task = options.task or description.task
+    report = Report(table.name, table.sha256, table.format, options.dataset, task, rows=len(table.frame))
+    frame = table.frame
+    try:
+        roles = cols.resolve(list(frame.columns), task, options.columns)
+        order = cols.order_labels(options.label_order, description) if options.label_order else ()
+    except ValueError as exc:
+        report.problems.append(Problem("column", "options", str(exc)))
+        return Plan(report, {}, pd.DataFrame())
+    report.columns = roles
+    scope = examples if not options.split else examples[examples["split"] == options.split]
+    report.examples = len(scope)
+    out = pd.DataFrame(index=frame.index)
+    probs = _predictions(frame, roles, description, task, order, options, out, report, table)
+    matched = _match(frame, roles, scope, task, options, lambda: _same_prediction(out, probs), report)
+    if report.problems and report.problems[0].kind == "column":
+        return Plan(report, {}, pd.DataFrame())
+    keep = matched.example_id.notna()
+    _skip(report, table, ~keep & matched.reason.str.startswith("ambiguous"), matched.reason, "ambiguous", options.strict)
+    _skip(report, table, ~keep & ~matched.reason.str.startswith("ambiguous"), matched.reason, "unmatched", options.strict)
+    out["example_id"] = matched.example_id
+    duplicate = keep & out["example_id"].duplicated(keep=False)
+    if duplicate.any():
+        _flag(report, table, duplicate, "duplicate", "example " + out["example_id"].fillna("").astype(str) +
+              " is matched by more than one row")
+    report.matched = int(keep.sum()) - int(duplicate.sum())
+    if report.matched == 0 and not report.problems:
+        report.problems.append(Problem("unmatched", "file", f"no row matches an example of {options.dataset}"
+                                       f"{' split ' + options.split if options.split else ''} by {report.match_by}"))
+    model = options.model or Path(table.name).stem
+    run = _run(options, description, task, model, report)
+    kept = out.loc[keep, ["example_id", "label", "answer", "text"]].reset_index(drop=True)
+    return Plan(report, run, kept, None if probs is None else probs[keep.to_numpy()])
+
+
+def _same_prediction(out: pd.DataFrame, probs: np.ndarray | None) -> pd.Series:
+    """A value per row that is equal exactly when two rows store the same prediction."""
+    same = out["label"].fillna("").astype(str) + "|" + out["answer"].fillna("").astype(str) + "|" + out["text"].fillna("").astype(str)
+    if probs is not None:
+        same = same + "|" + pd.Series([row.tobytes().hex() for row in probs], index=out.index)
+    return same
+
+
+def _match(frame, roles, scope, task, options, same, report) -> matching.Matched:
+    use_id = options.match == "id" or (options.match == "auto" and "example_id" in roles)
+    text_roles = ("premise", "hypothesis") if task == "nli" else ("question",)
+    if use_id:
+        if "example_id" not in roles:
+            report.problems.append(Problem("column", "options", f"matching by id needs an id column; the file's columns are "
+                                           f"{list(frame.columns)} (map one with --map example_id=COLUMN)"))
+            return matching.Matched(pd.Series(np.nan, index=frame.index, dtype=object), pd.Series("", index=frame.index))
+        report.match_by = "id"
+        keyed = frame[roles["example_id"]]
+        if "split" in roles:
+            return _by_id_within_split(keyed, frame[roles["split"]], scope)
+        return matching.by_id(keyed, scope)
+    missing = [r for r in text_roles if r not in roles]
+    if missing:
+        report.problems.append(Problem("column", "options", f"matching by text needs {' and '.join(text_roles)} "
+                                       f"columns; none found for {missing} among {list(frame.columns)} "
+                                       f"(map with --map {missing[0]}=COLUMN, or give an example_id column)"))
+        return matching.Matched(pd.Series(np.nan, index=frame.index, dtype=object), pd.Series("", index=frame.index))
+    report.match_by = "text (" + " + ".join(text_roles) + ")"
+    store_cols = {"premise": "input", "hypothesis": "hypothesis", "question": "input"}
+    keys = _key(frame, [roles[r] for r in text_roles], roles.get("split"))
+    example_keys = _key(scope, [store_cols[r] for r in text_roles], "split" if "split" in roles else None)
+    return matching.by_text(keys, scope, example_keys, same())
+
+
+def _key(frame: pd.DataFrame, text_columns: list[str], split_column: str | None) -> pd.Series:
+    key = matching.normalise(frame[text_columns[0]])
+    for column in text_columns[1:]:
+        key = key + "\x1f" + matching.normalise(frame[column])
+    if split_column:
+        key = frame[split_column].fillna("").astype(str).str.strip() + "\x1e" + key
+    return key.reset_index(drop=True).set_axis(frame.index)
+
+
+def _by_id_within_split(ids, splits, scope) -> matching.Matched:
+    found = matching.by_id(ids, scope)
+    split_of = scope.set_index("example_id")["split"]
+    wrong = found.example_id.notna() & (found.example_id.map(split_of) != splits.fillna("").astype(str).str.strip())
+    reason = found.reason.mask(wrong, "id " + ids.fillna("").astype(str) + " is in split " +
+                               found.example_id.map(split_of).fillna("").astype(str) + ", not " + splits.fillna("").astype(str))
+    return matching.Matched(found.example_id.mask(wrong), reason)
+
+
+def _predictions(frame, roles, description, task, order, options, out, report, table) -> np.ndarray | None:
+    """Fill out['label', 'answer', 'text'] from the file and return the probabilities (rows × labels);
+    problems go into the report."""
+    out["label"], out["answer"], out["text"] = None, None, None
+    probs = None
+    if task in ("nli", "detect"):
+        probs = _probabilities(frame, roles, description, order, report, table)
+        if "label" in roles:
+            lookup = cols.label_lookup(frame[roles["label"]], description, order, options.label_map)
+            raw = frame[roles["label"]]
+            text = raw.astype(str).str.strip().where(raw.notna())
+            out["label"] = text.map(lookup)
+            unknown = text.notna() & (text != "") & out["label"].isna()
+            allowed = f"{list(description.labels)} (or entailment/neutral/…, yes/no for two labels, numbers with --label-order)"
+            if unknown.any():
+                _flag(report, table, unknown, "unknown label", f"column '{roles['label']}': " + text.fillna("") +
+                      f" is not one of {allowed}; map it with --label-map VALUE=LABEL")
+            _flag(report, table, text.isna() | (text == ""), "empty", f"column '{roles['label']}' is empty")
+        if probs is not None:
+            if "label" not in roles:
+                out["label"] = np.asarray(description.labels, dtype=object)[np.nan_to_num(probs, nan=-1).argmax(axis=1)]
+                report.notes.append("labels are the most probable class of each row")
+        if "label" not in roles and probs is None:
+            report.problems.append(Problem("column", "options", f"no prediction column: give a label column "
+                                           f"({', '.join(cols.GUESSES['label'][:4])}, …), probabilities or logits "
+                                           f"(a list, or one column per label such as prob_{description.labels[0]}); "
+                                           f"the file's columns are {list(frame.columns)}"))
+    elif task == "qa":
+        _text_column(frame, roles, "answer", out, "answer", report, table)
+    else:
+        for role in ("presupposition", "correction"):
+            if role not in roles:
+                report.problems.append(Problem("column", "options", f"a writing run needs a {role} column; "
+                                               f"the file's columns are {list(frame.columns)}"))
+                return None
+        out["text"] = [json.dumps({"presupposition": p, "correction": c}) for p, c in
+                       zip(frame[roles["presupposition"]].fillna("").astype(str), frame[roles["correction"]].fillna("").astype(str))]
+    return probs
+
+
+def _text_column(frame, roles, role, out, target, report, table) -> None:
+    if role not in roles:
+        report.problems.append(Problem("column", "options", f"no {role} column; the file's columns are {list(frame.columns)} "
+                                       f"(map one with --map {role}=COLUMN)"))
+        return
+    out[target] = frame[roles[role]].astype(str).where(frame[roles[role]].notna())
+
+
+def _probabilities(frame, roles, description, order, report, table) -> np.ndarray | None:
+    """rows × labels in the dataset's label order, validated; logits go through a softmax (recorded)."""
+    labels = description.labels
+    position = [list(order or labels).index(label) for label in labels]
+    for kind in ("probs", "logits"):
+        per_label = None if kind in roles else cols.per_label_columns(list(frame.columns), labels, kind)
+        if kind in roles:
+            matrix, bad_length = _list_matrix(frame[roles[kind]], len(labels))
+            matrix = matrix[:, position]
+            _flag(report, table, bad_length, "bad probabilities", f"column '{roles[kind]}': expected a list of "
+                  f"{len(labels)} numbers in the order {list(order or labels)}")
+        elif per_label is not None:
+            report.columns.update({f"{kind}[{label}]": column for label, column in per_label.items()})
+            matrix = np.column_stack([pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float) for c in per_label.values()])
+            bad_length = np.zeros(len(frame), dtype=bool)
+        else:
+            continue
+        if kind == "logits":
+            report.probabilities = "softmax of logits"
+            shifted = np.exp(matrix - np.nanmax(matrix, axis=1, keepdims=True))
+            matrix = shifted / shifted.sum(axis=1, keepdims=True)
+        else:
+            report.probabilities = "given"
+        _check_probabilities(matrix, bad_length, report, table)
+        return matrix
+    return None
+
+
+def _list_matrix(values: pd.Series, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """A column of lists (or JSON text like '[0.1, 0.9]') as rows × width floats, and which rows had another length."""
+    def as_list(v):
+        if isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except json.JSONDecodeError:
+                return None
+        return v if isinstance(v, (list, tuple, np.ndarray)) else None
+    lists = values.map(as_list)
+    lengths = lists.map(lambda v: len(v) if v is not None else -1).to_numpy()
+    good = lengths == width
+    matrix = np.full((len(values), width), np.nan)
+    if good.any():
+        try:
+            matrix[good] = np.array([np.asarray(v, dtype=float) for v in lists[good]])
+        except (TypeError, ValueError):
+            matrix[good] = np.array([pd.to_numeric(pd.Series(list(v)), errors="coerce").to_numpy() for v in lists[good]])
+    return matrix, ~good
+
+
+def _check_probabilities(matrix: np.ndarray, skip: np.ndarray, report: Report, table: Table) -> None:
+    nan = ~skip & np.isnan(matrix).any(axis=1)
+    negative = ~skip & ~nan & (matrix < 0).any(axis=1)
+    sums = np.nansum(matrix, axis=1)
+    off = ~skip & ~nan & ~negative & (np.abs(sums - 1) > PROB_TOLERANCE)
+    _flag(report, table, nan, "bad probabilities", "a probability is missing or not a number")
+    _flag(report, table, negative, "bad probabilities", "a probability is negative")
+    if off.any():
+        _flag(report, table, off, "bad probabilities",
+              pd.Series(sums).map(lambda s: f"probabilities sum to {s:.4f}, not 1 (± {PROB_TOLERANCE:g})"))
+
+
+def _flag(report: Report, table: Table, mask, kind: str, message) -> None:
+    _list(report.problems, table, mask, kind, message)
+
+
+def _skip(report: Report, table: Table, mask, reason: pd.Series, kind: str, strict: bool) -> None:
+    _list(report.problems if strict else report.skipped, table, mask, kind, reason)
+
+
+def _list(target: list, table: Table, mask, kind: str, message) -> None:
+    rows = np.flatnonzero(np.asarray(mask, dtype=bool))
+    if not len(rows):
+        return
+    messages = message.to_numpy() if isinstance(message, pd.Series) else None
+    target.extend(Problem(kind, table.where(int(i)), str(messages[i]) if messages is not None else message) for i in rows)
+
+
+def _run(options: Options, description: Description, task: str, model: str, report: Report) -> dict:
+    run_id = options.run_id or f"{options.dataset}/user/{model}" + (f"/{task}" if task != description.task else "")
+    return {"run_id": run_id, "dataset_id": options.dataset, "task": task, "model_id": model,
+            "model_revision": options.revision, "source": "user", "status": "complete",
+            "config": {"labels": list(description.labels) if task in ("nli", "detect") else None,
+                       "notes": options.notes, "file": report.file, "sha256": report.sha256, "format": report.format,
+                       "columns": report.columns, "match_by": report.match_by, "probabilities": report.probabilities,
+                       "label_order": list(options.label_order), "label_map": options.label_map, "split": options.split,
+                       "rows": report.rows, "matched": report.matched, "coverage": round(report.coverage, 6)},
+            "provenance": f"imported from {Path(report.file).name} (SHA-256 {report.sha256})", "device": None,
+            "code_version": "backend.imports"}
+
+
+def examples_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    return con.execute("SELECT example_id, split, input, hypothesis FROM examples WHERE dataset_id = $d",
+                       {"d": dataset_id}).df()
+
+
+def plan(con: duckdb.DuckDBPyConnection, source, options: Options, name: str | None = None) -> Plan:
+    """Read `source` (path, uploaded bytes with `name`, or DataFrame) and check it against the stored dataset."""
+    description = describe(con, options.dataset)
+    return check(read(source, name), examples_for(con, options.dataset), description, options)
+
+
+class RunExists(ValueError):
+    """The run id is taken: replacing it must be asked for (and only user runs can be replaced)."""
+
+
+def save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool = False) -> str:
+    """Write a checked plan as one run, in one transaction; ImportRejected if its report has problems."""
+    if not plan_.report.ok:
+        raise ImportRejected(plan_.report)
+    run_id = plan_.run["run_id"]
+    existing = con.execute("SELECT source, created_at FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
+    if existing and existing[0] != "user":
+        raise RunExists(f"run {run_id!r} is a {existing[0]} run, not one of yours; choose another run id (--run-id)")
+    if existing and not replace:
+        raise RunExists(f"run {run_id!r} exists (imported {existing[1]:%Y-%m-%d %H:%M}); replace it (--replace) "
+                        "or choose another run id (--run-id)")
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    replace_run_table(con, {**plan_.run, "created_at": now}, _arrow(run_id, plan_))
+    return run_id
+
+
+def _arrow(run_id: str, plan_: Plan) -> pa.Table:
+    """The predictions as Arrow, probabilities as a list column built from the matrix (no Python lists)."""
+    frame = plan_.predictions
+    n = len(frame)
+    columns = {"run_id": pa.array([run_id] * n, pa.string()),
+               **{c: pa.array(frame[c].to_numpy(dtype=object), pa.string(), from_pandas=True)
+                  for c in ("example_id", "label", "answer", "text")}}
+    if plan_.probs is not None:
+        width = plan_.probs.shape[1]
+        offsets = pa.array(np.arange(0, n * width + 1, width, dtype=np.int32))
+        columns["probs"] = pa.ListArray.from_arrays(offsets, pa.array(plan_.probs.ravel(), pa.float64()))
+    return pa.table(columns)
+
+
+def existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
+    """The source of the run with this id ('user', 'import', 'batch', …), or None when the id is free."""
+    row = con.execute("SELECT source FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
+    return row[0] if row else None
+
+
+def delete(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Remove a user run and its predictions; other runs belong to ingest, baselines or batch runs."""
+    existing = con.execute("SELECT source FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
+    if existing is None:
+        raise LookupError(f"no run {run_id!r}")
+    if existing[0] != "user":
+        raise ValueError(f"run {run_id!r} is a {existing[0]} run; only runs you imported can be deleted here")
+    replace_run_table(con, None, None, delete=run_id)
+
+
+def user_runs(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None) -> pd.DataFrame:
+    """The user's imported runs with their provenance, newest first."""
+    return con.execute("""
+        SELECT r.run_id, r.dataset_id, r.task, r.model_id, r.model_revision, r.created_at,
+               count(p.example_id) AS predictions, r.config->>'$.coverage' AS coverage, r.config->>'$.file' AS file,
+               r.config->>'$.sha256' AS sha256, r.config->>'$.notes' AS notes
+        FROM runs r LEFT JOIN predictions p USING (run_id)
+        WHERE r.source = 'user' AND ($d IS NULL OR r.dataset_id = $d)
+        GROUP BY ALL ORDER BY r.created_at DESC, r.run_id
+    """, {"d": dataset_id}).df()

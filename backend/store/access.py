@@ -1,0 +1,208 @@
+"""Sharing the store between processes: the dashboard, terminal commands and notebooks, side by side.
+
+DuckDB lets one process open a file read-write, and while it does no other process may open the file
+at all. So no process keeps the store open: each opens it for one unit of work (a page's query, one
+chunk of a batch run, an import, a notebook call) inside `session()`, under an exclusive lock on
+`<store>.lock`, and closes it when its last session ends (DuckDB then checkpoints the WAL into the
+file). Threads of one process share the open database, a cursor each. Units of work are short, so a
+terminal command waits milliseconds for the dashboard and the dashboard waits at most one unit of a
+command; a waiter that times out gets `StoreBusy`, which names the process holding the store.
+
+A process holding the store while another waits lets its running sessions finish and then hands the
+store over before starting new ones (`<store>.queue` tells it someone waits), so a busy dashboard
+cannot starve a terminal command. Writes are transactions, so a reader never sees half a run.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import threading
+import time
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Union
+
+import duckdb
+
+from backend.store.connection import connect, existing_store, store_path
+
+POLL_S = 0.02
+
+
+def default_wait() -> float:
+    """Seconds to wait for another process's unit of work before StoreBusy ($PLAB_STORE_WAIT, default 120)."""
+    return float(os.environ.get("PLAB_STORE_WAIT", "120"))
+
+
+Opener = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
+StoreRef = Union[duckdb.DuckDBPyConnection, Path, str, None]
+
+
+class StoreBusy(RuntimeError):
+    """Another process held the store for longer than this one was willing to wait."""
+
+
+@dataclass
+class _Shared:
+    """One process's hold on one store file."""
+    path: Path
+    cond: threading.Condition = field(default_factory=threading.Condition)
+    users: int = 0
+    con: duckdb.DuckDBPyConnection | None = None
+    lock_fd: int | None = None
+    handing_over: bool = False
+
+
+_HELD: dict[Path, _Shared] = {}
+_HELD_LOCK = threading.Lock()
+_DEPTH = threading.local()  # sessions this thread has open, per store: a nested session never waits
+
+
+def _shared(path: Path) -> _Shared:
+    key = path.resolve()
+    with _HELD_LOCK:
+        return _HELD.setdefault(key, _Shared(key))
+
+
+@contextmanager
+def session(path: Path | str | None = None, timeout: float | None = None,
+            create: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor on the store for one unit of work; the store is opened (and locked) only while needed.
+
+    FileNotFoundError when the store does not exist (unless `create`), StoreBusy after `timeout`
+    seconds (default $PLAB_STORE_WAIT or 120) waiting for another process.
+    """
+    target = store_path(path)
+    if not create:
+        existing_store(target)
+    shared = _shared(target)
+    depth = getattr(_DEPTH, "held", None) or {}
+    _DEPTH.held = depth
+    _enter(shared, default_wait() if timeout is None else timeout, nested=depth.get(shared.path, 0) > 0)
+    depth[shared.path] = depth.get(shared.path, 0) + 1
+    cursor = None
+    try:
+        cursor = shared.con.cursor()
+        yield cursor
+    finally:
+        depth[shared.path] -= 1
+        if cursor is not None:
+            cursor.close()
+        _leave(shared)
+
+
+def opener(store: StoreRef) -> Opener:
+    """How long-running work opens the store per unit: an open connection is used as it is (held
+    throughout, e.g. in tests); a path, or None for the configured store, opens a `session()` each time."""
+    if isinstance(store, duckdb.DuckDBPyConnection):
+        return lambda: nullcontext(store)
+    return lambda: session(store)
+
+
+def _enter(shared: _Shared, timeout: float, nested: bool) -> None:
+    deadline = time.monotonic() + timeout
+    with shared.cond:
+        while not nested and (shared.handing_over or (shared.users and _someone_waits(shared.path))):
+            shared.handing_over = True  # let running sessions finish, then give the store to the waiter
+            if not shared.cond.wait(timeout=max(deadline - time.monotonic(), 0)):
+                raise StoreBusy(f"{shared.path}: this process's own sessions did not finish within {timeout:.0f} s")
+        if shared.con is None:
+            shared.lock_fd = _lock(shared.path, deadline, timeout)
+            try:
+                shared.con = _open(shared.path, deadline, timeout)
+            except BaseException:
+                _unlock(shared)
+                raise
+        shared.users += 1
+
+
+def _leave(shared: _Shared) -> None:
+    with shared.cond:
+        shared.users -= 1
+        if shared.users == 0:
+            con, shared.con = shared.con, None
+            try:
+                con.close()  # checkpoints the WAL into the store file
+            finally:
+                _unlock(shared)
+                if shared.handing_over:
+                    shared.handing_over = False
+                    time.sleep(POLL_S * 2)  # the waiter polls; give it the first turn
+                shared.cond.notify_all()
+
+
+def _open(path: Path, deadline: float, timeout: float) -> duckdb.DuckDBPyConnection:
+    """Open read-write; retry while a process that does not take the lock (an older release) holds the file."""
+    while True:
+        try:
+            return connect(path)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise StoreBusy(f"{path} is held by another process that does not share it ({exc}); "
+                                "stop that process (an older dashboard or command), then try again") from exc
+            time.sleep(POLL_S * 5)
+
+
+def _lock(path: Path, deadline: float, timeout: float) -> int:
+    """Take `<store>.lock`; while waiting, hold `<store>.queue` shared so the holder knows to hand over."""
+    fd = os.open(_sidecar(path, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    queue = None
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if queue is None:
+                    queue = os.open(_sidecar(path, ".queue"), os.O_RDWR | os.O_CREAT, 0o644)
+                    fcntl.flock(queue, fcntl.LOCK_SH)
+                if time.monotonic() > deadline:
+                    raise StoreBusy(f"{path} has been busy for {timeout:.0f} s: {holder(path)} holds it. "
+                                    "Wait for it to finish (or stop it), then try again.") from None
+                time.sleep(POLL_S)
+    except BaseException:
+        os.close(fd)
+        raise
+    finally:
+        if queue is not None:
+            os.close(queue)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv)[:300]}".encode(), 0)
+    return fd
+
+
+def _unlock(shared: _Shared) -> None:
+    if shared.lock_fd is not None:
+        os.close(shared.lock_fd)  # closing the descriptor releases the flock
+        shared.lock_fd = None
+
+
+def _someone_waits(path: Path) -> bool:
+    """Whether another process is queued for the store (it holds `<store>.queue` shared)."""
+    try:
+        fd = os.open(_sidecar(path, ".queue"), os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def holder(path: Path | str | None = None) -> str:
+    """Who holds the store now, as 'process PID (command)', from `<store>.lock`."""
+    try:
+        text = _sidecar(store_path(path), ".lock").read_text().strip()
+    except OSError:
+        text = ""
+    pid, _, command = text.partition(" ")
+    return f"process {pid} ({command})" if pid else "another process"
+
+
+def _sidecar(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
