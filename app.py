@@ -1,6 +1,8 @@
 """Presupposition Lab: the entrypoint. Page config, then st.navigation over the pages in PAGES."""
 import streamlit as st
 
+from ui.resources import page_session
+
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dataset:", default=True),
     st.Page("pages/explore.py", title="Explore", icon=":material/filter_alt:"),
@@ -10,7 +12,9 @@ PAGES = [
     st.Page("pages/retrieval.py", title="Retrieval", icon=":material/travel_explore:"),
     st.Page("pages/playground.py", title="Playground", icon=":material/chat:"),
     st.Page("pages/rate.py", title="Rate", icon=":material/star_rate:"),
+    st.Page("pages/imports.py", title="Import", icon=":material/upload_file:"),
 ]
 
 st.set_page_config(page_title="Presupposition Lab", page_icon=":material/science:", layout="wide")
-st.navigation(PAGES).run()
+with page_session():  # one store open per rerun; terminal commands get the store between reruns
+    st.navigation(PAGES).run()

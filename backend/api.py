@@ -1,0 +1,112 @@
+"""The lab from a notebook or a script: the store as DataFrames, the pages' metrics, imports.
+
+    from backend.api import Lab
+    lab = Lab()                                   # the configured store ($PLAB_STORE or data/presupposition_lab.duckdb)
+    lab.datasets()                                # loaded datasets: task, labels, headline splits, counts
+    lab.examples("nope", split="main", trigger_type=["clefts"])
+    lab.runs("nope")                              # complete runs with provenance
+    lab.predictions("nope/RoBERTa-large/mnli-snli-anli-fever/1")   # joined with the examples
+    lab.metrics("nope", "nope/baseline/always-E", split="main")    # accuracy, macro-F1 with 95% CIs
+    lab.leaderboard()                             # the Overview's headline table
+    lab.import_run(frame, dataset="nope", model="mine")            # a DataFrame as a run → its Report
+
+Every call opens the store for that call only (`backend.store.access`), so a notebook works while
+the dashboard runs, and what it imports shows in the dashboard at its next rerun.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from backend import explore, leaderboard
+from backend.descriptions import describe, described
+from backend.imports import predictions as imports
+from backend.imports.files import read
+from backend.store import queries
+from backend.store.access import session
+
+
+class Lab:
+    def __init__(self, store: Path | str | None = None):
+        self.store = store
+
+    def _session(self):
+        return session(self.store)
+
+    def datasets(self) -> pd.DataFrame:
+        """One row per loaded dataset: title, examples, licence, and its description (task, labels, positive
+        label, headline splits, facets, whether you imported it)."""
+        with self._session() as con:
+            loaded, found = queries.loaded_datasets(con), described(con)
+        info = pd.DataFrame([{"dataset_id": i, "task": d.task, "labels": list(d.labels), "positive": d.positive,
+                              "headline_splits": list(d.headline_splits), "facets": list(d.facets), "user": d.user}
+                             for i, d in found.items()], columns=_DESCRIPTION_COLUMNS)
+        return loaded[["dataset_id", "title", "examples", "license"]].merge(info, on="dataset_id", how="left")
+
+    def examples(self, dataset: str, **facets) -> pd.DataFrame:
+        """The dataset's examples, filtered by facets (`split="main"`, `trigger_type=["clefts", "stop"]`)."""
+        with self._session() as con:
+            describe(con, dataset)
+            return explore.slice_frame(con, dataset, _filters(facets), limit=None)[_EXAMPLE_COLUMNS]
+
+    def runs(self, dataset: str) -> pd.DataFrame:
+        """Complete runs of the dataset: model, task, source (import | baseline | batch | user), seed, provenance."""
+        with self._session() as con:
+            return queries.runs_frame(con, dataset)
+
+    def predictions(self, run_id: str, **facets) -> pd.DataFrame:
+        """A run's predictions joined with its examples (gold label, facets, text), filtered by facets."""
+        with self._session() as con:
+            dataset = _dataset_of(con, run_id)
+            frame = explore.slice_frame(con, dataset, _filters(facets), run_a=run_id, limit=None)
+            probs = con.execute("SELECT example_id, probs FROM predictions WHERE run_id = $r", {"r": run_id}).df()
+        frame = frame.rename(columns={"label_a": "label", "p_a": "prob_label", "correct_a": "correct", "answer_a": "answer"})
+        return frame.drop(columns=[c for c in frame.columns if c.endswith("_b")]).merge(probs, on="example_id", how="left")
+
+    def metrics(self, dataset: str, run_id: str, **facets) -> dict:
+        """What Explore shows for a slice: n, accuracy and macro-F1 (value, 95% CI, n), confusion, label shares."""
+        with self._session() as con:
+            return explore.slice_summary(con, dataset, _filters(facets), run_a=run_id)
+
+    def leaderboard(self) -> pd.DataFrame:
+        """The Overview's table: each run's headline metric per dataset and split, with n and 95% CI."""
+        with self._session() as con:
+            return leaderboard.headline(con)
+
+    def import_run(self, frame: pd.DataFrame | Path | str, dataset: str, replace: bool = False, **options) -> imports.Report:
+        """Import predictions (a DataFrame or a file) as a run; returns the validation report.
+
+        `options` are those of `backend.imports.predictions.Options` (model, run_id, columns, label_order,
+        label_map, task, split, match, strict, notes, revision). Nothing is written when the report has
+        problems (`report.ok` is False; `report.table()` lists them).
+        """
+        table = read(frame, name=options.pop("name", None))
+        opts = imports.Options(dataset=dataset, **options)
+        with self._session() as con:
+            plan = imports.check(table, imports.examples_for(con, dataset), describe(con, dataset), opts)
+            if plan.report.ok:
+                imports.save(con, plan, replace=replace)
+        return plan.report
+
+    def delete_run(self, run_id: str) -> None:
+        """Delete a run you imported."""
+        with self._session() as con:
+            imports.delete(con, run_id)
+
+
+_DESCRIPTION_COLUMNS = ["dataset_id", "task", "labels", "positive", "headline_splits", "facets", "user"]
+_EXAMPLE_COLUMNS = ["example_id", "split", "input", "context", "hypothesis", "gold_label", "gold_answers",
+                    "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
+
+
+def _filters(facets: dict) -> explore.Filters:
+    return tuple((name, tuple(v) if isinstance(v, (list, tuple, set)) else (v,)) for name, v in facets.items())
+
+
+def _dataset_of(con, run_id: str) -> str:
+    row = con.execute("SELECT dataset_id FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
+    if row is None:
+        raise LookupError(f"no run {run_id!r}")
+    return row[0]
+
