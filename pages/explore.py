@@ -52,7 +52,8 @@ def pick_filters(dataset: str, labels_a: list[str]) -> tuple[tuple, str, str]:
     filters = []
     for facet, values in query(explore.facet_values, dataset).items():
         if len(values) > 1:
-            chosen = st.multiselect(FACET_TITLES.get(facet, facet), values, key=facet, bind="query-params",
+            title = FACET_TITLES.get(facet, facet.removeprefix(explore.EXTRA))
+            chosen = st.multiselect(title, values, key=facet, bind="query-params",
                                     format_func=_yes_no, placeholder="all")
             filters.append((facet, tuple(chosen)))
     chosen = st.multiselect("Predicted label (run A)", labels_a, key="label_a", bind="query-params",
