@@ -194,7 +194,7 @@ if submitted:
     original = st.session_state.get("original")
     versions = {}
     if original:
-        gold = query(inspector.gold_doc_ids, original["dataset"], original["example"]) if original["dataset"] == "ifqa" else []
+        gold = query(inspector.gold_doc_ids, original["dataset"], original["example"])  # [] without qrels
         versions["Original"] = {**original, "gold": gold}
         if any(edited[name].strip() != original[name].strip() for name in fields(mode)):
             versions["Edited"] = {**edited, "gold": gold}

@@ -14,7 +14,7 @@ from backend.store import queries
 from ui import charts, export, widgets
 from ui.resources import query, retrievers, store
 
-DATASET = "ifqa"  # the dataset with gold passages (qrels) in the corpus
+DATASET = "ifqa"  # the dataset with gold passages (qrels) in the corpus; chosen below when there are several
 OUTCOME_COLORS = {"correct": "#009E73", "reading miss": "#E69F00", "retrieval miss": "#D55E00",
                   "no gold passage": "#999999", "failed": "#000000"}
 
@@ -121,10 +121,15 @@ def attribution() -> None:
 
 st.title("Retrieval")
 widgets.require(queries.loaded_datasets, empty="The store is empty: run `python -m backend ingest` and reload.")
+scored = query(inspector.datasets_with_gold)
+if len(scored) > 1:
+    DATASET = st.selectbox("Dataset (with gold passages)", scored, key="dataset", bind="query-params")
+elif scored:
+    DATASET = scored[0]
 question, gold, source = pick_question()
 if question:
     side_by_side(question, gold, source)
 else:
-    st.info("Type an IfQA example id (e.g. S-dev-0) or a question to see the three retrievers' hits side by side.")
+    st.info(f"Type a {DATASET} example id (e.g. S-dev-0 for IfQA) or a question to see the three retrievers' hits side by side.")
 recall_curves()
 attribution()

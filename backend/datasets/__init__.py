@@ -11,7 +11,7 @@ from backend.datasets.base import Loader
 from backend.datasets.sources import DatasetSpec
 from backend.descriptions import Description
 
-_DETECT = dict(task="detect", labels=("N", "FP"), positive="FP", constants=("FP", "N"))
+_DETECT = crepe.DETECT
 
 _DRIVE = "https://github.com/velocityCavalry/CREPE#data"
 DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
@@ -22,7 +22,7 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
         "Parrish et al., CoNLL 2021",
         "put the nyu-mll/nope repository's annotated_corpus/ and model_results/ folders in data/raw/nope/ "
         "(or run ingest online to download them)",
-        description=Description("nli", ("E", "N", "C"), "E", ("main", "adv"), constants=("E",))),
+        description=nope.DESCRIPTION),
     DatasetSpec(
         "ifqa", "IfQA (counterfactual presuppositions)", ("dataset/full_split/*.json", "dataset/few_split/*.json"),
         "ODC-BY (allenai.org/data/ifqa); passages CC BY-SA", "Yu et al., EMNLP 2023",
@@ -39,7 +39,7 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
         "BSD-3-style (CREPE repository)", "Yu, Min, Zettlemoyer, Hajishirzi, ACL 2023",
         f"download CREPE_data.zip from the Google Drive folder linked at {_DRIVE}, unzip it and put "
         "train.jsonl, dev.jsonl and test.jsonl in data/raw/crepe/ (or pass --source crepe=DIR)",
-        description=Description(**_DETECT, headline_splits=("dev", "test"), train_split="train", dev_split="dev")),
+        description=crepe.DESCRIPTION),
     DatasetSpec(
         "synqa2", "Syn-(QA)² (synthetic minimal pairs)",
         ("**/Singlehop_question.csv", "**/singlehop_unperturbed.csv", "**/Hotpot_Questions.csv"),

@@ -15,15 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-
-class DataError(ValueError):
-    """A malformed input file: names the file, the line (1-based) and the field."""
-
-    def __init__(self, path: Path | str, problem: str, line: int | None = None, field: str | None = None):
-        self.path, self.line, self.field, self.problem = str(path), line, field, problem
-        where = self.path + (f", line {line}" if line is not None else "")
-        what = f"field '{field}': " if field else ""
-        super().__init__(f"{where}: {what}{problem}")
+from backend.validation import DataError, jsonl_lines  # noqa: F401 — loaders import them from here
 
 
 @dataclass
@@ -68,20 +60,6 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-empty line of a JSON-lines file."""
     return jsonl_lines(read_text(path), path)
-
-
-def jsonl_lines(text: str, path: Path | str) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object) for each non-empty line of JSON-lines text read from `path`."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", number) from None
-        if not isinstance(obj, dict):
-            raise DataError(path, f"expected a JSON object, got {type(obj).__name__}", number)
-        yield number, obj
 
 
 def read_json(path: Path) -> Any:

@@ -22,16 +22,23 @@ Files read from the source folder:
 """
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from backend.datasets.base import Bundle, DataError, Source, iter_jsonl, need, need_str_list, normalise_space, read_text
+from backend.descriptions import Description
+from backend.imports.files import read
+from backend.imports.predictions import Options, store_rows
 
 log = logging.getLogger(__name__)
 
 LABELS = {"normal": "N", "false presupposition": "FP", "false_presupposition": "FP"}
+DETECT = dict(task="detect", labels=("N", "FP"), positive="FP", constants=("FP", "N"))  # every false-premise dataset
+DESCRIPTION = Description(**DETECT, headline_splits=("dev", "test"), train_split="train", dev_split="dev")
 SPLITS = ("train", "dev", "test")
 LABELLED_DIRS = ("", "data/labeled_data")
 OPTIONAL_LISTS = ("passages", "raw_labels", "raw_presuppositions", "raw_corrections")
@@ -194,8 +201,13 @@ def _writing_run() -> dict:
             "source": "import", "status": "complete", "provenance": ", ".join(WRITING.values())}
 
 
+def _examples(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([{k: r.get(k) for k in ("example_id", "split", "input", "hypothesis")} for r in rows])
+
+
 def detection_predictions(path: Path, dev_rows: list[dict]) -> list[dict]:
-    """Softmax over the logits (order N, FP) and the argmax label, row i ↔ dev.jsonl row i."""
+    """Softmax over the logits (order N, FP) and the argmax label, row i ↔ dev.jsonl row i; checked by the
+    same import path as a user's predictions."""
     try:
         logits = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -204,10 +216,9 @@ def detection_predictions(path: Path, dev_rows: list[dict]) -> list[dict]:
         raise DataError(path, f"expected shape (n, 2), got {logits.shape}")
     if logits.shape[0] != len(dev_rows):
         raise DataError(path, f"{logits.shape[0]} rows of logits, but dev.jsonl has {len(dev_rows)} examples")
-    scaled = np.exp(logits.astype(np.float64) - logits.max(axis=1, keepdims=True))
-    probs = scaled / scaled.sum(axis=1, keepdims=True)
-    return [{"run_id": DETECT_RUN, "example_id": row["example_id"], "label": "FP" if p[1] > p[0] else "N",
-             "probs": [float(p[0]), float(p[1])]} for row, p in zip(dev_rows, probs)]
+    frame = pd.DataFrame({"example_id": [r["example_id"] for r in dev_rows], "logits": list(logits.astype(np.float64))})
+    options = Options(dataset="crepe", label_order=("N", "FP"), match="id", strict=True)
+    return store_rows(read(frame, name=str(path)), _examples(dev_rows), DESCRIPTION, options, DETECT_RUN)
 
 
 def writing_predictions(root: Path, fp_rows: list[dict]) -> list[dict]:
@@ -218,5 +229,7 @@ def writing_predictions(root: Path, fp_rows: list[dict]) -> list[dict]:
         if len(lines) != len(fp_rows):
             raise DataError(root / rel, f"{len(lines)} lines, but dev.jsonl has {len(fp_rows)} false-presupposition examples")
         columns[field] = lines
-    return [{"run_id": WRITE_RUN, "example_id": row["example_id"],
-             "text": {field: columns[field][i] for field in WRITING}} for i, row in enumerate(fp_rows)]
+    frame = pd.DataFrame({"example_id": [r["example_id"] for r in fp_rows], **columns})
+    options = Options(dataset="crepe", task="write", match="id", strict=True)
+    rows = store_rows(read(frame, name=", ".join(WRITING.values())), _examples(fp_rows), DESCRIPTION, options, WRITE_RUN)
+    return [{**row, "text": json.loads(row["text"])} for row in rows]

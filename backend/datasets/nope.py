@@ -9,14 +9,19 @@ variant is the *non-negated* one.
 from __future__ import annotations
 
 import ast
-import math
 import re
 from collections import defaultdict
 from pathlib import Path
 
+import pandas as pd
+
 from backend.datasets.base import Bundle, DataError, Source, iter_jsonl, need, need_str_list, read_csv
+from backend.descriptions import Description
+from backend.imports.files import read
+from backend.imports.predictions import Options, store_rows
 
 LABELS = ("E", "N", "C")
+DESCRIPTION = Description("nli", LABELS, "E", ("main", "adv"), constants=("E",))
 CORPORA = {"main": "annotated_corpus/nli_corpus.main.jsonl", "adv": "annotated_corpus/nli_corpus.adv.jsonl"}
 WORKERS = "annotated_corpus/main_corpus.nli_labels.csv"
 PRIORS = "annotated_corpus/priors.individual_ratings.csv"
@@ -187,38 +192,27 @@ def prior_ratings(path: Path, by_id: dict[str, dict]) -> list[dict]:
 
 
 def imported_runs(root: Path, by_id: dict[str, dict]) -> tuple[list[dict], list[dict]]:
-    """One run per model × training data × seed from model_results/, over main and adversarial."""
+    """One run per model × training data × seed from model_results/, over main and adversarial, read
+    through the same import path as a user's predictions (matched by uid; e/n/c labels; softmax of the logits)."""
     groups: dict[tuple, list[tuple[Path, str]]] = defaultdict(list)
     results = root / "model_results"
     for path in sorted(results.rglob("*.jsonl")) if results.is_dir() else []:
         match = RESULTS_FILE.match(path.relative_to(results).as_posix())
         if match:
             groups[(match["model"], match["train"], int(match["seed"]))].append((path, match["split"]))
+    examples = pd.DataFrame([{k: e.get(k) for k in ("example_id", "split", "input", "hypothesis")} for e in by_id.values()])
+    options = Options(dataset="nope", columns={"example_id": "uid", "label": "predicted_label", "logits": "logits"},
+                      label_order=LABELS, match="id", strict=True)
     runs, predictions = [], []
     for (model, train, seed), files in sorted(groups.items()):
         run_id = f"nope/{model}/{train}/{seed}"
         runs.append({
             "run_id": run_id, "dataset_id": "nope", "task": "nli", "model_id": model, "seed": seed,
             "config": {"labels": list(LABELS), "training_data": train, "paper": "Parrish et al. 2021",
-                       "in_paper_tables": train == "mnli-snli-anli-fever"},
+                       "in_paper_tables": train == "mnli-snli-anli-fever", "probabilities": "softmax of logits"},
             "source": "import", "status": "complete",
             "provenance": ", ".join(p.relative_to(root).as_posix() for p, _ in files),
         })
         for path, _split in files:
-            predictions += [_prediction(run_id, path, line, obj, by_id) for line, obj in iter_jsonl(path)]
+            predictions += store_rows(read(path), examples, DESCRIPTION, options, run_id)
     return runs, predictions
-
-
-def _prediction(run_id: str, path: Path, line: int, obj: dict, by_id: dict) -> dict:
-    uid = need(obj, "uid", str, path, line)
-    if uid not in by_id:
-        raise DataError(path, f"uid {uid!r} is not in the corpus", line, "uid")
-    logits = need(obj, "logits", list, path, line)
-    if len(logits) != 3 or not all(isinstance(x, (int, float)) for x in logits):
-        raise DataError(path, "expected three numbers (E, N, C)", line, "logits")
-    label = need(obj, "predicted_label", str, path, line).upper()
-    if label not in LABELS:
-        raise DataError(path, f"expected one of e/n/c, got {label!r}", line, "predicted_label")
-    top = max(logits)
-    exps = [math.exp(x - top) for x in logits]
-    return {"run_id": run_id, "example_id": uid, "label": label, "probs": [e / sum(exps) for e in exps]}

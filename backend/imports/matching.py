@@ -14,20 +14,33 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "`": "'", "\u00b4": "'",
-                        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u00ab": '"', "\u00bb": '"',
-                        "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
+# non-ASCII characters folded onto ASCII ones (only strings that have non-ASCII characters are looked at)
+FOLDS = [(r"[\x{2018}\x{2019}\x{201a}\x{201b}\x{00b4}]", "'"), (r"[\x{201c}\x{201d}\x{201e}\x{201f}\x{00ab}\x{00bb}]", '"'),
+         (r"[\x{2013}\x{2014}\x{2212}]", "-"), (r"[\s\x{00a0}\x{2009}\x{202f}]+", " ")]
 
 
 def normalise(texts: pd.Series) -> pd.Series:
-    """Text as it is compared: NFC, case folded, quotes straight, dashes '-', spaces collapsed.
+    """Text as it is compared: NFC, lower-cased, curly quotes and backticks straight, dashes '-', white space
+    (no-break spaces too) collapsed to one space and trimmed. Vectorised with Arrow (1M texts in about a second).
 
-    >>> normalise(pd.Series(["  Don\u2019t   STOP\\n", "Cafe\u0301"])).tolist() == ["don't stop", "caf\u00e9"]
-    True
+    >>> print(" | ".join(normalise(pd.Series([None, "  Don\u2019t   STOP\\n", "Cafe\u0301", "\u201cA\u201d\u00a0 b\u2014C `x`"]))))
+     | don't stop | café | "a" b-c 'x'
     """
-    out = texts.fillna("").astype(str).str.normalize("NFC").str.casefold().str.translate(QUOTES)
-    return out.str.replace(r"\s+", " ", regex=True).str.strip()
+    values = pa.array(texts.astype(object).where(texts.notna(), ""), pa.string())
+    values = pc.replace_substring(pc.utf8_lower(values), "`", "'")
+    wide = pc.invert(pc.string_is_ascii(values))
+    if pc.any(wide).as_py():
+        folded = pc.utf8_normalize(values.filter(wide), "NFC")
+        for pattern, replacement in FOLDS:
+            folded = pc.replace_substring_regex(folded, pattern, replacement)
+        merged = values.to_numpy(zero_copy_only=False).astype(object)
+        merged[np.flatnonzero(wide.to_numpy(zero_copy_only=False))] = folded.to_numpy(zero_copy_only=False)
+        values = pa.array(merged, pa.string())
+    values = pc.utf8_trim_whitespace(pc.replace_substring_regex(values, r"\s+", " "))
+    return pd.Series(values.to_numpy(zero_copy_only=False), index=texts.index, dtype=object)
 
 
 @dataclass(frozen=True)
@@ -44,26 +57,36 @@ def by_id(ids: pd.Series, examples: pd.DataFrame) -> Matched:
     return Matched(wanted.where(found), reason)
 
 
-def by_text(keys: pd.Series, examples: pd.DataFrame, example_keys: pd.Series, same_prediction: pd.Series) -> Matched:
+def by_text(keys: pd.Series, examples: pd.DataFrame, example_keys: pd.Series, same_prediction) -> Matched:
     """`keys`: normalised text per file row; `example_keys`: per example (aligned with `examples`);
-    `same_prediction`: per file row, a value equal across rows that store the same prediction."""
+    `same_prediction()`: per file row, a value equal across rows that store the same prediction
+    (computed only when some text is shared by several examples)."""
     index = pd.DataFrame({"key": example_keys.to_numpy(), "example_id": examples["example_id"].to_numpy()})
-    per_key = index.groupby("key")["example_id"].agg(list)
-    candidates = keys.map(per_key)
-    n_examples = candidates.map(lambda c: len(c) if isinstance(c, list) else 0)
-    rows = pd.DataFrame({"key": keys, "pred": same_prediction.fillna("").astype(str), "n": n_examples})
-    rows_per_key = rows.groupby("key")["key"].transform("size")
-    preds_per_key = rows.groupby("key")["pred"].transform("nunique")
-    unique = n_examples == 1
-    shared = (n_examples > 1) & (rows_per_key == n_examples) & (preds_per_key == 1)
-    example_id = pd.Series(np.nan, index=keys.index, dtype=object)
-    example_id[unique] = candidates[unique].str[0]
-    if shared.any():  # the k rows of a repeated text take its k examples in order
-        order = rows[shared].groupby("key").cumcount()
-        example_id[shared] = [c[i] for c, i in zip(candidates[shared], order)]
+    per_key = index["key"].value_counts()
+    n_examples = keys.map(per_key).fillna(0).astype(int)
+    single = index[index["key"].map(per_key) == 1].set_index("key")["example_id"]
+    example_id = keys.map(single).where(n_examples == 1).astype(object)
     reason = pd.Series("", index=keys.index, dtype=object)
     reason[n_examples == 0] = "no example with this text"
-    ambiguous = (n_examples > 1) & ~shared
-    reason[ambiguous] = ("ambiguous: the text is that of " + n_examples[ambiguous].astype(str) +
-                         " examples and the file's rows for it differ or are not one per example")
+    repeated = n_examples > 1
+    if repeated.any():  # rare: texts shared by several examples
+        shared = _shared(keys[repeated], index[index["key"].isin(set(keys[repeated]))], same_prediction()[repeated])
+        example_id[shared.index] = shared
+        ambiguous = repeated & example_id.isna()
+        reason[ambiguous] = ("ambiguous: the text is that of " + n_examples[ambiguous].astype(str) +
+                             " examples and the file's rows for it differ or are not one per example")
     return Matched(example_id, reason)
+
+
+def _shared(keys: pd.Series, index: pd.DataFrame, same: pd.Series) -> pd.Series:
+    """For rows whose text k examples share: the k rows of a text take its k examples in order when there
+    are exactly k of them and they store the same prediction; otherwise NaN (ambiguous)."""
+    candidates = index.groupby("key")["example_id"].agg(list)
+    rows = pd.DataFrame({"key": keys, "pred": same.fillna("").astype(str)})
+    sizes = rows.groupby("key")["key"].transform("size")
+    distinct = rows.groupby("key")["pred"].transform("nunique")
+    fits = (sizes == keys.map(candidates).str.len()) & (distinct == 1)
+    order = rows[fits].groupby("key").cumcount()
+    out = pd.Series(np.nan, index=keys.index, dtype=object)
+    out[fits] = [candidates[k][i] for k, i in zip(keys[fits], order)]
+    return out

@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from backend.validation import DataError
 from backend.descriptions import Description, describe
 from backend.imports import columns as cols
 from backend.imports import matching
 from backend.imports.files import Table, read
-from backend.store.writer import replace_run_table
+from backend.store import writer
 
 PROB_TOLERANCE = 1e-3
 SHOWN = 20  # problems listed per kind in a report
@@ -47,8 +48,9 @@ class Options:
 @dataclass(frozen=True)
 class Problem:
     kind: str      # unmatched | ambiguous | duplicate | unknown label | bad probabilities | empty | column
-    where: str     # 'line 12' / 'record 11' / 'column label'
+    where: str     # 'line 12' / 'record 11' / 'options' / 'file'
     message: str
+    line: int | None = None  # the file line, where the format has lines
 
 
 @dataclass
@@ -81,8 +83,8 @@ class Report:
 
     def table(self) -> pd.DataFrame:
         """The listed problems and skipped rows (at most SHOWN per kind), for a page or a terminal."""
-        rows = [{"status": "rejects the import", **p.__dict__} for p in self.problems] + \
-               [{"status": "skipped", **p.__dict__} for p in self.skipped]
+        rows = [{"status": "rejects the import", "kind": p.kind, "where": p.where, "message": p.message} for p in self.problems] + \
+               [{"status": "skipped", "kind": p.kind, "where": p.where, "message": p.message} for p in self.skipped]
         frame = pd.DataFrame(rows, columns=["status", "kind", "where", "message"])
         return frame.groupby(["status", "kind"], sort=False).head(SHOWN).reset_index(drop=True)
 
@@ -151,6 +153,20 @@ def check(table: Table, examples: pd.DataFrame, description: Description, option
     return Plan(report, run, kept, None if probs is None else probs[keep.to_numpy()])
 
 
+def store_rows(table: Table, examples: pd.DataFrame, description: Description, options: Options,
+               run_id: str) -> list[dict]:
+    """For dataset loaders that ship predictions (NOPE's model_results, CREPE's sample outputs): the
+    file's checked predictions as rows of run `run_id`; DataError at the first problem (file, line)."""
+    plan = check(table, examples, description, options)
+    if not plan.report.ok:
+        problem = plan.report.problems[0]
+        raise DataError(table.name, f"{problem.message} ({len(plan.report.problems):,} problems)", problem.line,
+                        plan.report.columns.get("label") if problem.kind == "unknown label" else None)
+    rows = plan.predictions.assign(run_id=run_id)
+    rows["probs"] = list(plan.probs.tolist()) if plan.probs is not None else None
+    return [{k: v for k, v in row.items() if v is not None} for row in rows.to_dict("records")]
+
+
 def _same_prediction(out: pd.DataFrame, probs: np.ndarray | None) -> pd.Series:
     """A value per row that is equal exactly when two rows store the same prediction."""
     same = out["label"].fillna("").astype(str) + "|" + out["answer"].fillna("").astype(str) + "|" + out["text"].fillna("").astype(str)
@@ -182,7 +198,7 @@ def _match(frame, roles, scope, task, options, same, report) -> matching.Matched
     store_cols = {"premise": "input", "hypothesis": "hypothesis", "question": "input"}
     keys = _key(frame, [roles[r] for r in text_roles], roles.get("split"))
     example_keys = _key(scope, [store_cols[r] for r in text_roles], "split" if "split" in roles else None)
-    return matching.by_text(keys, scope, example_keys, same())
+    return matching.by_text(keys, scope, example_keys, same)
 
 
 def _key(frame: pd.DataFrame, text_columns: list[str], split_column: str | None) -> pd.Series:
@@ -325,7 +341,8 @@ def _list(target: list, table: Table, mask, kind: str, message) -> None:
     if not len(rows):
         return
     messages = message.to_numpy() if isinstance(message, pd.Series) else None
-    target.extend(Problem(kind, table.where(int(i)), str(messages[i]) if messages is not None else message) for i in rows)
+    target.extend(Problem(kind, table.where(int(i)), str(messages[i]) if messages is not None else message, table.line(int(i)))
+                  for i in rows)
 
 
 def _run(options: Options, description: Description, task: str, model: str, report: Report) -> dict:
@@ -368,7 +385,7 @@ def save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool = False) -> 
         raise RunExists(f"run {run_id!r} exists (imported {existing[1]:%Y-%m-%d %H:%M}); replace it (--replace) "
                         "or choose another run id (--run-id)")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    replace_run_table(con, {**plan_.run, "created_at": now}, _arrow(run_id, plan_))
+    writer.replace_run_table(con, {**plan_.run, "created_at": now}, _arrow(run_id, plan_))
     return run_id
 
 
@@ -399,7 +416,7 @@ def delete(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
         raise LookupError(f"no run {run_id!r}")
     if existing[0] != "user":
         raise ValueError(f"run {run_id!r} is a {existing[0]} run; only runs you imported can be deleted here")
-    replace_run_table(con, None, None, delete=run_id)
+    writer.replace_run_table(con, None, None, delete=run_id)
 
 
 def user_runs(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None) -> pd.DataFrame:

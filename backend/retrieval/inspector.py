@@ -36,6 +36,12 @@ def gold_doc_ids(con, dataset_id: str, example_id: str, corpus_id: str = "wiki")
     return [r[0] for r in rows]
 
 
+def datasets_with_gold(con, corpus_id: str = "wiki") -> list[str]:
+    """Datasets whose questions have gold passages (qrels) in the corpus: the ones retrieval can be scored on."""
+    rows = con.execute("SELECT DISTINCT dataset_id FROM qrels WHERE corpus_id = $c ORDER BY 1", {"c": corpus_id}).fetchall()
+    return [r[0] for r in rows]
+
+
 GOLD_DEPTH = 100  # how deep each retriever is searched for the first gold passage
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
 
-from backend.datasets.base import Bundle
+if TYPE_CHECKING:  # the loaders import the import path, which writes through this module
+    from backend.datasets.base import Bundle
 
 ARROW_TYPES = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "BOOLEAN": pa.bool_(), "INTEGER": pa.int32(),
@@ -49,7 +51,7 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
     dataset_id = bundle.dataset["dataset_id"]
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     tables = {"datasets": [{**bundle.dataset, "loaded_at": now, "notes": bundle.notes}]}
-    for name in Bundle.TABLES:
+    for name in bundle.TABLES:
         defaults = {"dataset_id": dataset_id} if name != "predictions" else {}
         if name == "runs":
             defaults["created_at"] = now
