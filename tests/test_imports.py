@@ -128,6 +128,13 @@ def test_text_matching_normalises_case_quotes_and_spaces_and_never_guesses():
     assert agree.matched == 2  # identical predictions for identical texts: any assignment stores the same thing
 
 
+def test_a_split_column_tells_apart_the_same_text_in_two_splits():
+    twins = pd.DataFrame({"example_id": ["x", "y"], "split": ["dev", "test"], "input": ["Same?", "Same?"], "hypothesis": [None] * 2})
+    frame = pd.DataFrame({"question": ["same?", "Same? "], "split": ["test", "dev"], "label": ["FP", "N"]})
+    plan = predictions.check(read(frame), twins, DETECT, predictions.Options(dataset="toy"))
+    assert plan.report.ok and plan.predictions.set_index("example_id")["label"].to_dict() == {"y": "FP", "x": "N"}
+
+
 def test_normalise_is_documented_by_example():
     assert matching.normalise(pd.Series(["\u201cA\u201d\u00a0 b\u2014C "])).tolist() == ['"a" b-c']
 

@@ -127,3 +127,29 @@ def test_jensen_shannon_matches_scipy():
 def test_expected_calibration_error_is_zero_when_calibrated():
     probs = np.array([[0.75, 0.25, 0]] * 4)
     assert nope.expected_calibration_error(probs, np.array([0, 0, 0, 1])) == pytest.approx(0.0)
+
+
+def test_large_slices_are_scored_from_label_cells_like_items():
+    """Above bootstrap.LARGE_N items the intervals come from multinomial draws over kinds of items (no
+    R × n matrix: a million items would need 8 GB); per-cell counts give the same values as per item."""
+    import numpy as np
+    import pandas as pd
+
+    from backend.explore import _summary_of_cells
+    from backend.metrics import bootstrap, classification
+
+    rng = np.random.default_rng(1)
+    labels = ["E", "N", "C"]
+    gold = rng.choice(labels, 30_000, p=[0.6, 0.3, 0.1]).astype(object)
+    pred = np.where(rng.random(30_000) < 0.7, gold, rng.choice(labels, 30_000)).astype(object)
+    assert gold.size > bootstrap.LARGE_N
+    cells = pd.DataFrame({"gold_label": gold, "label_a": pred, "label_b": None}).groupby(
+        ["gold_label", "label_a"], as_index=False).size().rename(columns={"size": "n"}).assign(label_b=None)
+    summary = _summary_of_cells(cells, labels, with_b=False)
+    by_item = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
+    for estimate, item in zip((summary["accuracy"], summary["macro_f1"]), by_item):
+        assert estimate.value == pytest.approx(item.value, abs=1e-12) and estimate.n == item.n == 30_000
+        assert abs(estimate.low - item.low) < 0.005 and abs(estimate.high - item.high) < 0.005
+        assert estimate.low < estimate.value < estimate.high and estimate.high - estimate.low < 0.03
+    assert summary["confusion"].to_numpy().sum() == 30_000
+    assert summary["confusion"].equals(classification.confusion(list(gold), list(pred), labels))

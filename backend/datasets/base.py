@@ -20,10 +20,11 @@ from backend.validation import DataError, jsonl_lines  # noqa: F401 — loaders 
 
 @dataclass
 class Bundle:
-    """Rows for the store tables, as lists of dicts keyed by column name."""
+    """Rows for the store tables, as lists of dicts keyed by column name (a user dataset's examples may
+    be a DataFrame: the writer types it column by column)."""
 
     dataset: dict[str, Any]
-    examples: list[dict] = field(default_factory=list)
+    examples: list[dict] | Any = field(default_factory=list)
     pairs: list[dict] = field(default_factory=list)
     passages: list[dict] = field(default_factory=list)
     qrels: list[dict] = field(default_factory=list)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from backend import baselines
 from backend.datasets import DATASETS
@@ -124,7 +125,7 @@ def _categorical(values: pd.Series) -> bool:
     return 2 <= distinct <= MAX_FACET_VALUES and distinct < len(present)
 
 
-def _examples(table: Table, roles: dict, description: Description, options: DatasetOptions) -> list[dict]:
+def _examples(table: Table, roles: dict, description: Description, options: DatasetOptions) -> pd.DataFrame:
     frame = table.frame
     ids = frame[roles["example_id"]].astype(str).str.strip() if "example_id" in roles else \
         pd.Series([str(i + 1) for i in range(len(frame))], index=frame.index)
@@ -148,9 +149,25 @@ def _examples(table: Table, roles: dict, description: Description, options: Data
         if facet in frame.columns and facet not in roles.values():
             rows[facet] = frame[facet] if facet == "adversarial" else frame[facet].astype(str).where(frame[facet].notna(), None)
     kept = [c for c in frame.columns if c not in roles.values() and c not in TYPED]
-    rest = frame[kept].astype(object).where(frame[kept].notna(), None)
-    rows["extra"] = [json.loads(json.dumps(r, default=str)) for r in rest.to_dict("records")] if kept else None
-    return rows.replace({np.nan: None}).to_dict("records")
+    rows["extra"] = _json_rows(frame[kept]) if kept else None
+    return rows.reset_index(drop=True)
+
+
+def _json_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Each row as a JSON object (column → value, NULL for missing), built by DuckDB: a million rows in seconds."""
+    try:
+        arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in a column: the slow, general way
+        rest = frame.astype(object).where(frame.notna(), None)
+        return np.array([json.dumps(r, default=str) for r in rest.to_dict("records")], dtype=object)
+    fields = ", ".join(f"{_quote(c)} := {_quote(c)}" for c in frame.columns)
+    with duckdb.connect() as con:  # in memory: nothing to do with the store
+        con.register("rest", arrow)
+        return con.execute(f"SELECT to_json(struct_pack({fields}))::VARCHAR FROM rest").df().iloc[:, 0].to_numpy(dtype=object)
+
+
+def _quote(name: str) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _gold_labels(table: Table, values: pd.Series, description: Description, options: DatasetOptions, column: str) -> pd.Series:
@@ -178,12 +195,12 @@ def _answers(value) -> list[str] | None:
     return [a.strip() for a in text.split(" | ") if a.strip()]
 
 
-def _pairs(table: Table, roles: dict, examples: list[dict]) -> list[dict]:
+def _pairs(table: Table, roles: dict, examples: pd.DataFrame) -> list[dict]:
     """Rows sharing a pair id form a minimal pair (exactly two), ordered by role ('a' before 'b')."""
     if "pair_role" not in roles:
         raise DataError(table.name, "a pair id column needs a pair role column too (--map pair_role=COLUMN)", field="pair_role")
     frame = pd.DataFrame({"pair": table.frame[roles["pair_id"]].astype(str), "role": table.frame[roles["pair_role"]].astype(str),
-                          "example_id": [e["example_id"] for e in examples]})
+                          "example_id": examples["example_id"].to_numpy()})
     frame = frame[table.frame[roles["pair_id"]].notna().to_numpy()]
     sizes = frame.groupby("pair")["pair"].transform("size")
     _first_bad(table, (sizes != 2).reindex(table.frame.index, fill_value=False),

@@ -29,18 +29,45 @@ def normalise(texts: pd.Series) -> pd.Series:
     >>> print(" | ".join(normalise(pd.Series([None, "  Don\u2019t   STOP\\n", "Cafe\u0301", "\u201cA\u201d\u00a0 b\u2014C `x`"]))))
      | don't stop | café | "a" b-c 'x'
     """
-    values = pa.array(texts.astype(object).where(texts.notna(), ""), pa.string())
+    return pd.Series(normalised(texts).to_numpy(zero_copy_only=False), index=texts.index, dtype=object)
+
+
+def key(frame: pd.DataFrame, columns: list[str], split: str | None = None) -> pa.Array:
+    """Per row, the key text matching compares: the normalised text of `columns` joined by U+001F,
+    after the row's split (trimmed) and U+001E when a `split` column is given."""
+    parts = [normalised(frame[c]) for c in columns]
+    if split:
+        parts.insert(0, pc.utf8_trim_whitespace(pa.array(frame[split].fillna("").astype(str).to_numpy(dtype=object),
+                                                         pa.string())))
+    joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "\x1f")
+    return pc.replace_substring(joined, "\x1f", "\x1e", max_replacements=1) if split else joined
+
+
+def normalised(texts: pd.Series) -> pa.Array:
+    """`normalise` as an Arrow array (what `key` joins without a round trip through Python strings)."""
+    values = pa.array(texts.to_numpy(dtype=object), pa.string(), from_pandas=True).fill_null("")
     values = pc.replace_substring(pc.utf8_lower(values), "`", "'")
-    wide = pc.invert(pc.string_is_ascii(values))
-    if pc.any(wide).as_py():
-        folded = pc.utf8_normalize(values.filter(wide), "NFC")
-        for pattern, replacement in FOLDS:
-            folded = pc.replace_substring_regex(folded, pattern, replacement)
-        merged = values.to_numpy(zero_copy_only=False).astype(object)
-        merged[np.flatnonzero(wide.to_numpy(zero_copy_only=False))] = folded.to_numpy(zero_copy_only=False)
-        values = pa.array(merged, pa.string())
-    values = pc.utf8_trim_whitespace(pc.replace_substring_regex(values, r"\s+", " "))
-    return pd.Series(values.to_numpy(zero_copy_only=False), index=texts.index, dtype=object)
+    values = _where(values, pc.invert(pc.string_is_ascii(values)), _fold)
+    runs = pc.match_substring(values, "  ")  # regex only where white space needs collapsing: it is the slow step
+    for other in ("\t", "\n", "\r", "\f", "\v"):
+        runs = pc.or_(runs, pc.match_substring(values, other))
+    return pc.utf8_trim_whitespace(_where(values, runs, lambda v: pc.replace_substring_regex(v, r"\s+", " ")))
+
+
+def _fold(values: pa.Array) -> pa.Array:
+    values = pc.utf8_normalize(values, "NFC")
+    for pattern, replacement in FOLDS:
+        values = pc.replace_substring_regex(values, pattern, replacement)
+    return values
+
+
+def _where(values: pa.Array, mask: pa.Array, fn) -> pa.Array:
+    """`fn` applied to the values where `mask` holds, the others unchanged."""
+    if not pc.any(mask).as_py():
+        return values
+    merged = values.to_numpy(zero_copy_only=False).astype(object)
+    merged[np.flatnonzero(mask.to_numpy(zero_copy_only=False))] = fn(values.filter(mask)).to_numpy(zero_copy_only=False)
+    return pa.array(merged, pa.string())
 
 
 @dataclass(frozen=True)
@@ -52,25 +79,31 @@ class Matched:
 def by_id(ids: pd.Series, examples: pd.DataFrame) -> Matched:
     """`examples` has an `example_id` column; ids are compared as trimmed strings."""
     wanted = ids.fillna("").astype(str).str.strip()
-    found = wanted.isin(set(examples["example_id"]))
+    known = pa.array(examples["example_id"].to_numpy(dtype=object), pa.string())
+    found = pd.Series(pc.is_in(pa.array(wanted.to_numpy(dtype=object), pa.string()), value_set=known).to_numpy(
+        zero_copy_only=False), index=ids.index)  # Arrow's hash set: pandas' isin on Arrow strings loops in Python
     reason = pd.Series(np.where(found, "", "no example with id " + wanted), index=ids.index)
     return Matched(wanted.where(found), reason)
 
 
-def by_text(keys: pd.Series, examples: pd.DataFrame, example_keys: pd.Series, same_prediction) -> Matched:
-    """`keys`: normalised text per file row; `example_keys`: per example (aligned with `examples`);
-    `same_prediction()`: per file row, a value equal across rows that store the same prediction
-    (computed only when some text is shared by several examples)."""
-    index = pd.DataFrame({"key": example_keys.to_numpy(), "example_id": examples["example_id"].to_numpy()})
-    per_key = index["key"].value_counts()
-    n_examples = keys.map(per_key).fillna(0).astype(int)
-    single = index[index["key"].map(per_key) == 1].set_index("key")["example_id"]
-    example_id = keys.map(single).where(n_examples == 1).astype(object)
-    reason = pd.Series("", index=keys.index, dtype=object)
+def by_text(wanted: pa.Array, rows: pd.Index, examples: pd.DataFrame, known: pa.Array, same_prediction) -> Matched:
+    """`wanted`: the key of each file row (`rows` is the file's index); `known`: the key of each example
+    (aligned with `examples`); `same_prediction()`: per file row, a value equal across rows that store the
+    same prediction (computed only when some text is shared by several examples)."""
+    tally = pc.value_counts(known)  # Arrow hash tables throughout: a million keys in well under a second
+    found = pc.index_in(wanted, value_set=tally.field("values")).to_numpy(zero_copy_only=False)
+    per_key = tally.field("counts").to_numpy()
+    n_examples = pd.Series(np.where(np.isnan(found), 0, per_key[np.nan_to_num(found).astype(int)]), index=rows)
+    first = pc.index_in(wanted, value_set=known).to_numpy(zero_copy_only=False)  # the first example with the key
+    ids = examples["example_id"].to_numpy(dtype=object)
+    example_id = pd.Series(np.where(n_examples == 1, ids[np.nan_to_num(first).astype(int)], None), index=rows, dtype=object)
+    reason = pd.Series("", index=rows, dtype=object)
     reason[n_examples == 0] = "no example with this text"
     repeated = n_examples > 1
     if repeated.any():  # rare: texts shared by several examples
-        shared = _shared(keys[repeated], index[index["key"].isin(set(keys[repeated]))], same_prediction()[repeated])
+        keys = pd.Series(wanted.to_numpy(zero_copy_only=False), index=rows, dtype=object)[repeated]
+        index = pd.DataFrame({"key": known.to_numpy(zero_copy_only=False), "example_id": ids})
+        shared = _shared(keys, index[index["key"].isin(set(keys))], same_prediction()[repeated])
         example_id[shared.index] = shared
         ambiguous = repeated & example_id.isna()
         reason[ambiguous] = ("ambiguous: the text is that of " + n_examples[ambiguous].astype(str) +

@@ -196,18 +196,9 @@ def _match(frame, roles, scope, task, options, same, report) -> matching.Matched
         return matching.Matched(pd.Series(np.nan, index=frame.index, dtype=object), pd.Series("", index=frame.index))
     report.match_by = "text (" + " + ".join(text_roles) + ")"
     store_cols = {"premise": "input", "hypothesis": "hypothesis", "question": "input"}
-    keys = _key(frame, [roles[r] for r in text_roles], roles.get("split"))
-    example_keys = _key(scope, [store_cols[r] for r in text_roles], "split" if "split" in roles else None)
-    return matching.by_text(keys, scope, example_keys, same)
-
-
-def _key(frame: pd.DataFrame, text_columns: list[str], split_column: str | None) -> pd.Series:
-    key = matching.normalise(frame[text_columns[0]])
-    for column in text_columns[1:]:
-        key = key + "\x1f" + matching.normalise(frame[column])
-    if split_column:
-        key = frame[split_column].fillna("").astype(str).str.strip() + "\x1e" + key
-    return key.reset_index(drop=True).set_axis(frame.index)
+    keys = matching.key(frame, [roles[r] for r in text_roles], roles.get("split"))
+    example_keys = matching.key(scope, [store_cols[r] for r in text_roles], "split" if "split" in roles else None)
+    return matching.by_text(keys, frame.index, scope.reset_index(drop=True), example_keys, same)
 
 
 def _by_id_within_split(ids, splits, scope) -> matching.Matched:
@@ -390,17 +381,8 @@ def save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool = False) -> 
 
 
 def _arrow(run_id: str, plan_: Plan) -> pa.Table:
-    """The predictions as Arrow, probabilities as a list column built from the matrix (no Python lists)."""
     frame = plan_.predictions
-    n = len(frame)
-    columns = {"run_id": pa.array([run_id] * n, pa.string()),
-               **{c: pa.array(frame[c].to_numpy(dtype=object), pa.string(), from_pandas=True)
-                  for c in ("example_id", "label", "answer", "text")}}
-    if plan_.probs is not None:
-        width = plan_.probs.shape[1]
-        offsets = pa.array(np.arange(0, n * width + 1, width, dtype=np.int32))
-        columns["probs"] = pa.ListArray.from_arrays(offsets, pa.array(plan_.probs.ravel(), pa.float64()))
-    return pa.table(columns)
+    return writer.prediction_table(run_id, frame["example_id"], frame["label"], plan_.probs, frame["answer"], frame["text"])
 
 
 def existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:

@@ -13,6 +13,7 @@ import numpy as np
 
 RESAMPLES = 1000
 SEED = 0
+LARGE_N = 10_000  # above this many items, resample by kind of item (see resampled_sums): no R × n matrix
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Estimate:
         return f"{100 * self.value:.1f} [{100 * self.low:.1f}, {100 * self.high:.1f}] (n={self.n})"
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)
 def weights(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
     """R × n matrix of how often each item is drawn in each resample (rows sum to n); cached.
 
@@ -47,6 +48,37 @@ def weights(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
     return counts
 
 
+def resampled_sums(x: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED, counts: np.ndarray | None = None) -> np.ndarray:
+    """Sum of the per-item values `x` (n, or n × d) in each bootstrap resample: R (× d).
+
+    Up to LARGE_N items this is W @ x with the cached weight matrix. Above, items with identical values
+    form one kind, and a resample's count of each kind is one multinomial draw over the kinds' shares:
+    the same distribution as drawing n items with replacement, without an R × n matrix (a million items
+    would need 8 GB). With `counts`, the rows of `x` already are kinds and `counts` how many items each has.
+
+    >>> big = np.r_[np.ones(30_000), np.zeros(10_000)]
+    >>> sums = resampled_sums(big) / big.size; round(float(sums.mean()), 2), bool(0.74 < sums.min() < sums.max() < 0.76)
+    (0.75, True)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if counts is not None:
+        return _by_kind(x, np.asarray(counts, dtype=np.int64), resamples, seed)
+    n = x.shape[0]
+    if n <= LARGE_N:
+        return weights(n, resamples, seed) @ x
+    flat = np.ascontiguousarray(x.reshape(n, -1))
+    keys = flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return _by_kind(flat[first], np.bincount(inverse), resamples, seed).reshape((resamples, *x.shape[1:]))
+
+
+def _by_kind(kinds: np.ndarray, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Resampled sums when items come in kinds: a multinomial draw of each resample's counts per kind."""
+    n = int(counts.sum())
+    draws = np.random.default_rng(seed).multinomial(n, counts / n, size=resamples)  # R × kinds
+    return draws @ kinds
+
+
 def interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of bootstrap samples, ignoring NaN (undefined) resamples."""
     tail = 100 * (1 - level) / 2
@@ -57,20 +89,23 @@ def interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def mean(values: np.ndarray, ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED) -> Estimate:
-    """Mean of per-item values (e.g. 0/1 correctness) with a bootstrap interval.
+def mean(values: np.ndarray, ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED,
+         counts: np.ndarray | None = None) -> Estimate:
+    """Mean of per-item values (e.g. 0/1 correctness) with a bootstrap interval; with `counts`, `values`
+    are those of kinds of items and `counts` how many items each kind has.
 
     >>> str(mean(np.array([1, 1, 0, 1.0]), ci=False))
     '75.0 (n=4)'
     """
     values = np.asarray(values, dtype=np.float64)
-    n = values.size
+    n = values.size if counts is None else int(np.sum(counts))
     if n == 0:
         return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    value = float(values.mean()) if counts is None else float(np.dot(values, counts) / n)
     if not ci:
-        return Estimate(float(values.mean()), float("nan"), float("nan"), n)
-    low, high = interval(weights(n, resamples, seed) @ values / n)
-    return Estimate(float(values.mean()), low, high, n)
+        return Estimate(value, float("nan"), float("nan"), n)
+    low, high = interval(resampled_sums(values, resamples, seed, counts) / n)
+    return Estimate(value, low, high, n)
 
 
 def means(matrix: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> list[Estimate]:
@@ -79,7 +114,7 @@ def means(matrix: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> l
     n = matrix.shape[1]
     if n == 0:
         return [Estimate(float("nan"), float("nan"), float("nan"), 0) for _ in matrix]
-    samples = weights(n, resamples, seed) @ matrix.T / n  # R × runs
+    samples = resampled_sums(matrix.T, resamples, seed) / n  # R × runs
     return [Estimate(float(row.mean()), *interval(samples[:, i]), n) for i, row in enumerate(matrix)]
 
 
@@ -106,7 +141,7 @@ def paired_difference(a: np.ndarray, b: np.ndarray, resamples: int = RESAMPLES, 
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     n = diff.size
     observed = float(diff.mean())
-    samples = weights(n, resamples, seed) @ diff / n
+    samples = resampled_sums(diff, resamples, seed) / n
     centred = samples - observed
     p_value = float((np.sum(np.abs(centred) >= abs(observed)) + 1) / (resamples + 1))
     return Comparison(observed, *interval(samples), p_value, n)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from backend.metrics.bootstrap import RESAMPLES, SEED, Estimate, interval, mean, weights
+from backend.metrics.bootstrap import RESAMPLES, SEED, Estimate, interval, mean, resampled_sums
 
 
 def correct(gold, pred) -> np.ndarray:
@@ -18,23 +18,25 @@ def correct(gold, pred) -> np.ndarray:
     return (np.asarray(gold, dtype=object) == np.asarray(pred, dtype=object)).astype(np.float64)
 
 
-def accuracy(gold, pred, ci: bool = True, seed: int = SEED) -> Estimate:
+def accuracy(gold, pred, ci: bool = True, seed: int = SEED, counts=None) -> Estimate:
     """Share of items whose prediction equals the gold label.
 
     >>> accuracy(["E", "N", "C"], ["E", "N", "E"], ci=False).value
     0.6666666666666666
     """
-    return mean(correct(gold, pred), ci=ci, seed=seed)
+    return mean(correct(gold, pred), ci=ci, seed=seed, counts=counts)
 
 
-def _counts(gold: np.ndarray, pred: np.ndarray, labels: list[str], w: np.ndarray | None):
-    """True positives, predicted and gold counts per label; per resample when weights are given."""
-    per_label = []
-    for label in labels:
-        g, p = (gold == label).astype(np.float64), (pred == label).astype(np.float64)
-        items = np.stack([g * p, p, g])  # 3 × n
-        per_label.append(items.sum(axis=1) if w is None else items @ w.T)  # 3 or 3 × R
-    return np.stack(per_label)  # labels × 3 [× R]
+def _counts(gold: np.ndarray, pred: np.ndarray, labels: list[str], resample: dict | None, counts=None):
+    """True positives, predicted and gold counts per label (labels × 3); per bootstrap resample
+    (labels × 3 × R) when `resample` gives its resamples and seed. `counts`: items per (gold, pred) row."""
+    items = np.concatenate([np.stack([(gold == label) & (pred == label), pred == label, gold == label], axis=1)
+                            for label in labels], axis=1).astype(np.float64)  # n × (labels · 3)
+    if resample is None:
+        total = items.sum(axis=0) if counts is None else np.asarray(counts, dtype=np.float64) @ items
+        return total.reshape(len(labels), 3)
+    sums = resampled_sums(items, **resample, counts=counts)  # R × (labels · 3)
+    return sums.reshape(-1, len(labels), 3).transpose(1, 2, 0)
 
 
 def _prf(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -59,33 +61,37 @@ def per_class(gold, pred, labels: list[str]) -> pd.DataFrame:
                          "support": counts[:, 2].astype(int)})
 
 
-def macro_f1(gold, pred, labels: list[str], ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED) -> Estimate:
+def macro_f1(gold, pred, labels: list[str], ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED,
+             counts=None) -> Estimate:
     """Unweighted mean F1 over `labels` (a perfect classifier scores 1.0).
 
     >>> macro_f1(["FP", "N"], ["FP", "N"], ["FP", "N"], ci=False).value
     1.0
     """
     gold, pred = np.asarray(gold, dtype=object), np.asarray(pred, dtype=object)
-    n = gold.size
-    value = float(_prf(_counts(gold, pred, labels, None))[2].mean()) if n else float("nan")
+    n = gold.size if counts is None else int(np.sum(counts))
+    value = float(_prf(_counts(gold, pred, labels, None, counts))[2].mean()) if n else float("nan")
     if not ci or n == 0:
         return Estimate(value, float("nan"), float("nan"), n)
-    samples = _prf(_counts(gold, pred, labels, weights(n, resamples, seed)))[2].mean(axis=0)
+    samples = _prf(_counts(gold, pred, labels, {"resamples": resamples, "seed": seed}, counts))[2].mean(axis=0)
     return Estimate(value, *interval(samples), n)
 
 
-def confusion(gold, pred, labels: list[str]) -> pd.DataFrame:
-    """Counts with gold labels as rows and predicted labels as columns (unlisted predictions → 'other')."""
+def confusion(gold, pred, labels: list[str], counts=None) -> pd.DataFrame:
+    """Counts with gold labels as rows and predicted labels as columns (unlisted predictions → 'other');
+    `counts`: items per (gold, pred) row when the rows are kinds."""
     pred = [p if p in labels else "other" for p in pred]
     columns = labels + (["other"] if "other" in pred else [])
-    table = pd.crosstab(pd.Categorical(gold, categories=labels), pd.Categorical(pred, categories=columns), dropna=False)
+    weight = {} if counts is None else {"values": np.asarray(counts), "aggfunc": "sum"}
+    table = pd.crosstab(pd.Categorical(gold, categories=labels), pd.Categorical(pred, categories=columns), dropna=False,
+                        **weight).fillna(0).astype(int)
     # plain string labels: categorical axes become Arrow dictionaries that charts and exports mangle
     table.index = pd.Index(table.index.astype(str), name="gold")
     table.columns = pd.Index(table.columns.astype(str), name="predicted")
     return table
 
 
-def response_bias(gold, pred, labels: list[str]) -> pd.DataFrame:
+def response_bias(gold, pred, labels: list[str], counts=None) -> pd.DataFrame:
     """Share of each label among predictions next to its share among gold labels.
 
     The Syn-(QA)² finding ("always yes / always no") is a predicted share far from the gold share.
@@ -94,11 +100,12 @@ def response_bias(gold, pred, labels: list[str]) -> pd.DataFrame:
     [1.0, 0.0]
     """
     gold, pred = pd.Series(list(gold), dtype=object), pd.Series(list(pred), dtype=object)
-    n = max(len(gold), 1)
+    weight = pd.Series(np.ones(len(gold)) if counts is None else np.asarray(counts, dtype=float))
+    n = max(float(weight.sum()), 1)
     return pd.DataFrame({
         "label": labels,
-        "gold_share": [float((gold == label).sum()) / n for label in labels],
-        "predicted_share": [float((pred == label).sum()) / n for label in labels],
+        "gold_share": [float(weight[gold == label].sum()) / n for label in labels],
+        "predicted_share": [float(weight[pred == label].sum()) / n for label in labels],
     })
 
 

@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 import duckdb
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 if TYPE_CHECKING:  # the loaders import the import path, which writes through this module
@@ -55,18 +57,49 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
         defaults = {"dataset_id": dataset_id} if name != "predictions" else {}
         if name == "runs":
             defaults["created_at"] = now
-        tables[name] = [{**defaults, **row} for row in getattr(bundle, name)]
-    arrow = {name: arrow_table(con, name, rows) for name, rows in tables.items() if rows}
+        rows = getattr(bundle, name)
+        if isinstance(rows, pd.DataFrame):  # a user dataset's examples: typed column by column, not row by row
+            tables[name] = typed_table(con, name, rows.assign(**defaults))
+        else:
+            tables[name] = [{**defaults, **row} for row in rows]
+    arrow = {name: rows if isinstance(rows, pa.Table) else arrow_table(con, name, rows) for name, rows in tables.items()
+             if len(rows)}
     _transaction(con, [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow)
 
 
-def replace_runs(con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: list[dict],
+def typed_table(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> pa.Table:
+    """A DataFrame as Arrow typed like the store table (JSON columns must hold JSON text; NaN is NULL)."""
+    columns = [c for c in con.execute(f"DESCRIBE {table}").fetchall() if c[0] in frame.columns]
+    return pa.table({name: pa.array(frame[name].to_numpy(dtype=object), ARROW_TYPES[kind], from_pandas=True)
+                     for name, kind, *_ in columns})
+
+
+def prediction_table(run_id: str, example_ids, labels=None, probs: np.ndarray | None = None, answers=None,
+                     texts=None) -> pa.Table:
+    """Predictions of one run as Arrow, built from arrays (probabilities: a rows × classes matrix), so
+    millions of rows never become Python dicts. `texts` are JSON strings."""
+    n = len(example_ids)
+    columns = {"run_id": pa.array([run_id] * n, pa.string()),
+               "example_id": pa.array(np.asarray(example_ids, dtype=object), pa.string())}
+    for name, values in (("label", labels), ("answer", answers), ("text", texts)):
+        if values is not None:
+            columns[name] = pa.array(np.asarray(values, dtype=object), pa.string(), from_pandas=True)
+    if probs is not None:
+        width = probs.shape[1]
+        offsets = pa.array(np.arange(0, n * width + 1, width, dtype=np.int32))
+        columns["probs"] = pa.ListArray.from_arrays(offsets, pa.array(np.ascontiguousarray(probs, dtype=float).ravel()))
+    return pa.table(columns)
+
+
+def replace_runs(con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: list[dict] | pa.Table,
                  retrievals: list[dict] = ()) -> None:
-    """Insert runs with their predictions and retrieved passages, replacing earlier runs with the same ids, atomically."""
+    """Insert runs with their predictions (rows, or Arrow from `prediction_table`) and retrieved passages,
+    replacing earlier runs with the same ids, atomically."""
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     runs = [{"created_at": now, "status": "complete", **run} for run in runs]
     rows = {"runs": runs, "predictions": predictions, "retrievals": list(retrievals)}
-    tables = {name: arrow_table(con, name, batch) for name, batch in rows.items() if batch}
+    tables = {name: batch if isinstance(batch, pa.Table) else arrow_table(con, name, batch)
+              for name, batch in rows.items() if len(batch)}
     ids = [run["run_id"] for run in runs]
     deletes = [(f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids})
                for name in ("retrievals", "predictions", "runs")]
