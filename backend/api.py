@@ -45,10 +45,13 @@ class Lab:
         return loaded[["dataset_id", "title", "examples", "license"]].merge(info, on="dataset_id", how="left")
 
     def examples(self, dataset: str, **facets) -> pd.DataFrame:
-        """The dataset's examples, filtered by facets (`split="main"`, `trigger_type=["clefts", "stop"]`)."""
+        """The dataset's examples, filtered by facets (`split="main"`, `trigger_type=["clefts", "stop"]`, and a
+        user dataset's own columns as `**{"extra.genre": "news"}`), with `extra` (the other fields, as JSON)."""
         with self._session() as con:
             describe(con, dataset)
-            return explore.slice_frame(con, dataset, _filters(facets), limit=None)[_EXAMPLE_COLUMNS]
+            frame = explore.slice_frame(con, dataset, _filters(facets), limit=None)[_EXAMPLE_COLUMNS]
+            extra = con.execute("SELECT example_id, extra FROM examples WHERE dataset_id = $d", {"d": dataset}).df()
+        return frame.merge(extra, on="example_id", how="left")  # extra: every other field, as JSON text
 
     def runs(self, dataset: str) -> pd.DataFrame:
         """Complete runs of the dataset: model, task, source (import | baseline | batch | user), seed, provenance."""

@@ -87,14 +87,16 @@ def provenance() -> dict:
 class Runner:
     """The loaded model (and retriever) for one request, turning example rows into Outputs."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, request: Request, retrievers: dict | None = None):
+    def __init__(self, con: duckdb.DuckDBPyConnection | None, request: Request, retrievers: dict | None = None,
+                 passages: dict[str, str] | None = None):
+        """`passages` (doc id → text) may be given instead of a store connection to read them from."""
         self.request, self.spec = request, registry.spec(request.model)
         self.strategy = strategy(self.spec, request)
         self.model = loading.get(request.model)
         self.retriever = (retrievers or {}).get(request.retriever) if request.retriever else None
         if request.retriever and self.retriever is None:
             raise ValueError(f"unknown retriever {request.retriever!r}; build them with `python -m backend index`")
-        self.passages = queries.passage_texts(con) if request.retriever else {}
+        self.passages = passages if passages is not None else queries.passage_texts(con) if request.retriever else {}
 
     def __call__(self, rows) -> list[Output]:
         task, questions = self.request.resolved_task(), list(rows["input"])
@@ -164,8 +166,10 @@ def predict(store: StoreRef, request: Request, retrievers: dict | None = None, p
         if rows.empty:
             raise ValueError(f"no examples for dataset {request.dataset!r} split {request.split!r}")
         rows = rows.head(request.limit) if request.limit else rows
-        runner = Runner(con, request, retrievers)
-        run_id = request.run_id()
+        passages = queries.passage_texts(con) if request.retriever else {}
+    runner = Runner(None, request, retrievers, passages)  # the model loads with the store closed
+    run_id = request.run_id()
+    with open_store() as con:
         done = start_run(con, run_row(request, runner))
     todo = rows[~rows["example_id"].isin(done)]
     log.info("%s: %d examples, %d already done", run_id, len(rows), len(rows) - len(todo))

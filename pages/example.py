@@ -24,23 +24,23 @@ def pick() -> tuple[str, str]:
 
 def show_text(row: dict) -> None:
     """Input, context, hypothesis, gold label(s) and lists, facets, and every other field."""
-    st.subheader(f"{row['dataset_id']} · {row['example_id']}")
-    facets = [f"{f}: **{row[f]}**" for f in FACETS if row.get(f) is not None]
+    st.subheader(widgets.plain(f"{row['dataset_id']} · {row['example_id']}"))
+    facets = [f"{f}: **{widgets.plain(row[f])}**" for f in FACETS if row.get(f) is not None]
     st.markdown(" · ".join(facets))
     st.markdown("**Input**")
-    st.markdown(f"> {row['input']}")
+    st.markdown(f"> {widgets.plain(row['input'])}")
     if row.get("context"):
         st.markdown("**Context (comment)**")
-        st.markdown(f"> {row['context']}")
+        st.markdown(f"> {widgets.plain(row['context'])}")
     if row.get("hypothesis"):
-        st.markdown(f"**Hypothesis** — {row['hypothesis']}")
+        st.markdown(f"**Hypothesis** — {widgets.plain(row['hypothesis'])}")
     labels = row.get("gold_labels") or []
     if row.get("gold_label"):
-        extra = f" (annotators: {', '.join(labels)})" if len(labels) > 1 else ""
+        extra = f" (annotators: {widgets.plain(', '.join(labels))})" if len(labels) > 1 else ""
         st.markdown(f"**Gold label** {widgets.label_badge(row['gold_label'])}{extra}")
     for field, title in GOLD_LISTS.items():
         if row.get(field):
-            st.markdown(f"**{title}**\n" + "\n".join(f"- {item}" for item in row[field]))
+            st.markdown(f"**{title}**\n" + "\n".join(f"- {widgets.plain(item)}" for item in row[field]))
     with st.expander("Every stored field (extra)"):
         st.json(row["extra"], expanded=1)
 

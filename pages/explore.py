@@ -52,7 +52,7 @@ def pick_filters(dataset: str, labels_a: list[str]) -> tuple[tuple, str, str]:
     filters = []
     for facet, values in query(explore.facet_values, dataset).items():
         if len(values) > 1:
-            title = FACET_TITLES.get(facet, facet.removeprefix(explore.EXTRA))
+            title = FACET_TITLES.get(facet, widgets.plain(facet.removeprefix(explore.EXTRA)))  # a user's column name
             chosen = st.multiselect(title, values, key=facet, bind="query-params",
                                     format_func=_yes_no, placeholder="all")
             filters.append((facet, tuple(chosen)))

@@ -157,11 +157,19 @@ def dataset_form() -> None:
         labels=tuple(x.strip() for x in labels.split(",") if x.strip()), positive=positive.strip() or None,
         label_map=pairs_text(label_map), headline_splits=tuple(x.strip() for x in headline.split(",") if x.strip()),
         train_split=train.strip() or None)
-    try:
-        bundle, description = user_datasets.check(read(*file), options)
-    except ValueError as exc:
-        show_problem("The file cannot be imported as it is", exc)
+    signature = hashlib.sha256(repr((file[1], hashlib.sha256(file[0]).hexdigest(), options)).encode()).hexdigest()
+    if st.button("Check", type="primary", key="dataset_check", icon=":material/fact_check:"):
+        try:  # checked once per click, not on every rerun (a large file takes seconds)
+            st.session_state["dataset_plan"] = (signature, *user_datasets.check(read(*file), options))
+        except ValueError as exc:
+            show_problem("The file cannot be imported as it is", exc)
+            return
+    held = st.session_state.get("dataset_plan")
+    if not held or held[0] != signature:
+        st.caption("Check the file to see what would be stored." if not held else
+                   "The file or the options changed since the last check: check again.")
         return
+    _, bundle, description = held
     st.code(f"{len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task {description.task}; labels "
             f"{list(description.labels)}; headline splits {list(description.headline_splits)}; facets "
             f"{list(description.facets) or 'none'}; columns {description.columns}", language=None, wrap_lines=True)
@@ -171,10 +179,12 @@ def dataset_form() -> None:
         try:
             with store() as con:
                 counts = user_datasets.save(con, bundle, replace=replace)
-        except (ValueError, StoreLocked) as exc:
-            show_problem("Not saved", exc)
+        except (ValueError, StoreLocked, user_datasets.BaselinesFailed) as exc:
+            wrote()
+            show_problem("Not saved" if not isinstance(exc, user_datasets.BaselinesFailed) else "Saved, without baselines", exc)
             return
         wrote()
+        st.session_state.pop("dataset_plan", None)
         st.success("Saved: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
         st.page_link("pages/explore.py", label="Open it in Explore", icon=":material/filter_alt:",
                      query_params={"dataset": options.name})

@@ -54,12 +54,12 @@ def text(value) -> str:
 def verdict(pred, right) -> str:
     if pred is None or (isinstance(pred, float) and math.isnan(pred)):
         return "no prediction"
-    return f"predicted **{pred}** {'✓' if right else '✗'}"
+    return f"predicted **{widgets.plain(pred)}** {'✓' if right else '✗'}"
 
 
 def member(column, dataset: str, row, side: str, premise: str, hypothesis: str) -> None:
     """One member: role, gold label and prediction, the highlighted texts, and a link to the Example page."""
-    column.markdown(f"**{side} · {row[f'role_{side}']}** — gold **{row[f'gold_label_{side}']}** · "
+    column.markdown(f"**{side} · {widgets.plain(row[f'role_{side}'])}** — gold **{widgets.plain(row[f'gold_label_{side}'])}** · "
                     f"{verdict(row[f'pred_{side}'], row[f'right_{side}'])}")
     body = f"<div>{premise}</div>" + (f"<div><i>Hypothesis:</i> {hypothesis}</div>" if hypothesis else "")
     column.html(body)

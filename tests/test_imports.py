@@ -301,3 +301,72 @@ def test_parquet_and_json_read_like_csv():
     for raw, name in [(buffer.getvalue(), "p.parquet"), (frame.to_json(orient="records").encode(), "p.json"),
                       (frame.to_csv(sep="\t", index=False).encode(), "p.tsv")]:
         assert check(raw, name=name).matched == 2
+
+
+# --- found in review: each failed before its fix ---
+
+def test_csv_columns_are_read_as_text_so_ids_keep_their_zeros_and_blank_cells_stay_missing():
+    table = read(b"id,label\n007,FP\n,N\n010,N\n", name="p.csv")
+    assert table.frame["id"].tolist()[0::2] == ["007", "010"] and table.frame["id"].isna().tolist() == [False, True, False]
+    examples = pd.DataFrame({"example_id": ["007", "010"], "split": ["t", "t"], "input": ["a", "b"], "hypothesis": [None] * 2})
+    report = predictions.check(table, examples, DETECT, predictions.Options(dataset="toy")).report
+    assert report.matched == 2 and [p.where for p in report.skipped] == ["line 3"]
+
+
+def test_a_malformed_csv_row_and_a_tsv_quote_are_handled_with_the_line():
+    with pytest.raises(DataError, match="not valid CSV") as caught:
+        read(b"id,label\n1,E\n2,E,extra\n", name="p.csv")
+    assert caught.value.line == 3
+    assert read(b'id\tlabel\n1\t"FP\n2\tN\n', name="p.tsv").frame["label"].tolist() == ['"FP', "N"]  # no quoting in TSV
+
+
+@pytest.mark.parametrize("labels, positive, values, expected", [
+    (("0", "1"), "1", ["1.0", "0.0", "1"], ["1", "0", "1"]),   # a number column with a blank cell reads 1.0
+    (("E", "N", "C"), "E", ["neutral", "valid"], ["N", None]),  # detection words are not NLI labels
+])
+def test_number_labels_and_label_words_per_label_set(labels, positive, values, expected):
+    from backend.imports.columns import label_lookup
+    lookup = label_lookup(pd.Series(values), Description("detect" if len(labels) == 2 else "nli", labels, positive), (), {})
+    assert [lookup[v] for v in values] == expected
+
+
+def test_a_label_map_onto_no_label_is_refused_before_reading_rows():
+    report = check("id,label\na,yes\n", label_map={"yes": "TRUE"})
+    assert not report.ok and report.problems[0].kind == "column" and "yes=TRUE" in report.problems[0].message
+
+
+def test_a_new_store_in_a_new_folder_can_be_created(tmp_path):
+    with session(tmp_path / "new" / "deeper" / "lab.duckdb", create=True) as con:
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+
+
+@pytest.mark.parametrize("text, options, problem, line", [
+    ("premise,hypothesis,label,adversarial\nA.,B.,E,yes\nC.,D.,N,perhaps\n", {}, "'perhaps' is not true/false", 3),
+    ("premise,hypothesis,label,split\nA.,B.,E,dev\n", {"train_split": "train"}, "--train-split 'train' is not a split", None),
+])
+def test_typed_columns_and_declared_splits_are_checked_before_writing(text, options, problem, line):
+    with pytest.raises(DataError, match=problem) as caught:
+        user_datasets.check(read(text.encode(), name="mine.csv"), user_datasets.DatasetOptions(name="mine", task="nli", **options))
+    assert caught.value.line == line
+
+
+def test_replacing_a_user_dataset_drops_the_baselines_of_its_old_labels(store):
+    first = user_datasets.check(read(b"question,label\nA?,yes\nB?,no\n", name="q.csv"),
+                                user_datasets.DatasetOptions(name="qs", task="detect", labels=("yes", "no"), positive="yes"))
+    second = user_datasets.check(read(b"question,label\nA?,A\nB?,B\n", name="q.csv"),
+                                 user_datasets.DatasetOptions(name="qs", task="detect", labels=("A", "B"), positive="A"))
+    with session(store) as con:
+        user_datasets.save(con, first[0])
+        user_datasets.save(con, second[0], replace=True)
+        runs = sorted(r[0] for r in con.execute("SELECT run_id FROM runs WHERE dataset_id = 'qs'").fetchall())
+    assert runs == ["qs/baseline/always-A", "qs/baseline/always-B", "qs/baseline/random"]
+
+
+def test_text_from_a_user_dataset_is_shown_as_text_not_markdown(store, open_page):
+    bundle, _ = user_datasets.check(read(b"id,question,label\nx1,Why? ![t](http://evil.example/p.png) [here](http://evil.example),FP\n",
+                                         name="q.csv"), user_datasets.DatasetOptions(name="evil", task="detect"))
+    with session(store) as con:
+        user_datasets.save(con, bundle)
+    at = open_page(store, "pages/example.py", {"dataset": "evil", "example": "x1"})
+    shown = [m.value for m in at.markdown if "evil" in m.value]
+    assert not at.exception and shown and all("\\]\\(http" in m and "![" not in m for m in shown)

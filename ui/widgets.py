@@ -1,6 +1,7 @@
 """Widgets and guards every page shares."""
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterable
 from urllib.parse import urlencode
 
@@ -9,6 +10,18 @@ import streamlit as st
 from backend.store import queries
 from ui import charts
 from ui.resources import StoreLocked, query
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
+
+
+def plain(text) -> str:
+    r"""Text from a dataset, a file or a URL, escaped so Markdown shows it as it is: no links, images,
+    emphasis or directives can be planted through it.
+
+    >>> print(plain("see ![x](http://a.b/p.png) *now*"))
+    see \!\[x\]\(http\://a\.b/p\.png\) \*now\*
+    """
+    return _MARKDOWN.sub(r"\\\1", str(text))
 
 
 def page_url(page: str, **params) -> str:
@@ -23,7 +36,7 @@ def example_links(dataset: str, example_ids: Iterable[str]) -> list[str]:
 
 def label_badge(label) -> str:
     """A label as a Streamlit badge in its colour (E blue, N grey, C/FP orange), or '—'."""
-    return f":{charts.BADGES.get(label, 'violet')}-badge[{label}]" if label else "—"
+    return f":{charts.BADGES.get(label, 'violet')}-badge[{plain(label)}]" if label else "—"
 
 
 def passage_markdown(row, limit: int = 600) -> str:

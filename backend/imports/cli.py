@@ -109,7 +109,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
             return 0
         with session(args.store, create=True) as con:
             counts = datasets.save(con, bundle, replace=args.replace)
-    except (DataError, ValueError) as exc:
+    except (DataError, ValueError, datasets.BaselinesFailed) as exc:
         print(f"error: {exc}")
         return 1
     print(f"stored dataset {args.name}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))

@@ -30,14 +30,14 @@ GUESSES = {
 ROLES = tuple(GUESSES)
 PER_LABEL = {"probs": ("prob_{}", "p_{}", "prob({})", "{}_prob", "probability_{}"), "logits": ("logit_{}", "logits_{}", "{}_logit")}
 # label words accepted for a dataset label (its own name is always accepted, in any case)
-SYNONYMS = {
-    "E": ("entailment", "entailed", "entails", "entail"),
-    "N": ("neutral", "normal", "valid", "no false premise", "no_false_premise"),
-    "C": ("contradiction", "contradicted", "contradicts", "contradict"),
-    "FP": ("false premise", "false_premise", "false presupposition", "false_presupposition", "false-premise",
-           "false assumption", "false_assumption", "questionable"),
+SYNONYMS = {  # per label set: NLI's N is neutral, detection's N is a normal question
+    ("E", "N", "C"): {"E": ("entailment", "entailed", "entails", "entail"), "N": ("neutral",),
+                      "C": ("contradiction", "contradicted", "contradicts", "contradict")},
+    ("N", "FP"): {"N": ("normal", "valid", "no false premise", "no_false_premise"),
+                  "FP": ("false premise", "false_premise", "false presupposition", "false_presupposition",
+                         "false-premise", "false assumption", "false_assumption", "questionable")},
 }
-TRUE_WORDS, FALSE_WORDS = ("yes", "true", "1", "1.0"), ("no", "false", "0", "0.0")
+TRUE_WORDS, FALSE_WORDS = ("yes", "true", "1"), ("no", "false", "0")
 _KEYS = ("example_id", "split")
 TASK_ROLES = {"nli": (*_KEYS, "premise", "hypothesis", "label", "probs", "logits"),
               "detect": (*_KEYS, "question", "label", "probs", "logits"),
@@ -46,18 +46,24 @@ TASK_ROLES = {"nli": (*_KEYS, "premise", "hypothesis", "label", "probs", "logits
 
 
 def resolve(columns: list[str], task: str, explicit: dict[str, str]) -> dict[str, str]:
-    """role → column for a run of `task`: the explicit mapping first (ValueError naming an unknown role
-    or column), then the first guessed name the file has for each role the task uses."""
-    bad_roles = sorted(set(explicit) - set(ROLES))
+    """role → column for a run of `task` (see `guess`)."""
+    return guess(columns, {role: GUESSES[role] for role in TASK_ROLES[task]}, explicit, ROLES)
+
+
+def guess(columns: list[str], guesses: dict[str, tuple[str, ...]], explicit: dict[str, str],
+          roles_known: tuple[str, ...]) -> dict[str, str]:
+    """role → column: the explicit mapping first (ValueError naming an unknown role or column), then for
+    each role in `guesses` the first of its names the file has (case-insensitive), each column once."""
+    bad_roles = sorted(set(explicit) - set(roles_known))
     if bad_roles:
-        raise ValueError(f"--map {bad_roles[0]}=...: unknown role; roles are {list(ROLES)}")
+        raise ValueError(f"--map {bad_roles[0]}=...: unknown role; roles are {list(roles_known)}")
     missing = [f"{role}={col}" for role, col in explicit.items() if col not in columns]
     if missing:
         raise ValueError(f"--map {missing[0]}: the file has no such column; its columns are {columns}")
     lowered = {c.lower().strip(): c for c in columns}
     taken, roles = set(explicit.values()), dict(explicit)
-    for role in TASK_ROLES[task]:
-        for guess in () if role in roles else GUESSES[role]:
+    for role, names in guesses.items():
+        for guess in () if role in roles else names:
             if lowered.get(guess) is not None and lowered[guess] not in taken:
                 roles[role] = lowered[guess]
                 taken.add(lowered[guess])
@@ -69,8 +75,9 @@ def per_label_columns(columns: list[str], labels: tuple[str, ...], kind: str) ->
     """{label: column} when the file has one `kind` (probs/logits) column for every label, else None."""
     lowered = {c.lower().strip(): c for c in columns}
     found = {}
+    words = label_words(labels)
     for label in labels:
-        names = (label, *SYNONYMS.get(label, ()))
+        names = [w for w, named in words.items() if named == label]
         hit = next((lowered[p.format(n).lower()] for n in names for p in PER_LABEL[kind] if p.format(n).lower() in lowered), None)
         if hit is None:
             return None
@@ -86,18 +93,21 @@ def label_lookup(values: pd.Series, description: Description, order: tuple[str, 
     synonym (entailment → E, false premise → FP); for a two-label dataset yes/true/1 → its positive
     label and no/false/0 → the other.
     """
-    labels = description.labels
-    words = {w: label for label in labels for w in (label.lower(), *SYNONYMS.get(label, ()))}
+    labels, words = description.labels, label_words(description.labels)
     by_order = {str(i): name for i, name in enumerate(order)}
-    two = len(labels) == 2 and description.positive is not None
+    numeric = any(_integer(label.lower()).lstrip("-").isdigit() for label in labels)  # labels like 0/1: no yes/no rule
+    two = len(labels) == 2 and description.positive is not None and not numeric
     other = next((x for x in labels if x != description.positive), None)
+    unknown = [f"{k}={v}" for k, v in explicit.items() if _named(v, words) is None]
+    if unknown:
+        raise ValueError(f"--label-map {unknown[0]}: the target is not one of the dataset's labels {list(labels)}")
     lookup = {}
     for value in values.dropna().astype(str).str.strip().unique():
-        key = value.lower()
+        key = _integer(value.lower())  # 1.0 (a number column with a blank cell) is 1
         if value in explicit or key in explicit:
             target = explicit.get(value, explicit.get(key))
-        elif _integer(key) in by_order:
-            target = by_order[_integer(key)]
+        elif key in by_order:
+            target = by_order[key]
         elif key in words:
             target = words[key]
         elif two and key in TRUE_WORDS:
@@ -110,9 +120,15 @@ def label_lookup(values: pd.Series, description: Description, order: tuple[str, 
     return lookup
 
 
+def label_words(labels: tuple[str, ...]) -> dict[str, str]:
+    """Lower-case word → label: each label itself, and the synonyms of its label set (entailment → E)."""
+    synonyms = SYNONYMS.get(tuple(labels), {})
+    return {w: label for label in labels for w in (label.lower(), *synonyms.get(label, ()))}
+
+
 def order_labels(order: tuple[str, ...], description: Description) -> tuple[str, ...]:
     """A declared label order (names or synonyms) as dataset labels; ValueError naming what is unknown."""
-    words = {w: label for label in description.labels for w in (label.lower(), *SYNONYMS.get(label, ()))}
+    words = label_words(description.labels)
     named = tuple(_named(x, words) for x in order)
     unknown = [x for x, n in zip(order, named) if n is None]
     if unknown or (named and sorted(named) != sorted(description.labels)):
@@ -122,7 +138,7 @@ def order_labels(order: tuple[str, ...], description: Description) -> tuple[str,
 
 
 def _named(value: str, words: dict[str, str]) -> str | None:
-    return words.get(str(value).strip().lower())
+    return words.get(_integer(str(value).strip().lower()))
 
 
 def _integer(text: str) -> str:

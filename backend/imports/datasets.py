@@ -59,7 +59,7 @@ def check(table: Table, options: DatasetOptions) -> tuple[Bundle, Description]:
     _check_name(table.name, options.name)
     frame = table.frame
     roles = _roles(table, options)
-    description = _description(frame, roles, options)
+    description = _description(frame, roles, options, table.name)
     examples = _examples(table, roles, description, options)
     pairs = _pairs(table, roles, examples) if "pair_id" in roles else []
     bundle = Bundle(dataset={"dataset_id": options.name, "title": options.title or options.name, "source": table.name,
@@ -80,22 +80,13 @@ def _check_name(file: str, name: str) -> None:
 
 def _roles(table: Table, options: DatasetOptions) -> dict[str, str]:
     columns = list(table.frame.columns)
-    for role, column in options.columns.items():
-        if role not in ROLE_GUESSES:
-            raise DataError(table.name, f"--map {role}=...: unknown role; roles are {list(ROLE_GUESSES)}", field=role)
-        if column not in columns:
-            raise DataError(table.name, f"--map {role}={column}: no such column; the columns are {columns}", field=column)
-    lowered = {c.lower().strip(): c for c in columns}
-    roles, taken = dict(options.columns), set(options.columns.values())
-    for role, guesses in ROLE_GUESSES.items():
-        if role == "hypothesis" and options.task != "nli" or role == "gold_answers" and options.task != "qa" \
-                or role == "gold_label" and options.task == "qa":
-            continue
-        for guess in () if role in roles else guesses:
-            if lowered.get(guess) is not None and lowered[guess] not in taken:
-                roles[role] = lowered[guess]
-                taken.add(lowered[guess])
-                break
+    unused = {"hypothesis"} if options.task != "nli" else set()
+    unused |= {"gold_label"} if options.task == "qa" else {"gold_answers"}
+    try:
+        roles = cols.guess(columns, {r: names for r, names in ROLE_GUESSES.items() if r not in unused}, options.columns,
+                           tuple(ROLE_GUESSES))
+    except ValueError as exc:
+        raise DataError(table.name, str(exc), field="map") from None
     needed = ["input"] + (["hypothesis"] if options.task == "nli" else []) + \
              (["gold_answers"] if options.task == "qa" else ["gold_label"])
     missing = [r for r in needed if r not in roles]
@@ -105,11 +96,19 @@ def _roles(table: Table, options: DatasetOptions) -> dict[str, str]:
     return roles
 
 
-def _description(frame: pd.DataFrame, roles: dict, options: DatasetOptions) -> Description:
+def _check_splits(file: str, splits: list[str], options: DatasetOptions) -> None:
+    for flag, names in (("--headline-splits", options.headline_splits), ("--train-split", (options.train_split,))):
+        unknown = [s for s in names if s and s not in splits]
+        if unknown:
+            raise DataError(file, f"{flag} {unknown[0]!r} is not a split of the file; its splits are {splits}", field="split")
+
+
+def _description(frame: pd.DataFrame, roles: dict, options: DatasetOptions, file: str = "") -> Description:
     labels = options.labels or DEFAULT_LABELS.get(options.task, ())
     positive = options.positive or ({"nli": "E", "detect": "FP"}.get(options.task) if labels == DEFAULT_LABELS.get(options.task)
                                     else (labels[0] if labels else None))
-    splits = sorted(frame[roles["split"]].dropna().astype(str).unique()) if "split" in roles else [options.split]
+    splits = sorted(frame[roles["split"]].dropna().astype(str).str.strip().unique()) if "split" in roles else [options.split]
+    _check_splits(file, splits, options)
     used = set(roles.values())
     facets = tuple(c for c in frame.columns if c not in used and c not in TYPED and _categorical(frame[c]))
     return Description(options.task, tuple(labels), positive if labels else None,
@@ -147,7 +146,8 @@ def _examples(table: Table, roles: dict, description: Description, options: Data
         rows["gold_answers"] = frame[roles["gold_answers"]].map(_answers)
     for facet in TYPED:
         if facet in frame.columns and facet not in roles.values():
-            rows[facet] = frame[facet] if facet == "adversarial" else frame[facet].astype(str).where(frame[facet].notna(), None)
+            rows[facet] = _boolean(table, facet) if facet == "adversarial" else \
+                frame[facet].astype(str).where(frame[facet].notna(), None)
     kept = [c for c in frame.columns if c not in roles.values() and c not in TYPED]
     rows["extra"] = _json_rows(frame[kept]) if kept else None
     return rows.reset_index(drop=True)
@@ -168,6 +168,16 @@ def _json_rows(frame: pd.DataFrame) -> np.ndarray:
 
 def _quote(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
+
+
+def _boolean(table: Table, column: str) -> pd.Series:
+    """A yes/no column (true/false, 1/0, yes/no) as booleans; DataError naming the first other value."""
+    values = table.frame[column].astype(object).where(table.frame[column].notna(), None)
+    words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+    text = values.map(lambda v: None if v is None else str(v).strip().lower().removesuffix(".0"))
+    _first_bad(table, text.notna() & ~text.isin(list(words)), lambda i: f"{values.iloc[i]!r} is not true/false, yes/no or 1/0",
+               column)
+    return text.map(words).astype(object).where(text.notna(), None)
 
 
 def _gold_labels(table: Table, values: pd.Series, description: Description, options: DatasetOptions, column: str) -> pd.Series:
@@ -227,10 +237,19 @@ class DatasetExists(ValueError):
 
 
 def save(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False) -> dict[str, int]:
-    """Write the dataset in one transaction (replacing it only when asked), then its trivial baselines."""
+    """Write the dataset in one transaction (replacing it, and its old baseline runs, only when asked),
+    then its trivial baselines; BaselinesFailed if only those could not be written."""
     name = bundle.dataset["dataset_id"]
     if con.execute("SELECT 1 FROM datasets WHERE dataset_id = $d", {"d": name}).fetchone() and not replace:
         raise DatasetExists(f"dataset {name!r} is loaded; replace it (--replace; your runs on it are kept) or choose another --name")
-    replace_dataset(con, bundle)
-    runs = baselines.refresh(con, [name])
+    replace_dataset(con, bundle, also_sources=("baseline",))  # the old label set's baselines go too
+    try:
+        runs = baselines.refresh(con, [name])
+    except duckdb.Error as exc:
+        raise BaselinesFailed(f"dataset {name!r} was saved, but its baseline runs could not be written ({exc}); "
+                              f"run `python -m backend baselines --only {name}`") from exc
     return {**{k: v for k, v in bundle.counts().items() if v}, "baseline runs": runs.get(name, 0)}
+
+
+class BaselinesFailed(RuntimeError):
+    """The dataset is stored; only its baselines are missing."""

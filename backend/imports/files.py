@@ -92,15 +92,32 @@ def _text(raw: bytes, name: str) -> bytes:
 
 
 def _delimited(raw: bytes, name: str, delimiter: str) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Every column as text (so ids like 007 and a column with a blank cell keep their values); an
+    empty cell is missing. TSV has no quoting. A malformed row is named by its line."""
     raw = _text(raw, name)
+    header = next(csv.reader(io.StringIO(raw[:65536].decode("utf-8", "ignore").split("\n", 1)[0]), delimiter=delimiter), [])
     try:
-        table = pacsv.read_csv(io.BytesIO(raw), parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
-                               convert_options=pacsv.ConvertOptions(strings_can_be_null=False))
+        table = pacsv.read_csv(io.BytesIO(raw), parse_options=pacsv.ParseOptions(
+            delimiter=delimiter, newlines_in_values=delimiter == ",", quote_char='"' if delimiter == "," else False),
+            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in header}, null_values=[""],
+                                                 strings_can_be_null=True))
     except pa.ArrowInvalid as exc:
-        raise DataError(name, f"not valid {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}") from None
+        raise DataError(name, f"not valid {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", _bad_line(raw, delimiter)) from None
     n, newlines = table.num_rows, raw.count(b"\n") - (1 if raw.endswith(b"\n") else 0)
     lines = np.arange(2, n + 2) if newlines == n else _record_lines(raw, delimiter, n)
     return table.to_pandas(), lines
+
+
+def _bad_line(raw: bytes, delimiter: str) -> int | None:
+    """The first line whose record has another number of fields than the header (the slow way, on error only)."""
+    reader = csv.reader(io.StringIO(raw.decode("utf-8"), newline=""), delimiter=delimiter,
+                        quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE)
+    width = None
+    for record in reader:
+        width = len(record) if width is None else width
+        if record and len(record) != width:
+            return reader.line_num
+    return None
 
 
 def _record_lines(raw: bytes, delimiter: str, n: int) -> np.ndarray | None:

@@ -40,13 +40,19 @@ def key(frame: pd.DataFrame, columns: list[str], split: str | None = None) -> pa
         parts.insert(0, pc.utf8_trim_whitespace(pa.array(frame[split].fillna("").astype(str).to_numpy(dtype=object),
                                                          pa.string())))
     joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "\x1f")
-    return pc.replace_substring(joined, "\x1f", "\x1e", max_replacements=1) if split else joined
+    joined = pc.replace_substring(joined, "\x1f", "\x1e", max_replacements=1) if split else joined
+    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
 def normalised(texts: pd.Series) -> pa.Array:
     """`normalise` as an Arrow array (what `key` joins without a round trip through Python strings)."""
-    values = pa.array(texts.to_numpy(dtype=object), pa.string(), from_pandas=True).fill_null("")
-    values = pc.replace_substring(pc.utf8_lower(values), "`", "'")
+    try:
+        values = pa.array(texts, from_pandas=True)  # no copy for pandas' Arrow-backed strings
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types (numbers and text) in one column
+        values = None
+    if values is None or not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        values = pa.array([None if v is None or v != v else str(v) for v in texts.astype(object)], pa.string())
+    values = pc.replace_substring(pc.utf8_lower(values.cast(pa.string()).fill_null("")), "`", "'")
     values = _where(values, pc.invert(pc.string_is_ascii(values)), _fold)
     runs = pc.match_substring(values, "  ")  # regex only where white space needs collapsing: it is the slow step
     for other in ("\t", "\n", "\r", "\f", "\v"):
@@ -78,6 +84,8 @@ class Matched:
 
 def by_id(ids: pd.Series, examples: pd.DataFrame) -> Matched:
     """`examples` has an `example_id` column; ids are compared as trimmed strings."""
+    if pd.api.types.is_float_dtype(ids) and np.all(np.mod(ids.dropna(), 1) == 0):
+        ids = ids.astype("Int64")  # whole numbers read as floats (a JSON column with a missing value): 7, not 7.0
     wanted = ids.fillna("").astype(str).str.strip()
     known = pa.array(examples["example_id"].to_numpy(dtype=object), pa.string())
     found = pd.Series(pc.is_in(pa.array(wanted.to_numpy(dtype=object), pa.string()), value_set=known).to_numpy(

@@ -124,6 +124,7 @@ def check(table: Table, examples: pd.DataFrame, description: Description, option
     try:
         roles = cols.resolve(list(frame.columns), task, options.columns)
         order = cols.order_labels(options.label_order, description) if options.label_order else ()
+        cols.label_lookup(pd.Series([], dtype=object), description, order, options.label_map)  # checks --label-map
     except ValueError as exc:
         report.problems.append(Problem("column", "options", str(exc)))
         return Plan(report, {}, pd.DataFrame())
@@ -369,12 +370,11 @@ def save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool = False) -> 
     if not plan_.report.ok:
         raise ImportRejected(plan_.report)
     run_id = plan_.run["run_id"]
-    existing = con.execute("SELECT source, created_at FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
-    if existing and existing[0] != "user":
-        raise RunExists(f"run {run_id!r} is a {existing[0]} run, not one of yours; choose another run id (--run-id)")
-    if existing and not replace:
-        raise RunExists(f"run {run_id!r} exists (imported {existing[1]:%Y-%m-%d %H:%M}); replace it (--replace) "
-                        "or choose another run id (--run-id)")
+    source = existing_run(con, run_id)
+    if source not in (None, "user"):
+        raise RunExists(f"run {run_id!r} is a {source} run, not one of yours; choose another run id (--run-id)")
+    if source and not replace:
+        raise RunExists(f"run {run_id!r} exists (one of yours); replace it (--replace) or choose another run id (--run-id)")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     writer.replace_run_table(con, {**plan_.run, "created_at": now}, _arrow(run_id, plan_))
     return run_id
@@ -393,11 +393,11 @@ def existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
 
 def delete(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     """Remove a user run and its predictions; other runs belong to ingest, baselines or batch runs."""
-    existing = con.execute("SELECT source FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
-    if existing is None:
+    source = existing_run(con, run_id)
+    if source is None:
         raise LookupError(f"no run {run_id!r}")
-    if existing[0] != "user":
-        raise ValueError(f"run {run_id!r} is a {existing[0]} run; only runs you imported can be deleted here")
+    if source != "user":
+        raise ValueError(f"run {run_id!r} is a {source} run; only runs you imported can be deleted here")
     writer.replace_run_table(con, None, None, delete=run_id)
 
 

@@ -69,7 +69,17 @@ def resampled_sums(x: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED, 
     flat = np.ascontiguousarray(x.reshape(n, -1))
     keys = flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).ravel()
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(first) > LARGE_N:  # continuous values: about as many kinds as items; draw item indices in chunks
+        return _by_index(flat, resamples, seed).reshape((resamples, *x.shape[1:]))
     return _by_kind(flat[first], np.bincount(inverse), resamples, seed).reshape((resamples, *x.shape[1:]))
+
+
+def _by_index(flat: np.ndarray, resamples: int, seed: int, cells: int = 20_000_000) -> np.ndarray:
+    """Resampled sums by drawing item indices, a few resamples at a time (memory stays ~cells × 8 bytes)."""
+    n, rng = flat.shape[0], np.random.default_rng(seed)
+    step = max(1, cells // n)
+    return np.concatenate([flat[rng.integers(0, n, size=(min(step, resamples - start), n))].sum(axis=1)
+                           for start in range(0, resamples, step)])
 
 
 def _by_kind(kinds: np.ndarray, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:

@@ -11,6 +11,10 @@ command; a waiter that times out gets `StoreBusy`, which names the process holdi
 A process holding the store while another waits lets its running sessions finish and then hands the
 store over before starting new ones (`<store>.queue` tells it someone waits), so a busy dashboard
 cannot starve a terminal command. Writes are transactions, so a reader never sees half a run.
+
+Nesting is per thread: a session opened inside another one in the same thread never waits. Do not
+open a session in a worker thread while the thread that started it holds one and waits for it: with
+another process queued, the worker waits for the holder to finish (StoreBusy after its timeout).
 """
 from __future__ import annotations
 
@@ -147,6 +151,7 @@ def _open(path: Path, deadline: float, timeout: float) -> duckdb.DuckDBPyConnect
 
 def _lock(path: Path, deadline: float, timeout: float) -> int:
     """Take `<store>.lock`; while waiting, hold `<store>.queue` shared so the holder knows to hand over."""
+    path.parent.mkdir(parents=True, exist_ok=True)  # a new store (session(create=True)) in a new folder
     fd = os.open(_sidecar(path, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
     queue = None
     try:

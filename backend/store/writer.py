@@ -48,8 +48,9 @@ def arrow_table(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) ->
     return pa.Table.from_pylist(prepared, schema=pa.schema(fields))
 
 
-def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
-    """Replace everything the ingest owns for `bundle.dataset['dataset_id']`, atomically."""
+def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, also_sources: tuple[str, ...] = ()) -> None:
+    """Replace everything the ingest owns for `bundle.dataset['dataset_id']` (and its runs of `also_sources`),
+    atomically."""
     dataset_id = bundle.dataset["dataset_id"]
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     tables = {"datasets": [{**bundle.dataset, "loaded_at": now, "notes": bundle.notes}]}
@@ -64,7 +65,10 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
             tables[name] = [{**defaults, **row} for row in rows]
     arrow = {name: rows if isinstance(rows, pa.Table) else arrow_table(con, name, rows) for name, rows in tables.items()
              if len(rows)}
-    _transaction(con, [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow)
+    extra = [(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM runs WHERE dataset_id = $d AND list_contains($s, source))",
+              {"d": dataset_id, "s": list(also_sources)}) for table in ("retrievals", "predictions")] + \
+            [("DELETE FROM runs WHERE dataset_id = $d AND list_contains($s, source)", {"d": dataset_id, "s": list(also_sources)})]
+    _transaction(con, (extra if also_sources else []) + [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow)
 
 
 def typed_table(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> pa.Table:
