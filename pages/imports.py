@@ -89,8 +89,9 @@ def run_form(described: dict) -> None:
     held = st.session_state.get("run_plan")
     if held and held[0] == signature:
         show_run_plan(held[1])
-    elif held:
-        st.caption("The file or the options changed since the last check: check again.")
+    else:
+        st.caption("Check the file to see the validation report; nothing is written before you save." if not held else
+                   "The file or the options changed since the last check: check again.")
 
 
 def show_run_plan(plan: predictions.Plan) -> None:

@@ -97,11 +97,13 @@ def test_the_import_page_uploads_checks_saves_and_the_run_shows_in_explore_and_o
         shows(page, served_copy, "imports?run_dataset=nope", "Choose a file to check", "import-empty")
         page.get_by_role("combobox").first.wait_for()
         page.locator("[data-testid=stFileUploaderDropzoneInput]").first.set_input_files(str(broken))
+        page.get_by_text("Check the file to see the validation report").first.wait_for(timeout=60_000)  # upload rerun done
         page.get_by_role("button", name="Check").click()
         page.get_by_text("REJECTED").first.wait_for(timeout=90_000)
         page.get_by_text("unknown label: 3 rows").first.wait_for(timeout=30_000)  # lines 2-4, listed in the table too
         page.screenshot(path=str(SHOTS / "import-rejected.png"), full_page=True)
         page.locator("[data-testid=stFileUploaderDropzoneInput]").first.set_input_files(str(upload))
+        page.get_by_text("changed since the last check").first.wait_for(timeout=60_000)  # the upload's rerun is done
         page.get_by_role("button", name="Check").click()
         page.get_by_text("OK: nothing rejected").first.wait_for(timeout=90_000)
         page.get_by_role("button", name="Save as a run").click()
