@@ -23,6 +23,7 @@ from backend import explore, leaderboard
 from backend.descriptions import describe, described
 from backend.imports import predictions as imports
 from backend.imports.files import read
+from backend.imports.report import Report
 from backend.store import queries
 from backend.store.access import session
 
@@ -77,7 +78,7 @@ class Lab:
         with self._session() as con:
             return leaderboard.headline(con)
 
-    def import_run(self, frame: pd.DataFrame | Path | str, dataset: str, replace: bool = False, **options) -> imports.Report:
+    def import_run(self, frame: pd.DataFrame | Path | str, dataset: str, replace: bool = False, **options) -> Report:
         """Import predictions (a DataFrame or a file) as a run; returns the validation report.
 
         `options` are those of `backend.imports.predictions.Options` (model, run_id, columns, label_order,

@@ -19,6 +19,7 @@ from backend.descriptions import Description
 from backend.imports import datasets as user_datasets
 from backend.imports import matching, predictions
 from backend.imports.files import read
+from backend.imports.report import Report
 from backend.store.access import session
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
@@ -37,7 +38,7 @@ def store(real_store, tmp_path) -> Path:
     return path
 
 
-def check(frame_or_text, description=DETECT, name="preds.csv", **options) -> predictions.Report:
+def check(frame_or_text, description=DETECT, name="preds.csv", **options) -> Report:
     source = frame_or_text.encode() if isinstance(frame_or_text, str) else frame_or_text
     table = read(source, name=name)
     return predictions.check(table, EXAMPLES, description, predictions.Options(dataset="toy", **options)).report
