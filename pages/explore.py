@@ -146,7 +146,7 @@ def warn_bias(summary: dict) -> None:
                              ("run B", bias_b, f"the {compare['n']:,} items it labelled" if compare else "")):
         skew = dominant_label(bias) if bias is not None else None
         if skew:
-            st.warning(f"**Response bias:** {who} answers **{skew['label']}** for {skew['predicted_share']:.1%} of "
+            st.warning(f"**Response bias:** {who} answers **{widgets.plain(skew['label'])}** for {skew['predicted_share']:.1%} of "
                        f"{items}, where {skew['gold_share']:.1%} of the gold labels are {skew['label']}; its accuracy "
                        "here says little beyond that share.", icon=":material/balance:")
 

@@ -44,7 +44,7 @@ def examples(figure: str, cell: dict, key: str, choice: str | None = None) -> No
     links = widgets.example_links("nope", frame["example_id"])
     frame = frame.assign(open=links)[["open", *frame.columns]]
     where = ", ".join(f"{k} = {v}" for k, v in cell.items() if v)
-    st.markdown(f"**{len(frame):,} items**" + (f" in {where}" if where else ""))
+    st.markdown(f"**{len(frame):,} items**" + (f" in {widgets.plain(where)}" if where else ""))
     export.table(frame, f"NOPE items {figure}", caption(len(frame), cell, [choice] if choice else None), key,
                  column_config={"open": st.column_config.LinkColumn("example", display_text="open"),
                                 "correct": st.column_config.NumberColumn(format="%.2f")})

@@ -27,7 +27,7 @@ else:
                  charts.provenance("all", int(loaded["examples"].sum())), key="datasets")
 for row in loaded.itertuples():
     for note in row.notes or []:
-        st.info(f"**{row.dataset_id}** — {note}")
+        st.info(f"**{widgets.plain(row.dataset_id)}** — {note}")
 
 board = query(leaderboard.headline)
 if not board.empty:

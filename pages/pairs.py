@@ -73,7 +73,7 @@ def show_pair(dataset: str, row) -> None:
     hypothesis = pv.diff_html(text(row["hypothesis_a"]), text(row["hypothesis_b"]))
     facets = " · ".join(text(row[f]) for f in ("trigger_type", "hop") if text(row[f]))
     with st.container(border=True):
-        st.markdown(f"`{row['pair_id']}` · {facets or dataset}" + (f" · **{row['outcome']}**" if text(row["outcome"]) else ""))
+        st.markdown(f"{widgets.plain(row['pair_id'])} · {widgets.plain(facets or dataset)}" + (f" · **{row['outcome']}**" if text(row["outcome"]) else ""))
         left, right = st.columns(2)
         member(left, dataset, row, "a", premise[0], hypothesis[0])
         member(right, dataset, row, "b", premise[1], hypothesis[1])
@@ -99,7 +99,7 @@ dataset, kind, split = info["dataset"], info["kind"], info["split"]
 runs = query(pv.runs_for, dataset)
 run = top[1].selectbox("Run", list(runs["run_id"]), index=0 if len(runs) else None, key="run", bind="query-params",
                        placeholder="no runs: gold labels only")
-st.caption(f"{int(info['count']):,} pairs; {NOTES.get(kind, f'a = {info.role_a}, b = {info.role_b}')}."
+st.caption(f"{int(info['count']):,} pairs; {NOTES.get(kind, f'a = {widgets.plain(info.role_a)}, b = {widgets.plain(info.role_b)}')}."
            + (" Run from the paper's tables (Parrish et al. 2021)." if run and runs.set_index("run_id").loc[run, "in_paper_tables"] else ""))
 
 base = (("split", split),)

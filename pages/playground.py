@@ -136,12 +136,12 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
                 st.dataframe(pd.DataFrame({"label": labels, "probability": out.probs}), hide_index=True,
                              column_config={"probability": st.column_config.ProgressColumn(min_value=0, max_value=1, format="%.3f")})
         if out.answer:
-            st.markdown(f"Answer: **{out.answer}**")
+            st.markdown(f"Answer: **{widgets.plain(out.answer)}**")
         written = [key for key in ("presupposition", "correction") if out.text.get(key)]
         for key in written:
-            st.markdown(f"{key.capitalize()}: {out.text[key]}")
+            st.markdown(f"{key.capitalize()}: {widgets.plain(out.text[key])}")
         if engine.task == "write" and not written:
-            st.markdown(f"*Not in the Presupposition/Correction format:* {out.text.get('generation') or '(nothing)'}")
+            st.markdown(f"*Not in the Presupposition/Correction format:* {widgets.plain(out.text.get('generation') or '(nothing)')}")
         if out.passages and engine.task != "qa":
             st.caption(f"read {len(out.passages)} passages")
         source = "cache" if answer.cached else f"{answer.latency_ms:,.0f} ms on {answer.device}"

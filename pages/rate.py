@@ -42,19 +42,19 @@ def navigator(total: int) -> int:
 
 def show_item(item: pd.Series) -> None:
     """The input, the gold references, and what the model produced."""
-    st.markdown(f"**{item['example_id']}** · split {item['split'] or '—'}")
-    st.markdown(f"> {item['input']}")
+    st.markdown(f"**{widgets.plain(item['example_id'])}** · split {widgets.plain(item['split'] or '—')}")
+    st.markdown(f"> {widgets.plain(item['input'])}")
     if isinstance(item.get("context"), str) and item["context"]:
-        st.markdown(f"**Context:** {item['context']}")
+        st.markdown(f"**Context:** {widgets.plain(item['context'])}")
     if isinstance(item.get("hypothesis"), str) and item["hypothesis"]:
-        st.markdown(f"**Hypothesis:** {item['hypothesis']}")
+        st.markdown(f"**Hypothesis:** {widgets.plain(item['hypothesis'])}")
     gold = [(title, item.get(field)) for field, title in (("gold_answers", "Gold answers"),
             ("gold_presuppositions", "Gold presuppositions"), ("gold_corrections", "Gold corrections"))]
     for title, values in gold:
         if values is not None and len(values):
-            st.markdown(f"**{title}:** " + " · ".join(map(str, values)))
+            st.markdown(f"**{title}:** " + " · ".join(map(widgets.plain, values)))
     if isinstance(item.get("gold_label"), str):
-        st.markdown(f"**Gold label:** {item['gold_label']}")
+        st.markdown(f"**Gold label:** {widgets.plain(item['gold_label'])}")
     with st.container(border=True):
         st.markdown("**Model output**")
         st.markdown(item["output_text"] or "—")

@@ -49,7 +49,7 @@ def side_by_side(question: str, gold: list[str], source: str) -> None:
         return
     with store() as con:
         hits, ranks = inspector.side_by_side(con, shared, question, k, gold)
-    st.markdown(f"**{source}** — {question}")
+    st.markdown(f"**{widgets.plain(source)}** — {widgets.plain(question)}")
     if gold:
         st.caption(f"{len(gold)} gold passage(s); ranks looked up within each retriever's top {inspector.GOLD_DEPTH}.")
     for column, (name, part) in zip(st.columns(len(shared)), hits.groupby("retriever", sort=False)):
@@ -130,6 +130,6 @@ question, gold, source = pick_question()
 if question:
     side_by_side(question, gold, source)
 else:
-    st.info(f"Type a {DATASET} example id (e.g. S-dev-0 for IfQA) or a question to see the three retrievers' hits side by side.")
+    st.info(f"Type a {widgets.plain(DATASET)} example id (e.g. S-dev-0 for IfQA) or a question to see the three retrievers' hits side by side.")
 recall_curves()
 attribution()

@@ -1,7 +1,6 @@
 """Widgets and guards every page shares."""
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Iterable
 from urllib.parse import urlencode
 
@@ -9,20 +8,8 @@ import streamlit as st
 
 from backend.store import queries
 from ui import charts
+from ui.text import plain  # noqa: F401 — pages call widgets.plain
 from ui.resources import StoreLocked, query
-
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
-
-
-def plain(text) -> str:
-    r"""Text from a dataset, a file or a URL, escaped so Markdown shows it as it is: no links, images,
-    emphasis or directives can be planted through it.
-
-    >>> print(plain("see ![x](http://a.b/p.png) *now*"))
-    see \!\[x\]\(http\://a\.b/p\.png\) \*now\*
-    """
-    return _MARKDOWN.sub(r"\\\1", str(text))
-
 
 def page_url(page: str, **params) -> str:
     """A relative link to a page with its URL parameters (for link columns and markdown links)."""
@@ -42,9 +29,9 @@ def label_badge(label) -> str:
 def passage_markdown(row, limit: int = 600) -> str:
     """One retrieved or gold passage (a row with title, text and maybe gold) as a markdown line."""
     gold = " :orange-badge[gold]" if getattr(row, "gold", False) else ""
-    title = f"*{row.title}* — " if isinstance(row.title, str) and row.title else ""
+    title = f"*{plain(row.title)}* — " if isinstance(row.title, str) and row.title else ""
     text = row.text if isinstance(row.text, str) else "(passage text not in the store)"
-    return f"{title}{text[:limit]}{'…' if len(text) > limit else ''}{gold}"
+    return f"{title}{plain(text[:limit])}{'…' if len(text) > limit else ''}{gold}"
 
 
 def require(fn: Callable, *args, empty: str) -> Any:
