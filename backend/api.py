@@ -88,7 +88,7 @@ class Lab:
         table = read(frame, name=options.pop("name", None))
         opts = imports.Options(dataset=dataset, **options)
         with self._session() as con:
-            plan = imports.check(table, imports.examples_for(con, dataset), describe(con, dataset), opts)
+            plan = imports.plan(con, table, opts)
             if plan.report.ok:
                 imports.save(con, plan, replace=replace)
         return plan.report

@@ -58,8 +58,7 @@ def import_run(store: Path, path: Path, model: str) -> predictions.Report:
     """What `python -m backend import-run` does: read, check against the store, save in one transaction."""
     table = read(path)
     with session(store) as con:
-        plan = predictions.check(table, predictions.examples_for(con, "bench"), predictions.describe(con, "bench"),
-                                 predictions.Options(dataset="bench", model=model))
+        plan = predictions.plan(con, table, predictions.Options(dataset="bench", model=model))
         assert plan.report.ok, plan.report.summary()
         predictions.save(con, plan)
     return plan.report

@@ -82,7 +82,7 @@ def run_form(described: dict) -> None:
     if st.button("Check", type="primary", key="run_check", icon=":material/fact_check:"):
         try:
             with store() as con:
-                st.session_state["run_plan"] = (signature, predictions.plan(con, file[0], options, name=file[1]))
+                st.session_state["run_plan"] = (signature, predictions.plan(con, read(file[0], file[1]), options))
         except (ValueError, LookupError, StoreLocked) as exc:
             show_problem("The file could not be checked", exc)
             return

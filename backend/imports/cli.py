@@ -76,8 +76,7 @@ def cmd_import_run(args: argparse.Namespace) -> int:
     try:
         table = read(args.file)  # read and parsed before the store is opened
         with session(args.store) as con:
-            plan = predictions.check(table, predictions.examples_for(con, args.dataset),
-                                     predictions.describe(con, args.dataset), options)
+            plan = predictions.plan(con, table, options)
             print(plan.report.summary())
             if not plan.report.table().empty:
                 print(plan.report.table().to_markdown(index=False))

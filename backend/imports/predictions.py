@@ -22,7 +22,7 @@ from backend.validation import DataError
 from backend.descriptions import Description, describe
 from backend.imports import columns as cols
 from backend.imports import matching
-from backend.imports.files import Table, read
+from backend.imports.files import Table
 from backend.imports.report import ImportRejected, Problem, Report
 from backend.store import writer
 
@@ -292,10 +292,9 @@ def examples_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFram
                        {"d": dataset_id}).df()
 
 
-def plan(con: duckdb.DuckDBPyConnection, source, options: Options, name: str | None = None) -> Plan:
-    """Read `source` (path, uploaded bytes with `name`, or DataFrame) and check it against the stored dataset."""
-    description = describe(con, options.dataset)
-    return check(read(source, name), examples_for(con, options.dataset), description, options)
+def plan(con: duckdb.DuckDBPyConnection, table: Table, options: Options) -> Plan:
+    """`check` a file read with `files.read` against the stored dataset (read it before opening the store)."""
+    return check(table, examples_for(con, options.dataset), describe(con, options.dataset), options)
 
 
 class RunExists(ValueError):
