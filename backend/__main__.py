@@ -1,5 +1,5 @@
 """Command line: `python -m backend ingest | baselines | index | status | evaluate | predict | train | models
-| import-run | import-dataset | delete-run | user-runs`. Every command shares the store with a running dashboard.
+| import-run | import-dataset | delete-run | user-runs | backup | backups | restore`. Every command shares the store with a running dashboard.
 
     python -m backend ingest                      # every dataset, from the first place it is found
     python -m backend ingest --only nope ifqa     # some datasets
@@ -12,6 +12,7 @@
     python -m backend train nli                   # ~25 min on 2 CPU cores
     python -m backend models                      # what is registered, installed, missing
     python -m backend import-run preds.csv --dataset nope --model my-roberta   # your predictions as a run
+    python -m backend backup                      # your runs, ratings and datasets as Parquet (restore puts them back)
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from backend.datasets import DATASETS
 from backend.descriptions import UnknownDataset, describe
 from backend.imports import cli as import_cli
+from backend.store import cli as store_cli
 from backend.store.access import StoreBusy, session
 
 
@@ -210,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("models", help="registered models and whether each can be loaded here")
     p.set_defaults(func=cmd_models)
     import_cli.add(sub)
+    store_cli.add(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -4,6 +4,7 @@ Every function takes the store connection first (pages call them through `ui.res
 A slice is ONE parameterised DuckDB query: the dataset's examples, joined with run A's predictions
 (an inner join: with a run A, the slice holds the items that run predicted), left-joined with run
 B's, then filtered by facets, predicted label, run A's correctness and a case-insensitive search.
+Joins use `example_key` (an integer derived from the ids: 2-4× faster than joining 1M string ids).
 Filter values are query parameters; column names and sort orders come from whitelists.
 """
 from __future__ import annotations
@@ -45,7 +46,8 @@ SORTS = {  # name → ORDER BY clause (never user text)
 COLUMNS = ["example_id", "split", "gold_label", "label_a", "p_a", "correct_a", "label_b", "p_b", "correct_b",
            "input", "context", "hypothesis", "gold_answers", "answer_a", "answer_b",
            "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
-_NO_RUN = "SELECT NULL::VARCHAR AS example_id, NULL::VARCHAR AS label, NULL::VARCHAR AS answer, NULL::DOUBLE AS prob WHERE FALSE"
+_IN_KEYS = "AND {alias}.example_key IN (SELECT unnest($keys))"
+_NO_RUN = "SELECT NULL::UBIGINT AS example_key, NULL::VARCHAR AS label, NULL::VARCHAR AS answer, NULL::DOUBLE AS prob WHERE FALSE"
 
 
 def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
@@ -92,13 +94,14 @@ def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     return frame
 
 
-def _run_cte(param: str | None) -> str:
-    """Predictions of one run with the probability of the predicted label (probs follow config.labels)."""
+def _run_cte(param: str | None, keys: bool) -> str:
+    """Predictions of one run with the probability of the predicted label (probs follow config.labels);
+    with `keys`, only those of the examples whose keys are in $keys."""
     if param is None:
         return _NO_RUN
     labels = f"(SELECT CAST(config->'$.labels' AS VARCHAR[]) FROM runs WHERE run_id = ${param})"  # read once, not per row
-    return f"""SELECT p.example_id, p.label, p.answer, p.probs[list_position({labels}, p.label)] AS prob
-               FROM predictions p WHERE p.run_id = ${param}"""
+    return f"""SELECT p.example_key, p.label, p.answer, p.probs[list_position({labels}, p.label)] AS prob
+               FROM predictions p WHERE p.run_id = ${param} {_IN_KEYS.format(alias="p") if keys else ""}"""
 
 
 def _correct(alias: str, present: bool) -> str:
@@ -138,22 +141,25 @@ def _conditions(filters: Filters, search: str, correctness: str, has_a: bool, pa
 
 
 def _slice_sql(dataset_id: str, filters: Filters, run_a: str | None, run_b: str | None,
-               search: str, correctness: str) -> tuple[str, dict]:
-    """`WITH … SELECT {select} FROM s WHERE …` for one slice, and its parameters."""
+               search: str, correctness: str, keys: list[int] | None = None) -> tuple[str, dict]:
+    """`WITH … SELECT {select} FROM s WHERE …` for one slice (of only the examples with `keys`, if given),
+    and its parameters."""
     params: dict = {"d": dataset_id}
+    if keys is not None:
+        params["keys"] = keys
     for name, run in (("run_a", run_a), ("run_b", run_b)):
         if run:
             params[name] = run
     where = _conditions(tuple(filters), search or "", correctness, bool(run_a), params)
     sql = f"""
-        WITH a AS ({_run_cte("run_a" if run_a else None)}),
-             b AS ({_run_cte("run_b" if run_b else None)}),
+        WITH a AS ({_run_cte("run_a" if run_a else None, keys is not None)}),
+             b AS ({_run_cte("run_b" if run_b else None, keys is not None)}),
         s AS (
             SELECT e.*, a.label AS label_a, a.prob AS p_a, a.answer AS answer_a, {_correct("a", bool(run_a))} AS correct_a,
                    b.label AS label_b, b.prob AS p_b, b.answer AS answer_b, {_correct("b", bool(run_b))} AS correct_b
-            FROM examples e {"JOIN" if run_a else "LEFT JOIN"} a ON a.example_id = e.example_id
-            LEFT JOIN b ON b.example_id = e.example_id
-            WHERE e.dataset_id = $d)
+            FROM examples e {"JOIN" if run_a else "LEFT JOIN"} a ON a.example_key = e.example_key
+            LEFT JOIN b ON b.example_key = e.example_key
+            WHERE e.dataset_id = $d {_IN_KEYS.format(alias="e") if keys is not None else ""})
         SELECT {{select}} FROM s WHERE {" AND ".join(where)}"""
     return sql, params
 
@@ -161,15 +167,21 @@ def _slice_sql(dataset_id: str, filters: Filters, run_a: str | None, run_b: str 
 def slice_frame(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filters = (), run_a: str | None = None,
                 run_b: str | None = None, search: str = "", correctness: str = "all", sort: str = "example_id",
                 limit: int | None = 500) -> pd.DataFrame:
-    """The slice's rows (at most `limit`; None = all), sorted by a whitelisted order (`SORTS`)."""
+    """The slice's rows (at most `limit`; None = all), sorted by a whitelisted order (`SORTS`).
+
+    A page is found in two steps: the keys of its rows (sorting the slice needs only the sort
+    columns), then its columns for those keys: reading every column of a 1M-row slice to keep 500
+    rows cost 3× more."""
     if sort not in SORTS:
         raise ValueError(f"sort {sort!r}: allowed {', '.join(SORTS)}")
-    sql, params = _slice_sql(dataset_id, filters, run_a, run_b, search, correctness)
-    sql = sql.format(select=", ".join(COLUMNS)) + f" ORDER BY {SORTS[sort]}"
+    args = (dataset_id, filters, run_a, run_b, search, correctness)
+    keys = None
     if limit is not None:
-        sql += " LIMIT $limit"
-        params["limit"] = int(limit)
-    return con.execute(sql, params).df()
+        sql, params = _slice_sql(*args)
+        page = f"{sql.format(select='example_key')} ORDER BY {SORTS[sort]} LIMIT $limit"
+        keys = [row[0] for row in con.execute(page, {**params, "limit": int(limit)}).fetchall()]
+    sql, params = _slice_sql(*args, keys=keys)
+    return con.execute(f"{sql.format(select=', '.join(COLUMNS))} ORDER BY {SORTS[sort]}", params).df()
 
 
 def slice_count(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filters = (), run_a: str | None = None,

@@ -19,6 +19,7 @@ from backend.config import Settings, settings
 from backend.datasets import DATASETS, LOADERS, spec
 from backend.datasets.base import DataError, Source, describe_files
 from backend.datasets.sources import DatasetSpec, download, resolve
+from backend.store import backup
 from backend.store.access import Opener, session
 from backend.store.writer import replace_dataset
 
@@ -44,7 +45,10 @@ def ingest(names: list[str] | None = None, cli: dict[str, Path] | None = None,
            store: Path | None = None, cfg: Settings | None = None) -> list[IngestResult]:
     """Ingest the named datasets (default: all) into the store; one result per dataset."""
     cfg, cli = cfg or settings(), cli or {}
-    path = store or cfg.store_path
+    path = Path(store or cfg.store_path)
+    if path.exists():
+        with session(path) as con:
+            backup.before(con, "re-ingest " + ", ".join(names or DATASETS))
     return [ingest_one(spec(name), cli, cfg, lambda: session(path, create=True)) for name in (names or list(DATASETS))]
 
 

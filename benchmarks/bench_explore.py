@@ -45,13 +45,13 @@ def grow(path: Path, rows: int) -> tuple[int, int]:
         SELECT 'nope/synthetic/' || i, 'nope', 'nli', 'synthetic', '{"labels": ["E", "N", "C"]}', 'batch', 'complete', now()
         FROM range($n) t(i)""", {"n": runs})
     con.execute("""
-        INSERT INTO predictions (run_id, example_id, label, probs)
+        INSERT INTO predictions (run_id, example_id, label, probs, example_key)
         WITH raw AS (
-            SELECT 'nope/synthetic/' || i AS run_id, e.example_id, [random(), random(), random()] AS r
-            FROM range($n) t(i) CROSS JOIN (SELECT example_id FROM examples WHERE dataset_id = 'nope') e
+            SELECT 'nope/synthetic/' || i AS run_id, e.example_id, e.example_key, [random(), random(), random()] AS r
+            FROM range($n) t(i) CROSS JOIN (SELECT example_id, example_key FROM examples WHERE dataset_id = 'nope') e
             ORDER BY i, e.example_id)
         SELECT run_id, example_id, ['E', 'N', 'C'][list_position(r, list_max(r))],
-               list_transform(r, lambda x: x / list_sum(r))
+               list_transform(r, lambda x: x / list_sum(r)), example_key
         FROM raw""", {"n": runs})
     total = con.execute("SELECT count(*) FROM predictions").fetchall()[0][0]
     con.close()

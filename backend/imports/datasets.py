@@ -24,6 +24,7 @@ from backend.descriptions import Description
 from backend.imports import columns as cols
 from backend.imports.files import Table
 from backend.store.queries import FACETS
+from backend.store import backup
 from backend.store.writer import replace_dataset
 
 NAME = re.compile(r"^[a-z][a-z0-9_-]{1,39}$")
@@ -242,6 +243,8 @@ def save(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False) 
     name = bundle.dataset["dataset_id"]
     if con.execute("SELECT 1 FROM datasets WHERE dataset_id = $d", {"d": name}).fetchone() and not replace:
         raise DatasetExists(f"dataset {name!r} is loaded; replace it (--replace; your runs on it are kept) or choose another --name")
+    if replace:
+        backup.before(con, f"replace dataset {name}")
     replace_dataset(con, bundle, also_sources=("baseline",))  # the old label set's baselines go too
     try:
         runs = baselines.refresh(con, [name])

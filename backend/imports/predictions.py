@@ -24,7 +24,7 @@ from backend.imports import columns as cols
 from backend.imports import matching
 from backend.imports.files import Table
 from backend.imports.report import ImportRejected, Problem, Report
-from backend.store import writer
+from backend.store import backup, writer
 
 PROB_TOLERANCE = 1e-3
 
@@ -311,6 +311,8 @@ def save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool = False) -> 
         raise RunExists(f"run {run_id!r} is a {source} run, not one of yours; choose another run id (--run-id)")
     if source and not replace:
         raise RunExists(f"run {run_id!r} exists (one of yours); replace it (--replace) or choose another run id (--run-id)")
+    if source:
+        backup.before(con, f"replace run {run_id}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     writer.replace_run_table(con, {**plan_.run, "created_at": now}, _arrow(run_id, plan_))
     return run_id
@@ -334,6 +336,7 @@ def delete(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
         raise LookupError(f"no run {run_id!r}")
     if source != "user":
         raise ValueError(f"run {run_id!r} is a {source} run; only runs you imported can be deleted here")
+    backup.before(con, f"delete run {run_id}")
     writer.replace_run_table(con, None, None, delete=run_id)
 
 

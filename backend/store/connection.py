@@ -11,8 +11,7 @@ import duckdb
 
 from backend.config import settings
 
-SCHEMA = Path(__file__).with_name("schema.sql")
-SCHEMA_VERSION = "3"  # bump when schema.sql or CRITERIA change
+from backend.store import migrations
 
 CRITERIA = [
     # criterion, kind, min, max, labels, description
@@ -49,17 +48,9 @@ def connect(path: Path | str | None = None, read_only: bool = False) -> duckdb.D
             return duckdb.connect(str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(target))
-    if _schema_version(con) != SCHEMA_VERSION:  # checked first: an open that writes nothing leaves the file as it was
-        con.execute(SCHEMA.read_text())
-        con.executemany(
-            "INSERT INTO criteria VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING", CRITERIA)
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": SCHEMA_VERSION})
-    return con
-
-
-def _schema_version(con: duckdb.DuckDBPyConnection) -> str | None:
     try:
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except duckdb.CatalogException:
-        return None
-    return row[0] if row else None
+        migrations.bring_up_to_date(con, target, CRITERIA)  # bump migrations.SCHEMA_VERSION when CRITERIA change
+    except BaseException:
+        con.close()
+        raise
+    return con

@@ -24,6 +24,20 @@ ARROW_TYPES = {
     "VARCHAR[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64()),
 }
 
+# Examples and predictions carry example_keys.example_key (see schema.sql), filled here on insert:
+# ids seen for the first time get the next keys, then every row is given its key.
+KEYED = {  # table → (its rows' (dataset_id, example_id) pairs, the insert that adds the key)
+    "examples": ("SELECT DISTINCT dataset_id, example_id FROM incoming",
+                 "SELECT i.* EXCLUDE (example_key), k.example_key FROM incoming i "
+                 "LEFT JOIN example_keys k ON k.dataset_id = i.dataset_id AND k.example_id = i.example_id"),
+    "predictions": ("SELECT DISTINCT r.dataset_id, i.example_id FROM incoming i JOIN runs r USING (run_id)",
+                    "SELECT i.* EXCLUDE (example_key), k.example_key FROM incoming i LEFT JOIN runs r USING (run_id) "
+                    "LEFT JOIN example_keys k ON k.dataset_id = r.dataset_id AND k.example_id = i.example_id"),
+}
+NEW_KEYS = """INSERT INTO example_keys
+    SELECT n.dataset_id, n.example_id, (SELECT coalesce(max(example_key), 0) FROM example_keys) + row_number() OVER ()
+    FROM ({ids}) n ANTI JOIN example_keys k ON k.dataset_id = n.dataset_id AND k.example_id = n.example_id"""
+
 DELETE_OWNED = [
     "DELETE FROM predictions WHERE run_id IN (SELECT run_id FROM runs WHERE dataset_id = $d AND source = 'import')",
     "DELETE FROM runs WHERE dataset_id = $d AND source = 'import'",
@@ -68,7 +82,7 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, also_sources
     extra = [(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM runs WHERE dataset_id = $d AND list_contains($s, source))",
               {"d": dataset_id, "s": list(also_sources)}) for table in ("retrievals", "predictions")] + \
             [("DELETE FROM runs WHERE dataset_id = $d AND list_contains($s, source)", {"d": dataset_id, "s": list(also_sources)})]
-    _transaction(con, (extra if also_sources else []) + [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow)
+    transaction(con, (extra if also_sources else []) + [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow)
 
 
 def typed_table(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> pa.Table:
@@ -107,7 +121,7 @@ def replace_runs(con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: 
     ids = [run["run_id"] for run in runs]
     deletes = [(f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids})
                for name in ("retrievals", "predictions", "runs")]
-    _transaction(con, deletes, tables)
+    transaction(con, deletes, tables)
 
 
 def replace_run_table(con: duckdb.DuckDBPyConnection, run: dict | None, predictions: pa.Table | None,
@@ -117,18 +131,25 @@ def replace_run_table(con: duckdb.DuckDBPyConnection, run: dict | None, predicti
     run_id = run["run_id"] if run else delete
     deletes = [(f"DELETE FROM {name} WHERE run_id = $r", {"r": run_id}) for name in ("retrievals", "predictions", "runs")]
     inserts = {"runs": arrow_table(con, "runs", [run]), "predictions": predictions} if run else {}
-    _transaction(con, deletes, inserts)
+    transaction(con, deletes, inserts)
 
 
-def _transaction(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table]) -> None:
+def transaction(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table]) -> None:
     """Run the deletes, then insert each Arrow table into its store table; all or nothing."""
     con.execute("BEGIN TRANSACTION")
     try:
         for statement, params in deletes:
             con.execute(statement, params)
         for name, table in inserts.items():
+            select = "SELECT * FROM incoming"
+            if name in KEYED:
+                if "example_key" not in table.column_names:
+                    table = table.append_column("example_key", pa.nulls(len(table), pa.int64()))  # EXCLUDE needs it
+                ids, select = KEYED[name]
             con.register("incoming", table)
-            con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM incoming")
+            if name in KEYED:
+                con.execute(NEW_KEYS.format(ids=ids))
+            con.execute(f"INSERT INTO {name} BY NAME {select}")
             con.unregister("incoming")
         con.execute("COMMIT")
     except Exception:
@@ -141,7 +162,7 @@ def start_run(con: duckdb.DuckDBPyConnection, run: dict) -> set[str]:
     existing = con.execute("SELECT status FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone()
     if existing is None:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        _transaction(con, [], {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "running"}])})
+        transaction(con, [], {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "running"}])})
     else:
         con.execute("UPDATE runs SET status = 'running' WHERE run_id = $r", {"r": run["run_id"]})
     done = con.execute("SELECT example_id FROM predictions WHERE run_id = $r", {"r": run["run_id"]}).fetchall()
@@ -152,7 +173,7 @@ def append_predictions(con: duckdb.DuckDBPyConnection, predictions: list[dict], 
     """Add a chunk of predictions (and retrieved passages) to a running run, atomically."""
     tables = {name: arrow_table(con, name, rows) for name, rows in
               (("predictions", predictions), ("retrievals", list(retrievals))) if rows}
-    _transaction(con, [], tables)
+    transaction(con, [], tables)
 
 
 def store_live(con: duckdb.DuckDBPyConnection, run: dict, predictions: list[dict], retrievals: list[dict] = ()) -> None:
@@ -166,7 +187,7 @@ def store_live(con: duckdb.DuckDBPyConnection, run: dict, predictions: list[dict
     if con.execute("SELECT 1 FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone() is None:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         tables = {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "live"}]), **tables}
-    _transaction(con, deletes, tables)
+    transaction(con, deletes, tables)
 
 
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, seconds: float) -> None:

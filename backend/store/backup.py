@@ -1,0 +1,153 @@
+"""Backups of what only the user has, as Parquet: everything an ingest and `baselines` cannot rebuild.
+
+That is the user's datasets (datasets, examples, pairs), the runs they ran, asked live or imported
+(runs with source other than 'import' and 'baseline', with their predictions and retrieved passages)
+and their ratings (source other than 'crowd'). A backup is a folder `<store folder>/backups/<stamp>-<reason>/`
+with one Parquet file per table and `manifest.json` (when, why, schema version, row counts).
+
+`python -m backend backup` writes one; one is also written automatically before anything that
+removes or replaces rows (a re-ingest, replacing or deleting a run or a dataset, a schema upgrade);
+the newest KEEP automatic ones are kept. `restore` puts a backup's rows back in one transaction: rows
+with the same keys are replaced, every other row stays. It runs on an older backup too (columns a
+backup lacks get their defaults).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+
+from backend.store.writer import transaction
+
+USER_DATASETS = "SELECT dataset_id FROM datasets WHERE coalesce(TRY_CAST(json_extract(description, '$.user') AS BOOLEAN), FALSE)"
+USER_RUNS = "SELECT run_id FROM runs WHERE source NOT IN ('import', 'baseline')"
+USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
+    "datasets": f"SELECT * FROM datasets WHERE dataset_id IN ({USER_DATASETS})",
+    "examples": f"SELECT * FROM examples WHERE dataset_id IN ({USER_DATASETS})",
+    "pairs": f"SELECT * FROM pairs WHERE dataset_id IN ({USER_DATASETS})",
+    "runs": f"SELECT * FROM runs WHERE run_id IN ({USER_RUNS})",
+    "predictions": f"SELECT * FROM predictions WHERE run_id IN ({USER_RUNS})",
+    "retrievals": f"SELECT * FROM retrievals WHERE run_id IN ({USER_RUNS})",
+    "ratings": "SELECT * FROM ratings WHERE source <> 'crowd'",
+}
+RATING_COLUMNS = ("dataset_id", "example_id", "run_id", "rater_id", "criterion")  # the primary key
+RATING_KEY = f"concat_ws(chr(31), {', '.join(RATING_COLUMNS)})"
+
+
+class BadBackup(ValueError):
+    """The folder is not a backup this release can read."""
+
+
+def folder(store: Path) -> Path:
+    return store.parent / "backups"
+
+
+def keep() -> int:
+    """How many automatic backups to keep ($PLAB_BACKUPS_KEEP, default 20)."""
+    return int(os.environ.get("PLAB_BACKUPS_KEEP", "20"))
+
+
+def store_of(con: duckdb.DuckDBPyConnection) -> Path | None:
+    """The file the connection has open (None in memory)."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return Path(row[0]) if row and row[0] else None
+
+
+def before(con: duckdb.DuckDBPyConnection, reason: str) -> Path | None:
+    """The automatic backup before rows are removed or replaced: written only when the store (a file)
+    holds user rows; returns its folder or None."""
+    store = store_of(con)
+    if store is None or not any(_has_rows(con, select) for select in USER_ROWS.values()):
+        return None
+    return write(con, reason, automatic=True)
+
+
+def _has_rows(con: duckdb.DuckDBPyConnection, select: str) -> bool:
+    try:
+        return bool(con.execute(f"SELECT EXISTS ({select})").fetchone()[0])
+    except duckdb.BinderException:  # a store from before that column existed has none of these rows
+        return False
+
+
+def write(con: duckdb.DuckDBPyConnection, reason: str, automatic: bool = False, target: Path | None = None) -> Path:
+    """Write the user's rows to a new backup folder beside the store (or to `target`) and return it."""
+    store = store_of(con) or Path("memory")
+    stamp = datetime.now(timezone.utc)
+    slug = re.sub(r"[^a-z0-9]+", "-", reason.lower()).strip("-")[:40] or "backup"
+    out = target or folder(store) / f"{stamp:%Y%m%d-%H%M%S-%f}-{slug}"
+    out.mkdir(parents=True, exist_ok=False)
+    counts = {}
+    for table, select in USER_ROWS.items():
+        try:
+            con.execute(f"COPY ({select}) TO '{_sql_path(out / f'{table}.parquet')}' (FORMAT parquet)")
+        except duckdb.BinderException:  # a store from before that column existed has none of these rows
+            continue
+        counts[table] = pq.read_metadata(out / f"{table}.parquet").num_rows
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    manifest = {"created_at": stamp.isoformat(), "reason": reason, "automatic": automatic, "store": str(store),
+                "schema_version": version[0] if version else None, "rows": counts}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    if automatic:
+        _prune(store)
+    return out
+
+
+def manifest(backup: Path) -> dict:
+    """The backup's manifest; BadBackup naming the folder when it is not a backup."""
+    path = Path(backup) / "manifest.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise BadBackup(f"{backup} is not a backup folder ({path.name}: {exc}); list them with "
+                        "`python -m backend backups`") from None
+
+
+def listing(store: Path) -> list[tuple[Path, dict]]:
+    """The store's backups, newest first, with their manifests (unreadable folders skipped)."""
+    found = []
+    for path in sorted(folder(store).glob("*/manifest.json"), reverse=True):
+        try:
+            found.append((path.parent, json.loads(path.read_text())))
+        except ValueError:
+            continue
+    return found
+
+
+def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
+    """Put the backup's rows back, replacing rows with the same keys, in one transaction; returns rows per table."""
+    manifest(backup)
+    tables = {}
+    for table in USER_ROWS:
+        path = Path(backup) / f"{table}.parquet"
+        if path.exists():
+            try:
+                tables[table] = pq.read_table(path)
+            except Exception as exc:  # pyarrow raises several types for a damaged file
+                raise BadBackup(f"{path}: not a readable Parquet file ({exc})") from None
+    ids = {name: tables[name].column(column).to_pylist() if name in tables else []
+           for name, column in (("datasets", "dataset_id"), ("runs", "run_id"))}
+    rated = tables.get("ratings")
+    ratings = ["\x1f".join(key) for key in zip(*(rated.column(c).to_pylist() for c in RATING_COLUMNS))] if rated else []
+    deletes = [(f"DELETE FROM {name} WHERE list_contains($ids, dataset_id)", {"ids": ids["datasets"]})
+               for name in ("pairs", "examples", "datasets")]
+    deletes += [(f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids["runs"]})
+                for name in ("retrievals", "predictions", "runs")]
+    deletes.append((f"DELETE FROM ratings WHERE list_contains($k, {RATING_KEY})", {"k": ratings}))
+    transaction(con, deletes, {name: table for name, table in tables.items() if len(table)})
+    return {name: len(table) for name, table in tables.items()}
+
+
+def _prune(store: Path) -> None:
+    automatic = [path for path, meta in listing(store) if meta.get("automatic")]
+    for path in automatic[keep():]:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")

@@ -1,0 +1,74 @@
+"""Bringing a store to this release's schema, in place: an older store is upgraded, never rebuilt.
+
+`meta.schema_version` records the schema a store was written with. Opening a store whose version is
+older runs, in one transaction: `schema.sql` (idempotent: new tables, `ADD COLUMN IF NOT EXISTS`), the
+criteria, and each later version's backfill; user rows (their runs, ratings, datasets) stay where they
+are. The user rows are backed up first (`backend.store.backup`), so a failed upgrade can be undone with
+`python -m backend restore`. A store written by a newer release is refused, never downgraded.
+
+To change the schema: edit schema.sql so it still runs on every older store, bump SCHEMA_VERSION, and
+add the statements that fill the new columns of existing rows to BACKFILL under the new version.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from backend.store import backup
+from backend.store.writer import NEW_KEYS
+
+SCHEMA = Path(__file__).with_name("schema.sql")
+SCHEMA_VERSION = 4
+
+BACKFILL: dict[int, list[str]] = {
+    4: [  # the integer join key of examples and predictions (schema.sql: example_keys)
+        NEW_KEYS.format(ids="SELECT dataset_id, example_id FROM examples UNION "
+                            "SELECT r.dataset_id, p.example_id FROM predictions p JOIN runs r USING (run_id)"),
+        "UPDATE examples e SET example_key = k.example_key FROM example_keys k "
+        "WHERE k.dataset_id = e.dataset_id AND k.example_id = e.example_id AND e.example_key IS NULL",
+        "UPDATE predictions p SET example_key = k.example_key FROM runs r, example_keys k WHERE r.run_id = p.run_id "
+        "AND k.dataset_id = r.dataset_id AND k.example_id = p.example_id AND p.example_key IS NULL",
+    ],
+}
+
+
+class StoreTooNew(RuntimeError):
+    """The store was written by a newer release than this one."""
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The schema version the store records; None for a new (empty) file."""
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.CatalogException:
+        return None
+    return int(row[0]) if row else None
+
+
+def bring_up_to_date(con: duckdb.DuckDBPyConnection, path: Path, criteria: list[tuple]) -> int | None:
+    """Create the schema in a new store or upgrade an older one; returns the version found (None = new).
+    An up-to-date store is left untouched (an open that writes nothing leaves the file as it was)."""
+    found = schema_version(con)
+    if found == SCHEMA_VERSION:
+        return found
+    if found is not None and found > SCHEMA_VERSION:
+        raise StoreTooNew(f"{path} was written by a newer release (schema {found}; this code reads schema "
+                          f"{SCHEMA_VERSION}): update the code (git pull, then run the README command again), or "
+                          "restore a backup made by this release with `python -m backend restore`")
+    if found is not None:
+        backup.before(con, reason=f"upgrade from schema {found}")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(SCHEMA.read_text())
+        con.executemany("INSERT INTO criteria VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING", criteria)
+        for version in sorted(BACKFILL):
+            if (found or 0) < version:  # a file from before meta existed gets every backfill
+                for statement in BACKFILL[version]:
+                    con.execute(statement)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": str(SCHEMA_VERSION)})
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    return found
