@@ -35,3 +35,13 @@ def test_figures_render_to_png_and_svg_with_title_and_caption():
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
     svg = charts.to_svg(figure).decode()
     assert svg.lstrip().startswith("<svg") and "Accuracy per item" in svg and "n=2" in svg
+
+
+def test_csv_cells_that_start_like_a_formula_are_neutralised_but_numbers_are_not():
+    frame = pd.DataFrame({"=cmd": ["=HYPERLINK(\"http://x\",\"y\")", "+1+2", "-2+3", "@SUM(A1)", "\tx", "plain", None],
+                          "p": [-0.5, 1.0, -2.0, 0.0, 0.1, 0.2, 0.3]})
+    back = pd.read_csv(io.StringIO(export.csv_bytes(frame, CAPTION).decode()), skiprows=1, keep_default_na=False)
+    assert list(back.columns) == ["'=cmd", "p"]
+    assert back["'=cmd"].tolist() == ["'=HYPERLINK(\"http://x\",\"y\")", "'+1+2", "'-2+3", "'@SUM(A1)", "'\tx", "plain", ""]
+    assert back["p"].tolist() == [-0.5, 1.0, -2.0, 0.0, 0.1, 0.2, 0.3]
+    assert not any(str(cell).startswith(export.FORMULA_START) for cell in back["'=cmd"])

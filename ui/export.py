@@ -56,9 +56,22 @@ def parquet_bytes(frame: pd.DataFrame, caption: str) -> bytes:
     return buffer.getvalue()
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what spreadsheets read as the start of a formula (OWASP)
+
+
+def neutralised(value):
+    """A text cell a spreadsheet would run as a formula, prefixed with ' so it is shown as text."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
 def csv_bytes(frame: pd.DataFrame, caption: str) -> bytes:
-    """CSV whose first line is a '#' comment with the provenance caption."""
-    return (f"# {caption}\n" + frame.to_csv(index=False)).encode()
+    """CSV whose first line is a '#' comment with the provenance caption; text cells and column names
+    that start like a formula are neutralised (numbers stay numbers: -0.5 is not text)."""
+    safe = frame.rename(columns=neutralised)
+    for column, dtype in safe.dtypes.items():
+        if dtype == object or isinstance(dtype, pd.StringDtype):
+            safe[column] = safe[column].map(neutralised)
+    return (f"# {caption}\n" + safe.to_csv(index=False)).encode()
 
 
 def table(frame: pd.DataFrame, title: str, caption: str, key: str, **dataframe_kwargs) -> None:
