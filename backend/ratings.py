@@ -34,6 +34,7 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
 from backend.metrics import bootstrap
+from backend.store.writer import atomic
 
 RUBRIC: dict[str, dict[int, str]] = {  # CREPE's human evaluation of writing (Yu et al. 2023), 0 = not at all … 3 = fully
     "fluency": {
@@ -185,10 +186,26 @@ def _score(criterion: str, value, low: float, high: float) -> float | None:
     return float(value)
 
 
+class RatingConflict(RatingError):
+    """Another session changed this rating after the form was loaded; nothing was saved. `stored` holds
+    the ratings now in the store (criterion → value), for the form to show."""
+
+    def __init__(self, field: str, message: str, stored: dict[str, float]):
+        super().__init__(field, message)
+        self.stored = stored
+
+
 def save(con: duckdb.DuckDBPyConnection, run_id: str, example_id: str, rater_id: str,
-         values: dict[str, float | int | None], note: str | None = None) -> int:
+         values: dict[str, float | int | None], note: str | None = None,
+         loaded: dict[str, float] | None = None) -> int:
     """Store one rater's scores of one prediction: validate everything, then upsert each scored
-    criterion (None deletes that criterion's rating) in one transaction. Returns the rows upserted."""
+    criterion (None deletes that criterion's rating) in one transaction. Returns the rows upserted.
+
+    `loaded` is what the form showed when it was opened (criterion → value; absent = unrated). With
+    it, only criteria the user changed are written, so a form left untouched never clears what
+    another session saved meanwhile; and if another session changed a criterion this one changes
+    too, nothing is saved and RatingConflict says what is stored now. Writes are serialised
+    (`writer.atomic`), so concurrent saves from several tabs never fail on each other."""
     rater = _rater(rater_id)
     dataset_id, task = _run(con, run_id)
     predicted = con.execute("SELECT 1 FROM predictions WHERE run_id = $r AND example_id = $e AND error IS NULL",
@@ -211,26 +228,37 @@ def save(con: duckdb.DuckDBPyConnection, run_id: str, example_id: str, rater_id:
         raise RatingError("note", f"{len(note) if isinstance(note, str) else type(note).__name__}; "
                                   f"expected text of at most {MAX_NOTE} characters")
     key = {"d": dataset_id, "e": example_id, "r": run_id, "u": rater}
-    if all(v is None for v in scores.values()):
-        held = con.execute("SELECT count(*) FROM ratings WHERE source = 'user' AND dataset_id = $d AND example_id = $e "
-                           "AND run_id = $r AND rater_id = $u", key).fetchone()[0]
-        if not held:  # nothing to clear either: saving would silently do nothing (and drop any note)
-            raise RatingError("values", f"no score chosen; choose at least one of {', '.join(allowed)}")
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     written = 0
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with atomic(con):  # read what is stored and write in one serialised transaction
+        stored = {c: v for c, v in con.execute(
+            "SELECT criterion, value FROM ratings WHERE source = 'user' AND dataset_id = $d AND example_id = $e "
+            "AND run_id = $r AND rater_id = $u", key).fetchall()}
+        if loaded is not None:
+            shown = {c: (None if v is None else float(v)) for c, v in loaded.items()}
+            changed = {c: v for c, v in scores.items() if v != shown.get(c)}
+            moved = [c for c in scores if stored.get(c) != shown.get(c)]  # by another session since the form opened
+            clash = [c for c in moved if c in changed and stored.get(c) != changed[c]] or ([] if changed else moved)
+            if clash:
+                said = ", ".join(f"{c} {_shown(shown.get(c))} → {_shown(stored.get(c))}" for c in clash)
+                raise RatingConflict(clash[0], f"another session changed {rater}'s rating of {example_id} after this "
+                                               f"form was opened ({said}); your choice was not saved. The form now "
+                                               "shows what is stored: choose again and save", stored)
+            scores = changed or {c: v for c, v in scores.items() if v is not None}  # unchanged: saved again (a new note)
+        if all(v is None for v in scores.values()) and not any(c in stored for c in scores):
+            # nothing to clear either: saving would silently do nothing (and drop any note)
+            raise RatingError("values", f"no score chosen; choose at least one of {', '.join(allowed)}")
         for criterion, value in scores.items():
             if value is None:
                 con.execute(DELETE, {**key, "c": criterion})
             else:
                 con.execute(UPSERT, {**key, "c": criterion, "v": value, "note": note or None, "at": now})
                 written += 1
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
     return written
+
+
+def _shown(value: float | None) -> str:
+    return "unrated" if value is None else f"{value:g}"
 
 
 def ratings_frame(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from backend import ratings
 from ui import charts, export, widgets
-from ui.resources import StoreLocked, query, store, wrote
+from ui.resources import StoreError, StoreLocked, query, store, wrote
 
 
 def pickers() -> tuple[pd.Series, str | None, str]:
@@ -57,19 +57,29 @@ def show_item(item: pd.Series) -> None:
         st.markdown(f"**Gold label:** {widgets.plain(item['gold_label'])}")
     with st.container(border=True):
         st.markdown("**Model output**")
-        st.markdown(item["output_text"] or "—")
+        st.markdown(widgets.plain(item["output_text"]) or "—")
 
 
 def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> None:
-    """Save the form's values (a callback, so moving on happens before the page reruns)."""
+    """Save the form's values (a callback, so moving on happens before the page reruns). Only what the
+    user changed since the form was filled is written; a rating another tab changed meanwhile is not
+    overwritten: the form then shows what is stored and says so."""
     values = {c: st.session_state.get(f"{key}|{c}") for c in ratings.criteria_for(task)}
     try:
         with store() as con:
-            written = ratings.save(con, run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None)
-    except (ratings.RatingError, StoreLocked) as exc:
-        st.session_state["rate_error"] = (key, str(exc))
+            written = ratings.save(con, run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None,
+                                   loaded=st.session_state.get(f"{key}|loaded", {}))
+    except ratings.RatingConflict as exc:
+        fill(key, task, exc.stored)
+        wrote()
+        st.session_state["rate_error"] = (key, str(exc), "")
+        return
+    except (ratings.RatingError, StoreLocked, StoreError) as exc:
+        said = f"the store could not write it ({type(exc).__name__}); try again" if isinstance(exc, StoreError) else str(exc)
+        st.session_state["rate_error"] = (key, said, " Nothing saved before has changed; your choices are kept above.")
         return
     wrote()
+    fill(key, task, {c: v for c, v in values.items() if v is not None} if written else {})
     st.session_state.pop("rate_error", None)
     st.session_state["saved_note"] = (f"Saved {example_id} as {rater}." if written
                                       else f"Cleared {rater}'s ratings of {example_id}.")
@@ -77,22 +87,31 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
         move(1, int(st.session_state.get("total", 1)))
 
 
+def fill(key: str, task: str, stored: dict) -> None:
+    """Set the form's controls to the stored ratings and remember them as what the form was loaded with."""
+    for criterion in ratings.criteria_for(task):
+        value = stored.get(criterion)
+        st.session_state[f"{key}|{criterion}"] = None if value is None else int(value)
+    st.session_state[f"{key}|loaded"] = dict(stored)
+
+
 def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> None:
     """One control per criterion (pre-filled with this rater's saved values), a note, Save and next."""
     key = f"{run.name}|{item['example_id']}|{rater}"
+    if st.session_state.get(f"{key}|loaded") != saved:  # first shown, or the store changed since: show what it holds
+        fill(key, run["task"], saved)
     with st.form(f"rate-{key}", border=True):
         for criterion in ratings.criteria_for(run["task"]):
-            scale, current = ratings.RUBRIC[criterion], saved.get(criterion)
+            scale = ratings.RUBRIC[criterion]
             name = (lambda v: f"{v} — {'yes' if v else 'no'}") if len(scale) == 2 else str
-            st.segmented_control(criterion.capitalize(), list(scale), default=None if current is None else int(current),
-                                 format_func=name, key=f"{key}|{criterion}",
+            st.segmented_control(criterion.capitalize(), list(scale), format_func=name, key=f"{key}|{criterion}",
                                  help=" · ".join(f"{v}: {text}" for v, text in scale.items()))
         st.text_input("Note (optional)", key=f"{key}|note", max_chars=2000)
         st.form_submit_button("Save and next", type="primary", shortcut="Ctrl+Enter", icon=":material/save:",
                               on_click=submit, args=(run.name, run["task"], item["example_id"], rater, key))
     error = st.session_state.get("rate_error")
     if error and error[0] == key:
-        st.error(f"Not saved: {error[1]}. Nothing saved before has changed; your choices are kept above.")
+        st.error(f"Not saved: {widgets.plain(error[1])}.{error[2]}")
 
 
 def rubric(task: str) -> None:

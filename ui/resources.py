@@ -23,6 +23,7 @@ from backend.store import access
 from backend.store.connection import existing_store
 
 StoreLocked = access.StoreBusy
+StoreError = duckdb.Error  # what a failed read or write raises; pages catch it without importing duckdb
 STORE_WAIT_S = 30.0  # a page waits this long for a terminal command's unit of work before saying who holds the store
 
 _WRITES = [0]

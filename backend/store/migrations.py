@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from backend.store import backup
-from backend.store.writer import NEW_KEYS
+from backend.store.writer import NEW_KEYS, atomic
 
 SCHEMA = Path(__file__).with_name("schema.sql")
 SCHEMA_VERSION = 4
@@ -58,8 +58,7 @@ def bring_up_to_date(con: duckdb.DuckDBPyConnection, path: Path, criteria: list[
                           "restore a backup made by this release with `python -m backend restore`")
     if found is not None:
         backup.before(con, reason=f"upgrade from schema {found}")
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with atomic(con):
         con.execute(SCHEMA.read_text())
         con.executemany("INSERT INTO criteria VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING", criteria)
         for version in sorted(BACKFILL):
@@ -67,8 +66,4 @@ def bring_up_to_date(con: duckdb.DuckDBPyConnection, path: Path, criteria: list[
                 for statement in BACKFILL[version]:
                     con.execute(statement)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', $v)", {"v": str(SCHEMA_VERSION)})
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
     return found

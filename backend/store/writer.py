@@ -7,8 +7,10 @@ If anything fails, the transaction rolls back and the store is exactly as it was
 from __future__ import annotations
 
 import json
+import threading
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import duckdb
 import numpy as np
@@ -134,27 +136,49 @@ def replace_run_table(con: duckdb.DuckDBPyConnection, run: dict | None, predicti
     transaction(con, deletes, inserts)
 
 
+# Every write of this process takes WRITE_LOCK: DuckDB's transactions are optimistic, so two threads
+# (two browser tabs) writing the same rows at once get "Conflict on update!" or a duplicate-key error
+# and one write is lost. Serialised, each write sees the other's result. (Between processes the store's
+# file lock, backend.store.access, already serialises everything.)
+WRITE_LOCK = threading.RLock()
+
+
+@contextmanager
+def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One write transaction, serialised with this process's other writes; rolled back on any error."""
+    with WRITE_LOCK:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+            con.execute("COMMIT")
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.TransactionException:  # a failed COMMIT has already rolled back
+                pass
+            raise
+
+
 def transaction(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table]) -> None:
     """Run the deletes, then insert each Arrow table into its store table; all or nothing."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        for statement, params in deletes:
-            con.execute(statement, params)
-        for name, table in inserts.items():
-            select = "SELECT * FROM incoming"
-            if name in KEYED:
-                if "example_key" not in table.column_names:
-                    table = table.append_column("example_key", pa.nulls(len(table), pa.int64()))  # EXCLUDE needs it
-                ids, select = KEYED[name]
-            con.register("incoming", table)
-            if name in KEYED:
-                con.execute(NEW_KEYS.format(ids=ids))
-            con.execute(f"INSERT INTO {name} BY NAME {select}")
-            con.unregister("incoming")
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+    with atomic(con):
+        _apply(con, deletes, inserts)
+
+
+def _apply(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table]) -> None:
+    for statement, params in deletes:
+        con.execute(statement, params)
+    for name, table in inserts.items():
+        select = "SELECT * FROM incoming"
+        if name in KEYED:
+            if "example_key" not in table.column_names:
+                table = table.append_column("example_key", pa.nulls(len(table), pa.int64()))  # EXCLUDE needs it
+            ids, select = KEYED[name]
+        con.register("incoming", table)
+        if name in KEYED:
+            con.execute(NEW_KEYS.format(ids=ids))
+        con.execute(f"INSERT INTO {name} BY NAME {select}")
+        con.unregister("incoming")
 
 
 def start_run(con: duckdb.DuckDBPyConnection, run: dict) -> set[str]:
@@ -164,7 +188,8 @@ def start_run(con: duckdb.DuckDBPyConnection, run: dict) -> set[str]:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         transaction(con, [], {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "running"}])})
     else:
-        con.execute("UPDATE runs SET status = 'running' WHERE run_id = $r", {"r": run["run_id"]})
+        with atomic(con):
+            con.execute("UPDATE runs SET status = 'running' WHERE run_id = $r", {"r": run["run_id"]})
     done = con.execute("SELECT example_id FROM predictions WHERE run_id = $r", {"r": run["run_id"]}).fetchall()
     return {row[0] for row in done}
 
@@ -184,13 +209,15 @@ def store_live(con: duckdb.DuckDBPyConnection, run: dict, predictions: list[dict
                 {"r": run["run_id"], "e": examples}) for name in ("retrievals", "predictions")]
     tables = {name: arrow_table(con, name, rows) for name, rows in
               (("predictions", predictions), ("retrievals", list(retrievals))) if rows}
-    if con.execute("SELECT 1 FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone() is None:
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
-        tables = {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "live"}]), **tables}
-    transaction(con, deletes, tables)
+    with atomic(con):  # the run's existence is checked inside: two sessions' first answers make one run
+        if con.execute("SELECT 1 FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone() is None:
+            now = datetime.now(timezone.utc).replace(tzinfo=None)
+            tables = {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "live"}]), **tables}
+        _apply(con, deletes, tables)
 
 
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, seconds: float) -> None:
     """Mark a run complete (or interrupted/failed): only 'complete' runs appear in evaluations."""
-    con.execute("UPDATE runs SET status = $s, seconds = coalesce(seconds, 0) + $t WHERE run_id = $r",
-                {"s": status, "t": seconds, "r": run_id})
+    with atomic(con):
+        con.execute("UPDATE runs SET status = $s, seconds = coalesce(seconds, 0) + $t WHERE run_id = $r",
+                    {"s": status, "t": seconds, "r": run_id})

@@ -1,0 +1,138 @@
+"""Several sessions writing at once lose nothing (issue 12): ratings from threads of one process (browser
+tabs) and from real Chromium tabs on a running dashboard, live answers, and imports from processes."""
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from backend import ratings
+from backend.store import writer
+from backend.store.access import session
+from tests.conftest import WRITE_RUN
+
+ITEM = "test-0"
+
+
+@pytest.fixture()
+def store(lab, tmp_path) -> Path:
+    path = tmp_path / "lab.duckdb"
+    shutil.copy(lab["store"], path)
+    return path
+
+
+def items(store: Path) -> list[str]:
+    with session(store) as con:
+        return ratings.targets(con, WRITE_RUN)["example_id"].tolist()
+
+
+def race(store: Path, jobs: list) -> list:
+    """Run each job(con) in its own thread with its own session, all released at once; their results."""
+    start, results = threading.Barrier(len(jobs)), [None] * len(jobs)
+
+    def run(i, job):
+        with session(store) as con:
+            start.wait()
+            try:
+                results[i] = job(con)
+            except Exception as exc:  # noqa: BLE001 - the test inspects what each one got
+                results[i] = exc
+    threads = [threading.Thread(target=run, args=(i, job)) for i, job in enumerate(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return results
+
+
+def stored(store: Path, example: str, rater: str) -> dict:
+    with session(store) as con:
+        return ratings.rater_values(con, WRITE_RUN, rater).get(example, {})
+
+
+def test_one_rater_in_many_tabs_saving_the_same_item_keeps_one_saved_rating_and_tells_the_others(store):
+    example = items(store)[0]
+    for round_ in range(5):  # 5 rounds × 8 tabs = 40 saves of the same rating
+        shown = stored(store, example, "ann")
+        jobs = [lambda con, v=v: ratings.save(con, WRITE_RUN, example, "ann", {"fluency": v % 4}, loaded=shown)
+                for v in range(round_, round_ + 8)]
+        results = race(store, jobs)
+        saved = [i for i, r in enumerate(results) if r == 1]
+        refused = [r for r in results if isinstance(r, ratings.RatingConflict)]
+        assert all(r == 1 or isinstance(r, ratings.RatingConflict) for r in results), results  # no raw errors
+        assert len(saved) >= 1 and len(saved) + len(refused) == 8
+        final = stored(store, example, "ann")["fluency"]
+        assert final in {(round_ + i) % 4 for i in saved}  # the store holds a value a tab was told was saved
+        assert all("another session changed" in str(r) and r.stored["fluency"] == final for r in refused)
+
+
+def test_many_raters_and_items_at_once_are_all_stored(store):
+    targets = items(store)
+    jobs = [lambda con, i=i: ratings.save(con, WRITE_RUN, targets[i % len(targets)], f"r{i}", {"fluency": i % 4},
+                                          loaded={}) for i in range(12)]
+    assert race(store, jobs) == [1] * 12
+    assert all(stored(store, targets[i % len(targets)], f"r{i}") == {"fluency": float(i % 4)} for i in range(12))
+
+
+def test_an_untouched_form_never_clears_what_another_tab_saved(store):
+    example = items(store)[0]
+    with session(store) as con:
+        ratings.save(con, WRITE_RUN, example, "ann", {"fluency": 2}, loaded={})  # tab 1 saves
+        with pytest.raises(ratings.RatingConflict, match="another session changed"):  # tab 2, opened before, saves nothing
+            ratings.save(con, WRITE_RUN, example, "ann", {"fluency": None, "correction": None}, loaded={})
+        ratings.save(con, WRITE_RUN, example, "ann", {"correction": 1, "fluency": None}, loaded={})  # tab 2 rates another
+    assert stored(store, example, "ann") == {"fluency": 2.0, "correction": 1.0}
+
+
+def test_live_answers_from_many_sessions_make_one_run_with_every_answer(store):
+    run = {"run_id": "live/race/detect", "dataset_id": "live", "task": "detect", "model_id": "race", "source": "live"}
+    jobs = [lambda con, i=i: writer.store_live(con, run, [{"run_id": run["run_id"], "example_id": f"q{i}", "label": "N"}])
+            for i in range(8)]
+    assert race(store, jobs) == [None] * 8
+    with session(store) as con:
+        assert con.execute("SELECT count(*) FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone()[0] == 1
+        assert con.execute("SELECT count(*) FROM predictions WHERE run_id = $r", {"r": run["run_id"]}).fetchone()[0] == 8
+
+
+@pytest.fixture()
+def served_store(store, lab):
+    from tests.test_browser import serve
+    yield from serve({"PLAB_STORE": str(store), "PLAB_DATA_DIR": str(lab["data"])})
+
+
+CLICK_AT = """at => { const button = [...document.querySelectorAll('button')].find(b => b.innerText.includes('Save and next'));
+                     setTimeout(() => button.click(), at - Date.now()); }"""
+
+
+@pytest.mark.slow
+def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happened(served_store, store):
+    """One rater in four tabs saves the same item at the same moment (then four raters, four items)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_browser import browser_page, shows
+    with sync_playwright() as p:
+        browser, first = browser_page(p)
+        tabs = [first] + [browser.new_page(viewport={"width": 1400, "height": 2400}) for _ in range(3)]
+        for round_, raters in enumerate((["same"] * 4, ["t0", "t1", "t2", "t3"])):
+            for i, (tab, rater) in enumerate(zip(tabs, raters)):
+                shows(tab, served_store, f"rate?run={WRITE_RUN}&rater={rater}", "Rubric", f"rate-race-{round_}-{i}")
+                tab.get_by_text(str(i), exact=True).first.click()  # fluency i
+            at = tabs[0].evaluate("Date.now()") + 1500
+            for tab in tabs:
+                tab.evaluate(CLICK_AT, at)
+            outcome = []
+            for i, (tab, rater) in enumerate(zip(tabs, raters)):
+                tab.get_by_text("another session changed").or_(tab.get_by_text(f"1 of 5 rated by {rater}")).first.wait_for(
+                    timeout=60_000)
+                assert tab.locator("[data-testid='stException']").count() == 0
+                outcome.append("refused" if tab.get_by_text("another session changed").count() else "saved")
+            saved = [i for i, o in enumerate(outcome) if o == "saved"]
+            if round_ == 0:
+                assert len(saved) == 1, outcome
+                assert stored(store, items(store)[0], "same") == {"fluency": float(saved[0])}
+            else:
+                assert outcome == ["saved"] * 4
+                assert [stored(store, items(store)[0], r) for r in raters] == [{"fluency": float(i)} for i in range(4)]
+        browser.close()
