@@ -192,3 +192,17 @@ def test_a_store_from_a_newer_release_is_refused_not_downgraded(tmp_path):
     con.close()
     with pytest.raises(migrations.StoreTooNew, match="newer release"):
         connect(path)
+
+
+def test_a_copy_of_the_store_file_alone_holds_every_write_while_the_store_is_still_open(store, tmp_path):
+    from backend.store import writer
+    live = {"run_id": "live/m/detect", "dataset_id": "live", "task": "detect", "model_id": "m", "source": "live"}
+    with session(store):  # a dashboard keeps the store open: no close to checkpoint the WAL
+        with session(store) as con:
+            ratings.save(con, RUN, "test-2", "cat", {"acceptability": 1})
+            writer.store_live(con, live, [{"run_id": live["run_id"], "example_id": "q", "label": "FP"}])
+        shutil.copy(store, tmp_path / "copy.duckdb")  # the .duckdb file only, not its .wal
+    copy = duckdb.connect(str(tmp_path / "copy.duckdb"))
+    assert copy.execute("SELECT value FROM ratings WHERE rater_id = 'cat'").fetchall() == [(1.0,)]
+    assert copy.execute("SELECT label FROM predictions WHERE run_id = 'live/m/detect'").fetchall() == [("FP",)]
+    copy.close()

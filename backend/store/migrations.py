@@ -40,10 +40,11 @@ class StoreTooNew(RuntimeError):
 def schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
     """The schema version the store records; None for a new (empty) file."""
     try:
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        # fetchall, not fetchone: an unfinished result keeps a transaction open, and that blocks CHECKPOINT
+        rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
     except duckdb.CatalogException:
         return None
-    return int(row[0]) if row else None
+    return int(rows[0][0]) if rows else None
 
 
 def bring_up_to_date(con: duckdb.DuckDBPyConnection, path: Path, criteria: list[tuple]) -> int | None:

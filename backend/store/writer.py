@@ -145,7 +145,9 @@ WRITE_LOCK = threading.RLock()
 
 @contextmanager
 def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """One write transaction, serialised with this process's other writes; rolled back on any error."""
+    """One write transaction, serialised with this process's other writes; rolled back on any error;
+    checkpointed once committed (a busy dashboard may keep the store open for long, and until a
+    checkpoint its writes live only in the .wal file beside it)."""
     with WRITE_LOCK:
         con.execute("BEGIN TRANSACTION")
         try:
@@ -157,6 +159,10 @@ def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             except duckdb.TransactionException:  # a failed COMMIT has already rolled back
                 pass
             raise
+        try:
+            con.execute("CHECKPOINT")  # into the store file now: a copy of the file alone holds every write
+        except duckdb.TransactionException:  # another cursor is mid-read; the next write or the close checkpoints
+            pass
 
 
 def transaction(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table]) -> None:
