@@ -2,6 +2,7 @@
 import streamlit as st
 
 from ui.resources import page_session
+from ui.urls import reported
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dataset:", default=True),
@@ -16,5 +17,5 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="Presupposition Lab", page_icon=":material/science:", layout="wide")
-with page_session():  # one store open per rerun; terminal commands get the store between reruns
+with page_session(), reported():  # one store open per rerun; a link's unusable values are named above the page
     st.navigation(PAGES).run()

@@ -72,11 +72,12 @@ def show_pairs(detail: dict, dataset: str) -> None:
     for row in pairs.itertuples():
         text = row.partner_hypothesis if isinstance(row.partner_hypothesis, str) else row.partner_input
         left, right = st.columns([1, 4])
-        left.button(f"{row.partner}", key=f"pair-{row.pair_id}", on_click=go_to, args=(row.partner,),
-                    icon=":material/arrow_forward:", help=f"open {row.partner}")
+        partner = widgets.plain(row.partner)
+        left.button(partner, key=f"pair-{row.pair_id}", on_click=go_to, args=(row.partner,),
+                    icon=":material/arrow_forward:", help=f"open {partner}")
         link = widgets.page_url("example", dataset=dataset, example=row.partner)
-        right.markdown(f"**{row.kind}** pair: this is *{row.role}*, [{row.partner}]({link}) is *{row.partner_role}* "
-                       f"(gold {widgets.label_badge(row.partner_gold)}) — {text}")
+        right.markdown(f"**{widgets.plain(row.kind)}** pair: this is *{widgets.plain(row.role)}*, [{partner}]({link}) is "
+                       f"*{widgets.plain(row.partner_role)}* (gold {widgets.label_badge(row.partner_gold)}) — {widgets.plain(text)}")
 
 
 def show_crowd(detail: dict, dataset: str) -> None:
@@ -122,7 +123,7 @@ if not example_id:
 try:
     detail = query(explore.example_detail, dataset, example_id)
 except KeyError as exc:
-    st.error(f"{exc.args[0]}. Type one of those ids above, or open an example from the Explore page.")
+    st.error(f"{widgets.message(exc.args[0])}. Type one of those ids above, or open an example from the Explore page.")
     st.stop()
 
 show_text(detail["example"])

@@ -214,7 +214,7 @@ slice_args = (filters, run_a, run_b, search, correctness)
 try:
     summary = query(explore.slice_summary, dataset, *slice_args)
 except ValueError as exc:
-    st.error(f"{exc}. Change the filter in the sidebar, or open Explore without URL parameters.")
+    st.error(f"{widgets.message(exc)}. Change the filter in the sidebar, or open Explore without URL parameters.")
     st.stop()
 used_runs = [r for r in (run_a, run_b) if r]
 show_metrics(summary, run_a)

@@ -36,7 +36,7 @@ def examples(figure: str, cell: dict, key: str, choice: str | None = None) -> No
     try:
         frame = query(nv.examples_in, figure, choice=choice, **cell)
     except ValueError as exc:
-        st.info(f"Pick a cell above to list its items ({exc}).")
+        st.info(f"Pick a cell above to list its items ({widgets.message(exc)}).")
         return
     if frame.empty:
         st.info("No items in this cell: pick another one.")
@@ -206,7 +206,7 @@ with st.expander("All NOPE runs and groups"):
 try:
     report = query(nv.report_for, choice)
 except ValueError as exc:
-    st.error(f"{exc}. Pick another run or group.")
+    st.error(f"{widgets.message(exc)}. Pick another run or group.")
     st.stop()
 if report["note"]:
     st.warning(report["note"])

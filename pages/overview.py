@@ -15,7 +15,7 @@ st.caption("Questions and sentences that take something for granted: CREPE, Syn-
 try:
     loaded = query(queries.loaded_datasets)
 except (FileNotFoundError, StoreLocked) as exc:  # an empty store is shown below, with how to fill it
-    st.error(f"{exc}. Then reload this page.")
+    st.error(f"{widgets.message(exc)}. Then reload this page.")
     st.stop()
 
 st.subheader("Loaded datasets")
@@ -61,7 +61,7 @@ if not labelled.empty:
     for column, dataset_id in zip(st.columns(len(labelled)), labelled["dataset_id"]):
         table = query(queries.split_label_counts, dataset_id).pivot_table(
             index="split", columns="gold_label", values="n", aggfunc="sum", fill_value=0, margins=True, margins_name="all splits")
-        column.markdown(f"**{dataset_id}**")
+        column.markdown(f"**{widgets.plain(dataset_id)}**")
         column.dataframe(table, width="stretch")
 
 missing = query(queries.missing_datasets)

@@ -114,7 +114,7 @@ if run:
     try:
         summary = query(pv.pair_summary, dataset, kind, run, base)
     except ValueError as exc:
-        st.error(f"{exc}. Pick another run.")
+        st.error(f"{widgets.message(exc)}. Pick another run.")
         st.stop()
     summary_block(summary, title, charts.provenance(dataset, summary["n"], filters, [run]))
     options = list(OUTCOMES) + ([pv.MISSING] if summary["not predicted"] else [])

@@ -177,7 +177,7 @@ st.caption("Ask the live models; every answer is stored as a row of a live run (
 try:
     query(queries.loaded_datasets)  # the store is there and can be read
 except (FileNotFoundError, StoreLocked) as exc:
-    st.error(f"{exc}. Then reload this page.")
+    st.error(f"{widgets.message(exc)}. Then reload this page.")
     st.stop()
 mode = MODES[st.segmented_control("Input", list(MODES), default="Question", key="mode", bind="query-params",
                                   help="A question, or a premise and hypothesis for NLI") or "Question"]

@@ -16,10 +16,10 @@ from ui.resources import StoreError, StoreLocked, query, store, wrote
 def pickers() -> tuple[pd.Series, str | None, str]:
     runs = widgets.require(ratings.rateable_runs, empty="No run has outputs to rate yet: ask the models on the "
                            "Playground page, or run one with `python -m backend predict` (see the README).")
-    labels = {row.run_id: f"{row.run_id} ({row.task}, {row.n:,} outputs)" for row in runs.itertuples()}
     left, middle, right = st.columns([3, 1, 1])
-    run_id = left.selectbox("Run", list(labels), format_func=labels.get, key="run", bind="query-params")
+    run_id = left.selectbox("Run", list(runs["run_id"]), key="run", bind="query-params")  # the id: a stable link
     run = runs.set_index("run_id").loc[run_id]
+    left.caption(f"{run['task']} run · {run['n']:,} outputs to rate")
     items = query(ratings.targets, run_id)
     splits = ["all"] + sorted(items["split"].dropna().unique())
     split = middle.selectbox("Split", splits, key="split", bind="query-params")

@@ -33,7 +33,7 @@ def pick_question() -> tuple[str, list[str], str]:
     try:
         row = query(explore.example_detail, DATASET, example_id)["example"]
     except KeyError as exc:
-        st.error(f"Example id: {exc.args[0]}")
+        st.error(f"Example id: {widgets.message(exc.args[0])}")
         return "", [], ""
     return row["input"], query(inspector.gold_doc_ids, DATASET, example_id), f"{DATASET} {example_id}"
 

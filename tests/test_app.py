@@ -74,3 +74,13 @@ def test_readme_run_command_builds_the_store_and_serves(tmp_path):
         output = proc.communicate(timeout=30)[0]
     assert "Building the store" in output and "nope     loaded" in output
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("sent, value, same", [
+    (["nope/baseline/always-E"], "nope/baseline/always-E", True), (["nope/gone"], "nope/x", False),
+    (["yes"], True, True), (["true"], True, True), (["no"], True, False), (["5"], 5, True), (["5.0"], 5, True),
+    (["x"], 5, False), (["a", "b"], ["b", "a"], True), (["a", "zzz"], ["a"], False), ([""], None, True), (["a"], None, False),
+])
+def test_a_url_value_is_compared_with_what_the_widget_shows(sent, value, same):
+    from ui.urls import matches
+    assert matches(sent, value) is same

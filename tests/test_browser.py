@@ -154,3 +154,20 @@ def test_live_pages_work_in_chromium(served_lab):
         page.get_by_role("button", name="Save and next").click()
         shows(page, served_lab, None, "1 of 5 rated by browser", "rate-saved")
         browser.close()
+
+
+@pytest.mark.slow
+def test_a_link_with_values_the_page_cannot_use_says_so_in_chromium(served):
+    """An unknown run or facet value in a shared link is named above the page, not silently replaced."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = browser_page(p)
+        shows(page, served, "explore?dataset=nope&run_a=nope/gone/7&trigger_type=clefts&trigger_type=nonsense",
+              "select a row to open it", "explore-unknown-link")
+        notice = page.locator("[data-testid=stAlert]").filter(has_text="is not one of the choices here")
+        assert notice.count() == 2, page.inner_text("body")[:2000]
+        assert "nope/gone/7" in notice.first.inner_text() and "nonsense" in notice.last.inner_text()
+        shows(page, served, "explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it", "explore-known-link")
+        assert page.get_by_text("is not one of the choices here").count() == 0  # a valid link (even = default) says nothing
+        browser.close()

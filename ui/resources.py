@@ -21,6 +21,7 @@ import streamlit as st
 from backend.config import settings
 from backend.store import access
 from backend.store.connection import existing_store
+from ui.text import message
 
 StoreLocked = access.StoreBusy
 StoreError = duckdb.Error  # what a failed read or write raises; pages catch it without importing duckdb
@@ -47,7 +48,7 @@ def page_session() -> Iterator[None]:
         except FileNotFoundError:
             pass
         except StoreLocked as exc:
-            st.error(f"The store is busy: {exc}", icon=":material/lock:")
+            st.error(f"The store is busy: {message(exc)}", icon=":material/lock:")
             st.stop()
         yield
 

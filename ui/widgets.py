@@ -8,7 +8,7 @@ import streamlit as st
 
 from backend.store import queries
 from ui import charts
-from ui.text import plain  # noqa: F401 — pages call widgets.plain
+from ui.text import message, plain  # noqa: F401 — pages call widgets.plain and widgets.message
 from ui.resources import StoreLocked, query
 
 def page_url(page: str, **params) -> str:
@@ -39,7 +39,7 @@ def require(fn: Callable, *args, empty: str) -> Any:
     try:
         result = query(fn, *args)
     except (FileNotFoundError, StoreLocked) as exc:
-        st.error(f"{exc}. Then reload this page.")
+        st.error(f"{message(exc)}. Then reload this page.")
         st.stop()
     if len(result) == 0:
         st.warning(empty)

@@ -1,0 +1,60 @@
+"""Links that mean one thing: a URL parameter whose value a page cannot use is reported, never dropped
+silently (Streamlit falls back to the widget's default and removes the parameter from the URL).
+
+Every bound widget's URL value is its option itself (a run id, a dataset id, a label), never a display
+label that changes (counts, titles), so a link keeps opening what it opened when it was shared.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import streamlit as st
+
+from ui.text import plain
+
+TRUE, FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
+
+
+def _same(text: str, value) -> bool:
+    if isinstance(value, bool):
+        return text.lower() in (TRUE if value else FALSE)
+    if isinstance(value, (int, float)):
+        try:
+            return float(text) == float(value)
+        except ValueError:
+            return False
+    return text == str(value)
+
+
+def matches(sent: list[str], value) -> bool:
+    """Whether the widget's value is what the URL asked for (a list for multi-value widgets)."""
+    if value is None:
+        return all(text == "" for text in sent)
+    if isinstance(value, (list, tuple)):
+        return len(sent) == len(value) and all(any(_same(text, v) for v in value) for text in sent)
+    return _same(sent[-1], value)
+
+
+@contextmanager
+def reported() -> Iterator[None]:
+    """Run a page; then, above it, name each URL parameter a widget could not take (unknown run,
+    dataset, label, out-of-range number) and what is shown instead."""
+    sent = {key: st.query_params.get_all(key) for key in st.query_params}
+    notice = st.container()
+    try:
+        yield
+    finally:
+        ignored = [(key, values) for key, values in sent.items()
+                   if key in st.session_state and not matches(values, st.session_state[key])]
+        for key, values in ignored:
+            shown = st.session_state[key]
+            notice.warning(f"This link's **{plain(key)}** = {plain(', '.join(values))[:300]} is not one of the choices "
+                           f"here (it may have been removed or renamed); showing {plain(_text(shown))[:300]} instead.",
+                           icon=":material/link_off:")
+
+
+def _text(value) -> str:
+    if value is None or value == []:
+        return "nothing chosen"
+    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
