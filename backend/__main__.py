@@ -21,11 +21,15 @@ import logging
 import sys
 from pathlib import Path
 
+import duckdb
+
 from backend.datasets import DATASETS
 from backend.descriptions import UnknownDataset, describe
 from backend.imports import cli as import_cli
 from backend.store import cli as store_cli
 from backend.store.access import StoreBusy, session
+from backend.store.connection import StoreDamaged, damaged
+from backend.store.migrations import StoreTooNew
 
 
 def _source(text: str) -> tuple[str, Path]:
@@ -216,8 +220,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except StoreBusy as exc:  # another process held the store for longer than $PLAB_STORE_WAIT
+    except (StoreBusy, StoreDamaged, StoreTooNew) as exc:  # busy longer than $PLAB_STORE_WAIT, or damaged
         print(f"Could not open the store: {exc}", file=sys.stderr)
+        return 1
+    except duckdb.Error as exc:
+        problem = damaged(exc, args.store)
+        if problem is None:
+            raise
+        print(problem, file=sys.stderr)
         return 1
     except UnknownDataset as exc:
         print(f"error: {exc}", file=sys.stderr)

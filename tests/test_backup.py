@@ -206,3 +206,24 @@ def test_a_copy_of_the_store_file_alone_holds_every_write_while_the_store_is_sti
     assert copy.execute("SELECT value FROM ratings WHERE rater_id = 'cat'").fetchall() == [(1.0,)]
     assert copy.execute("SELECT label FROM predictions WHERE run_id = 'live/m/detect'").fetchall() == [("FP",)]
     copy.close()
+
+
+def test_a_damaged_store_is_named_with_its_backups_and_the_note_goes_with_a_new_store(store, tmp_path):
+    from backend.store.connection import StoreDamaged, damaged
+    with session(store) as con:
+        backup.write(con, "before the damage")
+    data = bytearray(store.read_bytes())
+    for at in range(len(data) // 4, len(data) - 4096, len(data) // 40):  # corrupted blocks
+        data[at:at + 512] = bytes(512)
+    store.write_bytes(bytes(data))
+    with pytest.raises(duckdb.Error) as failed:  # a query reads a broken block (pages and the CLI turn this into:)
+        with session(store) as con:
+            for table in ("examples", "predictions", "ratings", "passages", "retrievals"):
+                con.execute(f"SELECT * FROM {table}").fetchall()
+    found = damaged(failed.value, store)
+    assert isinstance(found, StoreDamaged)
+    assert "1 backup(s)" in str(found) and "python -m backend restore" in str(found)
+    with pytest.raises(StoreDamaged):  # remembered: a command that reads nothing broken says so too
+        connect(store)
+    store.rename(tmp_path / "broken.duckdb")
+    connect(store).close()  # a new store in its place is not damaged

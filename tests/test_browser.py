@@ -171,3 +171,47 @@ def test_a_link_with_values_the_page_cannot_use_says_so_in_chromium(served):
         shows(page, served, "explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it", "explore-known-link")
         assert page.get_by_text("is not one of the choices here").count() == 0  # a valid link (even = default) says nothing
         browser.close()
+
+
+def _damage(store: Path, how: str, good: Path) -> None:
+    data = good.read_bytes()
+    if how == "empty":
+        store.write_bytes(b"")
+    elif how == "truncated":
+        store.write_bytes(data[: len(data) // 6])
+    else:  # corrupted blocks in the middle
+        damaged = bytearray(data)
+        for at in range(len(data) // 4, len(data) - 4096, len(data) // 40):
+            damaged[at:at + 512] = bytes(512)
+        store.write_bytes(bytes(damaged))
+
+
+@pytest.mark.slow
+def test_a_damaged_store_says_what_is_wrong_and_what_to_do_on_every_page(real_store, tmp_path):
+    """An empty, a truncated and a corrupted store file: every page (and the CLI) says the store is
+    damaged and how to recover, never a redacted exception or a blank page."""
+    import subprocess
+    import sys
+
+    from playwright.sync_api import sync_playwright
+
+    store = tmp_path / "lab.duckdb"
+    pages = ["", "explore", "example", "pairs", "nope", "retrieval", "playground", "rate", "imports"]
+    with sync_playwright() as p:
+        browser, page = browser_page(p)
+        for base in serve({"PLAB_STORE": str(store)}):
+            for how in ("empty", "truncated", "corrupted"):
+                _damage(store, how, real_store)  # the dashboard opens the store per rerun: no restart needed
+                for path in pages:
+                    page.goto(f"{base}/{path}", wait_until="domcontentloaded")
+                    try:
+                        page.get_by_text("is damaged").first.wait_for(timeout=60_000)
+                    except Exception:
+                        page.screenshot(path=str(SHOTS / f"damaged-{how}-{path or 'overview'}-failed.png"), full_page=True)
+                        raise
+                    body = page.inner_text("body")
+                    assert "python -m backend ingest" in body and page.locator("[data-testid='stException']").count() == 0
+                cli = subprocess.run([sys.executable, "-m", "backend", "--store", str(store), "status"], cwd=ROOT,
+                                     capture_output=True, text=True, timeout=120)
+                assert cli.returncode == 1 and "is damaged" in cli.stderr and "Traceback" not in cli.stderr
+        browser.close()

@@ -20,7 +20,8 @@ import streamlit as st
 
 from backend.config import settings
 from backend.store import access
-from backend.store.connection import existing_store
+from backend.store.connection import StoreDamaged, damaged, existing_store
+from backend.store.migrations import StoreTooNew
 from ui.text import message
 
 StoreLocked = access.StoreBusy
@@ -41,16 +42,26 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
 @contextmanager
 def page_session() -> Iterator[None]:
     """Hold the store for one rerun of a page, so its queries share one open (nested `store()` calls reuse
-    it). A missing store is left to the page to explain; a busy one stops the page with who holds it."""
+    it). A missing store is left to the page to explain; a busy, damaged or newer store stops the page
+    with what is wrong and what to do, the same on every page."""
     with ExitStack() as held:
         try:
             held.enter_context(store())
         except FileNotFoundError:
             pass
         except StoreLocked as exc:
-            st.error(f"The store is busy: {message(exc)}", icon=":material/lock:")
+            st.error(message(exc), icon=":material/lock:")
             st.stop()
-        yield
+        except (StoreDamaged, StoreTooNew) as exc:
+            st.error(message(exc), icon=":material/broken_image:")
+            st.stop()
+        try:
+            yield
+        except duckdb.Error as exc:  # a query failed mid-page: say what and what to do, the same on every page
+            problem = damaged(exc, settings().store_path)
+            st.error(message(problem or f"The store could not answer this page ({type(exc).__name__}: {exc})"),
+                     icon=":material/broken_image:")
+            st.stop()
 
 
 def wrote() -> None:

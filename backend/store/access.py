@@ -143,7 +143,9 @@ def _open(path: Path, deadline: float, timeout: float) -> duckdb.DuckDBPyConnect
         try:
             return connect(path)
         except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+            if "lock" not in str(exc).lower():  # not another holder: e.g. no permission to write the folder
+                raise
+            if time.monotonic() > deadline:
                 raise StoreBusy(f"{path} is held by another process that does not share it ({exc}); "
                                 "stop that process (an older dashboard or command), then try again") from exc
             time.sleep(POLL_S * 5)
