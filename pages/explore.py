@@ -185,7 +185,7 @@ def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -
               "p_a": st.column_config.NumberColumn(format="%.3f"), "p_b": st.column_config.NumberColumn(format="%.3f")}
     event = st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key="rows",
                          on_select="rerun", selection_mode="single-row")
-    st.caption(caption + " · select a row to open it")
+    st.caption(widgets.plain(caption) + " · select a row to open it")
     if event.selection.rows:
         chosen = frame["example_id"].iloc[event.selection.rows[0]]
         # `dataset` is bound to a widget here, so Streamlit refuses to set it through query_params; the

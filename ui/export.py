@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import streamlit as st
 
 from ui import charts
+from ui.text import plain
 
 
 def _slug(name: str) -> str:
@@ -77,7 +78,7 @@ def csv_bytes(frame: pd.DataFrame, caption: str) -> bytes:
 def table(frame: pd.DataFrame, title: str, caption: str, key: str, **dataframe_kwargs) -> None:
     """Show a table with its caption and CSV/Parquet downloads."""
     st.dataframe(frame, hide_index=True, width="stretch", **dataframe_kwargs)
-    st.caption(caption)
+    st.caption(plain(caption))  # it names filter values, which come from the data and the URL
     downloads(lambda: frame, title, caption, key)
 
 
