@@ -3,26 +3,49 @@
 Each answer is cached in memory by (model, task, retriever, k, input) and stored as a row of a
 live run (`live/<model>/<task>[/<retriever>@<k>]`, status 'live'), so anything asked once can be
 found and compared later. Inputs are length-bounded with an error naming the field.
+
+Questions are answered through one bounded queue per model request (`ModelQueue`): one worker
+thread takes what is waiting (up to BATCH queries from any sessions) and answers it as one batch,
+with at most LIVE_THREADS torch threads, so six people asking at once neither run six models side by
+side nor starve the other pages of the CPU. A full queue says so at once (QueueFull); a waiting caller
+is told its place. The store is opened only to load passages and to store the answer, never while
+the model runs, so terminal commands and other pages are not held up by inference.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import queue
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
+from typing import Callable
 
 import duckdb
 import pandas as pd
 
 from backend import registry, runs
 from backend.models.output import Output
+from backend.store.access import StoreRef, opener
 from backend.store.writer import store_live
 
 MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
 CACHE_SIZE = 512
+QUEUE_MAX = 32   # questions waiting per model before new ones are turned away
+BATCH = 8        # questions from any sessions answered together
+
+
+def live_threads() -> int:
+    """Torch threads for live answers ($PLAB_LIVE_THREADS; default: all cores but one, for the pages)."""
+    return max(1, int(os.environ.get("PLAB_LIVE_THREADS", (os.cpu_count() or 2) - 1)))
+
+
+class QueueFull(ValueError):
+    """Too many questions are waiting for this model; ask again shortly."""
 
 
 @dataclass(frozen=True)
@@ -76,24 +99,124 @@ def _runner(con: duckdb.DuckDBPyConnection, request: runs.Request, retrievers: d
         return _RUNNERS.setdefault(request, built)
 
 
-def ask(con: duckdb.DuckDBPyConnection, query: Query, retrievers: dict | None = None, store: bool = True) -> Answer:
-    """Answer one query (from the cache when asked before) and store it as a live-run row."""
+class ModelQueue:
+    """One model request's waiting questions and the worker thread that answers them in batches."""
+
+    def __init__(self, runner: runs.Runner):
+        self.runner = runner
+        self.waiting: queue.Queue = queue.Queue(maxsize=QUEUE_MAX)
+        self.pending: list[Future] = []  # submitted and not answered, in order
+        self.lock = threading.Lock()
+        threading.Thread(target=self._work, daemon=True, name=f"live-{runner.request.model}").start()
+
+    def submit(self, row: dict) -> Future:
+        future: Future = Future()
+        with self.lock:
+            try:
+                self.waiting.put_nowait((row, future))
+            except queue.Full:
+                raise QueueFull(f"{self.runner.request.model}: {QUEUE_MAX} questions are waiting for this model; "
+                                "ask again in a minute") from None
+            self.pending.append(future)
+        return future
+
+    def ahead(self, future: Future) -> int:
+        """Questions submitted before this one and not yet answered."""
+        with self.lock:
+            return self.pending.index(future) if future in self.pending else 0
+
+    def _work(self) -> None:
+        while True:
+            batch = [self.waiting.get()]
+            while len(batch) < BATCH:
+                try:
+                    batch.append(self.waiting.get_nowait())
+                except queue.Empty:
+                    break
+            started = time.perf_counter()
+            try:
+                with _threads(live_threads()):
+                    outputs = self.runner(pd.DataFrame([row for row, _ in batch]))
+                seconds = time.perf_counter() - started
+                for (_, future), output in zip(batch, outputs):
+                    future.set_result((output, 1000 * seconds))
+            except Exception as exc:  # noqa: BLE001 - every waiting caller hears why
+                for _, future in batch:
+                    future.set_exception(exc)
+            finally:
+                with self.lock:
+                    self.pending = [f for f in self.pending if not f.done()]
+
+
+_CAP = {"active": 0, "before": 0}
+_CAP_LOCK = threading.Lock()
+
+
+class _threads:
+    """Cap torch's intra-op threads while live batches run (process-wide: set by the first batch to
+    start, restored by the last to finish)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __enter__(self):
+        import torch
+        with _CAP_LOCK:
+            if _CAP["active"] == 0:
+                _CAP["before"] = torch.get_num_threads()
+                torch.set_num_threads(min(self.n, _CAP["before"]))
+            _CAP["active"] += 1
+
+    def __exit__(self, *exc):
+        import torch
+        with _CAP_LOCK:
+            _CAP["active"] -= 1
+            if _CAP["active"] == 0:
+                torch.set_num_threads(_CAP["before"])
+
+
+_QUEUES: dict[runs.Request, ModelQueue] = {}
+
+
+def _queue(request: runs.Request, runner: runs.Runner) -> ModelQueue:
+    with _LOCK:
+        if request not in _QUEUES:
+            _QUEUES[request] = ModelQueue(runner)
+        return _QUEUES[request]
+
+
+def ask(store: StoreRef, query: Query, retrievers: dict | None = None, save: bool = True,
+        waiting: Callable[[int], None] | None = None) -> Answer:
+    """Answer one query (from the cache when asked before) and store it as a live-run row.
+
+    `store` is an open connection or the store's path (then it is opened only to read passages and to
+    store the answer). `waiting(n)` is called about every 0.3 s with the questions ahead in the queue."""
     query.validate()
     with _LOCK:
         if query in _CACHE:
             _CACHE.move_to_end(query)
             return replace(_CACHE[query], cached=True)
-    request = query.request()
-    runner = _runner(con, request, retrievers)
-    rows = pd.DataFrame([{"example_id": query.example_id(), "input": query.premise or query.question,
-                          "hypothesis": query.hypothesis or None}])
-    started = time.perf_counter()
-    output = runner(rows)[0]
-    latency = 1000 * (time.perf_counter() - started)
+    request, open_store = query.request(), opener(store)
+    with _LOCK:
+        runner = _RUNNERS.get(request)
+    if runner is None:
+        with open_store() as con:
+            runner = _runner(con, request, retrievers)
+    future = _queue(request, runner).submit({"example_id": query.example_id(), "input": query.premise or query.question,
+                                             "hypothesis": query.hypothesis or None})
+    while not future.done():
+        if waiting is not None:
+            waiting(_queue(request, runner).ahead(future))
+        try:
+            future.exception(timeout=0.3)
+        except TimeoutError:
+            continue
+    output, latency = future.result()
     run_id = "live/" + request.run_id().removeprefix("live/").removesuffix("/all")
     answer = Answer(output, latency, str(getattr(runner.model, "device", "cpu")), False, run_id)
-    if store:
-        _store(con, runner, request, run_id, query, answer)
+    if save:
+        with open_store() as con:
+            _store(con, runner, request, run_id, query, answer)
     with _LOCK:
         _CACHE[query] = answer
         while len(_CACHE) > CACHE_SIZE:
@@ -164,6 +287,8 @@ def history(con: duckdb.DuckDBPyConnection, limit: int = 50) -> pd.DataFrame:
 
 
 def clear_cache() -> None:
+    """Forget cached answers and loaded runners (the queues' workers stay, idle, with their runner)."""
     with _LOCK:
         _CACHE.clear()
         _RUNNERS.clear()
+        _QUEUES.clear()

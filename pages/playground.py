@@ -11,7 +11,7 @@ from backend import descriptions, explore, live, registry, runs
 from backend.retrieval import inspector
 from backend.store import queries
 from ui import charts, export, widgets
-from ui.resources import StoreLocked, query, retrievers, store, wrote
+from ui.resources import StoreLocked, query, released, retrievers, store, store_ref, wrote
 
 MODES = {"Question": "question", "NLI pair": "nli"}  # label (shown and in the URL) → mode
 RETRIEVERS = ["hybrid", "bm25", "dense", "none"]
@@ -109,9 +109,12 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                 status.write(f"{version}: {engine.model} ({engine.task}) — loaded once, then shared by every session…")
                 query_ = live.Query(model=engine.model, task=engine.task, retriever=use, k=k,
                                     **{name: text[name] for name in fields(mode)})
+                place = status.empty()
                 try:
-                    with store() as con:
-                        found["answers"].append((engine, live.ask(con, query_, shared), None))
+                    with released():  # the model may take seconds: nobody waits for this page meanwhile
+                        answer = live.ask(store_ref(), query_, shared, waiting=lambda n: place.write(
+                            f"{n} question(s) ahead of yours for {engine.model}…" if n else f"{engine.model} is answering…"))
+                    found["answers"].append((engine, answer, None))
                 except (ValueError, registry.ModelUnavailable, StoreLocked) as exc:  # bad input, or the model is not here
                     found["answers"].append((engine, None, str(exc)))
                 except Exception as exc:  # noqa: BLE001 — one failing model must not hide the others' answers

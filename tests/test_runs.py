@@ -155,3 +155,53 @@ def test_a_command_on_a_store_another_process_holds_says_what_to_do(tmp_path, ca
     err = capsys.readouterr().err
     assert "Could not open the store" in err and "does not share it" in err and "stop that process" in err
     assert "Traceback" not in err
+
+
+def test_live_questions_from_many_sessions_share_one_queue_and_batch(tmp_path, tiny, monkeypatch):  # noqa: F811
+    """Six sessions asking at once: every answer comes back and is stored, the model ran fewer batches
+    than questions, callers were told their place, and a full queue turns a question away at once."""
+    import threading
+    import time
+
+    from backend import live
+    from backend.store.access import session
+    path = tmp_path / "lab.duckdb"
+    with session(path, create=True) as con:
+        pass
+    live.clear_cache()
+    batches, original = [], runs.Runner.__call__
+
+    def slow(self, rows):  # slow enough for questions to pile up
+        batches.append(len(rows))
+        time.sleep(0.5)
+        return original(self, rows)
+    monkeypatch.setattr(runs.Runner, "__call__", slow)
+    places, answers = [], [None] * 6
+
+    def ask(i):
+        answers[i] = live.ask(path, live.Query(model="tiny-fp", task="detect", question=f"Why is question {i} odd?"),
+                              waiting=places.append)
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert all(a is not None and a.output.label in ("N", "FP") for a in answers)
+    assert sum(batches) == 6 and len(batches) < 6 and max(places) > 0
+    with session(path) as con:
+        assert con.execute("SELECT count(*) FROM predictions WHERE run_id = 'live/tiny-fp/detect'").fetchone()[0] == 6
+    monkeypatch.setattr(live, "QUEUE_MAX", 1)
+    live.clear_cache()
+    errors = []
+
+    def ask_full(i):
+        try:
+            live.ask(path, live.Query(model="tiny-fp", task="detect", question=f"Is {i} busy?"), save=False)
+        except live.QueueFull as exc:
+            errors.append(str(exc))
+    threads = [threading.Thread(target=ask_full, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors and "questions are waiting" in errors[0]

@@ -135,3 +135,18 @@ def test_opener_uses_an_open_connection_as_it_is(store):
             assert same is con
     finally:
         con.close()
+
+
+def test_released_lets_go_of_the_store_for_a_wait_and_takes_it_back(tmp_path):
+    path = tmp_path / "s.duckdb"
+    with access.session(path, create=True) as con:
+        con.execute("INSERT INTO meta VALUES ('r', '1')")
+        shared = access._shared(path)
+        with access.released(path):
+            assert shared.con is None and shared.users == 0  # closed: another process may take it now
+            with access.session(path) as other:  # and this process's sessions still work meanwhile
+                assert other.execute("SELECT value FROM meta WHERE key = 'r'").fetchall() == [("1",)]
+        assert shared.users == 1
+        with access.session(path) as again:  # held again
+            assert again.execute("SELECT count(*) FROM meta").fetchall()[0][0] >= 1
+    assert shared.con is None

@@ -39,6 +39,17 @@ def store() -> Iterator[duckdb.DuckDBPyConnection]:
         yield con
 
 
+def store_ref():
+    """The store's path, for backend calls that open it only when they need it (e.g. `live.ask`)."""
+    return settings().store_path
+
+
+def released():
+    """Let go of this rerun's hold on the store while waiting for something that needs none (a model
+    answering), so other processes and sessions are not held up; taken back afterwards."""
+    return access.released(settings().store_path)
+
+
 @contextmanager
 def page_session() -> Iterator[None]:
     """Hold the store for one rerun of a page, so its queries share one open (nested `store()` calls reuse

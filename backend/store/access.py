@@ -93,8 +93,32 @@ def session(path: Path | str | None = None, timeout: float | None = None,
     finally:
         depth[shared.path] -= 1
         if cursor is not None:
-            cursor.close()
+            try:
+                cursor.close()
+            except duckdb.Error:  # its connection was closed meanwhile (see `released`)
+                pass
         _leave(shared)
+
+
+@contextmanager
+def released(path: Path | str | None = None) -> Iterator[None]:
+    """Give up this thread's hold on the store for a long wait that needs no store (a model answering),
+    so a queued terminal command, and this process's other sessions behind it, are not held up; the
+    hold is taken back afterwards. Cursors opened before must not be used after."""
+    shared = _shared(store_path(path))
+    depth = getattr(_DEPTH, "held", None) or {}
+    held = depth.get(shared.path, 0)
+    for _ in range(held):
+        _leave(shared)
+    depth[shared.path] = 0
+    try:
+        yield
+    finally:
+        if held:
+            _enter(shared, default_wait(), nested=False)
+            with shared.cond:
+                shared.users += held - 1  # the other levels nest inside the first
+            depth[shared.path] = held
 
 
 def opener(store: StoreRef) -> Opener:
