@@ -6,7 +6,7 @@ its files and SHA-256 to `manifest.toml`. `backend.ingest` does the rest.
 """
 from __future__ import annotations
 
-from backend.datasets import corpus, crepe, falseqa, ifqa, nope, synqa2
+from backend.datasets import corpus, crepe, falseqa, ifqa, nope, qaqa, synqa2
 from backend.datasets.base import Loader
 from backend.datasets.sources import DatasetSpec
 from backend.descriptions import Description
@@ -49,6 +49,14 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
         "(or pass --source synqa2=DIR)",
         description=Description(**_DETECT, headline_splits=("test",))),
     DatasetSpec(
+        "qaqa", "(QA)² (questions with questionable assumptions)",
+        ("Data/QAQA.csv", "Data/QAQA_adaptation_set_Dec2022.csv"),
+        "none stated upstream; research use with citation (evaluation set: test only, BIG-bench canary)",
+        "Kim, Htut, Bowman, Petty, ACL 2023",
+        "put Data/QAQA.csv (the release's QAQA_evaluation_set_Dec2022.csv) and Data/QAQA_adaptation_set_Dec2022.csv "
+        "in data/raw/qaqa/ (or run ingest online to download the copies in varunsingh3000/false-premise-project)",
+        description=qaqa.DESCRIPTION),
+    DatasetSpec(
         "corpus", "Retrieval corpus (Wikipedia paragraphs + IfQA gold passages)",
         ("hipporag_legacy_data/*.json",), "MIT (HippoRAG); texts Wikipedia CC BY-SA",
         "Gutiérrez et al. 2024 (HippoRAG) pools",
@@ -59,7 +67,7 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
 
 LOADERS: dict[str, Loader] = {
     "nope": nope.load, "ifqa": ifqa.load, "falseqa": falseqa.load,
-    "crepe": crepe.load, "synqa2": synqa2.load, "corpus": corpus.load,
+    "crepe": crepe.load, "synqa2": synqa2.load, "qaqa": qaqa.load, "corpus": corpus.load,
 }
 
 

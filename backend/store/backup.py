@@ -89,9 +89,9 @@ def write(con: duckdb.DuckDBPyConnection, reason: str, automatic: bool = False, 
         except duckdb.BinderException:  # a store from before that column existed has none of these rows
             continue
         counts[table] = pq.read_metadata(out / f"{table}.parquet").num_rows
-    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
     manifest = {"created_at": stamp.isoformat(), "reason": reason, "automatic": automatic, "store": str(store),
-                "schema_version": version[0] if version else None, "rows": counts}
+                "schema_version": version[0][0] if version else None, "rows": counts}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     if automatic:
         _prune(store)
