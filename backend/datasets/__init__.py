@@ -6,7 +6,7 @@ its files and SHA-256 to `manifest.toml`. `backend.ingest` does the rest.
 """
 from __future__ import annotations
 
-from backend.datasets import corpus, crepe, falseqa, ifqa, nope, qaqa, synqa2
+from backend.datasets import commitmentbank, corpus, crepe, falseqa, ifqa, nope, qaqa, synqa2
 from backend.datasets.base import Loader
 from backend.datasets.sources import DatasetSpec
 from backend.descriptions import Description
@@ -57,6 +57,14 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
         "in data/raw/qaqa/ (or run ingest online to download the copies in varunsingh3000/false-premise-project)",
         description=qaqa.DESCRIPTION),
     DatasetSpec(
+        "commitmentbank", "CommitmentBank (speaker commitment under entailment-cancelling operators)",
+        ("CommitmentBank-items.csv",),
+        "none stated upstream; BNC, Switchboard and WSJ excerpts, research use with citation",
+        "de Marneffe, Simons, Tonhauser, SuB 23, 2019",
+        "put CommitmentBank-items.csv of the mcdm/CommitmentBank repository in data/raw/commitmentbank/ "
+        "(or run ingest online to download it)",
+        description=commitmentbank.DESCRIPTION),
+    DatasetSpec(
         "corpus", "Retrieval corpus (Wikipedia paragraphs + IfQA gold passages)",
         ("hipporag_legacy_data/*.json",), "MIT (HippoRAG); texts Wikipedia CC BY-SA",
         "Gutiérrez et al. 2024 (HippoRAG) pools",
@@ -67,7 +75,8 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
 
 LOADERS: dict[str, Loader] = {
     "nope": nope.load, "ifqa": ifqa.load, "falseqa": falseqa.load,
-    "crepe": crepe.load, "synqa2": synqa2.load, "qaqa": qaqa.load, "corpus": corpus.load,
+    "crepe": crepe.load, "synqa2": synqa2.load, "qaqa": qaqa.load,
+    "commitmentbank": commitmentbank.load, "corpus": corpus.load,
 }
 
 

@@ -24,6 +24,7 @@ CRITERIA = [
     ("correction", "numeric", 0, 3, None, "CREPE writing: does the correction correct the presupposition with a true fact? (0-3)"),
     ("consistency", "numeric", 0, 3, None, "CREPE writing: do presupposition and correction form a consistent pair? (0-3)"),
     ("acceptability", "numeric", 0, 1, None, "QA: is the model's answer acceptable? (0 = no, 1 = yes)"),
+    ("cb_commitment", "numeric", -3, 3, None, "CommitmentBank crowd rating: how certain the speaker is that the complement is true (-3 certain it is false, 0 not certain, +3 certain it is true)"),
 ]
 
 
