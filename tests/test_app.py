@@ -30,8 +30,8 @@ def app(monkeypatch, request):
 def test_overview_shows_counts_and_missing_datasets(app, real_store):
     at = app(real_store)
     assert not at.exception
-    assert [m.value for m in at.markdown if m.value.startswith("**")][:6] == [
-        "**commitmentbank**", "**crepe**", "**falseqa**", "**ifqa**", "**nope**", "**qaqa**"]
+    assert [m.value for m in at.markdown if m.value.startswith("**")][:6] == [  # loaded datasets, by name
+        "**commitmentbank**", "**crepe**", "**falseqa**", "**ifqa**", "**imppres**", "**nope**"]
     nope = next(t.value for t in at.dataframe if "E" in t.value.columns and "adv" in t.value.index)
     assert nope.loc["main", "E"] == 1922 and nope.loc["adv", "C"] == 119 and nope.loc["all splits", "all splits"] == 2732
     assert any("Syn-(QA)²" in w.value and "unzip -P synqa2" in w.value for w in at.warning)

@@ -6,7 +6,7 @@ its files and SHA-256 to `manifest.toml`. `backend.ingest` does the rest.
 """
 from __future__ import annotations
 
-from backend.datasets import commitmentbank, corpus, crepe, falseqa, ifqa, nope, qaqa, synqa2
+from backend.datasets import commitmentbank, corpus, crepe, falseqa, ifqa, imppres, nope, qaqa, synqa2
 from backend.datasets.base import Loader
 from backend.datasets.sources import DatasetSpec
 from backend.descriptions import Description
@@ -65,6 +65,13 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
         "(or run ingest online to download it)",
         description=commitmentbank.DESCRIPTION),
     DatasetSpec(
+        "imppres", "IMPPRES presuppositions (templated NLI under five operators)",
+        ("dataset/presupposition/*.jsonl",), "CC BY-NC 4.0 (non-commercial use only)",
+        "Jeretič, Warstadt, Bhooshan, Williams, ACL 2020",
+        "put the facebookresearch/Imppres repository's dataset/presupposition/ folder in data/raw/imppres/ "
+        "(or run ingest online to download it)",
+        description=imppres.DESCRIPTION, shared="nli_train/imppres"),
+    DatasetSpec(
         "corpus", "Retrieval corpus (Wikipedia paragraphs + IfQA gold passages)",
         ("hipporag_legacy_data/*.json",), "MIT (HippoRAG); texts Wikipedia CC BY-SA",
         "Gutiérrez et al. 2024 (HippoRAG) pools",
@@ -76,7 +83,7 @@ DATASETS: dict[str, DatasetSpec] = {spec.name: spec for spec in (
 LOADERS: dict[str, Loader] = {
     "nope": nope.load, "ifqa": ifqa.load, "falseqa": falseqa.load,
     "crepe": crepe.load, "synqa2": synqa2.load, "qaqa": qaqa.load,
-    "commitmentbank": commitmentbank.load, "corpus": corpus.load,
+    "commitmentbank": commitmentbank.load, "imppres": imppres.load, "corpus": corpus.load,
 }
 
 

@@ -40,6 +40,7 @@ class DatasetSpec:
     how_to_add: str
     needs: tuple[str, ...] = ()  # other datasets' folders the loader also reads
     description: Description | None = None  # task, labels, splits, baselines (None: no examples, e.g. the corpus)
+    shared: str = ""  # its folder under ../shared/datasets when not its name (e.g. nli_train/imppres)
 
 
 def candidates(spec: DatasetSpec, cli: dict[str, Path], cfg: Settings) -> list[tuple[str, Path]]:
@@ -50,7 +51,7 @@ def candidates(spec: DatasetSpec, cli: dict[str, Path], cfg: Settings) -> list[t
     env = os.environ.get(source_env_var(spec.name))
     if env:
         places.append(("environment", Path(env)))
-    places.append(("shared", cfg.shared_datasets / spec.name))
+    places.append(("shared", cfg.shared_datasets / (spec.shared or spec.name)))
     places.append(("data/raw", cfg.raw_dir / spec.name))
     return places
 
