@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.descriptions import describe
 from backend.metrics import classification, nope, pairs as pair_metrics
 from backend.metrics.bootstrap import paired_difference
 from backend.metrics.bootstrap import Estimate
@@ -100,8 +101,10 @@ def _fmt(est: Estimate) -> str:
 
 
 def facet_breakdown(items: pd.DataFrame, scored: Scored) -> pd.DataFrame:
-    """Accuracy per run and per value of every facet the dataset uses."""
-    used = [f for f in queries.FACETS if items[f].notna().any() and items[f].nunique() > 1]
+    """Accuracy per run and per value of every facet the dataset uses: the typed ones, then the
+    description's `extra` facets (e.g. IMPPRES's and CommitmentBank's operator) as 'extra.KEY'."""
+    candidates = list(queries.FACETS) + [c for c in items.columns if c.startswith("extra.")]
+    used = [f for f in candidates if items[f].notna().any() and items[f].nunique() > 1]
     frames = []
     for run_id, labels, covered in zip(scored.runs["run_id"], scored.labels, scored.covered):
         frame = items.assign(label=labels)[covered]
@@ -121,6 +124,7 @@ def response_bias(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd
 
 def classification_report(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
     items = queries.examples_frame(con, dataset_id)
+    items = items.join(queries.extra_columns(con, dataset_id, describe(con, dataset_id).facets))
     runs = queries.runs_frame(con, dataset_id)
     runs = runs[runs["task"].isin(queries.CLASSIFICATION_TASKS)]
     if run_ids:

@@ -56,3 +56,13 @@ def test_a_broken_line_names_the_file_line_and_field(tmp_path, field, value, pro
         load(root)
     assert found.value.line == 7 and found.value.field == field and problem in found.value.problem
     assert "cleft_existence.jsonl" in str(found.value)
+
+
+def test_evaluate_breaks_imppres_and_commitmentbank_down_by_operator(real_con):
+    from backend import evaluate
+    for dataset, operators in (("imppres", set(imppres.OPERATORS)), ("commitmentbank", {"negation", "modal", "question", "conditional"})):
+        table = evaluate.evaluate(real_con, dataset)["Accuracy by facet"]
+        by_operator = table[table["facet"] == "extra.operator"]
+        assert operators <= set(by_operator["value_of_facet"]), dataset
+        assert by_operator.groupby("run")["n"].sum().eq(len(real_con.execute(
+            "SELECT 1 FROM examples WHERE dataset_id = $d", {"d": dataset}).fetchall())).all()

@@ -69,6 +69,16 @@ def examples_frame(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFr
     """, {"d": dataset_id}).df().set_index("example_id")
 
 
+def extra_columns(con: duckdb.DuckDBPyConnection, dataset_id: str, keys: tuple[str, ...]) -> pd.DataFrame:
+    """Keys of examples.extra as text columns named 'extra.KEY', indexed by example_id (store order)."""
+    if not keys:
+        return pd.DataFrame()
+    columns = ", ".join(f"json_extract_string(extra, $k{i}) AS c{i}" for i in range(len(keys)))
+    frame = con.execute(f"SELECT example_id, {columns} FROM examples WHERE dataset_id = $d ORDER BY example_id",
+                        {"d": dataset_id, **{f"k{i}": "$." + json.dumps(key) for i, key in enumerate(keys)}}).df()
+    return frame.set_index("example_id").set_axis([f"extra.{key}" for key in keys], axis=1)
+
+
 def crowd_votes(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Per example, the crowd's labels and numeric ratings as lists (NOPE: five of each)."""
     return con.execute("""
