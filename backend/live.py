@@ -126,6 +126,7 @@ class ModelQueue:
             return self.pending.index(future) if future in self.pending else 0
 
     def _work(self) -> None:
+        _lower_priority()
         while True:
             batch = [self.waiting.get()]
             while len(batch) < BATCH:
@@ -146,6 +147,16 @@ class ModelQueue:
             finally:
                 with self.lock:
                     self.pending = [f for f in self.pending if not f.done()]
+
+
+def _lower_priority() -> None:
+    """Run this worker (and, with one torch thread, the model's arithmetic) at a lower CPU priority, so
+    the pages' queries and renders go first on a small machine ($PLAB_LIVE_NICE, default 10; Linux
+    applies a nice value per thread)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), int(os.environ.get("PLAB_LIVE_NICE", "10")))
+    except (AttributeError, OSError, ValueError):  # not Linux, or not allowed: run at normal priority
+        pass
 
 
 _CAP = {"active": 0, "before": 0}

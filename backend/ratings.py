@@ -230,7 +230,7 @@ def save(con: duckdb.DuckDBPyConnection, run_id: str, example_id: str, rater_id:
     key = {"d": dataset_id, "e": example_id, "r": run_id, "u": rater}
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     written = 0
-    with atomic(con):  # read what is stored and write in one serialised transaction
+    with atomic(con, area="ratings"):  # read what is stored and write in one serialised transaction
         stored = {c: v for c, v in con.execute(
             "SELECT criterion, value FROM ratings WHERE source = 'user' AND dataset_id = $d AND example_id = $e "
             "AND run_id = $r AND rater_id = $u", key).fetchall()}

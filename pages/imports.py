@@ -13,7 +13,7 @@ from backend.imports import datasets as user_datasets
 from backend.imports import predictions
 from backend.imports.files import FORMATS, read
 from ui import widgets
-from ui.resources import StoreLocked, query, store, wrote
+from ui.resources import StoreLocked, query, store
 
 TYPES = sorted({suffix.lstrip(".") for suffix in FORMATS})
 GUESS = "(guess)"
@@ -125,7 +125,6 @@ def show_run_plan(plan: predictions.Plan) -> None:
         except (ValueError, StoreLocked) as exc:
             show_problem("Not saved", exc)
             return
-        wrote()
         st.session_state.pop("run_plan", None)
         st.success(f"Saved {len(plan.predictions):,} predictions as a run.")
         st.code(run_id, language=None)
@@ -181,10 +180,8 @@ def dataset_form() -> None:
             with store() as con:
                 counts = user_datasets.save(con, bundle, replace=replace)
         except (ValueError, StoreLocked, user_datasets.BaselinesFailed) as exc:
-            wrote()
             show_problem("Not saved" if not isinstance(exc, user_datasets.BaselinesFailed) else "Saved, without baselines", exc)
             return
-        wrote()
         st.session_state.pop("dataset_plan", None)
         st.success("Saved: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
         st.page_link("pages/explore.py", label="Open it in Explore", icon=":material/filter_alt:",
@@ -207,7 +204,6 @@ def my_runs() -> None:
         except (ValueError, LookupError, StoreLocked) as exc:
             show_problem("Not deleted", exc)
             return
-        wrote()
         st.success("Deleted.")
         st.code(run_id, language=None)
 

@@ -11,7 +11,7 @@ from backend import descriptions, explore, live, registry, runs
 from backend.retrieval import inspector
 from backend.store import queries
 from ui import charts, export, widgets
-from ui.resources import StoreLocked, query, released, retrievers, store, store_ref, wrote
+from ui.resources import StoreLocked, query, released, retrievers, store, store_ref
 
 MODES = {"Question": "question", "NLI pair": "nli"}  # label (shown and in the URL) → mode
 RETRIEVERS = ["hybrid", "bm25", "dense", "none"]
@@ -109,11 +109,15 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                 status.write(f"{version}: {engine.model} ({engine.task}) — loaded once, then shared by every session…")
                 query_ = live.Query(model=engine.model, task=engine.task, retriever=use, k=k,
                                     **{name: text[name] for name in fields(mode)})
-                place = status.empty()
+                place, said = status.empty(), []
+
+                def waiting(ahead: int, model: str = engine.model) -> None:  # written only when the place changes
+                    if not said or said[-1] != ahead:
+                        said.append(ahead)
+                        place.write(f"{ahead} question(s) ahead of yours for {model}…" if ahead else f"{model} is answering…")
                 try:
                     with released():  # the model may take seconds: nobody waits for this page meanwhile
-                        answer = live.ask(store_ref(), query_, shared, waiting=lambda n: place.write(
-                            f"{n} question(s) ahead of yours for {engine.model}…" if n else f"{engine.model} is answering…"))
+                        answer = live.ask(store_ref(), query_, shared, waiting=waiting)
                     found["answers"].append((engine, answer, None))
                 except (ValueError, registry.ModelUnavailable, StoreLocked) as exc:  # bad input, or the model is not here
                     found["answers"].append((engine, None, str(exc)))
@@ -121,7 +125,6 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                     found["answers"].append((engine, None, f"the model failed: {type(exc).__name__}: {exc}"))
             results[version] = found
         status.update(label="Done", state="complete", expanded=False)
-    wrote()
     return results
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from backend import ratings
 from ui import charts, export, widgets
-from ui.resources import StoreError, StoreLocked, query, store, wrote
+from ui.resources import StoreError, StoreLocked, query, store
 
 
 def pickers() -> tuple[pd.Series, str | None, str]:
@@ -71,14 +71,12 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
                                    loaded=st.session_state.get(f"{key}|loaded", {}))
     except ratings.RatingConflict as exc:
         fill(key, task, exc.stored)
-        wrote()
         st.session_state["rate_error"] = (key, str(exc), "")
         return
     except (ratings.RatingError, StoreLocked, StoreError) as exc:
         said = f"the store could not write it ({type(exc).__name__}); try again" if isinstance(exc, StoreError) else str(exc)
         st.session_state["rate_error"] = (key, said, " Nothing saved before has changed; your choices are kept above.")
         return
-    wrote()
     fill(key, task, {c: v for c, v in values.items() if v is not None} if written else {})
     st.session_state.pop("rate_error", None)
     st.session_state["saved_note"] = (f"Saved {example_id} as {rater}." if written

@@ -4,14 +4,13 @@ session shares.
 
 The dashboard does not keep the store open: `store()` is `backend.store.access.session`, so terminal
 commands and notebooks write to the same store while the dashboard runs, and what they write shows at
-the next rerun (the store file's size and time are part of every cached query's key). If a command
-holds the store longer than STORE_WAIT_S, `store()` raises StoreLocked naming that command. Writes
-made here also bump an in-process counter, so this process's own pages see them at once.
+the next rerun (every write, from any process, bumps a version in the store that cached queries key
+on: see `store_version`). If a command holds the store longer than STORE_WAIT_S, `store()` raises
+StoreLocked naming that command.
 """
 from __future__ import annotations
 
 import importlib
-import threading
 from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator
 
@@ -20,16 +19,15 @@ import streamlit as st
 
 from backend.config import settings
 from backend.store import access
-from backend.store.connection import StoreDamaged, damaged, existing_store
+from backend.store.connection import StoreDamaged, damaged
 from backend.store.migrations import StoreTooNew
+from backend.store.writer import AREAS, versions
 from ui.text import message
 
 StoreLocked = access.StoreBusy
 StoreError = duckdb.Error  # what a failed read or write raises; pages catch it without importing duckdb
 STORE_WAIT_S = 30.0  # a page waits this long for a terminal command's unit of work before saying who holds the store
 
-_WRITES = [0]
-_WRITES_LOCK = threading.Lock()
 
 
 @contextmanager
@@ -75,24 +73,18 @@ def page_session() -> Iterator[None]:
             st.stop()
 
 
-def wrote() -> None:
-    """Call after any write through `store()`: cached query results are recomputed."""
-    with _WRITES_LOCK:
-        _WRITES[0] += 1
+# Query results are cached per version of what they read (backend.store.writer.versions): every
+# function reads datasets and runs ('data') and may show user ratings ('ratings'); those of the modules
+# below also read live answers. Other modules' caches survive a live answer being stored.
+READS_LIVE = ("backend.live", "backend.ratings")
 
 
-def store_version() -> str:
-    """Changes whenever any process writes the store (its file or WAL) or this process writes to it."""
-    path = existing_store(settings().store_path)
-    return f"{path}:{_stamp(path)}:{_stamp(path.with_name(path.name + '.wal'))}:{_WRITES[0]}"
-
-
-def _stamp(path) -> str:
-    try:
-        stat = path.stat()
-    except FileNotFoundError:  # no WAL (or it was just checkpointed away)
-        return "-"
-    return f"{stat.st_mtime_ns}:{stat.st_size}"
+def store_version(module: str = "") -> str:
+    """The versions of what functions of `module` read (all of them for READS_LIVE modules)."""
+    with store() as con:
+        found = versions(con)
+    areas = AREAS if module in READS_LIVE else ("data", "ratings")
+    return f"{settings().store_path}:" + ":".join(found[area] for area in areas)
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
@@ -104,7 +96,7 @@ def _call(name: str, version: str, args: tuple, kwargs: tuple) -> Any:
 
 def query(fn: Callable, *args, **kwargs) -> Any:
     """`fn(con, *args, **kwargs)` in a store session, cached per store version and arguments (which must be hashable)."""
-    return _call(f"{fn.__module__}.{fn.__qualname__}", store_version(), args, tuple(sorted(kwargs.items())))
+    return _call(f"{fn.__module__}.{fn.__qualname__}", store_version(fn.__module__), args, tuple(sorted(kwargs.items())))
 
 
 @st.cache_resource(show_spinner=False)

@@ -143,15 +143,32 @@ def replace_run_table(con: duckdb.DuckDBPyConnection, run: dict | None, predicti
 WRITE_LOCK = threading.RLock()
 
 
+# Each write bumps the version of what it changed, in the same transaction: `data` (datasets, runs,
+# predictions: ingest, imports, batch runs), `ratings` (user ratings), `live` (live answers). Caches of
+# query results key on the versions they depend on (ui/resources.py), so a live answer stored every
+# second does not throw away every cached Explore slice; the counters live in the store, so writes
+# from other processes count too.
+AREAS = ("data", "ratings", "live")
+BUMP = """INSERT INTO meta VALUES ($k, '1') ON CONFLICT (key)
+          DO UPDATE SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS VARCHAR)"""
+
+
+def versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """area → how many writes it has seen ('0' before the first)."""
+    found = dict(con.execute("SELECT key, value FROM meta WHERE key LIKE 'version:%'").fetchall())
+    return {area: found.get(f"version:{area}", "0") for area in AREAS}
+
+
 @contextmanager
-def atomic(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def atomic(con: duckdb.DuckDBPyConnection, area: str = "data") -> Iterator[None]:
     """One write transaction, serialised with this process's other writes; rolled back on any error;
-    checkpointed once committed (a busy dashboard may keep the store open for long, and until a
-    checkpoint its writes live only in the .wal file beside it)."""
+    counted in `area`'s version; checkpointed once committed (a busy dashboard may keep the store
+    open for long, and until a checkpoint its writes live only in the .wal file beside it)."""
     with WRITE_LOCK:
         con.execute("BEGIN TRANSACTION")
         try:
             yield
+            con.execute(BUMP, {"k": f"version:{area}"})
             con.execute("COMMIT")
         except BaseException:
             try:
@@ -215,7 +232,7 @@ def store_live(con: duckdb.DuckDBPyConnection, run: dict, predictions: list[dict
                 {"r": run["run_id"], "e": examples}) for name in ("retrievals", "predictions")]
     tables = {name: arrow_table(con, name, rows) for name, rows in
               (("predictions", predictions), ("retrievals", list(retrievals))) if rows}
-    with atomic(con):  # the run's existence is checked inside: two sessions' first answers make one run
+    with atomic(con, area="live"):  # the run's existence is checked inside: two sessions' first answers make one run
         if con.execute("SELECT 1 FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone() is None:
             now = datetime.now(timezone.utc).replace(tzinfo=None)
             tables = {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "live"}]), **tables}
