@@ -4,7 +4,8 @@
 
 Starts `scripts/run.sh` on a copy of the store and drives Chromium (Debian's, as in the tests). An
 Explore load is timed from navigation until the table's caption and every chart are drawn; a
-question from clicking Ask until the answer card shows. First alone (Explore loads one after
+question from clicking Ask until its status says Done. Askers type each new question into the open
+Playground, as people do (`--reload`: reload the page with the question in the URL each time). First alone (Explore loads one after
 another; questions one after another in one tab), then the Explore loads while five tabs keep asking
 new questions. Prints p50/p95 and the ratio under load / alone. Target (issue 12): Explore p95 under
 load ≤ 2 × alone. Chromium runs on the same machine, so it takes CPU too (as in the issue's probe).
@@ -40,18 +41,28 @@ async def explore(page, base: str, i: int) -> float:
     return time.perf_counter() - started
 
 
-async def ask(page, base: str, n: int) -> float:
-    await page.goto(f"{base}/playground?question={quote(f'Why did the lab close laboratory number {n} in 1990?')}",
-                    wait_until="domcontentloaded")
+async def ask(page, base: str, n: int, reload: bool) -> float:
+    """One question: reload the Playground with it in the URL (`reload`), or type it into the open page."""
+    question = f"Why did the lab close laboratory number {n} in 1990?"
+    if reload or "playground" not in page.url:
+        await page.goto(f"{base}/playground?question={quote(question)}", wait_until="domcontentloaded")
+    else:
+        await page.get_by_role("textbox", name="Question").fill(question)
     button = page.get_by_role("button", name="Ask")
     await button.wait_for(timeout=300_000)
     started = time.perf_counter()
     await button.click()
+    asking = page.get_by_text("Asking the models")
+    try:
+        await asking.first.wait_for(timeout=20_000)
+    except Exception:  # noqa: BLE001 - answered before we looked
+        pass
+    await asking.first.wait_for(state="detached", timeout=600_000)
     await page.get_by_text("Done").first.wait_for(timeout=600_000)
     return time.perf_counter() - started
 
 
-async def run(base: str, loads: int, askers: int) -> None:
+async def run(base: str, loads: int, askers: int, reload: bool) -> None:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -59,14 +70,14 @@ async def run(base: str, loads: int, askers: int) -> None:
         pages = [await browser.new_page(viewport={"width": 1400, "height": 2000}) for _ in range(askers + 1)]
         viewer, tabs = pages[0], pages[1:]
         await explore(viewer, base, 0)
-        await ask(tabs[0], base, 0)  # the model loads once per server
+        await ask(tabs[0], base, 0, reload)  # the model loads once per server
         explore_alone = [await explore(viewer, base, i) for i in range(1, loads + 1)]
-        asks_alone = [await ask(tabs[0], base, n) for n in range(1, askers + 1)]
+        asks_alone = [await ask(tabs[0], base, n, reload) for n in range(1, askers + 1)]
         stop, asked, counter = asyncio.Event(), [], iter(range(1000, 100_000))
 
         async def asker(tab):
             while not stop.is_set():
-                asked.append(await ask(tab, base, next(counter)))
+                asked.append(await ask(tab, base, next(counter), reload))
         users = [asyncio.create_task(asker(tab)) for tab in tabs]
         await asyncio.sleep(5)
         explore_loaded = [await explore(viewer, base, i) for i in range(1, loads + 1)]
@@ -86,12 +97,13 @@ def main() -> None:
     parser.add_argument("--store", default=str(settings().store_path))
     parser.add_argument("--loads", type=int, default=12)
     parser.add_argument("--askers", type=int, default=5)
+    parser.add_argument("--reload", action="store_true", help="reload the Playground for every question (default: type it)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "bench.duckdb"
         shutil.copyfile(args.store, store)
         for base in serve({"PLAB_STORE": str(store)}):  # the server inherits this environment (PLAB_LIVE_THREADS)
-            asyncio.run(run(base, args.loads, args.askers))
+            asyncio.run(run(base, args.loads, args.askers, args.reload))
 
 
 if __name__ == "__main__":
