@@ -62,13 +62,14 @@ async def ask(page, base: str, n: int, reload: bool) -> float:
     return time.perf_counter() - started
 
 
-async def run(base: str, loads: int, askers: int, reload: bool) -> None:
+async def run(base: str, loads: int, askers: int, reload: bool, nice_askers: Path | None) -> None:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        pages = [await browser.new_page(viewport={"width": 1400, "height": 2000}) for _ in range(askers + 1)]
-        viewer, tabs = pages[0], pages[1:]
+        others = await p.chromium.launch(executable_path=str(nice_askers), args=FLAGS) if nice_askers else browser
+        viewer = await browser.new_page(viewport={"width": 1400, "height": 2000})
+        tabs = [await others.new_page(viewport={"width": 1400, "height": 2000}) for _ in range(askers)]
         await explore(viewer, base, 0)
         await ask(tabs[0], base, 0, reload)  # the model loads once per server
         explore_alone = [await explore(viewer, base, i) for i in range(1, loads + 1)]
@@ -84,6 +85,8 @@ async def run(base: str, loads: int, askers: int, reload: bool) -> None:
         stop.set()
         await asyncio.gather(*users)
         await browser.close()
+        if others is not browser:
+            await others.close()
     for what, alone, loaded in (("Explore load (browser)", explore_alone, explore_loaded),
                                 ("Playground question (browser)", asks_alone, asked)):
         print(f"{what:32} alone p50 {statistics.median(alone):6.2f} s  p95 {p95(alone):6.2f} s   under load "
@@ -98,12 +101,19 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=12)
     parser.add_argument("--askers", type=int, default=5)
     parser.add_argument("--reload", action="store_true", help="reload the Playground for every question (default: type it)")
+    parser.add_argument("--nice-askers", action="store_true",
+                        help="run the askers' Chromium at nice 19, as if their browsers were on other machines")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "bench.duckdb"
         shutil.copyfile(args.store, store)
+        nice = None
+        if args.nice_askers:
+            nice = Path(folder) / "chromium-nice"
+            nice.write_text(f'#!/bin/sh\nexec nice -n 19 {CHROMIUM} "$@"\n')
+            nice.chmod(0o755)
         for base in serve({"PLAB_STORE": str(store)}):  # the server inherits this environment (PLAB_LIVE_THREADS)
-            asyncio.run(run(base, args.loads, args.askers, args.reload))
+            asyncio.run(run(base, args.loads, args.askers, args.reload, nice))
 
 
 if __name__ == "__main__":
