@@ -186,7 +186,8 @@ def badge(row: pd.Series) -> None:
         st.badge(f"Paper predictions, not in its tables ({PAPER})", color="blue")
     else:
         st.badge(row["source"], color="gray")
-    st.caption(f"{row['kind']} · model {row['model']} · training data {row['training data']} · {row['seeds']} run(s)"
+    st.caption(f"{row['kind']} · model {widgets.plain(row['model'])} · training data {widgets.plain(row['training data'])} · "
+               f"{row['seeds']} run(s)"
                + (" · accuracy is the mean over seeds" if row["kind"] == "group" else ""))
 
 

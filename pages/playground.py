@@ -157,7 +157,8 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
 
 def show_version(title: str, text: dict, found: dict) -> None:
     st.markdown(f"#### {title}")
-    st.markdown("\n\n".join(f"**{name.capitalize()}:** {text[name]}" for name in text if name in ("question", "premise", "hypothesis")))
+    st.markdown("\n\n".join(f"**{name.capitalize()}:** {widgets.plain(text[name])}" for name in text
+                              if name in ("question", "premise", "hypothesis")))  # typed or from the URL: text
     for engine, answer, error in found["answers"]:
         show_answer(engine, answer, error)
     hits = found["hits"]
