@@ -10,6 +10,7 @@ PAGES = [
     st.Page("pages/example.py", title="Example", icon=":material/article:"),
     st.Page("pages/pairs.py", title="Minimal pairs", icon=":material/compare_arrows:"),
     st.Page("pages/nope.py", title="NOPE", icon=":material/bar_chart:"),
+    st.Page("pages/projection.py", title="Projection", icon=":material/stacked_line_chart:"),
     st.Page("pages/retrieval.py", title="Retrieval", icon=":material/travel_explore:"),
     st.Page("pages/playground.py", title="Playground", icon=":material/chat:"),
     st.Page("pages/rate.py", title="Rate", icon=":material/star_rate:"),

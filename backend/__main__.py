@@ -28,7 +28,7 @@ from backend.descriptions import UnknownDataset, describe
 from backend.imports import cli as import_cli
 from backend.store import cli as store_cli
 from backend.store.access import StoreBusy, session
-from backend.store.connection import StoreDamaged, damaged
+from backend.store.connection import StoreDamaged, damaged, store_path
 from backend.store.migrations import StoreTooNew
 
 
@@ -124,21 +124,23 @@ def cmd_train(args: argparse.Namespace) -> int:
     from backend.training import recipes
 
     if args.what == "nli":
-        card = recipes.train_nli(args.minutes or 25)
+        card = recipes.train_nli(args.minutes or 25, tuple(args.without), args.examples)
     else:
         with session(args.store) as con:
             frames = recipes.detector_data(con, args.dataset)
         card = recipes.train_detector(args.dataset, frames, args.minutes or 3)
     print(f"held-out accuracy {card.get('heldout_accuracy', float('nan')):.3f} on {card.get('heldout_examples')} "
           f"examples after {card['minutes']} min ({card['examples_seen']:,} examples seen)")
-    with session(args.store) as con:  # the store is opened only now, to store the evaluation runs
-        if args.what == "nli":
-            recipes.evaluate_nli(con)
-            table = recipes.summary(con, "nope", ["main", "adv"])
-        else:
-            recipes.evaluate_detector(con, args.dataset)
-            _, dev, evaluation = recipes.detect_splits(con, args.dataset)
-            table = recipes.summary(con, args.dataset, list(dict.fromkeys((dev, *evaluation))))
+    if args.what == "nli":  # the store is opened only now, per chunk of the evaluation runs
+        done = recipes.evaluate_nli(store_path(args.store), recipes.nli_model(tuple(args.without)))
+        with session(args.store) as con:
+            for dataset in done:
+                print(f"\n{dataset}:\n" + recipes.summary(con, dataset).to_markdown(index=False))
+        return 0
+    with session(args.store) as con:
+        recipes.evaluate_detector(con, args.dataset)
+        _, dev, evaluation = recipes.detect_splits(con, args.dataset)
+        table = recipes.summary(con, args.dataset, list(dict.fromkeys((dev, *evaluation))))
     print(table.to_markdown(index=False))
     return 0
 
@@ -212,6 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("what", choices=["nli", "detect"])
     p.add_argument("--dataset", default="falseqa", help="for detect: the dataset whose train split to use")
     p.add_argument("--minutes", type=float, help="wall-clock budget (default 25 for nli, 3 for detect)")
+    p.add_argument("--without", nargs="+", default=[], metavar="SOURCE",
+                   help="nli: leave these training sources out (e.g. imppres, to evaluate on it uncontaminated); "
+                        "the model is registered as minilm-nli-without-SOURCE")
+    p.add_argument("--examples", type=int, default=0,
+                   help="nli: stop after this many training examples (a fixed amount of work, for fair comparisons)")
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("models", help="registered models and whether each can be loaded here")
     p.set_defaults(func=cmd_models)

@@ -33,6 +33,7 @@ class Description:
     facets: tuple[str, ...] = ()               # keys of examples.extra that Explore filters on (user datasets)
     user: bool = False                         # imported by a user (never removed by an ingest)
     columns: dict = field(default_factory=dict)  # for user datasets: store column ← file column
+    projection: dict = field(default_factory=dict)  # trigger × operator survival (backend.projection); {}: none
 
     def __post_init__(self):
         if self.task not in TASKS:

@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend import projection
 from backend.descriptions import describe
 from backend.metrics import classification, nope, pairs as pair_metrics
 from backend.metrics.bootstrap import paired_difference
@@ -133,8 +134,10 @@ def classification_report(con: duckdb.DuckDBPyConnection, dataset_id: str, run_i
         return {"runs": pd.DataFrame({"note": [f"no complete classification runs for {dataset_id}"]})}
     classes = list(runs["labels"].iloc[0])
     scored = score(items, runs, queries.predictions_frame(con, list(runs["run_id"])), classes)
+    flagged = dict(zip(runs["run_id"], runs["contaminated"]))  # backend.contamination: '' when clean
     return {
-        "Accuracy and macro-F1 per run and split (95% bootstrap CI)": headline(items, scored, classes),
+        "Accuracy and macro-F1 per run and split (95% bootstrap CI)": headline(items, scored, classes).assign(
+            contaminated=lambda f: f["run"].map(flagged).fillna("")),
         "Response bias: predicted vs gold label shares": response_bias(items, scored, classes),
         "Accuracy by facet": facet_breakdown(items, scored),
         "Minimal pairs: pair accuracy, flips and McNemar per run and pair set": pair_table(
@@ -217,6 +220,7 @@ def nope_report(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None
 
 
 TABLE4 = "Table 4: accuracy on projection subsets (main)"
+PROJECTION = "Projection: presupposition survival (share E) per trigger × operator, people / gold vs each run"
 FIGURE5 = "Figure 5: accuracy per trigger, main and adversarial"
 
 
@@ -249,6 +253,8 @@ def paper_view(report: Report) -> Report:
 
 def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
     report = classification_report(con, dataset_id, run_ids)
+    if projection.spec(con, dataset_id):
+        report[PROJECTION] = projection.by_run(con, dataset_id, run_ids)
     if dataset_id == "nope":
         report.update(nope_report(con, run_ids))
     return report

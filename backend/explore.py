@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
+from backend import contamination
 from backend.descriptions import UnknownDataset, describe
 from backend.metrics import classification
 from backend.metrics.bootstrap import LARGE_N, paired_difference
@@ -81,7 +82,8 @@ def _json_path(key: str) -> str:
 
 def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Complete runs of the dataset that stored predictions: classification runs first (baselines
-    last among them), then QA, writing and retrieval runs; with each run's label order ([] if none)."""
+    last among them), then QA, writing and retrieval runs; with each run's label order ([] if none) and
+    why it is contaminated ('' if not)."""
     frame = con.execute(f"""
         SELECT r.run_id, r.model_id, r.source, r.task,
                CAST(r.config->'$.labels' AS VARCHAR[]) AS labels
@@ -91,7 +93,8 @@ def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
         {RUN_ORDER}
     """, {"d": dataset_id}).df()
     frame["labels"] = frame["labels"].map(lambda v: list(v) if isinstance(v, (list, np.ndarray)) else [])
-    return frame
+    flagged = contamination.flags(con, dataset_id)
+    return frame.assign(contaminated=[flagged.get(r, "") for r in frame["run_id"]])
 
 
 def _run_cte(param: str | None, keys: bool) -> str:

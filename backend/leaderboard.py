@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend import descriptions
+from backend import contamination, descriptions
 from backend.descriptions import Description
 from backend.metrics import classification, retrieval, squad
 from backend.metrics.bootstrap import Estimate, mean
@@ -70,8 +70,10 @@ METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "retrie
 
 def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """dataset, run, model, kind (paper-reported | baseline | model run), metric, split, value, low, high, n,
-    and bias: for a classifier that gives one label to almost every item, which and how often."""
+    bias (for a classifier that gives one label to almost every item, which and how often) and
+    contaminated (why, when the run's model was trained on this dataset: `backend.contamination`)."""
     frame, described = _predictions(con), descriptions.described(con)
+    flagged = {d: contamination.flags(con, d) for d in frame["dataset_id"].unique()}
     rows = []
     for (dataset, run_id, split), group in frame.groupby(["dataset_id", "run_id", "split"], sort=True):
         task, description = group["task"].iloc[0], described.get(dataset)
@@ -80,6 +82,7 @@ def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         metric, estimate = METRICS[task](group, description)
         rows.append({"dataset": dataset, "run": run_id, "model": group["model_id"].iloc[0],
                      "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]), "metric": metric,
-                     "split": split, **estimate.as_dict(), "bias": _bias(group) if task in queries.CLASSIFICATION_TASKS else ""})
-    columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n", "bias"]
+                     "split": split, **estimate.as_dict(), "bias": _bias(group) if task in queries.CLASSIFICATION_TASKS else "",
+                     "contaminated": flagged[dataset].get(run_id, "")})
+    columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n", "bias", "contaminated"]
     return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "split", "value"], ascending=[True, True, False])

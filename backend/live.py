@@ -4,11 +4,12 @@ Each answer is cached in memory by (model, task, retriever, k, input) and stored
 live run (`live/<model>/<task>[/<retriever>@<k>]`, status 'live'), so anything asked once can be
 found and compared later. Inputs are length-bounded with an error naming the field.
 
-Questions are answered through one bounded queue per model request (`ModelQueue`): one worker
-thread takes what is waiting (up to BATCH queries from any sessions) and answers it as one batch,
-with at most LIVE_THREADS torch threads, so six people asking at once neither run six models side by
-side nor starve the other pages of the CPU. A full queue says so at once (QueueFull); a waiting caller
-is told its place. The store is opened only to load passages and to store the answer, never while
+Questions are answered through one bounded queue per model request (`ModelQueue`): one thread
+takes what is waiting (up to BATCH queries from any sessions) and has it answered as one batch, in
+the worker process (`backend.live_worker`, for a store given by path: the dashboard) or in that
+thread (an open connection: a notebook), with at most $PLAB_LIVE_THREADS torch threads at a lower CPU
+priority, so six people asking at once neither run six models side by side nor starve the pages. A
+full queue says so at once (QueueFull); a waiting caller is told its place. The store is opened only to load passages and to store the answer, never while
 the model runs, so terminal commands and other pages are not held up by inference.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import Future
+from functools import partial
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable
@@ -28,7 +30,7 @@ from typing import Callable
 import duckdb
 import pandas as pd
 
-from backend import registry, runs
+from backend import live_worker, registry, runs
 from backend.models.output import Output
 from backend.store.access import StoreRef, opener
 from backend.store.writer import store_live
@@ -37,11 +39,6 @@ MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
 CACHE_SIZE = 512
 QUEUE_MAX = 32   # questions waiting per model before new ones are turned away
 BATCH = 8        # questions from any sessions answered together
-
-
-def live_threads() -> int:
-    """Torch threads for live answers ($PLAB_LIVE_THREADS; default: all cores but one, for the pages)."""
-    return max(1, int(os.environ.get("PLAB_LIVE_THREADS", (os.cpu_count() or 2) - 1)))
 
 
 class QueueFull(ValueError):
@@ -88,6 +85,8 @@ _CACHE: OrderedDict[Query, Answer] = OrderedDict()
 _RUNNERS: dict[runs.Request, runs.Runner] = {}
 _LOCK = threading.Lock()
 
+Compute = Callable[[list[dict]], "tuple[list[Output], dict]"]  # a batch's rows → (outputs, the live run's row)
+
 
 def _runner(con: duckdb.DuckDBPyConnection, request: runs.Request, retrievers: dict | None) -> runs.Runner:
     """The shared runner for a request; built outside the lock so a slow model load blocks no other query."""
@@ -99,15 +98,23 @@ def _runner(con: duckdb.DuckDBPyConnection, request: runs.Request, retrievers: d
         return _RUNNERS.setdefault(request, built)
 
 
+def _in_thread(runner: runs.Runner) -> Compute:
+    """Answer batches in this process, with the torch threads capped."""
+    def compute(rows: list[dict]):
+        with _threads(live_worker.live_threads()):
+            return runner(pd.DataFrame(rows)), runs.run_row(runner.request, runner)
+    return compute
+
+
 class ModelQueue:
     """One model request's waiting questions and the worker thread that answers them in batches."""
 
-    def __init__(self, runner: runs.Runner):
-        self.runner = runner
+    def __init__(self, name: str, compute: Compute, lower_priority: bool):
+        self.name, self.compute, self.lower_priority = name, compute, lower_priority
         self.waiting: queue.Queue = queue.Queue(maxsize=QUEUE_MAX)
         self.pending: list[Future] = []  # submitted and not answered, in order
         self.lock = threading.Lock()
-        threading.Thread(target=self._work, daemon=True, name=f"live-{runner.request.model}").start()
+        threading.Thread(target=self._work, daemon=True, name=f"live-{name}").start()
 
     def submit(self, row: dict) -> Future:
         future: Future = Future()
@@ -115,7 +122,7 @@ class ModelQueue:
             try:
                 self.waiting.put_nowait((row, future))
             except queue.Full:
-                raise QueueFull(f"{self.runner.request.model}: {QUEUE_MAX} questions are waiting for this model; "
+                raise QueueFull(f"{self.name}: {QUEUE_MAX} questions are waiting for this model; "
                                 "ask again in a minute") from None
             self.pending.append(future)
         return future
@@ -126,7 +133,8 @@ class ModelQueue:
             return self.pending.index(future) if future in self.pending else 0
 
     def _work(self) -> None:
-        _lower_priority()
+        if self.lower_priority:  # the model runs in this thread: lower its priority (the worker process does its own)
+            _lower_priority()
         while True:
             batch = [self.waiting.get()]
             while len(batch) < BATCH:
@@ -136,11 +144,10 @@ class ModelQueue:
                     break
             started = time.perf_counter()
             try:
-                with _threads(live_threads()):
-                    outputs = self.runner(pd.DataFrame([row for row, _ in batch]))
+                outputs, row = self.compute([row for row, _ in batch])
                 seconds = time.perf_counter() - started
                 for (_, future), output in zip(batch, outputs):
-                    future.set_result((output, 1000 * seconds))
+                    future.set_result((output, 1000 * seconds, row))
             except Exception as exc:  # noqa: BLE001 - every waiting caller hears why
                 for _, future in batch:
                     future.set_exception(exc)
@@ -150,7 +157,7 @@ class ModelQueue:
 
 
 def _lower_priority() -> None:
-    """Run this worker (and, with one torch thread, the model's arithmetic) at a lower CPU priority, so
+    """Run this thread (and, with one torch thread, the model's arithmetic) at a lower CPU priority, so
     the pages' queries and renders go first on a small machine ($PLAB_LIVE_NICE, default 10; Linux
     applies a nice value per thread)."""
     try:
@@ -164,8 +171,8 @@ _CAP_LOCK = threading.Lock()
 
 
 class _threads:
-    """Cap torch's intra-op threads while live batches run (process-wide: set by the first batch to
-    start, restored by the last to finish)."""
+    """Cap torch's intra-op threads while live batches run in this process (process-wide: set by the
+    first batch to start, restored by the last to finish)."""
 
     def __init__(self, n: int):
         self.n = n
@@ -186,14 +193,26 @@ class _threads:
                 torch.set_num_threads(_CAP["before"])
 
 
-_QUEUES: dict[runs.Request, ModelQueue] = {}
+_QUEUES: dict[tuple, ModelQueue] = {}
 
 
-def _queue(request: runs.Request, runner: runs.Runner) -> ModelQueue:
+def _queue(store: StoreRef, request: runs.Request, retrievers: dict | None) -> ModelQueue:
+    """The request's queue: answered in the worker process for a store given by path, else in a thread here."""
+    if live_worker.enabled(store):
+        key = (request, str(store))
+        make = lambda: ModelQueue(request.model, partial(live_worker.answer, request, store), False)  # noqa: E731
+    else:
+        key = (request, "here")
+        with _LOCK:
+            runner = _RUNNERS.get(request)
+        if runner is None and key not in _QUEUES:
+            with opener(store)() as con:
+                runner = _runner(con, request, retrievers)
+        make = lambda: ModelQueue(request.model, _in_thread(runner), True)  # noqa: E731
     with _LOCK:
-        if request not in _QUEUES:
-            _QUEUES[request] = ModelQueue(runner)
-        return _QUEUES[request]
+        if key not in _QUEUES:
+            _QUEUES[key] = make()
+        return _QUEUES[key]
 
 
 def ask(store: StoreRef, query: Query, retrievers: dict | None = None, save: bool = True,
@@ -201,33 +220,31 @@ def ask(store: StoreRef, query: Query, retrievers: dict | None = None, save: boo
     """Answer one query (from the cache when asked before) and store it as a live-run row.
 
     `store` is an open connection or the store's path (then it is opened only to read passages and to
-    store the answer). `waiting(n)` is called about every 0.3 s with the questions ahead in the queue."""
+    store the answer, and the model runs in the worker process, `backend.live_worker`; `retrievers`
+    are then its own, loaded from the saved indexes). `waiting(n)` is called about every 0.3 s with
+    the questions ahead in the queue."""
     query.validate()
     with _LOCK:
         if query in _CACHE:
             _CACHE.move_to_end(query)
             return replace(_CACHE[query], cached=True)
-    request, open_store = query.request(), opener(store)
-    with _LOCK:
-        runner = _RUNNERS.get(request)
-    if runner is None:
-        with open_store() as con:
-            runner = _runner(con, request, retrievers)
-    future = _queue(request, runner).submit({"example_id": query.example_id(), "input": query.premise or query.question,
-                                             "hypothesis": query.hypothesis or None})
+    request = query.request()
+    model_queue = _queue(store, request, retrievers)
+    future = model_queue.submit({"example_id": query.example_id(), "input": query.premise or query.question,
+                                 "hypothesis": query.hypothesis or None})
     while not future.done():
         if waiting is not None:
-            waiting(_queue(request, runner).ahead(future))
+            waiting(model_queue.ahead(future))
         try:
             future.exception(timeout=0.3)
         except TimeoutError:
             continue
-    output, latency = future.result()
+    output, latency, row = future.result()
     run_id = "live/" + request.run_id().removeprefix("live/").removesuffix("/all")
-    answer = Answer(output, latency, str(getattr(runner.model, "device", "cpu")), False, run_id)
+    answer = Answer(output, latency, row["device"], False, run_id)
     if save:
-        with open_store() as con:
-            _store(con, runner, request, run_id, query, answer)
+        with opener(store)() as con:
+            _store(con, row, query, answer)
     with _LOCK:
         _CACHE[query] = answer
         while len(_CACHE) > CACHE_SIZE:
@@ -235,10 +252,11 @@ def ask(store: StoreRef, query: Query, retrievers: dict | None = None, save: boo
     return answer
 
 
-def _store(con, runner: runs.Runner, request: runs.Request, run_id: str, query: Query, answer: Answer) -> None:
+def _store(con, run_row: dict, query: Query, answer: Answer) -> None:
     """The answer as this example's row of the live run, in one transaction (retried once if another
     session created the run or answered the same input at the same moment)."""
-    row = {**runs.run_row(request, runner), "run_id": run_id, "source": "live"}
+    run_id = answer.run_id
+    row = {**run_row, "run_id": run_id, "source": "live"}
     predictions, retrievals = runs.output_rows(run_id, [query.example_id()], [answer.output], answer.latency_ms / 1000)
     asked = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
     predictions[0]["text"] = {**(predictions[0]["text"] or {}), "asked_at": asked,
@@ -298,8 +316,10 @@ def history(con: duckdb.DuckDBPyConnection, limit: int = 50) -> pd.DataFrame:
 
 
 def clear_cache() -> None:
-    """Forget cached answers and loaded runners (the queues' workers stay, idle, with their runner)."""
+    """Forget cached answers, loaded runners and queues, and stop the worker process (the queues' threads
+    stay, idle)."""
     with _LOCK:
         _CACHE.clear()
         _RUNNERS.clear()
         _QUEUES.clear()
+    live_worker.shutdown()

@@ -41,7 +41,8 @@ CELLS = {"figure2": ("trigger_type", "polarity"), "figure3": ("trigger_type", "p
 
 def run_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Groups (model × training data, several seeds) then single runs of NOPE NLI runs: name, kind
-    (run | group), model, training data, source, in_paper_tables, seeds and the member run ids."""
+    (run | group), model, training data, source, in_paper_tables, seeds, the member run ids and why
+    they are contaminated ('' when not: `backend.contamination`)."""
     runs = queries.runs_frame(con, "nope")
     runs = runs[runs["task"] == "nli"].reset_index(drop=True)
     rows = []
@@ -50,8 +51,9 @@ def run_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         rows.append(_choice(name, "group", group))
     rows += [_choice(run.run_id, "run", runs.iloc[[i]]) for i, run in enumerate(runs.itertuples())]
     frame = pd.DataFrame(rows, columns=["name", "kind", "model", "training data", "source", "in_paper_tables",
-                                        "seeds", "run_ids"])
-    rank = list(zip(frame["name"] != DEFAULT_CHOICE, frame["kind"] != "group", ~frame["in_paper_tables"], frame["name"]))
+                                        "seeds", "run_ids", "contaminated"])
+    rank = list(zip(frame["name"] != DEFAULT_CHOICE, frame["contaminated"] != "", frame["kind"] != "group",
+                    ~frame["in_paper_tables"], frame["name"]))
     return frame.iloc[sorted(range(len(frame)), key=rank.__getitem__)].reset_index(drop=True)
 
 
@@ -60,7 +62,7 @@ def _choice(name: str, kind: str, runs: pd.DataFrame) -> dict:
             "training data": runs["training_data"].dropna().iloc[0] if runs["training_data"].notna().any() else "—",
             "source": queries.SOURCE_NAMES.get(runs["source"].iloc[0], runs["source"].iloc[0]),
             "in_paper_tables": bool(runs["in_paper_tables"].all()), "seeds": len(runs),
-            "run_ids": tuple(runs["run_id"])}
+            "run_ids": tuple(runs["run_id"]), "contaminated": "; ".join(sorted(set(runs["contaminated"]) - {""}))}
 
 
 def _members(con: duckdb.DuckDBPyConnection, choice: str) -> tuple[str, tuple[str, ...]]:

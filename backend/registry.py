@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from backend import contamination
 from backend.config import REPO_ROOT, settings
 
 BUILT_IN = Path(__file__).with_name("registry.toml")
@@ -48,6 +49,7 @@ class ModelSpec:
     labels_from_config: bool = False
     train: str = ""
     train_minutes: int = 0
+    trained_on: tuple[str, ...] = ()   # datasets (optionally name:split) its weights were trained on
     extra: dict = field(default_factory=dict)
 
 
@@ -70,7 +72,7 @@ def _spec(name: str, entry: dict) -> ModelSpec:
         raise ValueError(f"registry entry {name!r}: load must be one of {LOADS} and task one of {TASKS}, "
                          f"got load={entry.get('load')!r}, task={entry.get('task')!r}")
     known = set(ModelSpec.__dataclass_fields__) - {"name", "extra"}
-    values = {k: (tuple(v) if k == "labels" else v) for k, v in entry.items() if k in known}
+    values = {k: (tuple(v) if k in ("labels", "trained_on") else v) for k, v in entry.items() if k in known}
     return ModelSpec(name=name, extra={k: v for k, v in entry.items() if k not in known}, **values)
 
 
@@ -118,6 +120,18 @@ def _gguf_path(model: ModelSpec) -> Path:
     if not found:
         raise ModelUnavailable(f"{model.name}: {model.distribution} has no {model.gguf_file}")
     return Path(dist.locate_file(found[0]))
+
+
+def trained_on(model: ModelSpec) -> tuple[str, ...]:
+    """The datasets the model was trained on (`backend.contamination`): a local model's card when it says
+    (`trained_on`, or the older `sources`), else the registry entry's `trained_on`."""
+    if model.load == "local":
+        card = local_folder(model) / "model_card.json"
+        if card.is_file():
+            text = json.loads(card.read_text())
+            if text.get("trained_on") or text.get("sources"):
+                return contamination.names(text.get("trained_on") or text.get("sources"))
+    return contamination.names(model.trained_on)
 
 
 def local_folder(model: ModelSpec) -> Path:

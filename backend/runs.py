@@ -146,7 +146,8 @@ def run_row(request: Request, runner: Runner) -> dict:
     labels = LABELS.get(request.resolved_task())
     return {"run_id": request.run_id(), "dataset_id": request.dataset, "task": request.resolved_task(),
             "model_id": spec.name, "model_revision": spec.revision, "retriever_id": request.retriever,
-            "config": {**asdict(request), "strategy": runner.strategy, "labels": labels, "quality": spec.quality},
+            "config": {**asdict(request), "strategy": runner.strategy, "labels": labels, "quality": spec.quality,
+                       "trained_on": list(registry.trained_on(spec))},
             "device": str(getattr(runner.model, "device", "cpu")), "seed": 0, "source": "batch", **provenance()}
 
 

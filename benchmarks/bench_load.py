@@ -25,7 +25,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from backend import live
+from backend import live, live_worker
 from backend.config import settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +96,7 @@ def main() -> None:
         for user in users:
             user.join()
         print(f"{args.askers} users asking {args.model} (detect and QA, new questions) beside 1 user loading Explore; "
-              f"torch threads for live answers: {live.live_threads()} of {os.cpu_count()} cores")
+              f"torch threads for live answers: {live_worker.live_threads()} of {os.cpu_count()} cores")
         line("Explore page load (AppTest)", explore_alone, explore_loaded)
         line(f"Playground question ({args.model})", asks_alone, asked)
         print(f"target: Explore p95 under load <= 2 x alone: {'met' if p95(explore_loaded) <= 2 * p95(explore_alone) else 'MISSED'}")

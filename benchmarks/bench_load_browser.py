@@ -8,7 +8,8 @@ question from clicking Ask until its status says Done. Askers type each new ques
 Playground, as people do (`--reload`: reload the page with the question in the URL each time). First alone (Explore loads one after
 another; questions one after another in one tab), then the Explore loads while five tabs keep asking
 new questions. Prints p50/p95 and the ratio under load / alone. Target (issue 12): Explore p95 under
-load ≤ 2 × alone. Chromium runs on the same machine, so it takes CPU too (as in the issue's probe).
+load ≤ 2 × alone. The server's side of each Explore rerun (from $PLAB_RERUN_LOG) is printed too, to
+tell the server's share from the browsers'. Chromium runs on the same machine, so it takes CPU too (as in the issue's probe).
 """
 from __future__ import annotations
 
@@ -62,7 +63,13 @@ async def ask(page, base: str, n: int, reload: bool) -> float:
     return time.perf_counter() - started
 
 
-async def run(base: str, loads: int, askers: int, reload: bool, nice_askers: Path | None) -> None:
+def reruns(log: Path, since: int) -> tuple[list[float], int]:
+    """The server's seconds for each Explore rerun logged after line `since`, and the log's length now."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [float(s) for path, s in (line.split("\t") for line in lines[since:]) if path.endswith("/explore")], len(lines)
+
+
+async def run(base: str, loads: int, askers: int, reload: bool, nice_askers: Path | None, log: Path) -> None:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -72,7 +79,9 @@ async def run(base: str, loads: int, askers: int, reload: bool, nice_askers: Pat
         tabs = [await others.new_page(viewport={"width": 1400, "height": 2000}) for _ in range(askers)]
         await explore(viewer, base, 0)
         await ask(tabs[0], base, 0, reload)  # the model loads once per server
+        _, mark = reruns(log, 0)
         explore_alone = [await explore(viewer, base, i) for i in range(1, loads + 1)]
+        server_alone, _ = reruns(log, mark)
         asks_alone = [await ask(tabs[0], base, n, reload) for n in range(1, askers + 1)]
         stop, asked, counter = asyncio.Event(), [], iter(range(1000, 100_000))
 
@@ -81,13 +90,16 @@ async def run(base: str, loads: int, askers: int, reload: bool, nice_askers: Pat
                 asked.append(await ask(tab, base, next(counter), reload))
         users = [asyncio.create_task(asker(tab)) for tab in tabs]
         await asyncio.sleep(5)
+        _, mark = reruns(log, 0)
         explore_loaded = [await explore(viewer, base, i) for i in range(1, loads + 1)]
+        server_loaded, _ = reruns(log, mark)
         stop.set()
         await asyncio.gather(*users)
         await browser.close()
         if others is not browser:
             await others.close()
     for what, alone, loaded in (("Explore load (browser)", explore_alone, explore_loaded),
+                                ("Explore rerun (server side)", server_alone, server_loaded),
                                 ("Playground question (browser)", asks_alone, asked)):
         print(f"{what:32} alone p50 {statistics.median(alone):6.2f} s  p95 {p95(alone):6.2f} s   under load "
               f"p50 {statistics.median(loaded):6.2f} s  p95 {p95(loaded):6.2f} s   ratio p95 {p95(loaded) / p95(alone):5.2f}")
@@ -112,8 +124,10 @@ def main() -> None:
             nice = Path(folder) / "chromium-nice"
             nice.write_text(f'#!/bin/sh\nexec nice -n 19 {CHROMIUM} "$@"\n')
             nice.chmod(0o755)
-        for base in serve({"PLAB_STORE": str(store)}):  # the server inherits this environment (PLAB_LIVE_THREADS)
-            asyncio.run(run(base, args.loads, args.askers, args.reload, nice))
+        log = Path(folder) / "reruns.tsv"  # the server's side: seconds of each rerun (ui.resources.page_session)
+        for base in serve({"PLAB_STORE": str(store), "PLAB_RERUN_LOG": str(log)}):  # the server inherits this environment (PLAB_LIVE_THREADS)
+            asyncio.run(run(base, args.loads, args.askers, args.reload, nice, log))
+            shutil.copy(log, "/tmp/reruns.tsv"); shutil.copy(str(log) + ".open", "/tmp/reruns.open.tsv")
 
 
 if __name__ == "__main__":

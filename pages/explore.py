@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from backend import explore
+from backend import contamination, explore
 from backend.metrics.bootstrap import RESAMPLES
 from backend.metrics.classification import dominant_label
 from backend.store import queries
@@ -34,11 +34,19 @@ def pick_dataset() -> str:
 def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
     """Run A (default: the first classification run) and optional run B; run A's label order."""
     ids = [NO_RUN] + list(runs["run_id"])
-    classified = runs["task"].isin(explore.CLASSIFICATION_TASKS).any()
-    run_a = st.selectbox("Run A", ids, index=1 if classified else 0, key="run_a", bind="query-params",
-                         help="The slice holds the items run A predicted; metrics and correctness are run A's.")
-    run_b = st.selectbox("Run B (compare)", ids, index=0, key="run_b", bind="query-params")
+    why = dict(zip(runs["run_id"], runs["contaminated"]))
+    classified = runs["task"].isin(explore.CLASSIFICATION_TASKS)
+    first = classified & (runs["contaminated"] == "") if (classified & (runs["contaminated"] == "")).any() else classified
+    label = lambda run: f"{run}  {contamination.FLAG}" if why.get(run) else run  # noqa: E731
+    run_a = st.selectbox("Run A", ids, index=1 + int(first.to_numpy().argmax()) if first.any() else 0, key="run_a",
+                         bind="query-params", format_func=label,
+                         help="The slice holds the items run A predicted; metrics and correctness are run A's. "
+                              f"{contamination.FLAG}: the run's model was trained on this dataset.")
+    run_b = st.selectbox("Run B (compare)", ids, index=0, key="run_b", bind="query-params", format_func=label)
     run_a, run_b = (None if r == NO_RUN else r for r in (run_a, run_b))
+    for run in (run_a, run_b):
+        if run and why.get(run):
+            st.warning(f"{widgets.plain(run)}: {contamination.FLAG} ({why[run]}); its numbers here are not an evaluation.")
     labels = runs.loc[runs["run_id"] == run_a, "labels"]
     return run_a, run_b, list(labels.iloc[0]) if len(labels) else []
 

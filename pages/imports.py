@@ -56,7 +56,11 @@ def run_form(described: dict) -> None:
     dataset = left.selectbox("Dataset", list(described), key="run_dataset", bind="query-params")
     model = middle.text_input("Model name", key="run_model", placeholder=file[1].rsplit(".", 1)[0] if file else "my-model")
     revision = right.text_input("Revision", key="run_revision", placeholder="checkpoint, commit, …")
-    notes = st.text_input("Notes", key="run_notes")
+    left, right = st.columns([2, 1])
+    notes = left.text_input("Notes", key="run_notes")
+    trained_on = right.text_input("Trained on (datasets)", key="run_trained_on", placeholder="mnli, snli, imppres:train",
+                                  help="The datasets the model was trained on (name, or name:split). A run on one of "
+                                       "them is flagged as contaminated and left out of default comparisons.")
     description = described[dataset]
     with st.expander("Columns, labels and matching (guessed when left alone)"):
         task = st.selectbox("Task", ["nli", "detect", "qa", "write"], index=["nli", "detect", "qa", "write"].index(description.task),
@@ -77,7 +81,8 @@ def run_form(described: dict) -> None:
     options = predictions.Options(
         dataset=dataset, model=model.strip() or None, revision=revision.strip() or None, notes=notes.strip() or None,
         run_id=run_id.strip() or None, columns=chosen, task=task, split=split.strip() or None, match=match, strict=strict,
-        label_order=tuple(x.strip() for x in order.split(",") if x.strip()), label_map=pairs_text(label_map))
+        label_order=tuple(x.strip() for x in order.split(",") if x.strip()), label_map=pairs_text(label_map),
+        trained_on=tuple(x.strip() for x in trained_on.split(",") if x.strip()))
     signature = hashlib.sha256(repr((file[1], hashlib.sha256(file[0]).hexdigest(), options)).encode()).hexdigest()
     if st.button("Check", type="primary", key="run_check", icon=":material/fact_check:"):
         try:

@@ -6,6 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from backend import contamination
 from backend import nope_views as nv
 from ui import charts, export, widgets
 from ui.resources import query
@@ -33,16 +34,9 @@ def caption(n: int, cell: dict | None = None, runs: list[str] | None = None) -> 
 
 def examples(figure: str, cell: dict, key: str, choice: str | None = None) -> None:
     """The items behind the chosen cell, each row linking to the Example page."""
-    try:
-        frame = query(nv.examples_in, figure, choice=choice, **cell)
-    except ValueError as exc:
-        st.info(f"Pick a cell above to list its items ({widgets.message(exc)}).")
+    frame = widgets.linked_items("nope", nv.examples_in, figure, choice=choice, **cell)
+    if frame is None:
         return
-    if frame.empty:
-        st.info("No items in this cell: pick another one.")
-        return
-    links = widgets.example_links("nope", frame["example_id"])
-    frame = frame.assign(open=links)[["open", *frame.columns]]
     where = ", ".join(f"{k} = {v}" for k, v in cell.items() if v)
     st.markdown(f"**{len(frame):,} items**" + (f" in {widgets.plain(where)}" if where else ""))
     export.table(frame, f"NOPE items {figure}", caption(len(frame), cell, [choice] if choice else None), key,
@@ -201,6 +195,9 @@ choices = widgets.require(nv.run_choices, empty="No NOPE runs in the store: inge
 choice = st.selectbox("Run or group", list(choices["name"]), key="run", bind="query-params",
                       help="A group is every seed of one model × training data (the paper's tables show groups).")
 badge(choices.set_index("name").loc[choice])
+if choices.set_index("name").loc[choice, "contaminated"]:
+    st.warning(f"{contamination.FLAG}: {widgets.plain(choices.set_index('name').loc[choice, 'contaminated'])}; "
+               "these numbers are not an evaluation of the model on NOPE.")
 with st.expander("All NOPE runs and groups"):
     listing = choices.assign(run_ids=choices["run_ids"].map(", ".join))
     export.table(listing, "NOPE runs and groups", caption(len(listing)), "choices")

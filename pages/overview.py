@@ -2,7 +2,7 @@
 beside the baselines, missing datasets and models and how to add them."""
 import streamlit as st
 
-from backend import leaderboard, registry
+from backend import contamination, leaderboard, registry
 from backend.metrics.bootstrap import RESAMPLES
 from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
 from backend.store import queries
@@ -39,7 +39,20 @@ if not board.empty:
     datasets = sorted(board["dataset"].unique())
     dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params",
                                    default="nope" if "nope" in datasets else datasets[0])
-    for split, part in board[board["dataset"] == dataset].groupby("split", sort=False):
+    shown = board[board["dataset"] == dataset]
+    flagged = shown[shown["contaminated"] != ""]
+    if not flagged.empty:
+        with_flagged = st.toggle(f"Include contaminated runs ({flagged['run'].nunique()})", key="contaminated",
+                                 bind="query-params",
+                                 help="Runs whose model was trained on this dataset: their scores are not evaluations.")
+        if with_flagged:
+            st.warning(f"{contamination.FLAG}: " + "; ".join(f"{widgets.plain(r)} ({why})" for r, why in
+                       flagged.drop_duplicates("run")[["run", "contaminated"]].itertuples(index=False)))
+        else:
+            shown = shown[shown["contaminated"] == ""]
+            st.caption(f"Left out: {', '.join(widgets.plain(r) for r in flagged['run'].unique())}, whose model was "
+                       "trained on this dataset (contaminated).")
+    for split, part in shown.groupby("split", sort=False):
         metric = part["metric"].iloc[0]
         caption = charts.provenance(dataset, int(part["n"].max()), {"split": split}, None)
         clicked = f"board-run-{dataset}-{split}"

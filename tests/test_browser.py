@@ -19,7 +19,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # (URL path, text near the end of the page that proves it rendered everything)
 PAGES = [("", "Models"), ("explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it"),
          ("example?dataset=nope&example=1", "Pair partners"), ("pairs", "Struck-through words"),
-         ("nope", "Items behind a bar"), ("imports", "Choose a file to check")]
+         ("nope", "Items behind a bar"), ("projection", "Items behind a cell"), ("imports", "Choose a file to check")]
 CHARTS_DRAWN = ("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
                 ".every(e => e.querySelector('canvas, svg'))")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -106,7 +106,7 @@ def mark(page, kind: str, *fields: str):
 @pytest.mark.slow
 def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
     """A run's dot on the Overview opens it in Explore; a confusion-matrix cell filters Explore; a NOPE
-    Figure 2 bar segment sets the three pickers below it."""
+    Figure 2 bar segment sets the three pickers below it; a Projection cell lists its items."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -127,6 +127,12 @@ def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
         assert page.get_by_text("91 items", exact=True).count() == 1  # Figure 2's table: clefts, negated, E = 91
         assert "cell_trigger=clefts" in page.url and "cell_label=E" in page.url
         page.screenshot(path=str(SHOTS / "nope-clicked.png"), full_page=True)
+        shows(page, served, "projection", "Items behind a cell", "projection-click")
+        mark(page, "rect mark", "dataset: commitmentbank", "trigger: clause-embedding (factive)", "operator: modal").click(
+            position={"x": 3, "y": 3})
+        page.get_by_text("74 items", exact=True).first.wait_for(timeout=60_000)  # CB factive items under a modal
+        assert "cell_dataset=commitmentbank" in page.url and "cell_operator=modal" in page.url
+        page.screenshot(path=str(SHOTS / "projection-clicked.png"), full_page=True)
         browser.close()
 
 

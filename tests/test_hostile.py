@@ -28,9 +28,10 @@ RENDERED = re.compile(rf"https?://{re.escape(EVIL)}|(?<!\\)<img")
 MARKDOWN_FIELDS = {"body", "label", "help", "message"}  # the proto fields Streamlit renders as Markdown
 NOT_MARKDOWN = {"Json", "Code", "Text"}  # elements whose body is shown verbatim
 EXTRA_KEYS = {"explore": list(FACETS) + ["extra.verb"], "pairs": ["trigger", "hop"],
-              "nope": ["cell_trigger", "cell_polarity", "cell_label", "cell_change", "cell_split", "cell_subset"]}
+              "nope": ["cell_trigger", "cell_polarity", "cell_label", "cell_change", "cell_split", "cell_subset"],
+              "projection": ["cell_dataset", "cell_trigger", "cell_operator"]}
 IDS = [f"h{i}" for i in range(5)] + [f"h5-[x](https://{EVIL})"]
-PAGES = ["overview", "explore", "example", "pairs", "nope", "retrieval", "playground", "rate", "imports"]
+PAGES = ["overview", "explore", "example", "pairs", "nope", "projection", "retrieval", "playground", "rate", "imports"]
 
 
 def url_keys(page: str) -> list[str]:

@@ -168,6 +168,7 @@ def test_live_questions_from_many_sessions_share_one_queue_and_batch(tmp_path, t
     path = tmp_path / "lab.duckdb"
     with session(path, create=True) as con:
         pass
+    monkeypatch.setenv("PLAB_LIVE_WORKER", "thread")  # to count the batches the runner sees in this process
     live.clear_cache()
     batches, original = [], runs.Runner.__call__
 
@@ -205,3 +206,41 @@ def test_live_questions_from_many_sessions_share_one_queue_and_batch(tmp_path, t
     for thread in threads:
         thread.join(timeout=120)
     assert errors and "questions are waiting" in errors[0]
+
+
+def test_the_dashboard_s_live_answers_run_in_a_worker_process_that_restarts_when_killed(tmp_path, tiny, monkeypatch):  # noqa: F811
+    """A store given by path (the dashboard's way): the model runs in one other process, answers as in
+    this process, and a killed worker is named in the error and replaced at the next question."""
+    import os
+    import signal
+
+    from backend import live, live_worker
+    from backend.store.access import session
+    path = tmp_path / "lab.duckdb"
+    with session(path, create=True):
+        pass
+    monkeypatch.delenv("PLAB_LIVE_WORKER", raising=False)
+    live.clear_cache()
+    query = live.Query(model="tiny-fp", task="detect", question="Why did the moon landing happen in 1950?")
+    remote = live.ask(path, query)
+    worker = live_worker.pid()
+    assert worker is not None and worker != os.getpid()
+    with session(path) as con:
+        monkeypatch.setenv("PLAB_LIVE_WORKER", "thread")
+        live.clear_cache()
+        here = live.ask(con, query, save=False)
+    assert here.output.label == remote.output.label and here.output.probs == pytest.approx(remote.output.probs, abs=1e-5)
+    monkeypatch.delenv("PLAB_LIVE_WORKER")
+    live.clear_cache()
+    live.ask(path, replace_question(query, "Is the first question odd?"), save=False)
+    os.kill(live_worker.pid(), signal.SIGKILL)
+    with pytest.raises(live_worker.WorkerStopped, match="live worker process stopped"):
+        live.ask(path, replace_question(query, "Is the second question odd?"), save=False)
+    again = live.ask(path, replace_question(query, "Is the third question odd?"), save=False)
+    assert again.output.label in ("N", "FP") and live_worker.pid() not in (None, worker)
+    live.clear_cache()
+
+
+def replace_question(query, question: str):
+    from dataclasses import replace
+    return replace(query, question=question)

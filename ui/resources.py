@@ -11,8 +11,11 @@ StoreLocked naming that command.
 from __future__ import annotations
 
 import importlib
+import os
+import time
 from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
 
 import duckdb
 import streamlit as st
@@ -54,8 +57,13 @@ def page_session() -> Iterator[None]:
     it). A missing store is left to the page to explain; a busy, damaged or newer store stops the page
     with what is wrong and what to do, the same on every page."""
     with ExitStack() as held:
+        if os.environ.get("PLAB_RERUN_LOG"):  # benchmarks: the server's side of each rerun
+            held.enter_context(_timed(os.environ["PLAB_RERUN_LOG"]))
         try:
+            t0 = time.perf_counter()
             held.enter_context(store())
+            if os.environ.get("PLAB_RERUN_LOG"):
+                open(os.environ["PLAB_RERUN_LOG"] + ".open", "a").write(f"{urlsplit(st.context.url or '').path}\t{time.perf_counter() - t0:.4f}\n")
         except FileNotFoundError:
             pass
         except StoreLocked as exc:
@@ -71,6 +79,17 @@ def page_session() -> Iterator[None]:
             st.error(message(problem or f"The store could not answer this page ({type(exc).__name__}: {exc})"),
                      icon=":material/broken_image:")
             st.stop()
+
+
+@contextmanager
+def _timed(log: str) -> Iterator[None]:
+    """Append 'url path<TAB>seconds' for this rerun to `log` (set by benchmarks.bench_load_browser)."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        with open(log, "a") as out:
+            out.write(f"{urlsplit(st.context.url or '').path}\t{time.perf_counter() - started:.4f}\n")
 
 
 # Query results are cached per version of what they read (backend.store.writer.versions): every

@@ -21,6 +21,21 @@ def example_links(dataset: str, example_ids: Iterable[str]) -> list[str]:
     return [page_url("example", dataset=dataset, example=e) for e in example_ids]
 
 
+def linked_items(dataset: str, fn: Callable, *args, **kwargs):
+    """`query(fn, ...)`'s items with an `open` link to the Example page first; None, after saying why,
+    when the chosen cell is unusable (the function's ValueError) or empty."""
+    try:
+        frame = query(fn, *args, **kwargs)
+    except ValueError as exc:
+        st.info(f"Pick another cell to list its items ({message(exc)}).")
+        return None
+    if frame.empty:
+        st.info("No items in this cell: pick another one.")
+        return None
+    frame = frame.assign(open=example_links(dataset, frame["example_id"]))
+    return frame[["open", *[c for c in frame.columns if c != "open"]]]
+
+
 def label_badge(label) -> str:
     """A label as a Streamlit badge in its colour (E blue, N grey, C/FP orange), or '—'."""
     return f":{charts.BADGES.get(label, 'violet')}-badge[{plain(label)}]" if label else "—"

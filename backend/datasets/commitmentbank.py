@@ -27,8 +27,16 @@ HEADER = ["", "uID", "Verb", "Embedding", "Context", "Target", "Prompt", "ModalT
 COLUMN = {name: i for i, name in enumerate(HEADER) if name != "Embedding"} | {"operator_fine": 3, "operator": 12}
 OPERATORS = ("negation", "modal", "question", "conditional")
 THRESHOLD = 1.0  # |Mean| ≥ 1: the speaker is taken to be committed (E) or committed to the negation (C)
+# Projection (backend.projection): every item (the complement of a clause-embedding predicate under one
+# of four operators); a rater's commitment rating of +1 or more says the complement survives. Family:
+# NOPE's clause-embedding predicates, factive or not.
+PROJECTION = {"trigger": "trigger_type", "operator": "operator",
+              "operators": {"negation": "negation", "question": "question", "modal": "modal", "conditional": "conditional"},
+              "human": {"criterion": "cb_commitment", "least": 1},
+              "families": {"clause-embedding (factive)": "clause_embedding_predicates",
+                           "clause-embedding (non-factive)": "clause_embedding_predicates"}}
 DESCRIPTION = Description("nli", ("E", "N", "C"), "E", ("all",),
-                          facets=("operator", "operator_fine", "factive", "genre", "verb"))
+                          facets=("operator", "operator_fine", "factive", "genre", "verb"), projection=PROJECTION)
 
 
 def label_of(mean: float) -> str:

@@ -23,8 +23,20 @@ OPERATORS = ("unembedded", "negated", "interrogative", "modal", "conditional")
 KINDS = ("positive", "negated", "neutral")
 LABELS = {"entailment": "E", "neutral": "N", "contradiction": "C"}
 PAIR_KINDS = {"negated": "negation", "interrogative": "question", "modal": "modal", "conditional": "conditional"}
+# Projection (backend.projection): the items whose hypothesis is the presupposition itself; gold E by
+# construction under every operator. Families: IMPPRES triggers → NOPE's trigger names where NOPE has
+# the same trigger (clefts; change of state; "both"/"all N" are numeric determiners; the embedded
+# question); "only" and possessed definites have no NOPE counterpart and keep their own family.
+PROJECTION = {"trigger": "trigger_type", "operator": "operator", "where": {"hypothesis_kind": "positive"},
+              "operators": {"unembedded": "unembedded", "negated": "negation", "interrogative": "question",
+                            "modal": "modal", "conditional": "conditional"},
+              "families": {"cleft_existence": "clefts", "cleft_uniqueness": "clefts", "change_of_state": "change_of_state",
+                           "both_presupposition": "numeric_determiners", "all_n_presupposition": "numeric_determiners",
+                           "question_presupposition": "embedded_question", "only_presupposition": "only",
+                           "possessed_definites_existence": "possessed_definites",
+                           "possessed_definites_uniqueness": "possessed_definites"}}
 DESCRIPTION = Description("nli", ("E", "N", "C"), "E", ("presupposition",),
-                          facets=("operator", "hypothesis_kind", "control"))
+                          facets=("operator", "hypothesis_kind", "control"), projection=PROJECTION)
 
 
 def load(sources: dict[str, Source]) -> Bundle:

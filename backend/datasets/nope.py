@@ -21,7 +21,12 @@ from backend.imports.files import read
 from backend.imports.predictions import Options, store_rows
 
 LABELS = ("E", "N", "C")
-DESCRIPTION = Description("nli", LABELS, "E", ("main", "adv"), constants=("E",))
+# Projection (backend.projection): main-corpus items; the hypothesis is the presupposition; a crowd
+# label E says it survives. NOPE's trigger names are the shared family vocabulary.
+PROJECTION = {"trigger": "trigger_type", "operator": "polarity", "where": {"split": "main"},
+              "operators": {"non-negated": "unembedded", "negated": "negation"},
+              "human": {"criterion": "nope_label", "label": "E"}}
+DESCRIPTION = Description("nli", LABELS, "E", ("main", "adv"), constants=("E",), projection=PROJECTION)
 CORPORA = {"main": "annotated_corpus/nli_corpus.main.jsonl", "adv": "annotated_corpus/nli_corpus.adv.jsonl"}
 WORKERS = "annotated_corpus/main_corpus.nli_labels.csv"
 PRIORS = "annotated_corpus/priors.individual_ratings.csv"
@@ -208,7 +213,8 @@ def imported_runs(root: Path, by_id: dict[str, dict]) -> tuple[list[dict], list[
         run_id = f"nope/{model}/{train}/{seed}"
         runs.append({
             "run_id": run_id, "dataset_id": "nope", "task": "nli", "model_id": model, "seed": seed,
-            "config": {"labels": list(LABELS), "training_data": train, "paper": "Parrish et al. 2021",
+            "config": {"labels": list(LABELS), "training_data": train, "trained_on": train.split("-"),
+                       "paper": "Parrish et al. 2021",
                        "in_paper_tables": train == "mnli-snli-anli-fever", "probabilities": "softmax of logits"},
             "source": "import", "status": "complete",
             "provenance": ", ".join(p.relative_to(root).as_posix() for p, _ in files),

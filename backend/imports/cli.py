@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from backend import contamination
 from backend.datasets.base import DataError
 from backend.imports import datasets, predictions
 from backend.imports.files import read
@@ -26,6 +27,9 @@ def add(sub) -> None:
     p.add_argument("--model", help="model name (default: the file name)")
     p.add_argument("--revision", help="model revision or checkpoint, kept as provenance")
     p.add_argument("--notes", help="free text kept with the run")
+    p.add_argument("--trained-on", default="", metavar="DATASETS",
+                   help="datasets the model was trained on, comma-separated (name, or name:split); a run on one "
+                        "of them is flagged as contaminated and left out of default comparisons")
     p.add_argument("--run-id", help="default: <dataset>/user/<model>")
     p.add_argument("--map", type=pairs, action="append", default=[], metavar="ROLE=COLUMN",
                    help="which column plays a role: example_id, premise, hypothesis, question, split, label, probs, "
@@ -72,7 +76,8 @@ def cmd_import_run(args: argparse.Namespace) -> int:
     options = predictions.Options(
         dataset=args.dataset, model=args.model, revision=args.revision, notes=args.notes, run_id=args.run_id,
         columns=dict(args.map), label_order=tuple(x.strip() for x in args.label_order.split(",")) if args.label_order else (),
-        label_map=dict(args.label_map), task=args.task, split=args.split, match=args.match, strict=args.strict)
+        label_map=dict(args.label_map), task=args.task, split=args.split, match=args.match, strict=args.strict,
+        trained_on=contamination.names(args.trained_on))
     try:
         table = read(args.file)  # read and parsed before the store is opened
         with session(args.store) as con:

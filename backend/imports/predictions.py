@@ -22,6 +22,7 @@ from backend.validation import DataError
 from backend.descriptions import Description, describe
 from backend.imports import columns as cols
 from backend.imports import matching
+from backend import contamination
 from backend.imports.files import Table
 from backend.imports.report import ImportRejected, Problem, Report
 from backend.store import backup, writer
@@ -43,6 +44,7 @@ class Options:
     split: str | None = None                    # match only this split's examples
     match: str = "auto"                         # auto (id if the file has ids, else text) | id | text
     strict: bool = False                        # rows that match no example reject the import
+    trained_on: tuple[str, ...] = ()            # datasets the model was trained on (backend.contamination)
 
 
 @dataclass
@@ -282,7 +284,8 @@ def _run(options: Options, description: Description, task: str, model: str, repo
                        "notes": options.notes, "file": report.file, "sha256": report.sha256, "format": report.format,
                        "columns": report.columns, "match_by": report.match_by, "probabilities": report.probabilities,
                        "label_order": list(options.label_order), "label_map": options.label_map, "split": options.split,
-                       "rows": report.rows, "matched": report.matched, "coverage": round(report.coverage, 6)},
+                       "rows": report.rows, "matched": report.matched, "coverage": round(report.coverage, 6),
+                       "trained_on": list(contamination.names(list(options.trained_on)))},
             "provenance": f"imported from {Path(report.file).name} (SHA-256 {report.sha256})", "device": None,
             "code_version": "backend.imports"}
 

@@ -6,6 +6,7 @@ import json
 import duckdb
 import pandas as pd
 
+from backend import contamination
 from backend.datasets import DATASETS
 
 
@@ -98,14 +99,17 @@ def pairs_frame(con: duckdb.DuckDBPyConnection, dataset_id: str, kind: str | Non
 
 
 def runs_frame(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
-    """Complete runs of a dataset with their labels and training data pulled out of config."""
-    return con.execute("""
+    """Complete runs of a dataset with their labels and training data pulled out of config, and why a
+    run is contaminated ('' when it is not: `backend.contamination`)."""
+    frame = con.execute("""
         SELECT run_id, task, model_id, source, seed, status, provenance, created_at,
                config->>'$.training_data' AS training_data,
                CAST(config->'$.labels' AS VARCHAR[]) AS labels,
                coalesce(CAST(config->>'$.in_paper_tables' AS BOOLEAN), FALSE) AS in_paper_tables
         FROM runs WHERE dataset_id = $d AND status = 'complete' ORDER BY run_id
     """, {"d": dataset_id}).df()
+    flagged = contamination.flags(con, dataset_id)
+    return frame.assign(contaminated=[flagged.get(r, "") for r in frame["run_id"]])
 
 
 def predictions_frame(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:

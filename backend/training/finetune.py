@@ -39,6 +39,7 @@ class TrainConfig:
     warmup: float = 0.06
     max_length: int = 128
     max_minutes: float = 25.0
+    max_examples: int = 0     # stop after this many training examples (0: no cap); fixes the work, unlike minutes
     seed: int = 0
 
 
@@ -79,7 +80,8 @@ def train(train_frame: pd.DataFrame, out_dir: Path, config: TrainConfig, heldout
           card: dict | None = None, base: Path | None = None) -> dict:
     """Train on `train_frame` (columns premise+hypothesis or text, and label) and save to `out_dir`.
 
-    Stops at `config.epochs` or `config.max_minutes`, whichever comes first; returns the model card.
+    Stops at `config.epochs`, `config.max_examples` or `config.max_minutes`, whichever comes first;
+    returns the model card.
     """
     hf_logging.disable_progress_bar()
     torch.manual_seed(config.seed)
@@ -96,6 +98,8 @@ def train(train_frame: pd.DataFrame, out_dir: Path, config: TrainConfig, heldout
     rng = np.random.default_rng(config.seed)
     plan = [b for _ in range(math.ceil(config.epochs)) for b in batches(lengths, config.batch_size, rng)]
     plan = plan[: int(len(plan) * config.epochs / math.ceil(config.epochs))]
+    if config.max_examples:
+        plan = plan[: math.ceil(config.max_examples / config.batch_size)]
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
     started, seen = time.monotonic(), 0
     progress = lambda step: max(step / len(plan), (time.monotonic() - started) / (60 * config.max_minutes))  # noqa: E731

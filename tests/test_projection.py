@@ -1,0 +1,106 @@
+"""Projection across operators on the real data: the cells, human survival from crowd labels, ratings and
+gold, a model's profile with contamination flags, and the Projection page (AppTest)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from backend import contamination, projection
+from backend.store import writer
+
+
+def test_cells_cover_every_dataset_with_a_spec_and_their_counts(real_con):
+    table = projection.human_table(real_con)
+    assert set(table["dataset"]) == {"nope", "imppres", "commitmentbank"}
+    nope = table[table["dataset"] == "nope"]
+    assert set(nope["operator"]) == {"unembedded", "negation"} and len(nope) == 20
+    # NOPE main: every item of the main corpus with a trigger, split by polarity
+    assert nope["n"].sum() == real_con.execute(
+        "SELECT count(*) FROM examples WHERE dataset_id = 'nope' AND split = 'main'").fetchone()[0]
+    imppres = table[table["dataset"] == "imppres"]
+    assert len(imppres) == 9 * 5 and (imppres["n"] == 100).all() and (imppres["human"] == 1.0).all()  # gold E by construction
+    cb = table[table["dataset"] == "commitmentbank"]
+    assert set(cb["operator"]) == {"negation", "question", "modal", "conditional"} and cb["n"].sum() == 1200
+    assert set(cb["family"]) == {"clause_embedding_predicates"}
+    assert set(imppres.loc[imppres["trigger"].str.startswith("cleft"), "family"]) == {"clefts"}
+
+
+def test_human_survival_is_the_share_of_judgements_that_say_it_survives(real_con):
+    items = projection.items(real_con, "nope")
+    one = items.iloc[0]
+    labels = [r[0] for r in real_con.execute(
+        "SELECT label FROM ratings WHERE dataset_id = 'nope' AND example_id = $e AND criterion = 'nope_label'",
+        {"e": one["example_id"]}).fetchall()]
+    assert one["survives"] == pytest.approx(sum(label == "E" for label in labels) / len(labels))
+    cb = projection.items(real_con, "commitmentbank")
+    row = cb.iloc[0]
+    values = [r[0] for r in real_con.execute(
+        "SELECT value FROM ratings WHERE dataset_id = 'commitmentbank' AND example_id = $e", {"e": row["example_id"]}).fetchall()]
+    assert row["survives"] == pytest.approx(np.mean([v >= 1 for v in values]))
+    # negation lowers survival for clause-embedding predicates in NOPE, as the crowd judged it
+    table = projection.human_table(real_con).set_index(["dataset", "trigger", "operator"]).sort_index()
+    embed = table.loc[("nope", "clause_embedding_predicates")]
+    assert embed.loc["negation", "human"] < embed.loc["unembedded", "human"]
+    low, high = table.loc[("nope", "clefts", "negation"), ["human_low", "human_high"]]
+    assert low < table.loc[("nope", "clefts", "negation"), "human"] < high
+
+
+def _store_run(con, run_id: str, dataset: str, model: str, label_of, trained_on: list[str]) -> None:
+    items = projection.items(con, dataset)
+    run = {"run_id": run_id, "dataset_id": dataset, "task": "nli", "model_id": model, "source": "user",
+           "status": "complete", "config": {"labels": ["E", "N", "C"], "trained_on": trained_on}}
+    predictions = [{"run_id": run_id, "example_id": e, "label": label_of(i)} for i, e in enumerate(items["example_id"])]
+    writer.replace_runs(con, [run], predictions)
+
+
+def test_a_model_profile_sits_beside_people_and_contaminated_cells_are_left_out(real_con):
+    _store_run(real_con, "nope/user/half-e", "nope", "half-e", lambda i: "E" if i % 2 else "N", ["mnli"])
+    _store_run(real_con, "imppres/user/half-e", "imppres", "half-e", lambda i: "E", ["imppres"])
+    try:
+        choices = projection.model_choices(real_con).set_index("name")
+        assert choices.loc["half-e", "contaminated"] == {"imppres": "its model was trained on imppres"}
+        profile = projection.profile(real_con, "half-e")
+        nope = profile[profile["dataset"] == "nope"]
+        assert nope["model"].notna().all() and nope["model"].between(0.3, 0.7).all()
+        assert (nope["model_n"] == nope["n"]).all() and (nope["contaminated"] == "").all()
+        imppres = profile[profile["dataset"] == "imppres"]
+        assert imppres["model"].isna().all() and (imppres["contaminated"] == "its model was trained on imppres").all()
+        shown = projection.profile(real_con, "half-e", include_contaminated=True)
+        assert (shown.loc[shown["dataset"] == "imppres", "model"] == 1.0).all()
+        cell = projection.cell_items(real_con, "nope", "clefts", "negation", "half-e")
+        assert len(cell) == nope.set_index(["trigger", "operator"]).loc[("clefts", "negation"), "n"]
+        assert set(cell["model_E"]) <= {0.0, 1.0}
+        with pytest.raises(ValueError, match="unknown model"):
+            projection.profile(real_con, "no-such-model")
+    finally:
+        for run_id in ("nope/user/half-e", "imppres/user/half-e"):
+            writer.replace_run_table(real_con, None, None, delete=run_id)
+
+
+def test_contamination_names_and_reasons():
+    assert contamination.names(json.loads('["SNLI", "falseqa train"]')) == ("snli", "falseqa:train")
+    assert contamination.reason("falseqa", "test", ["falseqa:train"]) == ""
+    assert contamination.reason("falseqa", "train", ["falseqa:train"]) == "its model was trained on falseqa:train"
+    assert contamination.reason("nope", None, ["mnli", "snli"]) == ""
+
+
+# ---- the page ----
+
+@pytest.fixture()
+def page(open_page, real_store):
+    return lambda params=None: open_page(real_store, "pages/projection.py", params)
+
+
+def test_the_page_shows_the_cells_and_lists_a_cell_s_items_from_the_url(page):
+    at = page({"cell_dataset": "commitmentbank", "cell_trigger": "clause-embedding (factive)", "cell_operator": "modal"})
+    assert not at.exception and not at.error
+    cells = next(d.value for d in at.dataframe if "judged_by" in d.value.columns)
+    assert set(cells["dataset"]) == {"nope", "imppres", "commitmentbank"}
+    items = next(d.value for d in at.dataframe if "open" in d.value.columns)
+    assert len(items) == int(cells.set_index(["dataset", "trigger", "operator"]).loc[
+        ("commitmentbank", "clause-embedding (factive)", "modal"), "n"])
+    assert at.selectbox(key="cell_operator").proto.query_param_key == "cell_operator"
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert {"PNG", "SVG", "CSV", "Parquet"} <= labels
