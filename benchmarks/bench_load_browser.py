@@ -127,7 +127,6 @@ def main() -> None:
         log = Path(folder) / "reruns.tsv"  # the server's side: seconds of each rerun (ui.resources.page_session)
         for base in serve({"PLAB_STORE": str(store), "PLAB_RERUN_LOG": str(log)}):  # the server inherits this environment (PLAB_LIVE_THREADS)
             asyncio.run(run(base, args.loads, args.askers, args.reload, nice, log))
-            shutil.copy(log, "/tmp/reruns.tsv"); shutil.copy(str(log) + ".open", "/tmp/reruns.open.tsv")
 
 
 if __name__ == "__main__":

@@ -60,10 +60,7 @@ def page_session() -> Iterator[None]:
         if os.environ.get("PLAB_RERUN_LOG"):  # benchmarks: the server's side of each rerun
             held.enter_context(_timed(os.environ["PLAB_RERUN_LOG"]))
         try:
-            t0 = time.perf_counter()
             held.enter_context(store())
-            if os.environ.get("PLAB_RERUN_LOG"):
-                open(os.environ["PLAB_RERUN_LOG"] + ".open", "a").write(f"{urlsplit(st.context.url or '').path}\t{time.perf_counter() - t0:.4f}\n")
         except FileNotFoundError:
             pass
         except StoreLocked as exc:
