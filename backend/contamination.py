@@ -56,9 +56,9 @@ def reason(dataset_id: str, split: str | None, trained_on: Iterable[str]) -> str
     return ""
 
 
-def flags(con, dataset_id: str) -> dict[str, str]:
-    """run id → why it is contaminated, for every flagged run of the dataset. A run stored before runs
-    recorded `trained_on` takes its model's from the registry, when the model is registered here."""
+def trained_on(con, dataset_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """run id → (the split it predicted or None, what its model was trained on) for the dataset's runs.
+    A run stored before runs recorded `trained_on` takes its model's from the registry, when registered."""
     from backend import registry
 
     rows = con.execute("""
@@ -66,13 +66,12 @@ def flags(con, dataset_id: str) -> dict[str, str]:
         FROM runs WHERE dataset_id = $d
     """, {"d": dataset_id}).fetchall()
     models = registry.specs()
-    found = {}
-    for run_id, model_id, split, trained in rows:
-        if trained is not None:
-            listed = names(json.loads(trained))
-        else:
-            listed = registry.trained_on(models[model_id]) if model_id in models else ()
-        why = reason(dataset_id, split, listed)
-        if why:
-            found[run_id] = why
-    return found
+    return {run_id: (split, names(json.loads(trained)) if trained is not None
+                     else registry.trained_on(models[model_id]) if model_id in models else ())
+            for run_id, model_id, split, trained in rows}
+
+
+def flags(con, dataset_id: str) -> dict[str, str]:
+    """run id → why it is contaminated, for every flagged run of the dataset."""
+    found = {run_id: reason(dataset_id, split, listed) for run_id, (split, listed) in trained_on(con, dataset_id).items()}
+    return {run_id: why for run_id, why in found.items() if why}

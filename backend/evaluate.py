@@ -16,7 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend import projection
+from backend import contamination, leaderboard, projection
 from backend.descriptions import describe
 from backend.metrics import classification, nope, pairs as pair_metrics
 from backend.metrics.bootstrap import paired_difference
@@ -145,6 +145,26 @@ def classification_report(con: duckdb.DuckDBPyConnection, dataset_id: str, run_i
     }
 
 
+def transfer(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Runs here whose model was trained on another loaded dataset, beside that model's headline on the
+    held-out splits of the dataset it was trained on: in-distribution vs transferred (each with CI)."""
+    board = leaderboard.headline(con)
+    board = board.assign(score=board.apply(lambda r: f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}] (n={r['n']})", axis=1))
+    here = board[board["dataset"] == dataset_id]
+    rows = []
+    for run_id, (_, listed) in contamination.trained_on(con, dataset_id).items():
+        mine = here[here["run"] == run_id]
+        for name in listed:
+            source, _, split = name.partition(":")
+            there = board[(board["dataset"] == source) & (board["model"].isin(mine["model"])) & (board["split"] != split)]
+            for a in mine.itertuples():
+                for b in there.itertuples():
+                    rows.append({"model": a.model, "trained on": name, "metric": a.metric, f"on {dataset_id}": a.score,
+                                 f"{dataset_id} split": a.split, "in distribution": b.score,
+                                 "where": f"{b.dataset} {b.split}", "run here": run_id, "run there": b.run})
+    return pd.DataFrame(rows)
+
+
 def pair_table(items: pd.DataFrame, pairs: pd.DataFrame, scored: Scored) -> pd.DataFrame:
     """Per run and pair kind (and corpus split): the 2×2 outcome counts, pair accuracy with CI,
     prediction vs gold flip rate, and McNemar's p (is a right/b wrong as common as the reverse?)."""
@@ -220,6 +240,7 @@ def nope_report(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None
 
 
 TABLE4 = "Table 4: accuracy on projection subsets (main)"
+TRANSFER = "Transfer: models trained on another dataset, here vs in distribution (95% CI)"
 PROJECTION = "Projection: presupposition survival (share E) per trigger × operator, people / gold vs each run"
 FIGURE5 = "Figure 5: accuracy per trigger, main and adversarial"
 
@@ -255,6 +276,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str]
     report = classification_report(con, dataset_id, run_ids)
     if projection.spec(con, dataset_id):
         report[PROJECTION] = projection.by_run(con, dataset_id, run_ids)
+    moved = transfer(con, dataset_id)
+    if not moved.empty:
+        report[TRANSFER] = moved
     if dataset_id == "nope":
         report.update(nope_report(con, run_ids))
     return report

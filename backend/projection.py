@@ -29,6 +29,10 @@ from backend.metrics.bootstrap import Estimate, mean
 from backend.store import queries
 
 OPERATORS = ["unembedded", "negation", "question", "modal", "conditional"]
+OPERATOR_WORDS = {  # a user dataset's operator values (lower case) → OPERATORS
+    **{o: o for o in OPERATORS}, "none": "unembedded", "plain": "unembedded", "affirmative": "unembedded",
+    "non-negated": "unembedded", "negated": "negation", "neg": "negation", "interrogative": "question",
+    "antecedent": "conditional", "if": "conditional"}
 COLUMNS = ["dataset", "trigger", "family", "operator", "n", "judged_by", "human", "human_low", "human_high"]
 
 

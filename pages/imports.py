@@ -153,6 +153,9 @@ def dataset_form() -> None:
         label_map = c.text_input("Label map", key="dataset_label_map", placeholder="entailed=E, yes=FP")
         headline = a.text_input("Headline splits", key="dataset_headline", placeholder="all splits")
         train = b.text_input("Train split (baselines)", key="dataset_train")
+        operator = c.text_input("Operator column (Projection page)", key="dataset_operator",
+                                help="The column naming each item's operator (negation, question, modal, conditional, "
+                                     "unembedded); with a trigger_type column, the dataset joins the Projection page.")
     if file is None:
         st.info("Choose a file: one row per example with its text (and hypothesis for NLI), a gold label or answers; "
                 "a split, pair id and pair role are optional; every other column is kept and few-valued ones become facets.")
@@ -161,7 +164,7 @@ def dataset_form() -> None:
         name=name.strip(), task=task, columns=chosen, split=split.strip() or "all",
         labels=tuple(x.strip() for x in labels.split(",") if x.strip()), positive=positive.strip() or None,
         label_map=pairs_text(label_map), headline_splits=tuple(x.strip() for x in headline.split(",") if x.strip()),
-        train_split=train.strip() or None)
+        train_split=train.strip() or None, operator_column=operator.strip() or None)
     signature = hashlib.sha256(repr((file[1], hashlib.sha256(file[0]).hexdigest(), options)).encode()).hexdigest()
     if st.button("Check", type="primary", key="dataset_check", icon=":material/fact_check:"):
         try:  # checked once per click, not on every rerun (a large file takes seconds)

@@ -104,3 +104,64 @@ def test_the_page_shows_the_cells_and_lists_a_cell_s_items_from_the_url(page):
     assert at.selectbox(key="cell_operator").proto.query_param_key == "cell_operator"
     labels = {b.proto.label for b in at.get("download_button")}
     assert {"PNG", "SVG", "CSV", "Parquet"} <= labels
+
+
+def test_a_detector_trained_on_falseqa_is_shown_beside_its_falseqa_score_on_qaqa(real_con):
+    """Transfer: the same model's run on (QA)² and on FalseQA's held-out test split, side by side; its
+    FalseQA run on the train split would be contaminated, so it is not the in-distribution score."""
+    from backend import evaluate
+
+    def store(run_id, dataset, split):
+        ids = [r[0] for r in real_con.execute("SELECT example_id FROM examples WHERE dataset_id = $d AND split = $s",
+                                              {"d": dataset, "s": split}).fetchall()]
+        run = {"run_id": run_id, "dataset_id": dataset, "task": "detect", "model_id": "my-detector", "source": "user",
+               "status": "complete", "config": {"labels": ["N", "FP"], "split": split, "trained_on": ["falseqa:train"]}}
+        writer.replace_runs(real_con, [run], [{"run_id": run_id, "example_id": e, "label": "FP"} for e in ids])
+    runs = {"qaqa/user/my-detector": ("qaqa", "eval"), "falseqa/user/my-detector": ("falseqa", "test"),
+            "falseqa/user/my-detector-train": ("falseqa", "train")}
+    for run_id, (dataset, split) in runs.items():
+        store(run_id, dataset, split)
+    try:
+        table = evaluate.evaluate(real_con, "qaqa")[evaluate.TRANSFER]
+        assert set(table["where"]) == {"falseqa test"} and set(table["trained on"]) == {"falseqa:train"}
+        assert table["on qaqa"].iloc[0].startswith("0.333")  # always FP on a balanced set: macro-F1 1/3
+        assert contamination.flags(real_con, "falseqa") == {"falseqa/user/my-detector-train":
+                                                             "its model was trained on falseqa:train"}
+    finally:
+        for run_id in runs:
+            writer.replace_run_table(real_con, None, None, delete=run_id)
+
+
+def test_a_user_dataset_with_an_operator_column_joins_the_projection_page(real_store, tmp_path):
+    """No built-in name needed: a user's NLI file with trigger_type and an operator column becomes cells;
+    an operator value that is none of the five is rejected with its line and column, and nothing is stored."""
+    import pandas as pd
+
+    from backend.datasets.base import DataError
+    from backend.imports import datasets as user_datasets
+    from backend.imports.files import read
+
+    rows = pd.DataFrame({"premise": [f"Jo {v} stopped smoking {i}." for i, v in enumerate(["", "didn't", "might have"] * 4)],
+                         "hypothesis": ["Jo used to smoke."] * 12, "label": ["E", "E", "N"] * 4,
+                         "trigger_type": ["change_of_state"] * 12, "op": ["plain", "negated", "modal"] * 4})
+    path = tmp_path / "mine.csv"
+    rows.to_csv(path, index=False)
+    bundle, description = user_datasets.check(read(path), user_datasets.DatasetOptions(
+        name="my-projection", task="nli", operator_column="op"))
+    assert description.projection["operators"] == {"modal": "modal", "negated": "negation", "plain": "unembedded"}
+    import shutil
+
+    from backend.store.connection import connect
+    shutil.copy(real_store, tmp_path / "lab.duckdb")  # a copy: the shared store keeps its datasets
+    con = connect(tmp_path / "lab.duckdb")
+    user_datasets.save(con, bundle)
+    table = projection.human_table(con)
+    con.close()
+    mine = table[table["dataset"] == "my-projection"].set_index("operator")
+    assert mine.loc["unembedded", "human"] == 1.0 and mine.loc["modal", "human"] == 0.0 and mine["n"].sum() == 12
+    assert mine["judged_by"].iloc[0] == "gold label (by construction)"
+    rows.loc[7, "op"] = "sometimes"
+    rows.to_csv(path, index=False)
+    with pytest.raises(DataError, match="operator 'sometimes' is not one of") as failed:
+        user_datasets.check(read(path), user_datasets.DatasetOptions(name="my-projection", task="nli", operator_column="op"))
+    assert failed.value.line == 9 and failed.value.field == "op"

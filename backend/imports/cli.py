@@ -59,6 +59,9 @@ def add(sub) -> None:
     p.add_argument("--split", default="all", help="the split of every row when the file has no split column")
     p.add_argument("--headline-splits", help="comma-separated splits the Overview scores (default: all)")
     p.add_argument("--train-split", help="the split majority and nearest-neighbour baselines learn from")
+    p.add_argument("--operator-column", metavar="COLUMN",
+                   help="for the Projection page: the column naming each item's operator (negation, question, modal, "
+                        "conditional, unembedded, or a synonym); triggers come from the trigger_type column")
     p.add_argument("--title")
     p.add_argument("--license", default="yours")
     p.add_argument("--replace", action="store_true", help="replace your dataset of the same name (your runs are kept)")
@@ -103,7 +106,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
     options = datasets.DatasetOptions(
         name=args.name, task=args.task, columns=dict(args.map), labels=_csv(args.labels), positive=args.positive,
         label_map=dict(args.label_map), split=args.split, headline_splits=_csv(args.headline_splits),
-        train_split=args.train_split, title=args.title, license=args.license)
+        train_split=args.train_split, title=args.title, license=args.license, operator_column=args.operator_column)
     try:
         bundle, description = datasets.check(read(args.file), options)
         facets = ", ".join(description.facets) or "none"

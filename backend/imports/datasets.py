@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from backend import baselines
+from backend import baselines, projection
 from backend.datasets import DATASETS
 from backend.datasets.base import Bundle, DataError
 from backend.descriptions import Description
@@ -53,6 +53,7 @@ class DatasetOptions:
     title: str | None = None
     license: str = "yours"
     citation: str = ""
+    operator_column: str | None = None           # for the Projection page: the column naming each item's operator
 
 
 def check(table: Table, options: DatasetOptions) -> tuple[Bundle, Description]:
@@ -61,6 +62,8 @@ def check(table: Table, options: DatasetOptions) -> tuple[Bundle, Description]:
     frame = table.frame
     roles = _roles(table, options)
     description = _description(frame, roles, options, table.name)
+    if options.operator_column:
+        description = replace(description, projection=_projection(table, options.operator_column))
     examples = _examples(table, roles, description, options)
     pairs = _pairs(table, roles, examples) if "pair_id" in roles else []
     bundle = Bundle(dataset={"dataset_id": options.name, "title": options.title or options.name, "source": table.name,
@@ -115,6 +118,23 @@ def _description(frame: pd.DataFrame, roles: dict, options: DatasetOptions, file
     return Description(options.task, tuple(labels), positive if labels else None,
                        tuple(options.headline_splits or splits), train_split=options.train_split,
                        constants=tuple(labels), facets=facets, user=True, columns=dict(roles))
+
+
+def _projection(table: Table, column: str) -> dict:
+    """A projection spec (backend.projection) from the operator column and the trigger_type column; the
+    hypothesis is taken as the presupposition and the gold label says whether it survives."""
+    frame = table.frame
+    for name in (column, "trigger_type"):
+        if name not in frame.columns:
+            raise DataError(table.name, f"the Projection page needs a {name!r} column (--operator-column names the "
+                                        f"operator's; triggers come from trigger_type); the columns are {list(frame.columns)}",
+                            field=name)
+    words = frame[column].astype(str).str.strip().str.lower()
+    _first_bad(table, ~words.isin(projection.OPERATOR_WORDS) | frame[column].isna(),
+               lambda i: f"operator {frame[column].iloc[i]!r} is not one of {sorted(projection.OPERATOR_WORDS)}", column)
+    values = frame[column].astype(str).str.strip()
+    return {"trigger": "trigger_type", "operator": column,
+            "operators": {v: projection.OPERATOR_WORDS[v.lower()] for v in sorted(values.unique())}}
 
 
 def _categorical(values: pd.Series) -> bool:
