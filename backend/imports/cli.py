@@ -1,4 +1,4 @@
-"""The import commands of `python -m backend`: import-run, import-dataset, delete-run, user-runs."""
+"""The import commands of `python -m backend`: import-run, import-dataset, generate, delete-run, user-runs."""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +6,7 @@ from pathlib import Path
 
 from backend import contamination
 from backend.datasets.base import DataError
+from backend.descriptions import Description
 from backend.imports import datasets, predictions
 from backend.imports.files import read
 from backend.store.access import session
@@ -70,6 +71,12 @@ def add(sub) -> None:
     p = sub.add_parser("delete-run", help="delete a run you imported")
     p.add_argument("run_id")
     p.set_defaults(func=cmd_delete_run)
+    p = sub.add_parser("generate", help="expand a template (items × conditions, slots and fillers) into a dataset "
+                                        "of projection families and minimal pairs (backend/studio/templates.py)")
+    p.add_argument("template", type=Path, help="the YAML template")
+    p.add_argument("--replace", action="store_true", help="replace your dataset of the same name (your runs are kept)")
+    p.add_argument("--dry-run", action="store_true", help="check and count; write nothing")
+    p.set_defaults(func=cmd_generate)
     p = sub.add_parser("user-runs", help="list the runs you imported, with their provenance")
     p.add_argument("--dataset")
     p.set_defaults(func=cmd_user_runs)
@@ -107,11 +114,26 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
         name=args.name, task=args.task, columns=dict(args.map), labels=_csv(args.labels), positive=args.positive,
         label_map=dict(args.label_map), split=args.split, headline_splits=_csv(args.headline_splits),
         train_split=args.train_split, title=args.title, license=args.license, operator_column=args.operator_column)
+    return _store_dataset(args, lambda: datasets.check(read(args.file), options))
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from backend.studio import templates
+
+    def made():
+        expansion = templates.expand(args.template.read_text(), str(args.template))
+        bundle = templates.bundle(expansion, args.template.name)
+        return bundle, Description.from_json(bundle.dataset["description"])
+    return _store_dataset(args, made)
+
+
+def _store_dataset(args: argparse.Namespace, make) -> int:
+    """Check (make() → bundle, description), print what it holds, and store it unless --dry-run."""
     try:
-        bundle, description = datasets.check(read(args.file), options)
+        bundle, description = make()
         facets = ", ".join(description.facets) or "none"
-        print(f"{args.file}: {len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task {description.task}, "
-              f"labels {list(description.labels)}, splits {list(description.headline_splits)}; facets: {facets}")
+        print(f"{bundle.dataset['source']}: {len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task "
+              f"{description.task}, labels {list(description.labels)}, splits {list(description.headline_splits)}; facets: {facets}")
         if args.dry_run:
             return 0
         with session(args.store, create=True) as con:
@@ -119,7 +141,7 @@ def cmd_import_dataset(args: argparse.Namespace) -> int:
     except (DataError, ValueError, datasets.BaselinesFailed) as exc:
         print(f"error: {exc}")
         return 1
-    print(f"stored dataset {args.name}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+    print(f"stored dataset {bundle.dataset['dataset_id']}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
     return 0
 
 

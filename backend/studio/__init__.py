@@ -1,0 +1,1 @@
+"""The minimal-pair studio: generate projection families and pairs (templates; more to come)."""

@@ -1,0 +1,111 @@
+"""The minimal-pair studio's templates: expansion, errors that name line and field, the cap, and the
+generated set stored as a user dataset that the pair and projection views read."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from backend import projection
+from backend.studio import templates
+
+TEMPLATE = """\
+name: stop-under-operators
+trigger: change_of_state
+slots:
+  name: [Jo, Sam, the teacher]
+  habit: [smoke, swim]
+conditions:
+  - name: plain
+    operator: unembedded
+    premise: "{name} stopped doing it: {habit}."
+    hypothesis: "{name} used to {habit}."
+    gold: E
+  - name: negated
+    operator: negation
+    premise: "{name} didn't stop doing it: {habit}."
+    hypothesis: "{name} used to {habit}."
+    gold: E
+  - name: asked
+    operator: question
+    premise: "Did {name} stop doing it: {habit}?"
+    hypothesis: "{name} used to {habit}."
+    gold: E
+"""
+
+
+def test_every_combination_of_fillers_is_an_item_with_one_sentence_per_condition():
+    made = templates.expand(TEMPLATE, "stop.yaml")
+    assert len(made.frame) == 3 * 2 * 3 and made.frame["item"].nunique() == 6
+    first = made.frame.iloc[0]
+    assert (first["input"], first["hypothesis"], first["operator"]) == ("Jo stopped doing it: smoke.", "Jo used to smoke.", "unembedded")
+    listed = TEMPLATE.replace("conditions:", "items:\n  - {name: Kim, habit: run}\nconditions:")
+    assert len(templates.expand(listed).frame) == 3  # listed items replace the combinations
+
+
+@pytest.mark.parametrize("change, problem, line, field", [
+    (("{habit}.\"\n    hypothesis", "{hobby}.\"\n    hypothesis"), "slot {hobby} is not defined", 9, "conditions.0.premise"),
+    (("habit: [smoke, swim]", "habit: []"), "slot 'habit' has no fillers", 5, "slots.habit"),
+    (("operator: question", "operator: doubt"), "operator 'doubt' is not one of", 18, "conditions.2.operator"),
+    (("name: asked", "name: negated"), "condition 'negated' is defined twice", 17, "conditions.2.name"),
+    (("gold: E\n  - name: asked", "gold: X\n  - name: asked"), "gold 'X' is not one of", 16, "conditions.1.gold"),
+    (("conditions:", "items:\n  - {name: Kim, habit: run}\n  - {name: Kim, habit: run}\nconditions:"),
+     "item 2 repeats an earlier item", 8, "items.1"),
+    (("slots:", "slots: [oops"), "not valid YAML", None, None),
+])
+def test_template_errors_name_the_line_and_field(change, problem, line, field):
+    text = TEMPLATE.replace(*change, 1)
+    assert text != TEMPLATE
+    with pytest.raises(templates.TemplateError, match=problem.replace("{", r"\{").replace("}", r"\}").replace("(", r"\(")) as failed:
+        templates.expand(text, "stop.yaml")
+    assert failed.value.path == "stop.yaml"
+    if line is not None:
+        assert (failed.value.line, failed.value.field) == (line, field)
+
+
+def test_too_many_sentences_are_refused_with_the_count_before_anything_is_built():
+    big = TEMPLATE.replace("[Jo, Sam, the teacher]", "[" + ", ".join(f"N{i}" for i in range(40_000)) + "]")
+    with pytest.raises(templates.TemplateError, match="80,000 items × 3 conditions = 240,000 sentences; at most 200,000"):
+        templates.expand(big)
+
+
+def test_a_generated_set_is_a_user_dataset_with_pairs_and_projection_cells(real_store, tmp_path):
+    from backend.imports import datasets as user_datasets
+    from backend.store import queries
+    from backend.store.connection import connect
+
+    shutil.copy(real_store, tmp_path / "lab.duckdb")  # a copy: the shared store keeps its datasets
+    con = connect(tmp_path / "lab.duckdb")
+    try:
+        user_datasets.save(con, templates.bundle(templates.expand(TEMPLATE, "stop.yaml"), "stop.yaml"))
+        pairs = queries.pairs_frame(con, "stop-under-operators")
+        assert len(pairs) == 6 * 2 and set(pairs["kind"]) == {"plain → negated", "plain → asked"}
+        cells = projection.human_table(con)
+        mine = cells[cells["dataset"] == "stop-under-operators"]
+        assert set(mine["operator"]) == {"unembedded", "negation", "question"} and (mine["n"] == 6).all()
+        notes = con.execute("SELECT notes FROM datasets WHERE dataset_id = 'stop-under-operators'").fetchone()[0]
+        assert "generated from the template stop.yaml" in notes and "{name} stopped" in notes
+    finally:
+        con.close()
+
+
+def test_the_generate_command_stores_nothing_when_the_template_is_wrong(tmp_path, capsys):
+    from backend.__main__ import main
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(TEMPLATE.replace("operator: question", "operator: doubt"))
+    store = tmp_path / "lab.duckdb"
+    assert main(["--store", str(store), "generate", str(path)]) == 1
+    assert "line 18" in capsys.readouterr().out and not store.exists()
+    path.write_text(TEMPLATE)
+    assert main(["--store", str(store), "generate", str(path), "--dry-run"]) == 0
+    assert "18 examples, 12 pairs" in capsys.readouterr().out and not store.exists()
+
+
+def test_the_shipped_example_template_expands():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "data" / "templates" / "stop-under-operators.yaml"
+    made = templates.expand(path.read_text(), str(path))
+    assert len(made.frame) == 4 * 5 and set(made.frame["operator"]) == set(projection.OPERATORS)
+    assert "Did the teacher stop running last year?" in set(made.frame["input"])
