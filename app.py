@@ -9,6 +9,7 @@ PAGES = [
     st.Page("pages/explore.py", title="Explore", icon=":material/filter_alt:"),
     st.Page("pages/example.py", title="Example", icon=":material/article:"),
     st.Page("pages/pairs.py", title="Minimal pairs", icon=":material/compare_arrows:"),
+    st.Page("pages/studio.py", title="Studio", icon=":material/science:"),
     st.Page("pages/nope.py", title="NOPE", icon=":material/bar_chart:"),
     st.Page("pages/projection.py", title="Projection", icon=":material/stacked_line_chart:"),
     st.Page("pages/retrieval.py", title="Retrieval", icon=":material/travel_explore:"),

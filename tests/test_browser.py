@@ -19,7 +19,8 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # (URL path, text near the end of the page that proves it rendered everything)
 PAGES = [("", "Models"), ("explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it"),
          ("example?dataset=nope&example=1", "Pair partners"), ("pairs", "Struck-through words"),
-         ("nope", "Items behind a bar"), ("projection", "Items behind a cell"), ("imports", "Choose a file to check")]
+         ("nope", "Items behind a bar"), ("projection", "Items behind a cell"), ("studio", "Save as a dataset"),
+         ("imports", "Choose a file to check")]
 CHARTS_DRAWN = ("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
                 ".every(e => e.querySelector('canvas, svg'))")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

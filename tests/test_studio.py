@@ -109,3 +109,29 @@ def test_the_shipped_example_template_expands():
     made = templates.expand(path.read_text(), str(path))
     assert len(made.frame) == 4 * 5 and set(made.frame["operator"]) == set(projection.OPERATORS)
     assert "Did the teacher stop running last year?" in set(made.frame["input"])
+
+
+# ---- the page (AppTest) ----
+
+def test_the_studio_page_previews_refuses_a_broken_template_and_saves(open_page, real_store, tmp_path):
+    from backend.store import queries
+    from backend.store.connection import connect
+
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, store)
+    at = open_page(store, "pages/studio.py")
+    assert not at.exception and not at.error
+    assert [m.value for m in at.metric][:4] == ["stop-under-operators", "4", "20", "16"]
+    at.text_area(key="template_text").input(TEMPLATE.replace("operator: question", "operator: doubt")).run()
+    assert at.error and "line 18" in at.code[0].value and "conditions.2.operator" in at.code[0].value
+    at.text_area(key="template_text").input(TEMPLATE).run()
+    assert [m.value for m in at.metric][1:4] == ["6", "18", "12"]
+    at.button(key="template_save").click().run()
+    assert not at.exception and any("18 examples, 12 pairs" in s.value for s in at.success)
+    con = connect(store)
+    try:
+        assert len(queries.pairs_frame(con, "stop-under-operators")) == 12
+    finally:
+        con.close()
+    at.button(key="template_save").click().run()  # again, without replace: refused, nothing changed
+    assert at.error and "is loaded; replace it" in at.code[-1].value

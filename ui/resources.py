@@ -115,6 +115,17 @@ def query(fn: Callable, *args, **kwargs) -> Any:
     return _call(f"{fn.__module__}.{fn.__qualname__}", store_version(fn.__module__), args, tuple(sorted(kwargs.items())))
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _pure(name: str, args: tuple) -> Any:
+    module, _, function = name.rpartition(".")
+    return getattr(importlib.import_module(module), function)(*args)
+
+
+def computed(fn: Callable, *args) -> Any:
+    """`fn(*args)` for a pure backend function (no store), cached by its arguments (e.g. a template's expansion)."""
+    return _pure(f"{fn.__module__}.{fn.__qualname__}", args)
+
+
 @st.cache_resource(show_spinner=False)
 def _retrievers(path: str, corpus_id: str) -> dict:
     from backend.retrieval.index import load_all

@@ -33,6 +33,7 @@ import hashlib
 import itertools
 import string
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 import yaml
@@ -179,3 +180,24 @@ def bundle(expansion: Expansion, source: str = "template.yaml") -> Bundle:
     made.dataset.update({"sha256": expansion.sha256, "source": source})
     made.notes = [f"generated from the template {source} (SHA-256 {expansion.sha256[:12]}):\n{expansion.text}"]
     return made
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "templates" / "stop-under-operators.yaml"
+
+
+def example_text() -> str:
+    """The worked example template shipped in data/templates (what the Studio page starts from)."""
+    return EXAMPLE.read_text() if EXAMPLE.is_file() else ""
+
+
+def save(con, expansion: Expansion, source: str, replace: bool = False) -> dict[str, int]:
+    """Store the expansion as a user dataset (one transaction; DatasetExists unless `replace`)."""
+    from backend.imports import datasets as user_datasets
+
+    return user_datasets.save(con, bundle(expansion, source), replace=replace)
+
+
+def pair_sets(expansion: Expansion) -> list[str]:
+    """The Minimal pairs page's pair-set ids the stored expansion will have (one per non-base condition)."""
+    base = expansion.conditions[0]["name"]
+    return [f"{expansion.name}/{base} → {c['name']}/generated" for c in expansion.conditions[1:]]
