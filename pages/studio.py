@@ -1,56 +1,115 @@
-"""Minimal-pair studio: write (or upload) a template of items × conditions, preview what it expands to,
-store it as your dataset, and open its pairs and projection cells. Runs come from `predict` or Import."""
+"""Minimal-pair studio: build projection families and minimal pairs — from a template of items ×
+conditions, or from one sentence whose variants the rules propose — preview them, store them as your
+dataset, and open their pairs and projection cells. Runs come from `predict` or the Import page."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from backend.datasets.base import DataError
-from backend.studio import templates
+from backend.studio import templates, variants
 from ui import charts, export, widgets
 from ui.resources import StoreLocked, computed, store
 
 SHOWN = 200  # preview rows
 
-st.title("Minimal-pair studio")
-st.caption("A template lists conditions (each with its operator, premise, hypothesis and gold label, with `{slot}`s) "
-           "and items that fill the slots — listed, or every combination of the filler lists. Each item becomes a "
-           "family: its first condition is paired with every other. See the README for the format.")
-upload = st.file_uploader("Template file (YAML)", type=["yaml", "yml"], key="template_file")
-if upload is not None:
-    text, source = upload.getvalue().decode("utf-8", errors="replace"), upload.name
-else:
-    text, source = st.text_area("Template", value=templates.example_text(), height=420, key="template_text"), "template.yaml"
-try:
-    made = computed(templates.expand, text, source)
-except templates.TemplateError as exc:
-    st.error("The template cannot be expanded: fix it and the preview follows. Nothing was stored.",
-             icon=":material/error:")
-    st.code(str(exc), language=None, wrap_lines=True)
-    st.stop()
 
-items, conditions = made.frame["item"].nunique(), len(made.conditions)
-a, b, c, d = st.columns(4)
-a.metric("Dataset", made.name)
-b.metric("Items (families)", f"{items:,}")
-c.metric("Sentences", f"{len(made.frame):,}", help=f"{items:,} items × {conditions} conditions")
-d.metric("Pairs", f"{items * (conditions - 1):,}")
-caption = charts.provenance(made.name, len(made.frame), {"template": source})
-st.markdown(f"**Preview** (the first {min(SHOWN, len(made.frame)):,} of {len(made.frame):,} sentences)")
-export.table(made.frame.head(SHOWN), f"Preview of {made.name}", caption, "preview")
+def preview(made: templates.Expansion, source: str) -> None:
+    items, conditions = made.frame["item"].nunique(), len(made.conditions)
+    a, b, c, d = st.columns(4)
+    a.metric("Dataset", made.name)
+    b.metric("Items (families)", f"{items:,}")
+    c.metric("Sentences", f"{len(made.frame):,}", help=f"{items:,} items × {conditions} conditions")
+    d.metric("Pairs", f"{items * (conditions - 1):,}")
+    st.markdown(f"**Preview** (the first {min(SHOWN, len(made.frame)):,} of {len(made.frame):,} sentences)")
+    export.table(made.frame.head(SHOWN), f"Preview of {made.name}", charts.provenance(made.name, len(made.frame),
+                 {"template": source}), f"preview-{source}")
 
-replace = st.checkbox(f"Replace my dataset {widgets.plain(made.name)} if it exists (its runs are kept)", key="template_replace")
-if st.button("Save as a dataset", type="primary", key="template_save", icon=":material/save:"):
+
+def save(made: templates.Expansion, source: str, key: str) -> None:
+    """Replace checkbox and Save button; on success, what to run and where to look."""
+    replace = st.checkbox(f"Replace my dataset {widgets.plain(made.name)} if it exists (its runs are kept)", key=f"{key}_replace")
+    if not st.button("Save as a dataset", type="primary", key=f"{key}_save", icon=":material/save:"):
+        return
     try:
         with store() as con:
             counts = templates.save(con, made, source, replace)
     except (DataError, ValueError, StoreLocked) as exc:
         st.error("Not saved", icon=":material/error:")
         st.code(str(exc), language=None, wrap_lines=True)
+        return
+    st.success(f"Stored {widgets.plain(made.name)}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+    st.code(f".venv/bin/python -m backend predict --model minilm-nli --dataset {made.name}", language="bash")
+    for pair_set in templates.pair_sets(made):
+        st.page_link("pages/pairs.py", label=f"Minimal pairs: {pair_set}", icon=":material/compare_arrows:",
+                     query_params={"pairs": pair_set})
+    st.page_link("pages/projection.py", label="Its cells on the Projection page", icon=":material/stacked_line_chart:",
+                 query_params={"cell_dataset": made.name})
+
+
+def expanded(text: str, source: str) -> templates.Expansion | None:
+    try:
+        return computed(templates.expand, text, source)
+    except templates.TemplateError as exc:
+        st.error("This cannot be expanded: fix it and the preview follows. Nothing was stored.", icon=":material/error:")
+        st.code(str(exc), language=None, wrap_lines=True)
+        return None
+
+
+def from_template() -> None:
+    st.caption("A template lists conditions (each with its operator, premise, hypothesis and gold label, with `{slot}`s) "
+               "and items that fill the slots — listed, or every combination of the filler lists. Each item becomes a "
+               "family: its first condition is paired with every other. See the README for the format.")
+    upload = st.file_uploader("Template file (YAML)", type=["yaml", "yml"], key="template_file")
+    if upload is not None:
+        text, source = upload.getvalue().decode("utf-8", errors="replace"), upload.name
     else:
-        st.success(f"Stored {widgets.plain(made.name)}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
-        st.code(f".venv/bin/python -m backend predict --model minilm-nli --dataset {made.name}", language="bash")
-        for pair_set in templates.pair_sets(made):
-            st.page_link("pages/pairs.py", label=f"Minimal pairs: {pair_set}", icon=":material/compare_arrows:",
-                         query_params={"pairs": pair_set})
-        st.page_link("pages/projection.py", label="Its cells on the Projection page", icon=":material/stacked_line_chart:",
-                     query_params={"cell_dataset": made.name})
+        text, source = st.text_area("Template", value=templates.example_text(), height=420, key="template_text"), "template.yaml"
+    made = expanded(text, source)
+    if made is not None:
+        preview(made, source)
+        save(made, source, "template")
+
+
+def from_sentence() -> None:
+    st.caption("Type a premise with a presupposition trigger and the presupposition: the rules propose its negated, "
+               "polar-question, modal and conditional-antecedent variants (or say why they cannot). Edit any cell "
+               "before saving; the first row is the family's base.")
+    sentence = st.text_input("Premise (a declarative sentence)", key="family_sentence", placeholder="Jo stopped smoking.")
+    presupposition = st.text_input("Presupposition (the hypothesis of every variant)", key="family_presupposition",
+                                   placeholder="Jo used to smoke.")
+    left, right = st.columns(2)
+    name = left.text_input("Dataset name", key="family_name", placeholder="my-family")
+    trigger = right.text_input("Trigger", key="family_trigger", placeholder="change_of_state")
+    if not sentence.strip() or not presupposition.strip():
+        st.info("Type a premise and its presupposition to see the variants.")
+        return
+    try:
+        proposed = variants.variants(sentence)
+    except variants.CannotTransform as exc:
+        st.warning(f"The rules cannot transform this sentence: {widgets.message(exc)}. Rephrase it, or write the "
+                   "variants as a template.")
+        return
+    refused = {op: text for op, text in proposed.items() if isinstance(text, variants.CannotTransform)}
+    for operator, why in refused.items():
+        st.warning(f"No {operator} variant: {widgets.message(why)}.")
+    rows = pd.DataFrame([{"operator": op, "premise": text, "hypothesis": presupposition.strip(), "gold": "E"}
+                         for op, text in proposed.items() if op not in refused])
+    edited = st.data_editor(rows, key=f"family_rows-{sentence}-{presupposition}", hide_index=True, width="stretch",
+                            column_config={"operator": st.column_config.TextColumn(disabled=True),
+                                           "gold": st.column_config.SelectboxColumn(options=list(templates.LABELS))})
+    if not name.strip():
+        st.info("Name the dataset to save the family.")
+        return
+    text = variants.template(name.strip(), trigger.strip() or "unknown", edited.to_dict("records"))
+    made = expanded(text, f"{name.strip()}.yaml")
+    if made is not None:
+        save(made, f"{name.strip()}.yaml", "family")
+
+
+st.title("Minimal-pair studio")
+template_tab, sentence_tab = st.tabs(["From a template", "From one sentence"])
+with template_tab:
+    from_template()
+with sentence_tab:
+    from_sentence()

@@ -135,3 +135,73 @@ def test_the_studio_page_previews_refuses_a_broken_template_and_saves(open_page,
         con.close()
     at.button(key="template_save").click().run()  # again, without replace: refused, nothing changed
     assert at.error and "is loaded; replace it" in at.code[-1].value
+
+
+# ---- a projection family from one sentence ----
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Jo stopped smoking.", {"negation": "Jo didn't stop smoking.", "question": "Did Jo stop smoking?",
+                             "modal": "Jo might have stopped smoking.", "conditional": "If Jo stopped smoking, it's okay."}),
+    ("The teacher has stopped smoking.", {"negation": "The teacher has not stopped smoking.",
+                                          "question": "Has the teacher stopped smoking?",
+                                          "modal": "The teacher might have stopped smoking."}),
+    ("Sam knows that the shop closed.", {"negation": "Sam doesn't know that the shop closed.",
+                                         "question": "Does Sam know that the shop closed?",
+                                         "modal": "Sam might know that the shop closed."}),
+    ("It was Jo who broke the vase.", {"negation": "It was not Jo who broke the vase.",
+                                       "question": "Was it Jo who broke the vase?",
+                                       "modal": "It might have been Jo who broke the vase."}),
+    ("My neighbour went to Paris again.", {"negation": "My neighbour didn't go to Paris again.",
+                                           "modal": "My neighbour might have gone to Paris again."}),
+    ("They know that Kim left.", {"question": "Do they know that Kim left?"}),
+])
+def test_variants_handle_auxiliaries_do_support_and_the_copula(sentence, expected):
+    from backend.studio import variants
+
+    made = variants.variants(sentence)
+    assert made["unembedded"] == sentence
+    for operator, text in expected.items():
+        assert made[operator] == text
+
+
+@pytest.mark.parametrize("sentence, reason", [
+    ("Jo did not leave.", "already negated"), ("Jo never smoked.", "already negated"),
+    ("Did Jo leave?", "only a declarative sentence"), ("After the war, Jo left.", "no finite verb"),
+    ("The man who lives next door stopped smoking.", "relative clause"), ("", "empty"),
+    ("Happily ever after.", "no finite verb"),
+])
+def test_sentences_the_rules_cannot_transform_are_refused_with_the_reason(sentence, reason):
+    from backend.studio import variants
+
+    with pytest.raises(variants.CannotTransform, match=reason):
+        variants.variants(sentence)
+
+
+def test_a_modal_is_not_made_modal_again_but_the_other_variants_are_made():
+    from backend.studio import variants
+
+    made = variants.variants("Jo might leave.")
+    assert isinstance(made["modal"], variants.CannotTransform) and made["negation"] == "Jo might not leave."
+
+
+def test_the_studio_page_makes_a_family_from_one_sentence_or_says_why_not(open_page, real_store, tmp_path):
+    from backend.store import queries
+    from backend.store.connection import connect
+
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, store)
+    at = open_page(store, "pages/studio.py")
+    at.text_input(key="family_sentence").input("The man who lives here stopped smoking.")
+    at.text_input(key="family_presupposition").input("The man used to smoke.").run()
+    assert any("relative clause" in w.value for w in at.warning) and not at.exception
+    at.text_input(key="family_sentence").input("Jo stopped smoking.")
+    at.text_input(key="family_name").input("jo-family").run()
+    assert not at.exception and not at.warning
+    at.button(key="family_save").click().run()
+    assert any("5 examples, 4 pairs" in s.value for s in at.success), [e.value for e in at.error]
+    con = connect(store)
+    try:
+        inputs = set(queries.examples_frame(con, "jo-family")["input"])
+        assert {"Jo stopped smoking.", "Did Jo stop smoking?", "If Jo stopped smoking, it's okay."} <= inputs
+    finally:
+        con.close()
