@@ -7,9 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from backend.datasets.base import DataError
+from backend import jobs, pair_views
 from backend.studio import templates, variants
 from ui import charts, export, widgets
-from ui.resources import StoreLocked, computed, store
+from ui.resources import StoreLocked, computed, query, store, store_ref
 
 SHOWN = 200  # preview rows
 
@@ -107,9 +108,51 @@ def from_sentence() -> None:
         save(made, f"{name.strip()}.yaml", "family")
 
 
+@st.fragment(run_every=2)
+def job_progress(run_id: str, dataset: str) -> None:
+    """The started run's progress, refreshed every 2 s (only this fragment reruns)."""
+    with store() as con:
+        state = jobs.progress(con, run_id, dataset)
+    done, total = state["done"], max(state["total"], 1)
+    eta = f", about {state['eta'] / 60:.1f} min left" if state["eta"] else ""
+    st.progress(min(done / total, 1.0), text=f"{run_id}: {state['status']} — {done:,} of {state['total']:,} examples{eta}")
+    if state["log"]:
+        st.caption(widgets.plain(state["log"]))
+    if state["status"] == "stopped":
+        st.warning("The run's process stopped before the end (see its last log line): start it again to resume.")
+    if state["status"] == "complete":
+        sets = query(pair_views.pair_sets)
+        for pair_set in sets.loc[sets["dataset"] == dataset, "pair_set"]:
+            st.page_link("pages/pairs.py", label=f"Its pairs: {pair_set}", icon=":material/compare_arrows:",
+                         query_params={"pairs": pair_set, "run": run_id})
+        st.page_link("pages/projection.py", label="See its projection cells", icon=":material/stacked_line_chart:",
+                     query_params={"cell_dataset": dataset})
+
+
+def run_model() -> None:
+    st.caption("Run a model on one of your datasets in the background: it runs as its own process (the dashboard "
+               "stays responsive for everyone), writes as it goes, and resumes where it stopped if started again.")
+    mine, models = query(jobs.choices)
+    if not mine or not models:
+        st.info("Save a generated dataset first, and make an NLI model available (`python -m backend models`).")
+        return
+    left, right = st.columns(2)
+    dataset = left.selectbox("Your dataset", mine, key="job_dataset")
+    model = right.selectbox("Model", models, key="job_model")
+    if st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
+        try:
+            st.session_state["job"] = (jobs.start(store_ref(), model, dataset), dataset)
+        except ValueError as exc:
+            st.error(widgets.message(exc))
+    if "job" in st.session_state:
+        job_progress(*st.session_state["job"])
+
+
 st.title("Minimal-pair studio")
-template_tab, sentence_tab = st.tabs(["From a template", "From one sentence"])
+template_tab, sentence_tab, run_tab = st.tabs(["From a template", "From one sentence", "Run a model"])
 with template_tab:
     from_template()
 with sentence_tab:
     from_sentence()
+with run_tab:
+    run_model()

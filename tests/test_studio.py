@@ -8,6 +8,7 @@ import pytest
 
 from backend import projection
 from backend.studio import templates
+from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
 
 TEMPLATE = """\
 name: stop-under-operators
@@ -205,3 +206,29 @@ def test_the_studio_page_makes_a_family_from_one_sentence_or_says_why_not(open_p
         assert {"Jo stopped smoking.", "Did Jo stop smoking?", "If Jo stopped smoking, it's okay."} <= inputs
     finally:
         con.close()
+
+
+# ---- a batch run started from the dashboard ----
+
+def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_store, tmp_path, tiny):  # noqa: F811
+    import time
+
+    from backend import jobs
+    from backend.store.access import session
+
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, store)
+    with session(store) as con:
+        templates.save(con, templates.expand(TEMPLATE, "stop.yaml"), "stop.yaml")
+        assert "stop-under-operators" in jobs.choices(con)[0] and "tiny-nli" in jobs.choices(con)[1]
+    run_id = jobs.start(store, "tiny-nli", "stop-under-operators")
+    assert run_id == "stop-under-operators/tiny-nli/nli/all"
+    deadline, state = time.monotonic() + 180, {}
+    while time.monotonic() < deadline:
+        with session(store) as con:
+            state = jobs.progress(con, run_id, "stop-under-operators")
+        if state["status"] in ("complete", "stopped"):
+            break
+        time.sleep(1)
+    assert state["status"] == "complete", state
+    assert state["done"] == state["total"] == 18

@@ -1,0 +1,99 @@
+"""Batch runs started from the dashboard: each is its own `python -m backend predict` process, so the
+dashboard's other users are never held up (the run opens the store per chunk, like any terminal
+command) and an interrupted run is resumed by starting it again.
+
+A job is recorded as `<data_dir>/jobs/<run id>.json` (pid, command, start time, log file); its
+progress comes from the store (the run's status and how many predictions it has stored, against
+the examples it will predict) and its log's last lines.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from backend import runs
+from backend.config import REPO_ROOT, settings
+
+
+def _folder() -> Path:
+    return settings().data_dir / "jobs"
+
+
+def _file(run_id: str) -> Path:
+    return _folder() / (re.sub(r"[^\w.-]+", "_", run_id) + ".json")
+
+
+def start(store: Path | str, model: str, dataset: str, task: str = "nli") -> str:
+    """Start (or resume) `predict --model M --dataset D --task T` in a process of its own; the run id."""
+    run_id = runs.Request(model=model, dataset=dataset, task=task).run_id()
+    if alive(run_id):
+        raise ValueError(f"{run_id} is already running (process {read(run_id)['pid']})")
+    _folder().mkdir(parents=True, exist_ok=True)
+    log = _file(run_id).with_suffix(".log")
+    command = [sys.executable, "-m", "backend", "--store", str(store), "predict", "--model", model, "--dataset", dataset,
+               "--task", task]
+    with log.open("w") as out:
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True, env={**os.environ, "TQDM_MININTERVAL": "2"})
+    _file(run_id).write_text(json.dumps({"pid": process.pid, "run_id": run_id, "command": command,
+                                         "started": time.time(), "log": str(log)}))
+    return run_id
+
+
+def read(run_id: str) -> dict | None:
+    path = _file(run_id)
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def alive(run_id: str) -> bool:
+    job = read(run_id)
+    if job is None:
+        return False
+    try:
+        os.kill(job["pid"], 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:  # a finished child not yet reaped is a zombie: not running
+        return Path(f"/proc/{job['pid']}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
+    """status (not started | running | complete | interrupted | stopped), done, total, seconds, eta
+    (seconds left at the rate so far), and the log's last line."""
+    row = con.execute("""SELECT r.status, count(p.example_id) FROM runs r LEFT JOIN predictions p USING (run_id)
+                         WHERE r.run_id = $r GROUP BY r.status""", {"r": run_id}).fetchone()
+    total = con.execute("SELECT count(*) FROM examples WHERE dataset_id = $d", {"d": dataset}).fetchone()[0]
+    job = read(run_id)
+    status, done = (row[0], row[1]) if row else ("not started", 0)
+    running = alive(run_id)
+    if status == "running" and not running:
+        status = "stopped"  # the process is gone: start it again to resume
+    elif running and status != "complete":
+        status = "running"
+    seconds = time.time() - job["started"] if job else 0.0
+    rate = done / seconds if seconds > 0 and done else 0.0
+    last = ""
+    if job and Path(job["log"]).is_file():
+        lines = [line for line in re.split(r"[\r\n]+", Path(job["log"]).read_text(errors="replace")) if line.strip()]
+        last = lines[-1][-200:] if lines else ""
+    return {"status": status, "done": int(done), "total": int(total), "seconds": seconds,
+            "eta": (total - done) / rate if rate and status == "running" else None, "log": last}
+
+
+def choices(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
+    """(your datasets, the NLI models that can be loaded here) for the Studio's run form."""
+    from backend import registry
+    from backend.descriptions import described
+
+    mine = [d for d, description in described(con).items() if description.user and description.task == "nli"]
+    models = [m.name for m in registry.by_task("nli") if registry.status(m)[0]]
+    return mine, models
