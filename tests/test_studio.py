@@ -232,3 +232,72 @@ def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_s
         time.sleep(1)
     assert state["status"] == "complete", state
     assert state["done"] == state["total"] == 18
+
+
+# ---- Syn-(QA)²-style pairs from facts ----
+
+class WordsEmbedder:
+    """A deterministic stand-in for the MiniLM embedder in these tests: normalised bag-of-words counts
+    (hashed into 512 dimensions), so shared words make texts similar. The real embedder is used by the
+    `generate-pairs` command and measured in the README."""
+
+    def encode(self, texts):
+        import zlib
+
+        import numpy as np
+        out = np.zeros((len(texts), 512), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                out[i, zlib.crc32(word.encode()) % 512] += 1
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+HIPPO = "corpus/hipporag_legacy_data"
+
+
+def test_hotpotqa_bridge_questions_become_pairs_with_the_counts_of_each_step():
+    from backend.studio import facts
+    from tests.conftest import shared
+
+    made = facts.hotpotqa(shared(HIPPO) / "hotpotqa_train.json", WordsEmbedder(), threshold=0.0)
+    steps = dict((what, n) for what, n in made.steps)
+    assert steps["HotpotQA bridge questions"] == 78  # SOURCE.md: 78 bridge of 100
+    assert 40 <= steps["… naming a supporting title (loosely)"] <= 60  # 40 verbatim, 56 without the parenthetical
+    assert made.rows and all(r["question"] != r["counterpart"] and r["entity"] != r["replacement"] for r in made.rows)
+    row = made.rows[0]
+    assert facts._loose(row["replacement"]).lower() in row["counterpart"].lower() and row["passages"] == [row["entity"], row["replacement"]]
+
+
+def test_musique_single_hop_questions_swap_in_a_paragraph_title_that_lacks_the_answer():
+    from backend.studio import facts
+    from tests.conftest import shared
+
+    made = facts.musique(shared(HIPPO) / "musique_train.json", WordsEmbedder(), threshold=0.0)
+    assert made.steps[0][1] > 0 and made.rows
+    records = {r["id"]: r for r in __import__("json").loads((shared(HIPPO) / "musique_train.json").read_text())}
+    for row in made.rows[:20]:
+        record = records[row["source_id"].split("/")[0]]
+        replacement = next(p for p in record["paragraphs"] if p["title"] == row["replacement"])
+        assert str(row["answer"]).lower() not in replacement["paragraph_text"].lower()
+
+
+def test_triples_swap_the_subject_for_one_without_the_fact_and_bad_files_name_line_and_column(tmp_path):
+    import pandas as pd
+
+    from backend.datasets.base import DataError
+    from backend.studio import facts
+
+    path = tmp_path / "facts.csv"
+    pd.DataFrame({"subject": ["Paris", "Lyon", "Berlin", "Paris"], "relation": ["capital of", "city in", "capital of", "city in"],
+                  "object": ["France", "France", "Germany", "France"],
+                  "template": ["Why is {subject} the capital of France?", "When was {subject} founded in France?",
+                               "Why is {subject} the capital of Germany?", "When was {subject} founded in France?"]}).to_csv(path, index=False)
+    made = facts.triples(path, WordsEmbedder(), threshold=0.0)
+    first = made.rows[0]
+    assert first["question"] == "Why is Paris the capital of France?" and first["counterpart"] == "Why is Berlin the capital of France?"
+    bundle = facts.bundle(made, "my-facts", "facts.csv")
+    assert len(bundle.pairs) == len(made.rows) and set(bundle.examples["gold_label"]) == {"N", "FP"}
+    pd.DataFrame({"subject": ["Paris"], "relation": ["r"], "object": ["o"], "template": ["Why?"]}).to_csv(path, index=False)
+    with pytest.raises(DataError, match="has no {subject}") as failed:
+        facts.triples(path, WordsEmbedder())
+    assert (failed.value.line, failed.value.field) == (2, "template")

@@ -1,4 +1,4 @@
-"""The import commands of `python -m backend`: import-run, import-dataset, generate, delete-run, user-runs."""
+"""The import commands of `python -m backend`: import-run, import-dataset, generate, generate-pairs, delete-run, user-runs."""
 from __future__ import annotations
 
 import argparse
@@ -77,6 +77,16 @@ def add(sub) -> None:
     p.add_argument("--replace", action="store_true", help="replace your dataset of the same name (your runs are kept)")
     p.add_argument("--dry-run", action="store_true", help="check and count; write nothing")
     p.set_defaults(func=cmd_generate)
+    p = sub.add_parser("generate-pairs", help="Syn-(QA)²-style false-assumption question pairs from facts: HotpotQA "
+                                              "bridge questions, MuSiQue single-hop questions, or your triples CSV")
+    p.add_argument("source", choices=["hotpotqa", "musique", "triples"])
+    p.add_argument("file", type=Path, nargs="?", help="default for hotpotqa/musique: the staged file under "
+                   "../shared/datasets/corpus/hipporag_legacy_data; triples: your CSV (subject, relation, object, template)")
+    p.add_argument("--name", required=True, help="the dataset id to store the pairs as")
+    p.add_argument("--threshold", type=float, default=None, help="least similarity of the swapped entity (default 0.3)")
+    p.add_argument("--replace", action="store_true", help="replace your dataset of the same name")
+    p.add_argument("--dry-run", action="store_true", help="generate and count; write nothing")
+    p.set_defaults(func=cmd_generate_pairs)
     p = sub.add_parser("user-runs", help="list the runs you imported, with their provenance")
     p.add_argument("--dataset")
     p.set_defaults(func=cmd_user_runs)
@@ -123,6 +133,26 @@ def cmd_generate(args: argparse.Namespace) -> int:
     def made():
         expansion = templates.expand(args.template.read_text(), str(args.template))
         bundle = templates.bundle(expansion, args.template.name)
+        return bundle, Description.from_json(bundle.dataset["description"])
+    return _store_dataset(args, made)
+
+
+def cmd_generate_pairs(args: argparse.Namespace) -> int:
+    from backend.config import settings
+    from backend.studio import facts
+
+    default = {"hotpotqa": "hotpotqa_train.json", "musique": "musique_train.json"}
+    if args.file is None and args.source not in default:
+        print("error: triples needs your CSV file (subject, relation, object, template)")
+        return 1
+    path = args.file or settings().shared_datasets / "corpus" / "hipporag_legacy_data" / default[args.source]
+
+    def made():
+        threshold = facts.SIMILARITY if args.threshold is None else args.threshold
+        generated = getattr(facts, args.source)(path, threshold=threshold)
+        for what, n in generated.steps:
+            print(f"{n:>7,}  {what}")
+        bundle = facts.bundle(generated, args.name, path.name)
         return bundle, Description.from_json(bundle.dataset["description"])
     return _store_dataset(args, made)
 
