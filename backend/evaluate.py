@@ -158,7 +158,7 @@ def transfer(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
             source, _, split = name.partition(":")
             there = board[(board["dataset"] == source) & (board["model"].isin(mine["model"])) & (board["split"] != split)]
             for a in mine.itertuples():
-                for b in there.itertuples():
+                for b in there[there["metric"] == a.metric].itertuples():  # the same task and metric only
                     rows.append({"model": a.model, "trained on": name, "metric": a.metric, f"on {dataset_id}": a.score,
                                  f"{dataset_id} split": a.split, "in distribution": b.score,
                                  "where": f"{b.dataset} {b.split}", "run here": run_id, "run there": b.run})
