@@ -89,11 +89,12 @@ def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
             "eta": (total - done) / rate if rate and status == "running" else None, "log": last}
 
 
-def choices(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
-    """(your datasets, the NLI models that can be loaded here) for the Studio's run form."""
+def choices(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, list[str]]]:
+    """Your datasets → (their task, the models that can be loaded here and run on them without a retriever)."""
     from backend import registry
     from backend.descriptions import described
 
-    mine = [d for d, description in described(con).items() if description.user and description.task == "nli"]
-    models = [m.name for m in registry.by_task("nli") if registry.status(m)[0]]
-    return mine, models
+    ready = [m for m in registry.specs().values() if registry.status(m)[0]]
+    return {d: (description.task, [m.name for m in ready
+                                   if runs.STRATEGIES.get((m.task, description.task)) not in (None, "nli-retrieval")])
+            for d, description in described(con).items() if description.user}

@@ -132,16 +132,20 @@ def job_progress(run_id: str, dataset: str) -> None:
 def run_model() -> None:
     st.caption("Run a model on one of your datasets in the background: it runs as its own process (the dashboard "
                "stays responsive for everyone), writes as it goes, and resumes where it stopped if started again.")
-    mine, models = query(jobs.choices)
-    if not mine or not models:
-        st.info("Save a generated dataset first, and make an NLI model available (`python -m backend models`).")
+    mine = query(jobs.choices)
+    if not mine:
+        st.info("Save a generated dataset first (or import one).")
         return
     left, right = st.columns(2)
-    dataset = left.selectbox("Your dataset", mine, key="job_dataset")
-    model = right.selectbox("Model", models, key="job_model")
+    dataset = left.selectbox("Your dataset", list(mine), key="job_dataset")
+    task, models = mine[dataset]
+    model = right.selectbox("Model", models, key="job_model", placeholder="no model here can run on it")
+    if not models:
+        st.info(f"No model that can be loaded here does {task}: see `python -m backend models`.")
+        return
     if st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
         try:
-            st.session_state["job"] = (jobs.start(store_ref(), model, dataset), dataset)
+            st.session_state["job"] = (jobs.start(store_ref(), model, dataset, task), dataset)
         except ValueError as exc:
             st.error(widgets.message(exc))
     if "job" in st.session_state:

@@ -220,7 +220,8 @@ def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_s
     shutil.copy(real_store, store)
     with session(store) as con:
         templates.save(con, templates.expand(TEMPLATE, "stop.yaml"), "stop.yaml")
-        assert "stop-under-operators" in jobs.choices(con)[0] and "tiny-nli" in jobs.choices(con)[1]
+        task, models = jobs.choices(con)["stop-under-operators"]
+        assert task == "nli" and "tiny-nli" in models and "tiny-fp" not in models
     run_id = jobs.start(store, "tiny-nli", "stop-under-operators")
     assert run_id == "stop-under-operators/tiny-nli/nli/all"
     deadline, state = time.monotonic() + 180, {}
@@ -301,3 +302,36 @@ def test_triples_swap_the_subject_for_one_without_the_fact_and_bad_files_name_li
     with pytest.raises(DataError, match="has no {subject}") as failed:
         facts.triples(path, WordsEmbedder())
     assert (failed.value.line, failed.value.field) == (2, "template")
+
+
+
+def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store, tmp_path, tiny, open_page):  # noqa: F811
+    """HotpotQA swaps → a detection dataset with pairs → a detector run in its own process → the Minimal
+    pairs page shows the pair set with the run's 2×2 outcomes."""
+    import time
+
+    from backend import jobs
+    from backend.store.access import session
+    from backend.studio import facts
+    from tests.conftest import shared
+
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, store)
+    made = facts.hotpotqa(shared(HIPPO) / "hotpotqa_train.json", WordsEmbedder(), threshold=0.2)
+    with session(store) as con:
+        from backend.imports import datasets as user_datasets
+        user_datasets.save(con, facts.bundle(made, "hotpot-swaps", "hotpotqa_train.json"))
+        task, models = jobs.choices(con)["hotpot-swaps"]
+    assert task == "detect" and "tiny-fp" in models and "tiny-nli" not in models  # NLI would need a retriever
+    run_id = jobs.start(store, "tiny-fp", "hotpot-swaps", task)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        with session(store) as con:
+            state = jobs.progress(con, run_id, "hotpot-swaps")
+        if state["status"] in ("complete", "stopped"):
+            break
+        time.sleep(1)
+    assert state["status"] == "complete" and state["done"] == 2 * len(made.rows), state
+    at = open_page(store, "pages/pairs.py", {"pairs": "hotpot-swaps/minimal/generated", "run": run_id})
+    assert not at.exception and not at.error
+    assert at.metric[0].value == f"{len(made.rows):,}"  # every generated pair, each with the run's two predictions
