@@ -210,9 +210,24 @@ def test_the_studio_page_makes_a_family_from_one_sentence_or_says_why_not(open_p
 
 # ---- a batch run started from the dashboard ----
 
-def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_store, tmp_path, tiny):  # noqa: F811
+def finished(store, run_id: str, dataset: str, seconds: float = 180) -> dict:
+    """The job's progress once it completes or stops (or after `seconds`)."""
     import time
 
+    from backend import jobs
+    from backend.store.access import session
+
+    deadline, state = time.monotonic() + seconds, {}
+    while time.monotonic() < deadline:
+        with session(store) as con:
+            state = jobs.progress(con, run_id, dataset)
+        if state["status"] in ("complete", "stopped"):
+            break
+        time.sleep(1)
+    return state
+
+
+def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_store, tmp_path, tiny):  # noqa: F811
     from backend import jobs
     from backend.store.access import session
 
@@ -224,13 +239,7 @@ def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_s
         assert task == "nli" and "tiny-nli" in models and "tiny-fp" not in models
     run_id = jobs.start(store, "tiny-nli", "stop-under-operators")
     assert run_id == "stop-under-operators/tiny-nli/nli/all"
-    deadline, state = time.monotonic() + 180, {}
-    while time.monotonic() < deadline:
-        with session(store) as con:
-            state = jobs.progress(con, run_id, "stop-under-operators")
-        if state["status"] in ("complete", "stopped"):
-            break
-        time.sleep(1)
+    state = finished(store, run_id, "stop-under-operators")
     assert state["status"] == "complete", state
     assert state["done"] == state["total"] == 18
 
@@ -308,7 +317,6 @@ def test_triples_swap_the_subject_for_one_without_the_fact_and_bad_files_name_li
 def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store, tmp_path, tiny, open_page):  # noqa: F811
     """HotpotQA swaps → a detection dataset with pairs → a detector run in its own process → the Minimal
     pairs page shows the pair set with the run's 2×2 outcomes."""
-    import time
 
     from backend import jobs
     from backend.store.access import session
@@ -324,13 +332,7 @@ def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store
         task, models = jobs.choices(con)["hotpot-swaps"]
     assert task == "detect" and "tiny-fp" in models and "tiny-nli" not in models  # NLI would need a retriever
     run_id = jobs.start(store, "tiny-fp", "hotpot-swaps", task)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        with session(store) as con:
-            state = jobs.progress(con, run_id, "hotpot-swaps")
-        if state["status"] in ("complete", "stopped"):
-            break
-        time.sleep(1)
+    state = finished(store, run_id, "hotpot-swaps")
     assert state["status"] == "complete" and state["done"] == 2 * len(made.rows), state
     at = open_page(store, "pages/pairs.py", {"pairs": "hotpot-swaps/minimal/generated", "run": run_id})
     assert not at.exception and not at.error
