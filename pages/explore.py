@@ -46,7 +46,7 @@ def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
     run_a, run_b = (None if r == NO_RUN else r for r in (run_a, run_b))
     for run in (run_a, run_b):
         if run and why.get(run):
-            st.warning(f"{widgets.plain(run)}: {contamination.FLAG} ({why[run]}); its numbers here are not an evaluation.")
+            st.warning(f"{widgets.plain(run)}: {contamination.FLAG} ({widgets.plain(why[run])}); its numbers here are not an evaluation.")
     labels = runs.loc[runs["run_id"] == run_a, "labels"]
     return run_a, run_b, list(labels.iloc[0]) if len(labels) else []
 

@@ -27,7 +27,7 @@ else:
                  charts.provenance("all", int(loaded["examples"].sum())), key="datasets")
 for row in loaded.itertuples():
     for note in row.notes or []:
-        st.info(f"**{widgets.plain(row.dataset_id)}** — {note}")
+        st.info(f"**{widgets.plain(row.dataset_id)}** — {widgets.plain(note) if row.user else note}")  # a user's: text (a template)
 
 board = query(leaderboard.headline)
 if not board.empty:
@@ -46,7 +46,7 @@ if not board.empty:
                                  bind="query-params",
                                  help="Runs whose model was trained on this dataset: their scores are not evaluations.")
         if with_flagged:
-            st.warning(f"{contamination.FLAG}: " + "; ".join(f"{widgets.plain(r)} ({why})" for r, why in
+            st.warning(f"{contamination.FLAG}: " + "; ".join(f"{widgets.plain(r)} ({widgets.plain(why)})" for r, why in
                        flagged.drop_duplicates("run")[["run", "contaminated"]].itertuples(index=False)))
         else:
             shown = shown[shown["contaminated"] == ""]
