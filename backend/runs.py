@@ -141,13 +141,14 @@ def _run_chunk(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dic
     return predictions, retrievals
 
 
-def run_row(request: Request, runner: Runner) -> dict:
+def run_row(request: Request, runner: Runner, origin: dict | None = None) -> dict:
+    """The runs row; `origin` (queries.origin) records which version of the dataset the run saw."""
     spec = runner.spec
     labels = LABELS.get(request.resolved_task())
     return {"run_id": request.run_id(), "dataset_id": request.dataset, "task": request.resolved_task(),
             "model_id": spec.name, "model_revision": spec.revision, "retriever_id": request.retriever,
             "config": {**asdict(request), "strategy": runner.strategy, "labels": labels, "quality": spec.quality,
-                       "trained_on": list(registry.trained_on(spec))},
+                       "trained_on": list(registry.trained_on(spec)), "dataset_origin": origin or {}},
             "device": str(getattr(runner.model, "device", "cpu")), "seed": 0, "source": "batch", **provenance()}
 
 
@@ -168,10 +169,11 @@ def predict(store: StoreRef, request: Request, retrievers: dict | None = None, p
             raise ValueError(f"no examples for dataset {request.dataset!r} split {request.split!r}")
         rows = rows.head(request.limit) if request.limit else rows
         passages = queries.passage_texts(con) if request.retriever else {}
+        origin = queries.origin(con, request.dataset)
     runner = Runner(None, request, retrievers, passages)  # the model loads with the store closed
     run_id = request.run_id()
     with open_store() as con:
-        done = start_run(con, run_row(request, runner))
+        done = start_run(con, run_row(request, runner, origin))
     todo = rows[~rows["example_id"].isin(done)]
     log.info("%s: %d examples, %d already done", run_id, len(rows), len(rows) - len(todo))
     started, status = time.perf_counter(), "interrupted"

@@ -101,6 +101,7 @@ run = top[1].selectbox("Run", list(runs["run_id"]), index=0 if len(runs) else No
                        placeholder="no runs: gold labels only")
 st.caption(f"{int(info['count']):,} pairs; {NOTES.get(kind, f'a = {widgets.plain(info.role_a)}, b = {widgets.plain(info.role_b)}')}."
            + (" Run from the paper's tables (Parrish et al. 2021)." if run and runs.set_index("run_id").loc[run, "in_paper_tables"] else ""))
+origin = widgets.generated_from(dataset)
 
 base = (("split", split),)
 every = query(pv.pair_rows, dataset, kind, None, base)
@@ -116,7 +117,7 @@ if run:
     except ValueError as exc:
         st.error(f"{widgets.message(exc)}. Pick another run.")
         st.stop()
-    summary_block(summary, title, charts.provenance(dataset, summary["n"], filters, [run]))
+    summary_block(summary, title, charts.provenance(origin, summary["n"], filters, [run]))
     options = list(OUTCOMES) + ([pv.MISSING] if summary["not predicted"] else [])
     outcome = f3.segmented_control("Outcome cell", options, key="outcome", bind="query-params",
                                    help="Pick a cell of the 2×2 table to list only its pairs")
@@ -135,5 +136,5 @@ for _, row in rows.iloc[(page - 1) * PER_PAGE: page * PER_PAGE].iterrows():
     show_pair(dataset, row)
 st.caption(f"Page {page} of {pages}, {PER_PAGE} pairs a page. Struck-through words are only in a, marked words only in b.")
 with st.expander("All listed pairs as a table (CSV / Parquet)"):
-    export.table(rows, f"{title} list", charts.provenance(dataset, len(rows), {**filters, "outcome": outcome}, [run] if run else None),
+    export.table(rows, f"{title} list", charts.provenance(origin, len(rows), {**filters, "outcome": outcome}, [run] if run else None),
                  "pairs-list")

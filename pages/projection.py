@@ -75,9 +75,10 @@ def items_of(cell: dict, model: str | None, include: bool) -> None:
                                  model, include)
     if frame is None:
         return
+    origin = widgets.generated_from(cell["dataset"])
     st.markdown(f"**{len(frame):,} items** in {widgets.plain(cell['dataset'])} · {widgets.plain(cell['trigger'])} · "
                 f"{widgets.plain(cell['operator'])}")
-    export.table(frame, "Projection cell items", charts.provenance(cell["dataset"], len(frame), cell, [model] if model else None),
+    export.table(frame, "Projection cell items", charts.provenance(origin, len(frame), cell, [model] if model else None),
                  "cell-items", column_config={"open": st.column_config.LinkColumn("example", display_text="open"),
                                               "survives": st.column_config.NumberColumn(format="%.2f")})
 

@@ -1,6 +1,7 @@
 """Minimal-pair studio: build projection families and minimal pairs — from a template of items ×
-conditions, or from one sentence whose variants the rules propose — preview them, store them as your
-dataset, and open their pairs and projection cells. Runs come from `predict` or the Import page."""
+conditions, from one sentence whose variants the rules propose, or false-assumption question pairs from
+facts — preview them, store them as your dataset, run a model on them in the background, and open
+their pairs and projection cells."""
 from __future__ import annotations
 
 import pandas as pd
@@ -8,7 +9,8 @@ import streamlit as st
 
 from backend.datasets.base import DataError
 from backend import jobs, pair_views
-from backend.studio import templates, variants
+from backend.imports import datasets as user_datasets
+from backend.studio import facts, templates, variants
 from ui import charts, export, widgets
 from ui.resources import StoreLocked, computed, query, store, store_ref
 
@@ -108,6 +110,64 @@ def from_sentence() -> None:
         save(made, f"{name.strip()}.yaml", "family")
 
 
+SOURCES = {"hotpotqa": "HotpotQA bridge questions (multi-hop, staged)", "musique": "MuSiQue single-hop sub-questions (staged)",
+           "triples": "Your relation triples (CSV)"}
+
+
+def from_facts() -> None:
+    st.caption("Syn-(QA)²-style pairs: a question whose assumption holds (N) and its counterpart with one entity "
+               "swapped for a similar one for which it does not (FP). Similarity is the bundled embedder's cosine "
+               "between the entities' paragraphs (the paper's Wikidata properties are not available offline); each "
+               "step says how many candidates it keeps. A triples CSV has subject, relation, object and a template "
+               "question with {subject}.")
+    left, middle, right = st.columns([2, 1, 1])
+    source = left.selectbox("Facts", list(SOURCES), format_func=SOURCES.get, key="facts_source")
+    threshold = middle.slider("Least similarity", 0.0, 1.0, facts.SIMILARITY, 0.05, key="facts_threshold")
+    name = right.text_input("Dataset name", key="facts_name", placeholder="my-false-assumptions")
+    upload = None
+    if source == "triples":
+        upload = st.file_uploader("Triples CSV", type=["csv"], key="facts_file")
+        if upload is None:
+            st.info("Upload a CSV with the columns subject, relation, object, template.")
+            return
+    args = (source, threshold, upload.getvalue() if upload else None, upload.name if upload else "triples.csv")
+    if st.button("Generate", key="facts_generate", icon=":material/auto_awesome:"):
+        st.session_state["facts_args"] = args
+    if st.session_state.get("facts_args") != args:  # embedding the facts takes seconds: only when asked
+        st.info("Press Generate to find the pairs (the staged files take a few seconds on a CPU).")
+        return
+    try:
+        with st.spinner("Embedding the entities' paragraphs…"):
+            generated = computed(facts.generate, *args)
+    except (DataError, ValueError) as exc:
+        st.error("No pairs were generated", icon=":material/error:")
+        st.code(str(exc), language=None, wrap_lines=True)
+        return
+    st.dataframe(pd.DataFrame(generated.steps, columns=["kept", "n"]), hide_index=True)
+    pairs = pd.DataFrame(generated.rows)
+    if pairs.empty:
+        st.warning("No candidate passed every step: lower the least similarity or add facts.")
+        return
+    export.table(pairs.head(SHOWN)[["question", "counterpart", "entity", "replacement", "similarity", "hop", "source_id"]],
+                 "Generated false-assumption pairs", charts.provenance(name or source, len(pairs), {"threshold": threshold}),
+                 f"facts-{source}")
+    if not name.strip():
+        st.info("Name the dataset to save the pairs.")
+        return
+    replace = st.checkbox(f"Replace my dataset {widgets.plain(name.strip())} if it exists", key="facts_replace")
+    if st.button("Save as a dataset", type="primary", key="facts_save", icon=":material/save:"):
+        try:
+            made = facts.bundle(generated, name.strip(), upload.name if upload else facts.STAGED[source])
+            with store() as con:
+                counts = user_datasets.save(con, made, replace=replace)
+        except (DataError, ValueError, StoreLocked) as exc:
+            st.error("Not saved", icon=":material/error:")
+            st.code(str(exc), language=None, wrap_lines=True)
+            return
+        st.success(f"Stored {widgets.plain(name.strip())}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items())
+                   + ". Run a detector on it in the next tab.")
+
+
 @st.fragment(run_every=2)
 def job_progress(run_id: str, dataset: str) -> None:
     """The started run's progress, refreshed every 2 s (only this fragment reruns)."""
@@ -153,10 +213,12 @@ def run_model() -> None:
 
 
 st.title("Minimal-pair studio")
-template_tab, sentence_tab, run_tab = st.tabs(["From a template", "From one sentence", "Run a model"])
+template_tab, sentence_tab, facts_tab, run_tab = st.tabs(["From a template", "From one sentence", "From facts", "Run a model"])
 with template_tab:
     from_template()
 with sentence_tab:
     from_sentence()
+with facts_tab:
+    from_facts()
 with run_tab:
     run_model()

@@ -180,6 +180,40 @@ def test_a_link_with_values_the_page_cannot_use_says_so_in_chromium(served):
         browser.close()
 
 
+@pytest.fixture()
+def served_copy(real_store, tmp_path):
+    """The real store, copied: for tests that write to it."""
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, store)
+    yield from serve({"PLAB_STORE": str(store)})
+
+
+@pytest.mark.slow
+def test_a_family_made_from_one_sentence_is_saved_and_opened_as_pairs_in_chromium(served_copy):
+    """The studio's sentence tab: type a premise, the rules propose the variants in an editable grid,
+    the family is saved, and its pairs open on the Minimal pairs page with the template as provenance."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = browser_page(p)
+        shows(page, served_copy, "studio", "Save as a dataset", "studio-sentence")
+        page.get_by_role("tab", name="From one sentence").click()
+        page.get_by_role("textbox", name="Premise (a declarative sentence)").fill("Jo stopped smoking.")
+        page.get_by_role("textbox", name="Presupposition (the hypothesis of every variant)").fill("Jo used to smoke.")
+        page.get_by_role("textbox", name="Dataset name").first.fill("jo-family")
+        page.get_by_role("textbox", name="Dataset name").first.press("Enter")
+        page.get_by_text("Did Jo stop smoking?").first.wait_for(state="attached", timeout=60_000)  # the grid (a canvas) holds it
+        page.get_by_role("button", name="Save as a dataset").click()  # the hidden tabs' buttons are not counted
+        page.get_by_text("Stored jo-family").first.wait_for(timeout=60_000)
+        page.get_by_role("link", name="Minimal pairs: jo-family/unembedded → question/generated").click()
+        page.get_by_text("Struck-through words").first.wait_for(timeout=90_000)
+        body = page.inner_text("body")
+        assert "Did Jo stop smoking?" in body and "jo-family was generated from the template" in body, body[:3000]
+        page.screenshot(path=str(SHOTS / "studio-pairs.png"), full_page=True)
+        assert page.locator("[data-testid='stException']").count() == 0
+        browser.close()
+
+
 def _damage(store: Path, how: str, good: Path) -> None:
     data = good.read_bytes()
     if how == "empty":

@@ -337,3 +337,32 @@ def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store
     at = open_page(store, "pages/pairs.py", {"pairs": "hotpot-swaps/minimal/generated", "run": run_id})
     assert not at.exception and not at.error
     assert at.metric[0].value == f"{len(made.rows):,}"  # every generated pair, each with the run's two predictions
+    assert any("was generated from hotpotqa" in c.value and "78" in c.value for c in at.caption)  # its provenance, on the page
+    with session(store) as con:
+        origin = con.execute("SELECT config->'$.dataset_origin' FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
+        sha = con.execute("SELECT sha256 FROM datasets WHERE dataset_id = 'hotpot-swaps'").fetchone()[0]
+    assert __import__("json").loads(origin)["sha256"] == sha  # the run records which version of the set it saw
+
+
+def test_the_studio_page_generates_fact_pairs_on_request_and_saves_them(open_page, real_store, tmp_path, monkeypatch):
+    from backend.models import embed
+    from backend.store.access import session
+
+    monkeypatch.setattr(embed, "Embedder", WordsEmbedder)  # the page's generation uses the bundled embedder
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, store)
+    at = open_page(store, "pages/studio.py")
+    assert not at.exception and any("Press Generate" in i.value for i in at.info)  # nothing embedded until asked
+    at.selectbox(key="facts_source").set_value("hotpotqa")
+    at.slider(key="facts_threshold").set_value(0.2)
+    at.button(key="facts_generate").click().run()
+    assert not at.exception and not at.error
+    steps = at.dataframe[-2].value if len(at.dataframe) > 1 else at.dataframe[0].value
+    kept = dict(zip(steps["kept"], steps["n"]))
+    assert kept["HotpotQA bridge questions"] == 78
+    pairs = kept["… with a distractor at similarity ≥ 0.2"]
+    at.text_input(key="facts_name").input("hotpot-page").run()
+    at.button(key="facts_save").click().run()
+    assert not at.exception and any(f"{2 * pairs} examples, {pairs} pairs" in s.value for s in at.success)
+    with session(store) as con:
+        assert con.execute("SELECT count(*) FROM pairs WHERE dataset_id = 'hotpot-page'").fetchone()[0] == pairs

@@ -36,6 +36,16 @@ def linked_items(dataset: str, fn: Callable, *args, **kwargs):
     return frame[["open", *[c for c in frame.columns if c != "open"]]]
 
 
+def generated_from(dataset: str) -> str:
+    """Say what a generated dataset was generated from (template or facts, with the SHA-256 of what was
+    read) under the page's heading; return the dataset's name with that origin for export captions."""
+    origin = query(queries.origin, dataset)
+    if not origin.get("generated"):
+        return dataset
+    st.caption(f":material/science: {plain(dataset)} was {plain(origin['generated'])} (the Overview shows it in full).")
+    return f"{dataset} ({origin['generated']})"
+
+
 def label_badge(label) -> str:
     """A label as a Streamlit badge in its colour (E blue, N grey, C/FP orange), or '—'."""
     return f":{charts.BADGES.get(label, 'violet')}-badge[{plain(label)}]" if label else "—"

@@ -138,14 +138,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_generate_pairs(args: argparse.Namespace) -> int:
-    from backend.config import settings
     from backend.studio import facts
 
-    default = {"hotpotqa": "hotpotqa_train.json", "musique": "musique_train.json"}
-    if args.file is None and args.source not in default:
+    if args.file is None and args.source not in facts.STAGED:
         print("error: triples needs your CSV file (subject, relation, object, template)")
         return 1
-    path = args.file or settings().shared_datasets / "corpus" / "hipporag_legacy_data" / default[args.source]
+    path = args.file or facts.staged(args.source)
 
     def made():
         threshold = facts.SIMILARITY if args.threshold is None else args.threshold

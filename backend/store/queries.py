@@ -22,6 +22,18 @@ def loaded_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return frame
 
 
+def origin(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict:
+    """Where a dataset came from: its source, the SHA-256 of what was read, and for a generated set the
+    line saying what it was generated from (the template or facts; its first note)."""
+    row = con.execute("SELECT source, sha256, notes, coalesce(CAST(description->>'$.user' AS BOOLEAN), FALSE) "
+                      "FROM datasets WHERE dataset_id = ?", [dataset_id]).fetchone()
+    if row is None:
+        return {}
+    notes = json.loads(row[2]) if row[2] else []
+    generated = next((n.splitlines()[0].rstrip(":") for n in notes if row[3] and n.startswith("generated from")), None)
+    return {"source": row[0], "sha256": row[1], "generated": generated}
+
+
 def split_label_counts(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None) -> pd.DataFrame:
     """Examples per dataset, split and gold label (label NULL shown as '—')."""
     return con.execute("""

@@ -23,10 +23,12 @@ question, titles or triple, similarity).
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -34,6 +36,13 @@ import pandas as pd
 from backend.datasets.base import Bundle, DataError
 
 SIMILARITY = 0.3  # least cosine between the original and the replacement entity's text
+STAGED = {"hotpotqa": "hotpotqa_train.json", "musique": "musique_train.json"}  # under corpus/hipporag_legacy_data
+
+
+def staged(source: str) -> Path:
+    """The staged HotpotQA or MuSiQue file beside the corpus (SOURCE.md there says where it comes from)."""
+    from backend.config import settings
+    return settings().shared_datasets / "corpus" / "hipporag_legacy_data" / STAGED[source]
 
 
 @dataclass
@@ -152,11 +161,13 @@ def musique(path: Path, embedder=None, threshold: float = SIMILARITY) -> Generat
     return out
 
 
-def triples(path: Path, embedder=None, threshold: float = SIMILARITY) -> Generated:
-    """Your CSV: subject, relation, object, template (a question with {subject} that assumes the fact)."""
+def triples(source: Path | IO[bytes], embedder=None, threshold: float = SIMILARITY, name: str | None = None) -> Generated:
+    """Your CSV: subject, relation, object, template (a question with {subject} that assumes the fact).
+    `source` may be an open file (an upload); `name` is then what errors call it."""
+    path = Path(name) if name else Path(source)
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError) as exc:
+        frame = pd.read_csv(source, dtype=str, keep_default_na=False)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DataError(path, f"could not read the CSV: {exc}") from None
     missing = [c for c in ("subject", "relation", "object", "template") if c not in frame.columns]
     if missing:
@@ -183,6 +194,16 @@ def triples(path: Path, embedder=None, threshold: float = SIMILARITY) -> Generat
                          "answer": row.object, "passages": []})
     out.steps.append((f"… with a subject of the same relation, not this fact, at similarity ≥ {threshold}", kept))
     return out
+
+
+def generate(source: str, threshold: float = SIMILARITY, upload: bytes | None = None, upload_name: str = "triples.csv",
+             embedder=None) -> Generated:
+    """One source's pairs: the staged HotpotQA or MuSiQue file, or your triples CSV given as bytes."""
+    if source == "triples":
+        if upload is None:
+            raise ValueError("triples need your CSV (subject, relation, object, template)")
+        return triples(io.BytesIO(upload), embedder, threshold, name=upload_name)
+    return {"hotpotqa": hotpotqa, "musique": musique}[source](staged(source), embedder, threshold)
 
 
 def bundle(generated: Generated, name: str, source: str) -> Bundle:
