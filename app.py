@@ -7,6 +7,7 @@ from ui.urls import reported
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dataset:", default=True),
     st.Page("pages/explore.py", title="Explore", icon=":material/filter_alt:"),
+    st.Page("pages/slices.py", title="Slice finder", icon=":material/troubleshoot:"),
     st.Page("pages/example.py", title="Example", icon=":material/article:"),
     st.Page("pages/pairs.py", title="Minimal pairs", icon=":material/compare_arrows:"),
     st.Page("pages/studio.py", title="Studio", icon=":material/science:"),

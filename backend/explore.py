@@ -32,7 +32,7 @@ Filters = tuple[tuple[str, tuple], ...]
 RUN_ORDER = f"ORDER BY r.task NOT IN {CLASSIFICATION_TASKS}, r.source = 'baseline', r.run_id"  # classifiers, baselines last
 BOOLEAN_FACETS = {"adversarial", "ambiguous"}
 EXTRA = "extra."  # facet name prefix for a key of examples.extra (a user dataset's own column)
-RUN_FILTERS = ("label_a", "label_b")
+RUN_FILTERS = ("label_a", "label_b", "correct_b")  # correct_b: "true" / "false" (run B right / wrong)
 CORRECTNESS = ("all", "correct", "incorrect")
 LABEL_ORDER = {"E": 0, "N": 1, "C": 2, "FP": 3}
 SORTS = {  # name → ORDER BY clause (never user text)

@@ -55,8 +55,8 @@ def _yes_no(value) -> str:
     return {True: "yes", False: "no"}.get(value, str(value))
 
 
-def pick_filters(dataset: str, labels_a: list[str]) -> tuple[tuple, str, str]:
-    """A multiselect per facet with at least two values, predicted label, correctness, search."""
+def pick_filters(dataset: str, labels_a: list[str], run_b: str | None) -> tuple[tuple, str, str]:
+    """A multiselect per facet with at least two values, predicted label, run A's and run B's correctness, search."""
     filters = []
     for facet, values in query(explore.facet_values, dataset).items():
         if len(values) > 1:
@@ -70,6 +70,10 @@ def pick_filters(dataset: str, labels_a: list[str]) -> tuple[tuple, str, str]:
     correctness = st.segmented_control("Run A is", explore.CORRECTNESS, default="all", key="correct",
                                        bind="query-params", disabled=not labels_a,
                                        help="Needs a run A that predicts labels (not answers or passages).") or "all"
+    b_is = st.segmented_control("Run B is", explore.CORRECTNESS, default="all", key="correct_b", bind="query-params",
+                                disabled=not run_b, help="Needs a run B that predicts labels.") or "all"
+    if run_b and b_is != "all":
+        filters.append(("correct_b", ("true" if b_is == "correct" else "false",)))
     search = st.text_input("Search input / hypothesis", key="q", bind="query-params",
                            placeholder="words, case-insensitive")
     return tuple(f for f in filters if f[1]), correctness if labels_a else "all", search
@@ -214,7 +218,7 @@ with st.sidebar:
     dataset = pick_dataset()
     runs = query(explore.runs_for, dataset)
     run_a, run_b, labels_a = pick_runs(runs)
-    filters, correctness, search = pick_filters(dataset, labels_a)
+    filters, correctness, search = pick_filters(dataset, labels_a, run_b)
     sort = st.selectbox("Sort", list(explore.SORTS), key="sort", bind="query-params",
                         help="; ".join(f"{k}: {v}" for k, v in SORT_TITLES.items()))
 

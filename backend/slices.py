@@ -1,0 +1,190 @@
+"""Slice discovery: where does a run err significantly more than it does overall?
+
+The search is exhaustive, not sampled: every combination of up to three facets (the dataset's
+facets — built-in, a user dataset's own columns, operator — and whether each other model run got the
+item right), and within it every combination of values with at least `min_support` items, is one
+slice; each is tested and the p-values are corrected together for the number tested
+(Benjamini–Hochberg, statsmodels). We do not use `sliceline`: it ranks slices by a size-weighted
+error score without a test, and the paper-style question here is "significantly worse, after
+correcting for how many slices were looked at".
+
+- **One run** (error rate): the slice's errors k of n against the overall error rate p0, a one-sided
+  exact binomial test (is the slice's rate above p0?); lift = rate / p0; Wilson 95% interval.
+- **Run B against run A** (B − A): the per-item difference d = wrong_B − wrong_A ∈ {−1, 0, 1}. Is
+  the slice's mean d above the mean d of the items outside it? A one-sided Welch t-test (the slice
+  against its complement; d is bounded, and slices have at least `min_support` items). The slice's
+  B − A error difference has a normal-approximation 95% interval over its items; lift is its
+  difference from the overall B − A.
+
+Each slice is a filter set Explore reproduces (another run's correctness becomes Explore's run B
+with `correct_b`), so a slice opens there in one click.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
+
+from backend import explore
+from backend.store.queries import CLASSIFICATION_TASKS
+
+MAX_DEPTH = 3
+MAX_VALUES = 50      # a facet with more distinct values than this is an id, not a facet
+MAX_OTHER_RUNS = 8   # other runs whose correctness is a facet (the most recent non-baseline runs)
+RUN = "run:"         # facet name prefix for another run's correctness ("right" / "wrong")
+
+
+@dataclass(frozen=True)
+class Found:
+    slices: pd.DataFrame   # one row per slice tested, most significant first
+    tested: int            # how many slices were tested (what BH corrects for)
+    overall: float         # the whole dataset's error rate (or B − A difference)
+    n: int                 # items scored
+    facets: tuple[str, ...]
+    seconds: float
+
+
+def other_runs(con: duckdb.DuckDBPyConnection, dataset_id: str, exclude: tuple[str, ...]) -> list[str]:
+    runs = explore.runs_for(con, dataset_id)
+    runs = runs[runs["task"].isin(CLASSIFICATION_TASKS) & (runs["source"] != "baseline") & ~runs["run_id"].isin(exclude)]
+    return list(runs["run_id"])[:MAX_OTHER_RUNS]
+
+
+def items(con: duckdb.DuckDBPyConnection, dataset_id: str, run_a: str, run_b: str | None = None,
+          others: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """One row per item run A (and B) labelled that has a gold label: its facet values as text,
+    `wrong_a` (and `wrong_b`), and a `run:RUN` column (right / wrong) per other run in `others`
+    (default: `other_runs`; none when comparing B with A)."""
+    facets = [f for f, values in explore.facet_values(con, dataset_id).items() if 2 <= len(values) <= MAX_VALUES]
+    columns = []
+    params: dict = {"d": dataset_id, "a": run_a, "b": run_b}
+    for i, facet in enumerate(facets):
+        if facet.startswith(explore.EXTRA):
+            params[f"p{i}"] = explore._json_path(facet[len(explore.EXTRA):])
+            columns.append(f'json_extract_string(e.extra, $p{i}) AS "{i}"')
+        else:
+            columns.append(f'lower(CAST(e.{facet} AS VARCHAR)) AS "{i}"' if facet in explore.BOOLEAN_FACETS
+                           else f'CAST(e.{facet} AS VARCHAR) AS "{i}"')
+    frame = con.execute(f"""
+        SELECT e.example_key, e.gold_label AS _gold, {", ".join(columns)},
+               coalesce(pa.label <> e.gold_label, TRUE) AS wrong_a,
+               {"coalesce(pb.label <> e.gold_label, TRUE)" if run_b else "NULL"} AS wrong_b
+        FROM examples e JOIN predictions pa ON pa.example_key = e.example_key AND pa.run_id = $a
+        {"JOIN" if run_b else "LEFT JOIN"} predictions pb ON pb.example_key = e.example_key AND pb.run_id = $b
+        WHERE e.dataset_id = $d AND e.gold_label IS NOT NULL
+    """, params).df().rename(columns={str(i): f for i, f in enumerate(facets)})
+    if run_b is None:
+        for run in other_runs(con, dataset_id, (run_a,)) if others is None else others:
+            labels = con.execute("SELECT example_key, label FROM predictions WHERE run_id = ?", [run]).df()
+            predicted = frame["example_key"].map(labels.set_index("example_key")["label"])
+            frame[RUN + run] = np.where(predicted.isna(), None, np.where(predicted == frame["_gold"], "right", "wrong"))
+    return frame.drop(columns=["example_key", "_gold"])
+
+
+def facets_of(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if c not in ("wrong_a", "wrong_b") and 2 <= frame[c].nunique() <= MAX_VALUES]
+
+
+def _cells(codes: list[np.ndarray], sizes: list[int], weights: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Counts per combination of values (mixed-radix code over the facets; items missing one are left out)."""
+    valid = np.all([c >= 0 for c in codes], axis=0)
+    combined = np.zeros(len(codes[0]), dtype=np.int64)
+    for c, size in zip(codes, sizes):
+        combined = combined * size + np.where(c >= 0, c, 0)
+    length = int(np.prod(sizes))
+    counts = np.bincount(combined[valid], minlength=length)
+    return counts, [np.bincount(combined[valid], weights=w[valid], minlength=length) for w in weights]
+
+
+def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH, facets: list[str] | None = None,
+             alpha: float = 0.05) -> Found:
+    """Every slice of up to `depth` facets with at least `min_support` items, tested and BH-corrected.
+
+    With a `wrong_b` column the slices are where B − A is worse than overall; else where A errs more."""
+    started = time.perf_counter()
+    facets = facets if facets is not None else facets_of(frame)
+    compare = "wrong_b" in frame and frame["wrong_b"].notna().any()
+    wrong_a = frame["wrong_a"].to_numpy(dtype=float)
+    if compare:
+        wrong_b = frame["wrong_b"].to_numpy(dtype=float)
+        d = wrong_b - wrong_a
+        weights = [d, d * d]
+        overall = float(d.mean()) if len(d) else 0.0
+        total, total_squares = float(d.sum()), float((d * d).sum())
+    else:
+        weights = [wrong_a]
+        overall = float(wrong_a.mean()) if len(wrong_a) else 0.0
+    encoded = {f: pd.factorize(frame[f], sort=True) for f in facets}
+    rows = []
+    for k in range(1, depth + 1):
+        for combo in itertools.combinations(facets, k):
+            if sum(f.startswith(RUN) for f in combo) > 1:
+                continue  # Explore holds one other run (run B): a slice names at most one
+            codes = [encoded[f][0] for f in combo]
+            sizes = [max(len(encoded[f][1]), 1) for f in combo]
+            counts, sums = _cells(codes, sizes, weights)
+            for cell in np.flatnonzero(counts >= min_support):
+                values = np.unravel_index(cell, sizes)
+                rows.append((combo, tuple(str(encoded[f][1][v]) for f, v in zip(combo, values)), counts[cell],
+                             *(s[cell] for s in sums)))
+    columns = ["facets", "values", "n", *(["sum", "squares"] if compare else ["errors"])]
+    table = pd.DataFrame(rows, columns=columns)
+    if table.empty:
+        return Found(table, 0, overall, len(frame), tuple(facets), time.perf_counter() - started)
+    n = table["n"].to_numpy()
+    if compare:
+        total_n = len(d)
+        rest = np.maximum(total_n - n, 1)
+        mean, mean_rest = table["sum"].to_numpy() / n, (total - table["sum"].to_numpy()) / rest
+
+        def variance(squares, means, counts):
+            return np.maximum(squares / counts - means ** 2, 0) * counts / np.maximum(counts - 1, 1) + 1e-12
+
+        var = variance(table["squares"].to_numpy(), mean, n)
+        var_rest = variance(total_squares - table["squares"].to_numpy(), mean_rest, rest)
+        se = np.sqrt(var / n + var_rest / rest)
+        df = se ** 4 / ((var / n) ** 2 / np.maximum(n - 1, 1) + (var_rest / rest) ** 2 / np.maximum(rest - 1, 1))
+        p = stats.t.sf((mean - mean_rest) / se, df)
+        half = 1.96 * np.sqrt(var / n)
+        table = table.assign(**{"B − A": mean, "low": mean - half, "high": mean + half, "lift": mean - overall})
+    else:
+        errors = table["errors"].to_numpy()
+        low, high = proportion_confint(errors, n, alpha=0.05, method="wilson")
+        p = stats.binom.sf(errors - 1, n, overall)
+        table = table.assign(**{"error rate": errors / n, "low": low, "high": high,
+                                "lift": errors / n / overall if overall else np.nan})
+    table["p"] = p
+    table["q (BH)"] = multipletests(p, method="fdr_bh")[1]
+    table["significant"] = table["q (BH)"] < alpha
+    table["depth"] = table["facets"].map(len)
+    table["slice"] = [" ∧ ".join(f"{f} = {v}" for f, v in zip(fs, vs)) for fs, vs in zip(table["facets"], table["values"])]
+    table = table.sort_values(["q (BH)", "lift", "n"], ascending=[True, False, False], kind="stable").reset_index(drop=True)
+    return Found(table, len(table), overall, len(frame), tuple(facets), time.perf_counter() - started)
+
+
+def find(con: duckdb.DuckDBPyConnection, dataset_id: str, run_a: str, run_b: str | None = None, min_support: int = 30,
+         depth: int = MAX_DEPTH, others: tuple[str, ...] | None = None, facets: tuple[str, ...] | None = None) -> Found:
+    """`discover` over the store's items of one run (or B against A); `facets` None = every facet."""
+    frame = items(con, dataset_id, run_a, run_b, others)
+    return discover(frame, min_support, depth, list(facets) if facets is not None else None)
+
+
+def explore_params(dataset_id: str, run_a: str, run_b: str | None, facets: tuple, values: tuple) -> dict:
+    """The Explore URL parameters that reproduce a slice: each facet = its value; another run's
+    correctness as run B with `correct_b`."""
+    params: dict = {"dataset": dataset_id, "run_a": run_a}
+    if run_b:
+        params["run_b"] = run_b
+    for facet, value in zip(facets, values):
+        if facet.startswith(RUN):
+            params["run_b"], params["correct_b"] = facet[len(RUN):], "correct" if value == "right" else "incorrect"
+        else:
+            params[facet] = value
+    return params

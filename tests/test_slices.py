@@ -1,0 +1,97 @@
+"""Slice discovery: a planted slice is found and nothing disjoint from it is called significant; the
+Benjamini–Hochberg q-values match scipy's; B − A finds where B is worse; a slice's Explore link
+reproduces its items; the page renders on the real store."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from backend import slices
+
+ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
+
+
+def planted(n: int = 10_000, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    """Eight random facets (3-5 values each); errors at 20%, but at 60% where f0 = v1 and f1 = v2."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({f"f{i}": rng.choice([f"v{j}" for j in range(3 + i % 3)], n) for i in range(8)})
+    inside = ((frame["f0"] == "v1") & (frame["f1"] == "v2")).to_numpy()
+    frame["wrong_a"] = rng.random(n) < np.where(inside, 0.6, 0.2)
+    return frame, inside
+
+
+def test_a_planted_slice_is_found_and_nothing_disjoint_from_it_is_significant():
+    frame, inside = planted()
+    found = slices.discover(frame, min_support=50)
+    table = found.slices
+    assert found.n == 10_000 and found.tested == len(table) and abs(found.overall - frame["wrong_a"].mean()) < 1e-12
+    hit = table[table["slice"] == "f0 = v1 ∧ f1 = v2"].iloc[0]
+    assert hit["significant"] and hit["q (BH)"] < 1e-10 and hit["n"] == inside.sum()
+    assert hit["low"] < hit["error rate"] < hit["high"] and 0.5 < hit["error rate"] < 0.7
+    two_deep = table[table["depth"] <= 2]
+    assert two_deep.sort_values("lift", ascending=False).iloc[0]["slice"] == "f0 = v1 ∧ f1 = v2"
+    # a slice that fixes f0 or f1 to another value holds none of the planted items: none may pass
+    disjoint = [any((f == "f0" and v != "v1") or (f == "f1" and v != "v2") for f, v in zip(fs, vs))
+                for fs, vs in zip(table["facets"], table["values"])]
+    disjoint = np.array(disjoint)
+    assert disjoint.sum() > 100 and not (table["significant"].to_numpy() & disjoint & (table["lift"] > 1).to_numpy()).any()
+    # every slice of at most 3 facets with ≥ 50 items was tested: count them independently
+    expected = 0
+    for k in (1, 2, 3):
+        for combo in __import__("itertools").combinations([f"f{i}" for i in range(8)], k):
+            expected += int((frame.groupby(list(combo)).size() >= 50).sum())
+    assert found.tested == expected
+
+
+def test_the_correction_is_benjamini_hochberg_as_scipy_computes_it():
+    frame, _ = planted(3_000, seed=1)
+    table = slices.discover(frame, min_support=20).slices
+    assert np.allclose(table["q (BH)"], stats.false_discovery_control(table["p"], method="bh"))
+    one = table.iloc[len(table) // 2]  # and each p is the one-sided exact binomial test against the overall rate
+    p = stats.binomtest(int(round(one["error rate"] * one["n"])), int(one["n"]), frame["wrong_a"].mean(), "greater").pvalue
+    assert one["p"] == pytest.approx(p, rel=1e-9)
+
+
+def test_run_b_against_run_a_finds_where_b_is_worse():
+    frame, inside = planted(6_000, seed=2)
+    rng = np.random.default_rng(3)
+    frame["wrong_b"] = np.where(inside, rng.random(len(frame)) < 0.95, frame["wrong_a"])  # B fails the planted slice
+    table = slices.discover(frame, min_support=40, depth=2).slices
+    top = table.iloc[0]
+    assert top["slice"] in ("f0 = v1 ∧ f1 = v2",) and top["significant"] and top["B − A"] > 0.2
+    assert top["low"] < top["B − A"] < top["high"]
+    d = frame["wrong_b"].astype(float) - frame["wrong_a"].astype(float)  # the test is Welch's, slice against the rest
+    one = table[table["slice"] == "f2 = v1"].iloc[0]
+    inside_f2 = (frame["f2"] == "v1").to_numpy()
+    welch = stats.ttest_ind(d[inside_f2], d[~inside_f2], equal_var=False, alternative="greater").pvalue
+    assert one["p"] == pytest.approx(welch, rel=1e-6)
+
+
+def test_a_slice_opens_in_explore_with_the_same_items(open_page, real_store):
+    from backend.store.connection import connect
+
+    con = connect(real_store, read_only=True)
+    try:
+        found = slices.find(con, "nope", ROBERTA, min_support=30, depth=2)
+    finally:
+        con.close()
+    table = found.slices
+    with_run = table[table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
+    plain = table[~table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
+    for row in (plain, with_run):
+        params = slices.explore_params("nope", ROBERTA, None, row["facets"], row["values"])
+        at = open_page(real_store, "pages/explore.py", params)
+        assert not at.exception and not at.error, row["slice"]
+        assert at.metric[0].value == f"{row['n']:,}", (row["slice"], params)  # Explore's slice holds the same items
+        accuracy = float(at.metric[1].value.rstrip("%")) / 100
+        assert accuracy == pytest.approx(1 - row["error rate"], abs=0.0006)
+
+
+def test_the_slice_finder_page_lists_slices_with_links(open_page, real_store):
+    at = open_page(real_store, "pages/slices.py", {"dataset": "nope", "run_a": ROBERTA})
+    assert not at.exception and not at.error
+    assert at.metric[0].value == "2,732" and int(at.metric[2].value.replace(",", "")) > 100
+    table = at.dataframe[0].value
+    assert table["open"].str.startswith("explore?dataset=nope").all() and table["q (BH)"].is_monotonic_increasing
