@@ -51,6 +51,13 @@ _IN_KEYS = "AND {alias}.example_key IN (SELECT unnest($keys))"
 _NO_RUN = "SELECT NULL::UBIGINT AS example_key, NULL::VARCHAR AS label, NULL::VARCHAR AS answer, NULL::DOUBLE AS prob WHERE FALSE"
 
 
+def url_value(facet: str, value) -> str:
+    """A facet value as Explore's URL writes it (its multiselect shows booleans as yes / no)."""
+    if facet in BOOLEAN_FACETS:
+        return {"true": "yes", "false": "no"}.get(str(value).lower(), str(value))
+    return str(value)
+
+
 def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
     """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns,
     then the `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""

@@ -186,5 +186,5 @@ def explore_params(dataset_id: str, run_a: str, run_b: str | None, facets: tuple
         if facet.startswith(RUN):
             params["run_b"], params["correct_b"] = facet[len(RUN):], "correct" if value == "right" else "incorrect"
         else:
-            params[facet] = value
+            params[facet] = explore.url_value(facet, value)
     return params

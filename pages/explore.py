@@ -8,12 +8,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from backend import contamination, explore
+from backend import contamination, explore, saved_slices
 from backend.metrics.bootstrap import RESAMPLES
 from backend.metrics.classification import dominant_label
 from backend.store import queries
 from ui import charts, export, widgets
-from ui.resources import query
+from ui.resources import StoreLocked, query, store
 
 NO_RUN = "(none)"
 ARROW = "→"
@@ -207,6 +207,38 @@ def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -
                      f"slice-{dataset}", caption, key="slice", suffix=" (full slice)")
 
 
+def open_saved() -> None:
+    """`?slice=NAME` opens a saved slice: its filters replace the URL's, and the page reruns with them."""
+    name = st.query_params.get("slice")
+    if not name:
+        return
+    try:
+        params = query(saved_slices.explore_params, name)
+    except saved_slices.SliceError as exc:
+        st.warning(f"{widgets.message(exc)}: showing Explore without it (the Overview lists the saved slices).")
+        return
+    st.query_params.clear()
+    for key, value in params.items():
+        st.query_params[key] = value
+    st.rerun()
+
+
+def save_slice(dataset: str, filters: tuple, search: str) -> None:
+    """Name the current facet filters and search (run filters are not part of a slice) and store them."""
+    with st.expander("Save this slice", icon=":material/bookmark_add:"):
+        name = st.text_input("Slice name", key="slice_name", max_chars=80)
+        replace = st.checkbox("Replace a saved slice of that name", key="slice_replace")
+        if st.button("Save slice", key="slice_save"):
+            try:
+                with store() as con:
+                    saved_slices.save(con, name.strip(), dataset, filters, search, replace=replace)
+            except (saved_slices.SliceError, StoreLocked) as exc:
+                st.error(f"Not saved — {widgets.message(exc)}")
+                return
+            st.success(f"Saved {widgets.plain(name.strip())}: the Overview scores every run on it; "
+                       f"`?slice=` opens it here.")
+
+
 def active(filters: tuple, search: str, correctness: str) -> dict:
     """The filters in words, for provenance captions."""
     words = {facet: "|".join(_yes_no(v) for v in values) for facet, values in filters}
@@ -214,6 +246,7 @@ def active(filters: tuple, search: str, correctness: str) -> dict:
 
 
 st.title("Explore")
+open_saved()
 with st.sidebar:
     dataset = pick_dataset()
     runs = query(explore.runs_for, dataset)
@@ -221,6 +254,7 @@ with st.sidebar:
     filters, correctness, search = pick_filters(dataset, labels_a, run_b)
     sort = st.selectbox("Sort", list(explore.SORTS), key="sort", bind="query-params",
                         help="; ".join(f"{k}: {v}" for k, v in SORT_TITLES.items()))
+    save_slice(dataset, filters, search)
 
 slice_args = (filters, run_a, run_b, search, correctness)
 try:

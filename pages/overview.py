@@ -1,8 +1,8 @@
 """Overview: loaded datasets (counts per split and label), each run's headline metric with n and CI
-beside the baselines, missing datasets and models and how to add them."""
+beside the baselines, every run on every saved slice, missing datasets and models and how to add them."""
 import streamlit as st
 
-from backend import contamination, leaderboard, registry
+from backend import contamination, leaderboard, registry, saved_slices
 from backend.metrics.bootstrap import RESAMPLES
 from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
 from backend.store import queries
@@ -67,6 +67,32 @@ if not board.empty:
                      key=f"board-table-{dataset}-{split}",
                      column_config={"explore": st.column_config.LinkColumn("explore", display_text="open ↗")})
     st.caption("Click a run's dot, or its *open* link, to browse its predictions in Explore.")
+
+saved = query(saved_slices.listing)
+if not saved.empty:
+    st.subheader("Saved slices: every run on every slice")
+    st.caption("Slices saved from Explore (*Save this slice*); accuracy with a Wilson 95% interval over the slice's items "
+               "the run labelled. Open a slice by name in Explore (`explore?slice=NAME`).")
+    export.table(saved.assign(open=[widgets.page_url("explore", slice=name) for name in saved["name"]]), "Saved slices",
+                 charts.provenance("saved slices", len(saved)), key="saved-slices",
+                 column_config={"open": st.column_config.LinkColumn("Explore", display_text="open ↗")})
+    scores = query(saved_slices.matrix)
+    if scores.empty:
+        st.caption("No classification run labelled any item of the saved slices yet.")
+    else:
+        include = scores["contaminated"] == ""
+        if not include.all():
+            st.caption(f"Contaminated runs ({contamination.FLAG}) are left out of the matrix: "
+                       + ", ".join(widgets.plain(r) for r in scores.loc[~include, "run"].unique()))
+        shown = scores[include].assign(cell=lambda f: [f"{100 * a:.1f} [{100 * lo:.1f}, {100 * hi:.1f}] n={n:,}"
+                                                       for a, lo, hi, n in zip(f["accuracy"], f["low"], f["high"], f["n"])])
+        grid = shown.pivot_table(index="run", columns="slice", values="cell", aggfunc="first").fillna("—")
+        export.table(grid.reset_index(), "Accuracy (%) of every run on every saved slice",
+                     charts.provenance(", ".join(sorted(scores["dataset"].unique())), int(scores["items"].max()),
+                                       {"slices": ", ".join(saved["name"])}), key="slice-matrix")
+        with st.expander("The same as numbers (one row per slice × run)"):
+            export.table(scores.round(4), "Saved slices × runs", charts.provenance("saved slices", len(scores)),
+                         key="slice-matrix-long")
 
 labelled = loaded[loaded["examples"] > 0]
 if not labelled.empty:

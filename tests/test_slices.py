@@ -80,7 +80,8 @@ def test_a_slice_opens_in_explore_with_the_same_items(open_page, real_store):
     table = found.slices
     with_run = table[table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
     plain = table[~table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
-    for row in (plain, with_run):
+    boolean = table[table["slice"].str.contains("adversarial = false") & (table["depth"] == 2)].iloc[0]  # URL: yes / no
+    for row in (plain, with_run, boolean):
         params = slices.explore_params("nope", ROBERTA, None, row["facets"], row["values"])
         at = open_page(real_store, "pages/explore.py", params)
         assert not at.exception and not at.error, row["slice"]

@@ -24,7 +24,7 @@ from backend.config import settings
 from backend.store import access
 from backend.store.connection import StoreDamaged, damaged
 from backend.store.migrations import StoreTooNew
-from backend.store.writer import AREAS, versions
+from backend.store.writer import versions
 from ui.text import message
 
 StoreLocked = access.StoreBusy
@@ -91,15 +91,17 @@ def _timed(log: str) -> Iterator[None]:
 
 # Query results are cached per version of what they read (backend.store.writer.versions): every
 # function reads datasets and runs ('data') and may show user ratings ('ratings'); those of the modules
-# below also read live answers. Other modules' caches survive a live answer being stored.
+# below also read live answers (READS_LIVE) or saved slices and the report (READS_SAVED). Other
+# modules' caches survive a live answer, a saved slice or a pinned chart being stored.
 READS_LIVE = ("backend.live", "backend.ratings")
+READS_SAVED = ("backend.saved_slices", "backend.report")  # saved slices and report items
 
 
 def store_version(module: str = "") -> str:
     """The versions of what functions of `module` read (all of them for READS_LIVE modules)."""
     with store() as con:
         found = versions(con)
-    areas = AREAS if module in READS_LIVE else ("data", "ratings")
+    areas = ("data", "ratings") + (("live",) if module in READS_LIVE else ()) + (("saved",) if module in READS_SAVED else ())
     return f"{settings().store_path}:" + ":".join(found[area] for area in areas)
 
 

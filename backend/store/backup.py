@@ -2,7 +2,7 @@
 
 That is the user's datasets (datasets, examples, pairs), the runs they ran, asked live or imported
 (runs with source other than 'import' and 'baseline', with their predictions and retrieved passages)
-and their ratings (source other than 'crowd'). A backup is a folder `<store folder>/backups/<stamp>-<reason>/`
+and their ratings (source other than 'crowd'), saved slices and report items. A backup is a folder `<store folder>/backups/<stamp>-<reason>/`
 with one Parquet file per table and `manifest.json` (when, why, schema version, row counts).
 
 `python -m backend backup` writes one; one is also written automatically before anything that
@@ -35,6 +35,8 @@ USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "predictions": f"SELECT * FROM predictions WHERE run_id IN ({USER_RUNS})",
     "retrievals": f"SELECT * FROM retrievals WHERE run_id IN ({USER_RUNS})",
     "ratings": "SELECT * FROM ratings WHERE source <> 'crowd'",
+    "saved_slices": "SELECT * FROM saved_slices",
+    "report_items": "SELECT * FROM report_items",
 }
 RATING_COLUMNS = ("dataset_id", "example_id", "run_id", "rater_id", "criterion")  # the primary key
 RATING_KEY = f"concat_ws(chr(31), {', '.join(RATING_COLUMNS)})"
@@ -71,7 +73,7 @@ def before(con: duckdb.DuckDBPyConnection, reason: str) -> Path | None:
 def _has_rows(con: duckdb.DuckDBPyConnection, select: str) -> bool:
     try:
         return bool(con.execute(f"SELECT EXISTS ({select})").fetchone()[0])
-    except duckdb.BinderException:  # a store from before that column existed has none of these rows
+    except (duckdb.BinderException, duckdb.CatalogException):  # a store from before that column or table: none
         return False
 
 
@@ -86,7 +88,7 @@ def write(con: duckdb.DuckDBPyConnection, reason: str, automatic: bool = False, 
     for table, select in USER_ROWS.items():
         try:
             con.execute(f"COPY ({select}) TO '{_sql_path(out / f'{table}.parquet')}' (FORMAT parquet)")
-        except duckdb.BinderException:  # a store from before that column existed has none of these rows
+        except (duckdb.BinderException, duckdb.CatalogException):  # a store from before that column or table: none
             continue
         counts[table] = pq.read_metadata(out / f"{table}.parquet").num_rows
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
@@ -139,6 +141,9 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
     deletes += [(f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids["runs"]})
                 for name in ("retrievals", "predictions", "runs")]
     deletes.append((f"DELETE FROM ratings WHERE list_contains($k, {RATING_KEY})", {"k": ratings}))
+    for name, key in (("saved_slices", "name"), ("report_items", "item_id")):
+        if name in tables:
+            deletes.append((f"DELETE FROM {name} WHERE list_contains($k, {key})", {"k": tables[name].column(key).to_pylist()}))
     transaction(con, deletes, {name: table for name, table in tables.items() if len(table)})
     return {name: len(table) for name, table in tables.items()}
 

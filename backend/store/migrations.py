@@ -19,7 +19,7 @@ from backend.store import backup
 from backend.store.writer import NEW_KEYS, atomic
 
 SCHEMA = Path(__file__).with_name("schema.sql")
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 BACKFILL: dict[int, list[str]] = {
     4: [  # the integer join key of examples and predictions (schema.sql: example_keys)
@@ -31,6 +31,7 @@ BACKFILL: dict[int, list[str]] = {
         "AND k.dataset_id = r.dataset_id AND k.example_id = p.example_id AND p.example_key IS NULL",
     ],
     5: [],  # the cb_commitment criterion (CRITERIA are inserted on every upgrade)
+    6: [],  # saved_slices and report_items (new tables, nothing to fill)
 }
 
 

@@ -149,3 +149,25 @@ CREATE TABLE IF NOT EXISTS meta (
     key    VARCHAR PRIMARY KEY,     -- schema_version, ...
     value  VARCHAR NOT NULL
 );
+
+-- Saved slices (issue 15): a named Explore filter set, listed with every run's metric on the Overview.
+CREATE TABLE IF NOT EXISTS saved_slices (
+    name        VARCHAR PRIMARY KEY,
+    dataset_id  VARCHAR NOT NULL,
+    filters     JSON NOT NULL,       -- [[facet, [values...]], ...] as backend.explore.Filters
+    search      VARCHAR NOT NULL DEFAULT '',
+    note        VARCHAR,
+    saved_at    TIMESTAMP NOT NULL
+);
+
+-- The report (issue 15): charts and tables pinned from any page, in order, each with its caption.
+CREATE TABLE IF NOT EXISTS report_items (
+    item_id     VARCHAR PRIMARY KEY,
+    position    DOUBLE NOT NULL,
+    kind        VARCHAR NOT NULL,    -- chart | table
+    title       VARCHAR NOT NULL,
+    caption     VARCHAR NOT NULL,    -- provenance: dataset, filters, n, runs, date
+    content     VARCHAR NOT NULL,    -- chart: Vega-Lite JSON with its data; table: JSON records (orient=table)
+    page        VARCHAR,
+    pinned_at   TIMESTAMP NOT NULL
+);

@@ -144,11 +144,12 @@ WRITE_LOCK = threading.RLock()
 
 
 # Each write bumps the version of what it changed, in the same transaction: `data` (datasets, runs,
-# predictions: ingest, imports, batch runs), `ratings` (user ratings), `live` (live answers). Caches of
+# predictions: ingest, imports, batch runs), `ratings` (user ratings), `live` (live answers), `saved`
+# (saved slices, report items). Caches of
 # query results key on the versions they depend on (ui/resources.py), so a live answer stored every
 # second does not throw away every cached Explore slice; the counters live in the store, so writes
 # from other processes count too.
-AREAS = ("data", "ratings", "live")
+AREAS = ("data", "ratings", "live", "saved")  # saved: saved slices and the report
 BUMP = """INSERT INTO meta VALUES ($k, '1') ON CONFLICT (key)
           DO UPDATE SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS VARCHAR)"""
 
