@@ -17,6 +17,7 @@ PAGES = [
     st.Page("pages/playground.py", title="Playground", icon=":material/chat:"),
     st.Page("pages/rate.py", title="Rate", icon=":material/star_rate:"),
     st.Page("pages/imports.py", title="Import", icon=":material/upload_file:"),
+    st.Page("pages/report.py", title="Report", icon=":material/description:"),
 ]
 
 st.set_page_config(page_title="Presupposition Lab", page_icon=":material/science:", layout="wide")

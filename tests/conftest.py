@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,14 @@ def real_store(tmp_path_factory) -> Path:
     results = ingest(store=path)
     failed = [r.message for r in results if r.status == "failed"]
     assert not failed, failed
+    return path
+
+
+@pytest.fixture()
+def store_copy(real_store, tmp_path) -> Path:
+    """A copy of the real store, for a test that writes to it."""
+    path = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, path)
     return path
 
 

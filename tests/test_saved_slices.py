@@ -2,7 +2,6 @@
 shows), opened by name in a URL, refused with the field named when wrong, kept by backups."""
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -14,10 +13,8 @@ CLEFTS = (("trigger_type", ("clefts",)), ("adversarial", (False,)))
 
 
 @pytest.fixture()
-def store(real_store, tmp_path):
-    path = tmp_path / "lab.duckdb"
-    shutil.copy(real_store, path)
-    return path
+def store(store_copy):
+    return store_copy
 
 
 def test_the_matrix_scores_every_run_as_explore_does(store):

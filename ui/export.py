@@ -1,4 +1,5 @@
-"""Download buttons: every chart as PNG and SVG, every table as CSV and Parquet, with provenance.
+"""Download buttons: every chart as PNG and SVG, every table as CSV, Parquet and LaTeX, with
+provenance; and a *Pin* button on each that adds it to the report (backend/report.py).
 
 Files are generated only when a button is clicked (callable `data`), so rendering stays fast.
 """
@@ -14,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import streamlit as st
 
+from backend import report
 from ui import charts
 from ui.text import plain
 
@@ -40,6 +42,21 @@ def chart(figure: alt.Chart, title: str, caption: str, key: str, choose: dict[st
                         key=f"{key}-png", on_click="ignore", icon=":material/image:", width="content")
     row.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
                         key=f"{key}-svg", on_click="ignore", icon=":material/draw:", width="content")
+    row.button("Pin to report", key=f"{key}-pin", icon=":material/push_pin:", width="content",
+               on_click=_pin, args=("chart", title, caption, lambda: figure.to_json()))
+
+
+def _pin(kind: str, title: str, caption: str, content: Callable[[], str]) -> None:
+    """Callback: add the chart or table to the report (the spec or rows are made only now) and say so."""
+    from ui.resources import StoreLocked, store
+
+    try:
+        with store() as con:
+            report.pin(con, kind, title, caption, content(), st.context.url)
+    except (report.ReportError, StoreLocked) as exc:
+        st.toast(f"Not pinned: {plain(str(exc))}", icon=":material/error:")
+        return
+    st.toast(f"Pinned to the report: {plain(title)}", icon=":material/push_pin:")
 
 
 def _apply_click(chart_key: str, choose: dict[str, str]) -> None:
@@ -90,3 +107,8 @@ def downloads(frame: Callable[[], pd.DataFrame], title: str, caption: str, key: 
     row.download_button(f"Parquet{suffix}", lambda: parquet_bytes(frame(), caption), f"{_slug(title)}.parquet",
                         "application/octet-stream", key=f"{key}-parquet", on_click="ignore", icon=":material/database:",
                         width="content")
+    row.download_button(f"LaTeX{suffix}", lambda: report.latex(frame(), title, caption).encode(), f"{_slug(title)}.tex",
+                        "application/x-tex", key=f"{key}-latex", on_click="ignore", icon=":material/functions:",
+                        width="content")
+    row.button("Pin to report", key=f"{key}-pin", icon=":material/push_pin:", width="content",
+               on_click=_pin, args=("table", title, caption, lambda: report.table_json(frame())))

@@ -1,0 +1,153 @@
+"""The report: charts and tables pinned from any page, kept in the store in the user's order, exported
+as one HTML file (images embedded), one Markdown file, and each table as LaTeX (booktabs).
+
+A pinned chart is its Vega-Lite spec with the data inlined (so it renders later exactly as pinned,
+whatever the store holds then); a pinned table is its rows (at most MAX_ROWS). Both keep the
+provenance caption the page showed under them (dataset, filters, n, runs, date).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import uuid
+from datetime import datetime, timezone
+
+import duckdb
+import pandas as pd
+
+from backend.store.writer import atomic
+
+KINDS = ("chart", "table")
+MAX_ROWS = 2_000
+
+
+class ReportError(ValueError):
+    """A pin or a move that cannot be done; names the field."""
+
+
+def pin(con: duckdb.DuckDBPyConnection, kind: str, title: str, caption: str, content: str, page: str | None = None) -> str:
+    """Add an item at the end of the report; returns its id. `content`: a Vega-Lite JSON spec, or a table
+    as `table_json(frame)`."""
+    if kind not in KINDS:
+        raise ReportError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    if not title.strip():
+        raise ReportError("title: a pinned item needs a title")
+    try:
+        json.loads(content)
+    except (TypeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"content: not JSON ({exc})") from None
+    item_id = uuid.uuid4().hex[:12]
+    with atomic(con, "saved"):
+        last = con.execute("SELECT coalesce(max(position), 0) FROM report_items").fetchone()[0]
+        con.execute("INSERT INTO report_items VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [item_id, last + 1, kind, title.strip(), caption, content, page,
+                     datetime.now(timezone.utc).replace(tzinfo=None)])
+    return item_id
+
+
+def table_json(frame: pd.DataFrame) -> str:
+    """A table as pinned: its first MAX_ROWS rows, column order kept, values as JSON (others as text)."""
+    return frame.head(MAX_ROWS).to_json(orient="split", index=False, default_handler=str, date_format="iso")
+
+
+def table_frame(content: str) -> pd.DataFrame:
+    return pd.read_json(io.StringIO(content), orient="split", dtype=False)
+
+
+def items(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The report's items in order: item_id, kind, title, caption, content, page, pinned_at."""
+    return con.execute("SELECT item_id, kind, title, caption, content, page, pinned_at FROM report_items "
+                       "ORDER BY position, pinned_at").df()
+
+
+def move(con: duckdb.DuckDBPyConnection, item_id: str, steps: int) -> None:
+    """Move an item up (negative) or down (positive) by `steps` places."""
+    with atomic(con, "saved"):
+        order = [row[0] for row in con.execute("SELECT item_id FROM report_items ORDER BY position, pinned_at").fetchall()]
+        if item_id not in order:
+            raise ReportError(f"item: no report item {item_id!r}")
+        at = order.index(item_id)
+        order.insert(max(0, min(len(order) - 1, at + steps)), order.pop(at))
+        con.executemany("UPDATE report_items SET position = ? WHERE item_id = ?",
+                        [(float(i + 1), item) for i, item in enumerate(order)])
+
+
+def remove(con: duckdb.DuckDBPyConnection, item_id: str) -> bool:
+    with atomic(con, "saved"):
+        return bool(con.execute("DELETE FROM report_items WHERE item_id = ? RETURNING item_id", [item_id]).fetchall())
+
+
+def chart_png(spec: str, scale: float = 2.0) -> bytes:
+    import vl_convert as vlc
+    return vlc.vegalite_to_png(spec, scale=scale)
+
+
+def latex(frame: pd.DataFrame, title: str, caption: str) -> str:
+    """A booktabs table (\\toprule, \\midrule, \\bottomrule) with the title and provenance as its caption;
+    text escaped for LaTeX, numbers to 3 decimals."""
+    numeric = frame.select_dtypes("number").columns
+    styler = frame.style.hide(axis="index").format(escape="latex", precision=3, subset=list(numeric), na_rep="--")
+    text_columns = [c for c in frame.columns if c not in numeric]
+    if text_columns:
+        styler = styler.format(escape="latex", subset=text_columns, na_rep="--")
+    styler = styler.format_index(escape="latex", axis="columns")
+    full = f"{title}. {caption}".replace("\n", " ")
+    return styler.to_latex(hrules=True, caption=_escape_latex(full), position_float="centering",
+                           label=f"tab:{_label(title)}", environment="table")
+
+
+LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+         "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _escape_latex(text: str) -> str:
+    """The caption escaped as Styler's escape="latex" escapes cells (pandas keeps its function private)."""
+    return "".join(LATEX.get(ch, ch) for ch in text)
+
+
+def _label(title: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in title.lower()).strip("-")[:40] or "table"
+
+
+def _rendered(frame: pd.DataFrame):
+    """Each item with its chart as base64 PNG (vl-convert) or its table as a frame."""
+    for row in frame.itertuples():
+        if row.kind == "chart":
+            yield row, base64.b64encode(chart_png(row.content)).decode(), None
+        else:
+            yield row, None, table_frame(row.content)
+
+
+def export_html(frame: pd.DataFrame) -> str:
+    """The whole report as one HTML file: charts as embedded PNG images, tables as HTML, each with its caption."""
+    parts = []
+    for row, image, table in _rendered(frame):
+        parts.append(f"<section><h2>{html.escape(row.title)}</h2>")
+        parts.append(f'<img alt="{html.escape(row.title, quote=True)}" src="data:image/png;base64,{image}">' if image
+                     else table.to_html(index=False, escape=True, border=0, na_rep="—"))
+        parts.append(f'<p class="caption">{html.escape(row.caption)}</p></section>')
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}img{max-width:100%}"
+             "table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #ddd}"
+             ".caption{color:#666;font-size:12px}")
+    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Presupposition Lab report</title>"
+            f"<style>{style}</style></head><body><h1>Presupposition Lab report</h1><p class=\"caption\">{len(frame)} "
+            f"items, exported {made}</p>{''.join(parts)}</body></html>")
+
+
+def export_markdown(frame: pd.DataFrame) -> str:
+    """The whole report as one Markdown file: charts as embedded PNG data URIs, tables as pipe tables."""
+    parts = ["# Presupposition Lab report\n"]
+    for row, image, table in _rendered(frame):
+        parts.append(f"## {row.title}\n")
+        parts.append(f"![{row.title}](data:image/png;base64,{image})\n" if image else table.to_markdown(index=False) + "\n")
+        parts.append(f"*{row.caption}*\n")
+    return "\n".join(parts)
+
+
+def export_latex(frame: pd.DataFrame) -> str:
+    """Every pinned table as a LaTeX table (needs \\usepackage{booktabs})."""
+    tables = [latex(table_frame(row.content), row.title, row.caption) for row in frame.itertuples() if row.kind == "table"]
+    return "% \\usepackage{booktabs}\n\n" + "\n".join(tables)
