@@ -10,6 +10,7 @@ PAGES = [
     st.Page("pages/slices.py", title="Slice finder", icon=":material/troubleshoot:"),
     st.Page("pages/example.py", title="Example", icon=":material/article:"),
     st.Page("pages/pairs.py", title="Minimal pairs", icon=":material/compare_arrows:"),
+    st.Page("pages/outputs.py", title="Side by side", icon=":material/view_column:"),
     st.Page("pages/studio.py", title="Studio", icon=":material/science:"),
     st.Page("pages/nope.py", title="NOPE", icon=":material/bar_chart:"),
     st.Page("pages/projection.py", title="Projection", icon=":material/stacked_line_chart:"),

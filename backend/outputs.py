@@ -1,0 +1,108 @@
+"""Generated outputs side by side: two QA or writing runs on the same items, next to the gold, with
+per-item scores, who got it right, how much they disagree, a word diff, and the human ratings from
+the Rate page.
+
+Scores per item: QA (short answers) — exact match and token F1 (SQuAD normalisation, best over the
+acceptable answers); writing (presupposition and correction) — unigram F1 against the gold
+presuppositions and corrections (CREPE's metric) and sentence BLEU (sacreBLEU's `sentence_bleu`,
+exp smoothing). *Right* is EM = 1 for QA and unigram F1 ≥ RIGHT_F1 for writing (a written sentence
+rarely matches word for word). Disagreement is |score_A − score_B| on the main score (F1).
+"""
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import sacrebleu
+
+from backend import ratings
+from backend.metrics.bootstrap import Estimate, mean
+from backend.metrics.pairs import mcnemar
+from backend.metrics.squad import exact_match, token_f1
+
+TASKS = ("qa", "write")
+RIGHT_F1 = 0.5
+OUTCOMES = ("both right", "A right, B wrong", "B right, A wrong", "both wrong")
+
+
+def runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Complete QA and writing runs with stored outputs: dataset_id, run_id, task, model_id, n."""
+    return con.execute("""
+        SELECT r.dataset_id, r.run_id, r.task, r.model_id, count(p.example_id) AS n
+        FROM runs r JOIN predictions p USING (run_id)
+        WHERE r.task IN ('qa', 'write') AND r.status = 'complete' AND p.error IS NULL
+        GROUP BY ALL HAVING count(p.example_id) > 0 ORDER BY r.dataset_id, r.run_id
+    """).df()
+
+
+def _gold(row: pd.Series, task: str) -> list[str]:
+    if task == "qa":
+        return [str(a) for a in (row["gold_answers"] if row["gold_answers"] is not None else [])]
+    return [str(t) for column in ("gold_presuppositions", "gold_corrections")
+            for t in (row[column] if row[column] is not None else [])]
+
+
+def _scores(outputs: list[str], golds: list[list[str]], task: str) -> pd.DataFrame:
+    if task == "qa":
+        em = [exact_match(o, g) for o, g in zip(outputs, golds)]
+        f1 = [token_f1(o, g) for o, g in zip(outputs, golds)]
+        return pd.DataFrame({"em": em, "f1": f1, "right": np.array(em) == 1.0})
+    f1 = [token_f1(o, g) for o, g in zip(outputs, golds)]
+    bleu = [sacrebleu.sentence_bleu(o, g).score if g else 0.0 for o, g in zip(outputs, golds)]
+    return pd.DataFrame({"f1": f1, "bleu": bleu, "right": np.array(f1) >= RIGHT_F1})
+
+
+def _ratings(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
+    """(run_id, example_id) → 'criterion mean (n raters); …' from the Rate page's ratings."""
+    frame = con.execute("""
+        SELECT run_id, example_id, criterion, avg(value) AS value, count(*) AS raters,
+               string_agg(DISTINCT label, '/') AS labels
+        FROM ratings WHERE list_contains($runs, run_id) AND source <> 'crowd'
+        GROUP BY ALL ORDER BY criterion""", {"runs": run_ids}).df()
+    if frame.empty:
+        return pd.DataFrame(columns=["run_id", "example_id", "rated"])
+    frame["text"] = [f"{c} {v:.2f}" if pd.notna(v) else f"{c} {lab}" for c, v, lab in
+                     zip(frame["criterion"], frame["value"], frame["labels"])]
+    frame["text"] = frame["text"] + " (" + frame["raters"].astype(str) + ")"
+    return frame.groupby(["run_id", "example_id"])["text"].agg("; ".join).rename("rated").reset_index()
+
+
+def side_by_side(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.DataFrame:
+    """One row per item both runs answered: input, gold, each run's output, scores, right, ratings,
+    outcome and disagreement. ValueError when the runs are of different datasets or tasks."""
+    info = con.execute("SELECT run_id, dataset_id, task FROM runs WHERE list_contains($r, run_id)",
+                       {"r": [run_a, run_b]}).df().set_index("run_id")
+    for run in (run_a, run_b):
+        if run not in info.index:
+            raise ValueError(f"no run {run!r}")
+    if info.loc[run_a, "dataset_id"] != info.loc[run_b, "dataset_id"] or info.loc[run_a, "task"] != info.loc[run_b, "task"]:
+        raise ValueError(f"{run_a} and {run_b} are not runs of one dataset and task: compare runs of the same items")
+    task = info.loc[run_a, "task"]
+    if task not in TASKS:
+        raise ValueError(f"{run_a} is a {task} run: side by side compares generated outputs (QA answers or writing)")
+    a, b = ratings.targets(con, run_a), ratings.targets(con, run_b)
+    both = a.merge(b[["example_id", "output_text"]], on="example_id", suffixes=("_a", "_b"))
+    golds = [_gold(row, task) for _, row in both.iterrows()]
+    out = pd.DataFrame({"example_id": both["example_id"], "split": both["split"], "input": both["input"],
+                        "gold": [" | ".join(g) for g in golds],
+                        "output_a": both["output_text_a"].fillna(""), "output_b": both["output_text_b"].fillna("")})
+    score_a, score_b = _scores(list(out["output_a"]), golds, task), _scores(list(out["output_b"]), golds, task)
+    for column in score_a.columns:
+        out[f"{column}_a"], out[f"{column}_b"] = score_a[column].to_numpy(), score_b[column].to_numpy()
+    out["outcome"] = np.select([out["right_a"] & out["right_b"], out["right_a"], out["right_b"]], OUTCOMES[:3], OUTCOMES[3])
+    out["disagreement"] = (out["f1_a"] - out["f1_b"]).abs()
+    rated = _ratings(con, [run_a, run_b])
+    for suffix, run in (("a", run_a), ("b", run_b)):
+        mine = rated[rated["run_id"] == run].set_index("example_id")["rated"]
+        out[f"rated_{suffix}"] = out["example_id"].map(mine).fillna("")
+    return out.assign(task=task)
+
+
+def summary(frame: pd.DataFrame) -> dict:
+    """Each run's mean scores with 95% bootstrap CIs, the outcome counts and McNemar's p on *right*."""
+    scores = [c[:-2] for c in frame.columns if c.endswith("_a") and c[:-2] in ("em", "f1", "bleu")]
+    means: dict[str, dict[str, Estimate]] = {
+        side: {s: mean(frame[f"{s}_{side}"].to_numpy(dtype=float)) for s in scores} for side in ("a", "b")}
+    counts = frame["outcome"].value_counts().reindex(OUTCOMES, fill_value=0).to_dict()
+    p = mcnemar(frame["right_a"].to_numpy(bool), frame["right_b"].to_numpy(bool)) if len(frame) else 1.0
+    return {"n": len(frame), "means": means, "outcomes": counts, "mcnemar_p": p}
