@@ -8,6 +8,7 @@ PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/dataset:", default=True),
     st.Page("pages/explore.py", title="Explore", icon=":material/filter_alt:"),
     st.Page("pages/slices.py", title="Slice finder", icon=":material/troubleshoot:"),
+    st.Page("pages/map.py", title="Map", icon=":material/scatter_plot:"),
     st.Page("pages/example.py", title="Example", icon=":material/article:"),
     st.Page("pages/pairs.py", title="Minimal pairs", icon=":material/compare_arrows:"),
     st.Page("pages/outputs.py", title="Side by side", icon=":material/view_column:"),

@@ -76,6 +76,24 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_map(args: argparse.Namespace) -> int:
+    from backend import embedding_map
+
+    try:
+        with session(args.store) as con:  # read the texts; embedding and UMAP run with the store closed
+            target, items = embedding_map.path(con, args.dataset, args.method), embedding_map.texts(con, args.dataset)
+        if target.is_file() and not args.force:
+            print(f"{args.dataset}: the {args.method} map is cached at {target}")
+            return 0
+        target, timing = embedding_map.build(target, items, args.method)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}")
+        return 1
+    print(f"{args.dataset}: {timing['items']:,} items mapped by {args.method} (embed {timing['embed_s']:.1f} s, "
+          f"reduce {timing['reduce_s']:.1f} s) → {target}")
+    return 0
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from backend.store import queries
 
@@ -192,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--k", type=int, default=100, help="hits per question (at most 100 are stored)")
     p.add_argument("--no-evaluate", action="store_true", help="only build the indexes")
     p.set_defaults(func=with_store(create=True)(cmd_index))
+    p = sub.add_parser("map", help="the 2-D embedding map of a dataset's inputs (UMAP or PCA), cached for the Map page")
+    p.add_argument("dataset")
+    p.add_argument("--method", choices=["umap", "pca"], default="umap")
+    p.add_argument("--force", action="store_true", help="recompute even when the map is cached")
+    p.set_defaults(func=cmd_map)
     p = sub.add_parser("status", help="what the store holds: examples per dataset, split and label")
     p.set_defaults(func=with_store(create=False)(cmd_status))
     p = sub.add_parser("evaluate", help="metrics and the papers' analyses for a dataset's runs")

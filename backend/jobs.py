@@ -1,4 +1,5 @@
-"""Batch runs started from the dashboard: each is its own `python -m backend predict` process, so the
+"""Batch runs (and embedding maps) started from the dashboard: each is its own `python -m backend predict`
+(or `map`) process, so the
 dashboard's other users are never held up (the run opens the store per chunk, like any terminal
 command) and an interrupted run is resumed by starting it again.
 
@@ -30,21 +31,41 @@ def _file(run_id: str) -> Path:
     return _folder() / (re.sub(r"[^\w.-]+", "_", run_id) + ".json")
 
 
-def start(store: Path | str, model: str, dataset: str, task: str = "nli") -> str:
-    """Start (or resume) `predict --model M --dataset D --task T` in a process of its own; the run id."""
-    run_id = runs.Request(model=model, dataset=dataset, task=task).run_id()
-    if alive(run_id):
-        raise ValueError(f"{run_id} is already running (process {read(run_id)['pid']})")
+def _spawn(key: str, store: Path | str, args: list[str]) -> None:
+    """`python -m backend --store STORE ARGS…` as a process of its own, recorded under `key`."""
+    if alive(key):
+        raise ValueError(f"{key} is already running (process {read(key)['pid']})")
     _folder().mkdir(parents=True, exist_ok=True)
-    log = _file(run_id).with_suffix(".log")
-    command = [sys.executable, "-m", "backend", "--store", str(store), "predict", "--model", model, "--dataset", dataset,
-               "--task", task]
+    log = _file(key).with_suffix(".log")
+    command = [sys.executable, "-m", "backend", "--store", str(store), *args]
     with log.open("w") as out:
         process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True, env={**os.environ, "TQDM_MININTERVAL": "2"})
-    _file(run_id).write_text(json.dumps({"pid": process.pid, "run_id": run_id, "command": command,
-                                         "started": time.time(), "log": str(log)}))
+    _file(key).write_text(json.dumps({"pid": process.pid, "run_id": key, "command": command,
+                                      "started": time.time(), "log": str(log)}))
+
+
+def start(store: Path | str, model: str, dataset: str, task: str = "nli") -> str:
+    """Start (or resume) `predict --model M --dataset D --task T` in a process of its own; the run id."""
+    run_id = runs.Request(model=model, dataset=dataset, task=task).run_id()
+    _spawn(run_id, store, ["predict", "--model", model, "--dataset", dataset, "--task", task])
     return run_id
+
+
+def start_map(store: Path | str, dataset: str, method: str) -> str:
+    """Start `map DATASET --method M` (embed + reduce, minutes for large sets) in a process of its own; its key."""
+    key = f"map-{dataset}-{method}"
+    _spawn(key, store, ["map", dataset, "--method", method])
+    return key
+
+
+def last_line(key: str) -> str:
+    """The job's log's last non-empty line (progress bars' carriage returns split lines)."""
+    job = read(key)
+    if not job or not Path(job["log"]).is_file():
+        return ""
+    lines = [line for line in re.split(r"[\r\n]+", Path(job["log"]).read_text(errors="replace")) if line.strip()]
+    return lines[-1][-200:] if lines else ""
 
 
 def read(run_id: str) -> dict | None:
@@ -81,10 +102,7 @@ def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
         status = "running"
     seconds = time.time() - job["started"] if job else 0.0
     rate = done / seconds if seconds > 0 and done else 0.0
-    last = ""
-    if job and Path(job["log"]).is_file():
-        lines = [line for line in re.split(r"[\r\n]+", Path(job["log"]).read_text(errors="replace")) if line.strip()]
-        last = lines[-1][-200:] if lines else ""
+    last = last_line(run_id)
     return {"status": status, "done": int(done), "total": int(total), "seconds": seconds,
             "eta": (total - done) / rate if rate and status == "running" else None, "log": last}
 

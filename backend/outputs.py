@@ -26,9 +26,11 @@ OUTCOMES = ("both right", "A right, B wrong", "B right, A wrong", "both wrong")
 
 
 def runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Complete QA and writing runs with stored outputs: dataset_id, run_id, task, model_id, n."""
+    """Complete QA and writing runs with stored outputs: dataset_id, run_id, task, model_id, n, and the
+    model's quality note from the registry when the run was made (e.g. that a model is tiny and weak)."""
     return con.execute("""
-        SELECT r.dataset_id, r.run_id, r.task, r.model_id, count(p.example_id) AS n
+        SELECT r.dataset_id, r.run_id, r.task, r.model_id, coalesce(r.config->>'$.quality', '') AS quality,
+               count(p.example_id) AS n
         FROM runs r JOIN predictions p USING (run_id)
         WHERE r.task IN ('qa', 'write') AND r.status = 'complete' AND p.error IS NULL
         GROUP BY ALL HAVING count(p.example_id) > 0 ORDER BY r.dataset_id, r.run_id

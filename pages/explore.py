@@ -287,3 +287,6 @@ if count == 0:
     st.info("No examples in this confusion cell: choose another cell or clear it.")
 else:
     show_table(dataset, table_args, sort, count, caption)
+on_map = {facet: [explore.url_value(facet, v) for v in values] for facet, values in filters if facet in query(explore.facet_values, dataset)}
+st.page_link("pages/map.py", label="See this slice highlighted on the embedding map", icon=":material/scatter_plot:",
+             query_params={"dataset": dataset, **({"run_a": run_a} if run_a else {}), **on_map})

@@ -28,7 +28,7 @@ def pick_runs():
         st.info("Only one run of this task on this dataset: run or import another to compare.")
         st.stop()
     run_b = st.selectbox("Run B", others, key="run_b", bind="query-params")
-    return dataset, run_a, run_b
+    return dataset, run_a, run_b, runs.set_index("run_id")["quality"]
 
 
 def show_summary(result: dict, caption: str) -> None:
@@ -66,7 +66,7 @@ st.caption("Two runs' generated outputs on the same items. QA: exact match and t
            f"answers (right = exact match). Writing: unigram F1 and sentence BLEU against the gold presuppositions "
            f"and corrections (right = F1 ≥ {outputs.RIGHT_F1}). Struck-through words are only in A, marked words only in B.")
 with st.sidebar:
-    dataset, run_a, run_b = pick_runs()
+    dataset, run_a, run_b, quality = pick_runs()
     outcome = st.segmented_control("Show", ["all", *outputs.OUTCOMES], default="all", key="outcome", bind="query-params") or "all"
     sort = st.selectbox("Sort", list(SORTS), format_func=SORTS.get, key="sort", bind="query-params")
 try:
@@ -76,6 +76,9 @@ except ValueError as exc:
     st.stop()
 caption = charts.provenance(dataset, len(frame), {"outcome": outcome}, [run_a, run_b])
 show_summary(outputs.summary(frame), caption)
+for side, run in (("A", run_a), ("B", run_b)):
+    if quality.get(run):
+        st.caption(f"**{side}** {widgets.plain(run)}: {widgets.plain(quality[run])}")
 shown = frame if outcome == "all" else frame[frame["outcome"] == outcome]
 shown = shown.sort_values(["disagreement", "example_id"], ascending=[False, True]) if sort == "disagreement" \
     else shown.sort_values("example_id")

@@ -31,7 +31,7 @@ EXTRA_KEYS = {"explore": list(FACETS) + ["extra.verb"], "pairs": ["trigger", "ho
               "nope": ["cell_trigger", "cell_polarity", "cell_label", "cell_change", "cell_split", "cell_subset"],
               "projection": ["cell_dataset", "cell_trigger", "cell_operator"]}
 IDS = [f"h{i}" for i in range(5)] + [f"h5-[x](https://{EVIL})"]
-PAGES = ["overview", "explore", "slices", "example", "pairs", "outputs", "nope", "projection", "retrieval", "playground", "rate", "imports"]
+PAGES = ["overview", "explore", "slices", "map", "example", "pairs", "outputs", "nope", "projection", "retrieval", "playground", "rate", "imports"]
 
 
 def url_keys(page: str) -> list[str]:

@@ -24,19 +24,22 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "export"
 
 
-def chart(figure: alt.Chart, title: str, caption: str, key: str, choose: dict[str, str] | None = None) -> None:
+def chart(figure: alt.Chart, title: str, caption: str, key: str, choose: dict[str, str] | None = None,
+          select: bool = False):
     """Show a titled chart with its provenance caption and PNG/SVG downloads.
 
     `choose` makes marks clickable: {data field: widget key}. The figure must carry `charts.pick(*fields)`;
     a click sets each widget (a URL-bound picker anywhere on the page) to the clicked mark's value.
+    `select` returns the chart's selection event instead (e.g. a dragged region), rerunning on each.
     """
     plot_height = getattr(figure, "height", None)
     figure = charts.titled(figure, title, caption)
     # Streamlit's chart frame ignores the spec's height for band scales: pass it on, plus title and axes
     sized = {"height": int(plot_height) + 130} if isinstance(plot_height, (int, float)) else {}
     chart_key = f"{key}-chart"
-    clickable = {"on_select": lambda: _apply_click(chart_key, choose), "key": chart_key} if choose else {}
-    st.altair_chart(figure, width="stretch", **sized, **clickable)
+    clickable = {"on_select": lambda: _apply_click(chart_key, choose), "key": chart_key} if choose else \
+        {"on_select": "rerun", "key": chart_key} if select else {}
+    event = st.altair_chart(figure, width="stretch", **sized, **clickable)
     row = st.container(horizontal=True)  # buttons as wide as their labels, also in a narrow column
     row.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
                         key=f"{key}-png", on_click="ignore", icon=":material/image:", width="content")
@@ -44,6 +47,7 @@ def chart(figure: alt.Chart, title: str, caption: str, key: str, choose: dict[st
                         key=f"{key}-svg", on_click="ignore", icon=":material/draw:", width="content")
     row.button("Pin to report", key=f"{key}-pin", icon=":material/push_pin:", width="content",
                on_click=_pin, args=("chart", title, caption, lambda: figure.to_json()))
+    return event
 
 
 def _pin(kind: str, title: str, caption: str, content: Callable[[], str]) -> None:

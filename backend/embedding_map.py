@@ -1,0 +1,121 @@
+"""A 2-D map of a dataset's inputs: the bundled MiniLM embedder's vectors of each item's text (input,
+and hypothesis where there is one), reduced by UMAP (`umap-learn`, cosine, 15 neighbours, seed 0)
+or by PCA (scikit-learn: the fast fallback, seconds for 100k items).
+
+A map is computed once (`python -m backend map DATASET`, or the Map page's button, which runs that
+command as a process of its own) and cached as Parquet under `<data_dir>/indexes/maps/`, keyed by the
+dataset's SHA-256: a re-ingested or replaced dataset gets a new map, an unchanged one is never
+recomputed. `points` joins the cached coordinates with the items' facets and a run's correctness.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from backend import explore
+from backend.config import settings
+
+METHODS = ("umap", "pca")
+
+
+def path(con: duckdb.DuckDBPyConnection, dataset_id: str, method: str) -> Path:
+    if method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    rows = con.execute("SELECT sha256 FROM datasets WHERE dataset_id = ?", [dataset_id]).fetchall()
+    row = rows[0] if rows else None
+    if row is None:
+        raise ValueError(f"dataset: no dataset {dataset_id!r} is loaded")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in dataset_id)
+    return settings().data_dir / "indexes" / "maps" / f"{safe}-{row[0][:12]}-{method}.parquet"
+
+
+def texts(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """example_id and the text embedded for it (input, then the hypothesis when there is one)."""
+    return con.execute("""
+        SELECT example_id, concat_ws(' ', input, hypothesis) AS text FROM examples
+        WHERE dataset_id = ? ORDER BY example_id""", [dataset_id]).df()
+
+
+def reduce(vectors: np.ndarray, method: str, seed: int = 0) -> np.ndarray:
+    """(n, 2) coordinates of the vectors."""
+    if len(vectors) < 3:
+        return np.zeros((len(vectors), 2), dtype=np.float32)
+    if method == "pca":
+        from sklearn.decomposition import PCA
+        return PCA(n_components=2, random_state=seed).fit_transform(vectors).astype(np.float32)
+    import umap
+    neighbours = min(15, len(vectors) - 1)
+    return umap.UMAP(n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed,
+                     n_jobs=1).fit_transform(vectors).astype(np.float32)
+
+
+def compute(con: duckdb.DuckDBPyConnection, dataset_id: str, method: str = "umap", embedder=None) -> tuple[Path, dict]:
+    """Embed, reduce and cache the map; its path and timings (`build` with the store open only to read)."""
+    return build(path(con, dataset_id, method), texts(con, dataset_id), method, embedder)
+
+
+def build(target: Path, items: pd.DataFrame, method: str, embedder=None) -> tuple[Path, dict]:
+    """Embed the items' texts, reduce them and write the map to `target` (replaced atomically)."""
+    if items.empty:
+        raise ValueError("dataset: no examples to map")
+    if embedder is None:
+        from backend.models.embed import Embedder
+        embedder = Embedder()
+    started = time.perf_counter()
+    vectors = np.asarray(embedder.encode(list(items["text"].fillna(""))), dtype=np.float32)
+    embedded = time.perf_counter()
+    xy = reduce(vectors, method)
+    reduced = time.perf_counter()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    pq.write_table(pa.table({"example_id": items["example_id"], "x": xy[:, 0], "y": xy[:, 1]}), partial)
+    partial.replace(target)
+    return target, {"items": len(items), "embed_s": embedded - started, "reduce_s": reduced - embedded}
+
+
+def points(con: duckdb.DuckDBPyConnection, dataset_id: str, method: str, run_id: str | None = None,
+           stamp: float | None = None) -> pd.DataFrame:
+    """The cached map's points with each item's split, gold label, facets and (with a run) its
+    predicted label and correctness ('right' / 'wrong' / 'not predicted'). FileNotFoundError when the
+    map has not been computed. `stamp` (the map file's mtime) is unused here: it keys the dashboard's
+    cache, so a recomputed map is read again."""
+    found = path(con, dataset_id, method)
+    if not found.is_file():
+        raise FileNotFoundError(f"no {method} map of {dataset_id} yet: run `python -m backend map {dataset_id} "
+                                f"--method {method}` (or press Compute on the Map page)")
+    xy = pq.read_table(found).to_pandas()
+    facets = [f for f, values in explore.facet_values(con, dataset_id).items() if 2 <= len(values) <= 50]
+    columns = ", ".join(f'json_extract_string(e.extra, {explore._json_path(f[len(explore.EXTRA):])!r}) AS "{f}"'
+                        if f.startswith(explore.EXTRA) else f'CAST(e.{f} AS VARCHAR) AS "{f}"' for f in facets)
+    items = con.execute(f"""
+        SELECT e.example_id, e.input {", " + columns if columns else ""}, p.label AS predicted,
+               CASE WHEN p.label IS NULL THEN 'not predicted' WHEN p.label = e.gold_label THEN 'right'
+                    ELSE 'wrong' END AS correct
+        FROM examples e LEFT JOIN predictions p ON p.example_key = e.example_key AND p.run_id = $r
+        WHERE e.dataset_id = $d""", {"d": dataset_id, "r": run_id}).df()
+    frame = xy.merge(items, on="example_id").sort_values("example_id", ignore_index=True)
+    return frame if run_id else frame.drop(columns=["predicted", "correct"])
+
+
+def matches(frame: pd.DataFrame, filters: explore.Filters) -> np.ndarray:
+    """Which points Explore's facet filters select (to highlight them)."""
+    keep = np.ones(len(frame), dtype=bool)
+    for facet, values in filters:
+        if values and facet in frame:
+            wanted = {str(v).lower() if facet in explore.BOOLEAN_FACETS else str(v) for v in values}
+            keep &= frame[facet].astype(str).isin(wanted).to_numpy()
+    return keep
+
+
+def inside(frame: pd.DataFrame, region: dict) -> pd.DataFrame:
+    """The points in a dragged rectangle ({"x": [a, b], "y": [c, d]}, in map coordinates); all when none."""
+    if not region.get("x") or not region.get("y"):
+        return frame
+    (x0, x1), (y0, y1) = sorted(region["x"]), sorted(region["y"])
+    return frame[frame["x"].between(x0, x1) & frame["y"].between(y0, y1)]

@@ -1,0 +1,58 @@
+"""The Map page's server-side render time on a real dataset of more than 10,000 items (issue 15:
+< 1 s warm for 10,000 points), beside the Explore page on the same dataset as the baseline.
+
+    PLAB_STORE=data/presupposition_lab.duckdb .venv/bin/python -m benchmarks.bench_map [--dataset imppres] [--method umap]
+
+The map must be computed first (`python -m backend map imppres --method umap`; its time is printed
+by that command). Cold = first render in a fresh AppTest (queries run, the Parquet map is read);
+warm = median of the next renders (cached, as a user sees it when changing the colour or a filter
+that was used before).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+import time
+
+from streamlit.testing.v1 import AppTest
+
+from benchmarks.bench_pages import ROOT, TARGET
+
+
+def timed(page: str, params: dict, repeat: int) -> tuple[float, float, AppTest]:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params.update(params)
+    started = time.perf_counter()
+    at.switch_page(page).run()
+    cold = time.perf_counter() - started
+    if at.exception:
+        raise SystemExit(f"{page}: {at.exception[0].value}")
+    warm = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        at.run()
+        warm.append(time.perf_counter() - started)
+    return cold, statistics.median(warm), at
+
+
+def main() -> None:
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dataset", default="imppres")
+    parser.add_argument("--method", default="umap")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    cold, warm, at = timed("pages/map.py", {"dataset": args.dataset, "method": args.method}, args.repeat)
+    if at.info and "No " in at.info[0].value:
+        raise SystemExit(f"no {args.method} map of {args.dataset}: run `python -m backend map {args.dataset} --method {args.method}`")
+    points = at.caption[-1].value if at.caption else ""
+    base_cold, base_warm, _ = timed("pages/explore.py", {"dataset": args.dataset}, args.repeat)
+    print(f"{args.dataset} ({points.split('n=')[1].split(' ')[0] if 'n=' in points else '?'} points), {args.method}")
+    print(f"  Explore (baseline)  cold {base_cold:6.2f} s   warm {base_warm:6.3f} s")
+    print(f"  Map                 cold {cold:6.2f} s   warm {warm:6.3f} s   ratio to Explore {warm / base_warm:.2f}")
+    print(f"ratio warm/target {warm / TARGET:.2f} ({'met' if warm < TARGET else 'MISSED'})")
+
+
+if __name__ == "__main__":
+    main()

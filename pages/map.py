@@ -1,0 +1,110 @@
+"""Map: a dataset's inputs as a 2-D map of the bundled embedder's vectors (UMAP, or PCA as the fast
+fallback), coloured by a run's correctness, the gold label or any facet. Drag a rectangle to list
+the items inside it; Explore's facet filters (same URL parameters) highlight their points."""
+import altair as alt
+import streamlit as st
+
+from backend import embedding_map, explore, jobs
+from ui import charts, export, widgets
+from ui.resources import query, store_ref
+
+NO_RUN = "(none)"
+SHOWN = 500
+
+
+@st.fragment(run_every=3)
+def computing(key: str) -> None:
+    """The map job's progress; reruns the page when the map is cached."""
+    if jobs.alive(key):
+        st.info(f"Computing the map in the background… {widgets.plain(jobs.last_line(key))}", icon=":material/hourglass:")
+        return
+    st.session_state.pop("map_job", None)
+    st.rerun()
+
+
+def missing(dataset: str, method: str) -> None:
+    st.info(f"No {method.upper()} map of {widgets.plain(dataset)} yet. Computing embeds every item with the bundled "
+            "embedder and reduces it (UMAP: a few minutes for 10,000 items on a CPU; PCA: faster) in a process of its "
+            f"own; it is cached until the dataset changes. In a terminal: `python -m backend map {dataset} --method {method}`.")
+    job = st.session_state.get("map_job")
+    if job and jobs.alive(job):
+        computing(job)
+        return
+    if st.button("Compute the map", type="primary", key="map_compute", icon=":material/scatter_plot:"):
+        try:
+            st.session_state["map_job"] = jobs.start_map(store_ref(), dataset, method)
+        except ValueError as exc:
+            st.error(widgets.message(exc))
+            return
+        computing(st.session_state["map_job"])
+    elif job:  # the job ended without writing the map: say why
+        st.error(f"The map was not computed: {widgets.plain(jobs.last_line(job))}")
+
+
+def colour_field(frame, run: str | None) -> str:
+    options = (["correct"] if run else []) + [c for c in frame.columns if c not in ("example_id", "x", "y", "input", "predicted", "correct")]
+    return st.selectbox("Colour by", options, key="colour", bind="query-params",
+                        help="A run's correctness (right / wrong), the gold label or any facet")
+
+
+def highlight_filters(dataset: str) -> tuple:
+    """Explore's facet multiselects (the same URL parameters), to highlight the points they select."""
+    chosen = []
+    for facet, values in query(explore.facet_values, dataset).items():
+        if 1 < len(values) <= 50:
+            picked = st.multiselect(facet.removeprefix(explore.EXTRA), values, key=facet, bind="query-params",
+                                    placeholder="all", format_func=lambda v: {True: "yes", False: "no"}.get(v, str(v)))
+            if picked:
+                chosen.append((facet, tuple(picked)))
+    return tuple(chosen)
+
+
+st.title("Map")
+with st.sidebar:
+    dataset = widgets.dataset_select()
+    method = st.segmented_control("Method", list(embedding_map.METHODS), default="umap", key="method",
+                                  bind="query-params", format_func=str.upper) or "umap"
+    runs = query(explore.runs_for, dataset)
+    runs = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
+    run = st.selectbox("Run (correctness)", [NO_RUN] + list(runs["run_id"]), key="run_a", bind="query-params")
+    run = None if run == NO_RUN else run
+    st.caption("Highlight (Explore's filters)")
+    filters = highlight_filters(dataset)
+try:
+    where = query(embedding_map.path, dataset, method)
+except ValueError as exc:
+    st.error(f"{widgets.message(exc)}.")
+    st.stop()
+if not where.is_file():  # the file, not a cached answer: a map computed since shows at once
+    missing(dataset, method)
+    st.stop()
+frame = query(embedding_map.points, dataset, method, run, where.stat().st_mtime)
+with st.sidebar:
+    colour = colour_field(frame, run)
+frame = frame.assign(highlighted=embedding_map.matches(frame, filters))
+caption = charts.provenance(dataset, len(frame), {"method": method, "colour": colour,
+                                                  **{f: "|".join(map(str, v)) for f, v in filters}}, [run] if run else None)
+region = alt.selection_interval(name="region", encodings=["x", "y"])
+scale = charts.label_scale(sorted(frame[colour].dropna().unique())) if colour in ("gold_label", "predicted") else \
+    alt.Scale(domain=["right", "wrong", "not predicted"], range=["#0072B2", "#D55E00", "#BBBBBB"]) if colour == "correct" \
+    else alt.Scale(scheme="tableau10")
+points = alt.Chart(frame).mark_circle(size=14).encode(
+    x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", axis=None),
+    color=alt.Color(f"{colour}:N", scale=scale, title=colour),
+    opacity=alt.condition("datum.highlighted", alt.value(0.85), alt.value(0.08)) if filters else alt.value(0.7),
+    tooltip=["example_id", "input", colour]).add_params(region)
+event = export.chart(points.properties(width=charts.WIDTH, height=520), f"{method.upper()} map of {dataset}", caption,
+                     key="map", select=True)
+if filters:
+    st.caption(f"{int(frame['highlighted'].sum()):,} of {len(frame):,} points match the highlight filters.")
+box = (event.selection.get("region") or {}) if event else {}
+if box.get("x") and box.get("y"):
+    inside = embedding_map.inside(frame, box)
+    st.markdown(f"**{len(inside):,} items in the selected region**"
+                + (f" (the first {SHOWN} shown)" if len(inside) > SHOWN else ""))
+    table = inside.head(SHOWN).drop(columns=["x", "y", "highlighted"])
+    table.insert(0, "open", widgets.example_links(dataset, table["example_id"]))
+    export.table(table, f"Items in a region of the {method} map of {dataset}", caption, "map-region",
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="open ↗", width="small")})
+else:
+    st.caption("Drag a rectangle on the map to list the items inside it.")

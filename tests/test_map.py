@@ -1,0 +1,72 @@
+"""The embedding map: UMAP separates what differs, maps are cached per dataset version, points carry
+a run's correctness as Explore counts it, Explore's filters highlight the same items, a region lists
+its items, and the page computes a missing map in a process of its own (the real embedder)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from backend import embedding_map, explore
+from backend.store.access import session
+from tests.test_studio import TEMPLATE, WordsEmbedder
+
+ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
+
+
+@pytest.fixture()
+def data_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "data"
+    monkeypatch.setenv("PLAB_DATA_DIR", str(folder))
+    return folder
+
+
+def test_umap_keeps_two_clusters_apart():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0, 1, (100, 32)) + 6, rng.normal(0, 1, (100, 32)) - 6
+    xy = embedding_map.reduce(np.vstack([a, b]), "umap")
+    centre_a, centre_b = xy[:100].mean(axis=0), xy[100:].mean(axis=0)
+    spread = max(np.linalg.norm(xy[:100] - centre_a, axis=1).mean(), np.linalg.norm(xy[100:] - centre_b, axis=1).mean())
+    assert xy.shape == (200, 2) and np.linalg.norm(centre_a - centre_b) > 3 * spread
+
+
+def test_a_map_is_cached_per_dataset_version_and_points_carry_correctness(store_copy, data_dir):
+    with session(store_copy) as con:
+        target, timing = embedding_map.compute(con, "nope", "pca", WordsEmbedder())
+        assert target.is_file() and target.parent == data_dir / "indexes" / "maps" and timing["items"] == 2732
+        assert not embedding_map.path(con, "nope", "umap").is_file()  # each method is its own map
+        sha = con.execute("SELECT sha256 FROM datasets WHERE dataset_id = 'nope'").fetchone()[0]
+        assert sha[:12] in target.name  # a changed dataset has another sha256, so another map
+        frame = embedding_map.points(con, "nope", "pca", ROBERTA)
+        summary = explore.slice_summary(con, "nope", (), ROBERTA)
+        clefts = explore.slice_count(con, "nope", (("trigger_type", ("clefts",)), ("adversarial", (False,))))
+    assert len(frame) == 2732 and frame[["x", "y"]].notna().all().all()
+    right = (frame["correct"] == "right").sum()
+    assert right == round(summary["accuracy"].value * summary["accuracy"].n)
+    assert embedding_map.matches(frame, (("trigger_type", ("clefts",)), ("adversarial", (False,)))).sum() == clefts
+    box = {"x": [frame["x"].quantile(0.25), frame["x"].quantile(0.75)], "y": [frame["y"].min(), frame["y"].max()]}
+    region = embedding_map.inside(frame, box)
+    assert 0 < len(region) < len(frame) and region["x"].between(*box["x"]).all()
+
+
+def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_copy, data_dir, open_page):
+    from backend import jobs
+    from backend.studio import templates
+
+    with session(store_copy) as con:
+        templates.save(con, templates.expand(TEMPLATE), "t.yaml")  # 18 sentences: the real embedder maps them in seconds
+    at = open_page(store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "umap"})
+    assert not at.exception and any("No UMAP map" in i.value for i in at.info)
+    at.button(key="map_compute").click().run()
+    assert not at.exception
+    deadline = time.monotonic() + 240
+    while jobs.alive("map-stop-under-operators-umap") and time.monotonic() < deadline:
+        time.sleep(1)
+    log = jobs.last_line("map-stop-under-operators-umap")
+    assert "18 items mapped by umap" in log, log
+    shown = open_page(store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "umap",
+                                                   "extra.operator": "negation"})
+    assert not shown.exception and not shown.error
+    assert any("6 of 18 points match" in c.value for c in shown.caption), [c.value for c in shown.caption]
