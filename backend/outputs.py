@@ -23,6 +23,7 @@ from backend.metrics.squad import exact_match, token_f1
 TASKS = ("qa", "write")
 RIGHT_F1 = 0.5
 OUTCOMES = ("both right", "A right, B wrong", "B right, A wrong", "both wrong")
+NO_GOLD = "no gold"  # an item without reference answers: compared by the ratings only
 
 
 def runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -37,21 +38,28 @@ def runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """).df()
 
 
+def _texts(value) -> list[str]:
+    return [str(t) for t in value] if value is not None and not isinstance(value, float) else []
+
+
 def _gold(row: pd.Series, task: str) -> list[str]:
+    """QA: the acceptable answers. Writing: the gold presuppositions and corrections (CREPE), else the
+    gold answers (FalseQA's explanation of why the premise is false is its correction)."""
     if task == "qa":
-        return [str(a) for a in (row["gold_answers"] if row["gold_answers"] is not None else [])]
-    return [str(t) for column in ("gold_presuppositions", "gold_corrections")
-            for t in (row[column] if row[column] is not None else [])]
+        return _texts(row["gold_answers"])
+    written = _texts(row["gold_presuppositions"]) + _texts(row["gold_corrections"])
+    return written or _texts(row["gold_answers"])
 
 
 def _scores(outputs: list[str], golds: list[list[str]], task: str) -> pd.DataFrame:
+    """Per-item scores; NaN (and not right) for an item without gold."""
+    nan = float("nan")
+    f1 = np.array([token_f1(o, g) if g else nan for o, g in zip(outputs, golds)], dtype=float)
     if task == "qa":
-        em = [exact_match(o, g) for o, g in zip(outputs, golds)]
-        f1 = [token_f1(o, g) for o, g in zip(outputs, golds)]
-        return pd.DataFrame({"em": em, "f1": f1, "right": np.array(em) == 1.0})
-    f1 = [token_f1(o, g) for o, g in zip(outputs, golds)]
-    bleu = [sacrebleu.sentence_bleu(o, g).score if g else 0.0 for o, g in zip(outputs, golds)]
-    return pd.DataFrame({"f1": f1, "bleu": bleu, "right": np.array(f1) >= RIGHT_F1})
+        em = np.array([exact_match(o, g) if g else nan for o, g in zip(outputs, golds)], dtype=float)
+        return pd.DataFrame({"em": em, "f1": f1, "right": em == 1.0})
+    bleu = np.array([sacrebleu.sentence_bleu(o, g).score if g else nan for o, g in zip(outputs, golds)], dtype=float)
+    return pd.DataFrame({"f1": f1, "bleu": bleu, "right": f1 >= RIGHT_F1})
 
 
 def _ratings(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
@@ -91,7 +99,8 @@ def side_by_side(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.D
     score_a, score_b = _scores(list(out["output_a"]), golds, task), _scores(list(out["output_b"]), golds, task)
     for column in score_a.columns:
         out[f"{column}_a"], out[f"{column}_b"] = score_a[column].to_numpy(), score_b[column].to_numpy()
-    out["outcome"] = np.select([out["right_a"] & out["right_b"], out["right_a"], out["right_b"]], OUTCOMES[:3], OUTCOMES[3])
+    out["outcome"] = np.select([out["gold"] == "", out["right_a"] & out["right_b"], out["right_a"], out["right_b"]],
+                               [NO_GOLD, *OUTCOMES[:3]], OUTCOMES[3])
     out["disagreement"] = (out["f1_a"] - out["f1_b"]).abs()
     rated = _ratings(con, [run_a, run_b])
     for suffix, run in (("a", run_a), ("b", run_b)):
@@ -101,10 +110,13 @@ def side_by_side(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.D
 
 
 def summary(frame: pd.DataFrame) -> dict:
-    """Each run's mean scores with 95% bootstrap CIs, the outcome counts and McNemar's p on *right*."""
+    """Each run's mean scores with 95% bootstrap CIs over the items with gold (none when no item has
+    gold), the outcome counts and McNemar's p on *right*."""
     scores = [c[:-2] for c in frame.columns if c.endswith("_a") and c[:-2] in ("em", "f1", "bleu")]
+    scored = frame[frame["outcome"] != NO_GOLD]
     means: dict[str, dict[str, Estimate]] = {
-        side: {s: mean(frame[f"{s}_{side}"].to_numpy(dtype=float)) for s in scores} for side in ("a", "b")}
-    counts = frame["outcome"].value_counts().reindex(OUTCOMES, fill_value=0).to_dict()
-    p = mcnemar(frame["right_a"].to_numpy(bool), frame["right_b"].to_numpy(bool)) if len(frame) else 1.0
-    return {"n": len(frame), "means": means, "outcomes": counts, "mcnemar_p": p}
+        side: {s: mean(scored[f"{s}_{side}"].to_numpy(dtype=float)) for s in scores} if len(scored) else {}
+        for side in ("a", "b")}
+    counts = frame["outcome"].value_counts().reindex([*OUTCOMES, NO_GOLD], fill_value=0).to_dict()
+    p = mcnemar(scored["right_a"].to_numpy(bool), scored["right_b"].to_numpy(bool)) if len(scored) else 1.0
+    return {"n": len(frame), "scored": len(scored), "means": means, "outcomes": counts, "mcnemar_p": p}

@@ -65,6 +65,9 @@ def strategy(model: registry.ModelSpec, request: Request) -> str:
         raise ValueError(f"model {model.name} ({model.task}) cannot do task {key[1]!r}; model task → run task allowed: {allowed}")
     if STRATEGIES[key] == "nli-retrieval" and not request.retriever:
         raise ValueError(f"{model.name} detects false premises by NLI over retrieved passages: pass --retriever bm25|dense|hybrid")
+    if request.retriever and STRATEGIES[key] != "nli-retrieval" and key[1] != "qa":
+        raise ValueError(f"a {key[1]} run of {model.name} does not read retrieved passages (only QA and NLI-over-passages "
+                         "detection do): leave out --retriever, so the run's id does not claim retrieval")
     return STRATEGIES[key]
 
 

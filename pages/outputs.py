@@ -1,6 +1,7 @@
 """Side by side: two runs' generated outputs (QA answers, written presuppositions and corrections) next
 to the gold, with per-item scores, the words that differ, the human ratings from the Rate page,
 filters such as "A right, B wrong", and the items they disagree on most first."""
+import pandas as pd
 import streamlit as st
 
 from backend import outputs
@@ -32,6 +33,9 @@ def pick_runs():
 
 
 def show_summary(result: dict, caption: str) -> None:
+    if not result["scored"]:
+        st.info("No item here has gold answers or references: compare the outputs by reading them and by the Rate "
+                "page's ratings.")
     columns = st.columns(len(result["means"]["a"]) * 2 + 1)
     columns[0].metric("Items both answered", f"{result['n']:,}")
     i = 1
@@ -55,7 +59,7 @@ def show_item(row) -> None:
         a, b = st.columns(2)
         for column, side, text, rated in ((a, "a", left_html, row.rated_a), (b, "b", right_html, row.rated_b)):
             scores = " · ".join(f"{SCORE_NAMES[s]} {getattr(row, f'{s}_{side}'):.2f}" for s in ("em", "f1", "bleu")
-                                if hasattr(row, f"{s}_{side}"))
+                                if hasattr(row, f"{s}_{side}") and pd.notna(getattr(row, f"{s}_{side}"))) or "no gold"
             column.markdown(f"**{side.upper()}** — {scores}")
             column.html(f"<div style='white-space:pre-wrap'>{text or '<i>(empty)</i>'}</div>")  # escaped by diff_html
             column.caption(f"Ratings: {widgets.plain(rated)}" if rated else "Not rated yet (Rate page)")
@@ -64,10 +68,10 @@ def show_item(row) -> None:
 st.title("Side by side")
 st.caption("Two runs' generated outputs on the same items. QA: exact match and token F1 against the acceptable "
            f"answers (right = exact match). Writing: unigram F1 and sentence BLEU against the gold presuppositions "
-           f"and corrections (right = F1 ≥ {outputs.RIGHT_F1}). Struck-through words are only in A, marked words only in B.")
+           f"and corrections, or the gold answers where a dataset has only those (right = F1 ≥ {outputs.RIGHT_F1}). Struck-through words are only in A, marked words only in B.")
 with st.sidebar:
     dataset, run_a, run_b, quality = pick_runs()
-    outcome = st.segmented_control("Show", ["all", *outputs.OUTCOMES], default="all", key="outcome", bind="query-params") or "all"
+    outcome = st.segmented_control("Show", ["all", *outputs.OUTCOMES, outputs.NO_GOLD], default="all", key="outcome", bind="query-params") or "all"
     sort = st.selectbox("Sort", list(SORTS), format_func=SORTS.get, key="sort", bind="query-params")
 try:
     frame = query(outputs.side_by_side, run_a, run_b)

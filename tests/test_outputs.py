@@ -68,3 +68,14 @@ def test_the_page_filters_sorts_and_diffs(compared, open_page, lab, monkeypatch)
     listed = [m.value for m in at.markdown if m.value.startswith("**") and " · B right, A wrong · " in m.value]
     assert listed and not any(" · both wrong · " in m.value for m in at.markdown)
     assert any("<mark>" in h.proto.body or "<del>" in h.proto.body for h in at.get("html"))  # the word diff
+
+
+def test_items_without_gold_are_not_scored_and_falseqa_explanations_are_the_writing_gold():
+    import numpy as np
+    import pandas as pd
+
+    scores = outputs._scores(["a man cannot get pregnant", "anything"], [["A man cannot get pregnant."], []], "write")
+    assert scores["f1"].iloc[0] == 1.0 and scores["right"].iloc[0] and np.isnan(scores["f1"].iloc[1])
+    assert not scores["right"].iloc[1] and np.isnan(scores["bleu"].iloc[1])
+    row = pd.Series({"gold_presuppositions": None, "gold_corrections": None, "gold_answers": ["A man cannot get pregnant."]})
+    assert outputs._gold(row, "write") == ["A man cannot get pregnant."]

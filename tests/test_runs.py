@@ -80,6 +80,8 @@ def test_wrong_model_for_task_is_a_clear_error(store):
         runs.predict(store, runs.Request(model="tiny-fp", dataset="falseqa", task="nli"), progress=False)
     with pytest.raises(ValueError, match="pass --retriever"):
         runs.predict(store, runs.Request(model="tiny-nli", dataset="falseqa"), progress=False)
+    with pytest.raises(ValueError, match="does not read retrieved passages"):  # its id would claim bm25@5
+        runs.predict(store, runs.Request(model="tiny-fp", dataset="falseqa", retriever="bm25"), progress=False)
 
 
 def test_live_query_is_cached_and_stored(store):
