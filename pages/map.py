@@ -42,7 +42,8 @@ def missing(dataset: str, method: str) -> None:
 
 
 def colour_field(frame, run: str | None) -> str:
-    options = (["correct"] if run else []) + [c for c in frame.columns if c not in ("example_id", "x", "y", "input", "predicted", "correct")]
+    facets = [c for c in frame.columns if c not in ("example_id", "x", "y", "input", "predicted", "correct")]
+    options = (["correct"] if run else []) + sorted(facets, key=lambda c: c != "gold_label")  # the label first
     return st.selectbox("Colour by", options, key="colour", bind="query-params",
                         help="A run's correctness (right / wrong), the gold label or any facet")
 
@@ -63,7 +64,7 @@ st.title("Map")
 with st.sidebar:
     dataset = widgets.dataset_select()
     method = st.segmented_control("Method", list(embedding_map.METHODS), default="umap", key="method",
-                                  bind="query-params", format_func=str.upper) or "umap"
+                                  bind="query-params") or "umap"  # no format_func: the URL keeps the id
     runs = query(explore.runs_for, dataset)
     runs = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
     run = st.selectbox("Run (correctness)", [NO_RUN] + list(runs["run_id"]), key="run_a", bind="query-params")

@@ -215,6 +215,50 @@ def test_a_family_made_from_one_sentence_is_saved_and_opened_as_pairs_in_chromiu
         browser.close()
 
 
+@pytest.fixture()
+def served_with_map(real_store, tmp_path):
+    """A copy of the real store with a PCA map of NOPE cached (test embedder) in its own data folder."""
+    from backend import embedding_map
+    from backend.store.access import session
+    from tests.test_studio import WordsEmbedder
+
+    store, data = tmp_path / "lab.duckdb", tmp_path / "data"
+    shutil.copy(real_store, store)
+    os.environ["PLAB_DATA_DIR"], before = str(data), os.environ.get("PLAB_DATA_DIR")
+    try:
+        with session(store) as con:
+            embedding_map.compute(con, "nope", "pca", WordsEmbedder())
+    finally:
+        os.environ.pop("PLAB_DATA_DIR") if before is None else os.environ.__setitem__("PLAB_DATA_DIR", before)
+    yield from serve({"PLAB_STORE": str(store), "PLAB_DATA_DIR": str(data)})
+
+
+@pytest.mark.slow
+def test_a_dragged_region_lists_its_items_and_a_pinned_table_reaches_the_report_in_chromium(served_with_map):
+    """The Map: drag a rectangle over the points, the items inside are listed. Pin the Models table on the
+    Overview: the Report page shows it and offers the exports."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = browser_page(p)
+        shows(page, served_with_map, "map?dataset=nope&method=pca&trigger_type=clefts", "Drag a rectangle", "map")
+        assert page.get_by_text("points match the highlight filters").count() == 1
+        box = page.locator("[data-testid=stVegaLiteChart] canvas, [data-testid=stVegaLiteChart] svg").first.bounding_box()
+        page.mouse.move(box["x"] + box["width"] * 0.2, box["y"] + box["height"] * 0.2)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.8, box["y"] + box["height"] * 0.8, steps=8)
+        page.mouse.up()
+        page.get_by_text("items in the selected region").first.wait_for(timeout=60_000)
+        page.screenshot(path=str(SHOTS / "map-region.png"), full_page=True)
+        shows(page, served_with_map, "", "Models", "overview-pin")
+        page.get_by_role("button", name="Pin to report").last.click()  # the Models table, last on the page
+        page.get_by_text("Pinned to the report: Models").first.wait_for(timeout=60_000)
+        shows(page, served_with_map, "report", "1 items", "report-pinned")
+        assert page.get_by_role("button", name="HTML (images embedded)").count() == 1
+        assert page.get_by_role("button", name="LaTeX (1 tables)").count() == 1
+        browser.close()
+
+
 def _damage(store: Path, how: str, good: Path) -> None:
     data = good.read_bytes()
     if how == "empty":
