@@ -15,7 +15,10 @@ import logging
 import statistics
 import time
 
+import pyarrow.parquet as pq
 from streamlit.testing.v1 import AppTest
+
+from backend.config import settings
 
 from benchmarks.bench_pages import ROOT, TARGET
 
@@ -46,9 +49,11 @@ def main() -> None:
     cold, warm, at = timed("pages/map.py", {"dataset": args.dataset, "method": args.method}, args.repeat)
     if at.info and "No " in at.info[0].value:
         raise SystemExit(f"no {args.method} map of {args.dataset}: run `python -m backend map {args.dataset} --method {args.method}`")
-    points = at.caption[-1].value if at.caption else ""
+    maps = sorted((settings().data_dir / "indexes" / "maps").glob(f"{args.dataset}-*-{args.method}.parquet"),
+                  key=lambda p: p.stat().st_mtime)
+    points = pq.read_metadata(maps[-1]).num_rows
     base_cold, base_warm, _ = timed("pages/explore.py", {"dataset": args.dataset}, args.repeat)
-    print(f"{args.dataset} ({points.split('n=')[1].split(' ')[0] if 'n=' in points else '?'} points), {args.method}")
+    print(f"{args.dataset} ({points:,} points), {args.method}")
     print(f"  Explore (baseline)  cold {base_cold:6.2f} s   warm {base_warm:6.3f} s")
     print(f"  Map                 cold {cold:6.2f} s   warm {warm:6.3f} s   ratio to Explore {warm / base_warm:.2f}")
     print(f"ratio warm/target {warm / TARGET:.2f} ({'met' if warm < TARGET else 'MISSED'})")
