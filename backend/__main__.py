@@ -66,7 +66,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from backend.retrieval.index import build_all
 
     try:
-        retrievers = build_all(args.con, args.corpus, dense_kind=args.dense_kind)
+        retrievers = build_all(args.con, args.corpus, dense_kind=args.dense_kind, engine=args.engine, address=args.address)
     except LookupError as exc:
         print(exc)
         return 1
@@ -125,11 +125,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
                            retriever=args.retriever, k=args.k, limit=args.limit)
     retrievers = None
     try:
-        if args.retriever:
+        if args.retriever and args.engine == "local":  # Ray actors load the saved indexes themselves
             from backend.retrieval.index import load_all
             with session(args.store) as con:
                 retrievers = load_all(con)
-        run_id = runs.predict(args.store, request, retrievers)  # opens the store per chunk: the dashboard stays usable
+        # opens the store per chunk: the dashboard stays usable
+        run_id = runs.predict(args.store, request, retrievers, engine=args.engine, address=args.address)
     except FileNotFoundError as exc:  # no store, or no index
         print(exc)
         return 1
@@ -204,11 +205,15 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=with_store(create=True)(cmd_baselines))
     p = sub.add_parser("index", help="build (or reuse) the BM25, dense and hybrid indexes of a corpus and evaluate them")
     p.add_argument("--corpus", default="wiki", help="passages.corpus_id to index (default: wiki)")
-    p.add_argument("--dense-kind", choices=["flat", "hnsw"], default="flat", help="FAISS index: exact (flat) or HNSW")
+    p.add_argument("--dense-kind", choices=["flat", "hnsw", "ivfpq"], default="flat",
+                   help="FAISS index: exact (flat), HNSW, or IVF-PQ (compressed, for millions of passages)")
     p.add_argument("--dataset", default="ifqa", help="dataset whose qrels score the retrievers (default: ifqa)")
     p.add_argument("--splits", nargs="+", default=["S-dev", "S-test"])
     p.add_argument("--k", type=int, default=100, help="hits per question (at most 100 are stored)")
     p.add_argument("--no-evaluate", action="store_true", help="only build the indexes")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="embed the passages here or on Ray (parallel actors; the index is built here)")
+    p.add_argument("--address", help="with --engine ray: a running cluster (default: a local one)")
     p.set_defaults(func=with_store(create=True)(cmd_index))
     p = sub.add_parser("map", help="the 2-D embedding map of a dataset's inputs (UMAP or PCA), cached for the Map page")
     p.add_argument("dataset")
@@ -232,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--retriever", choices=["bm25", "dense", "hybrid"])
     p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
     p.add_argument("--limit", type=int, help="only the first N examples")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="where the chunks run: here, or on Ray (one model per actor; resumes across engines)")
+    p.add_argument("--address", help="with --engine ray: a running cluster (e.g. HEAD:6379); default: a local one")
     p.set_defaults(func=cmd_predict)
     p = sub.add_parser("train", help="fine-tune the bundled MiniLM: an NLI cross-encoder or a question-only detector")
     p.add_argument("what", choices=["nli", "detect"])

@@ -102,7 +102,7 @@ def _in_thread(runner: runs.Runner) -> Compute:
     """Answer batches in this process, with the torch threads capped."""
     def compute(rows: list[dict]):
         with _threads(live_worker.live_threads()):
-            return runner(pd.DataFrame(rows)), runs.run_row(runner.request, runner)
+            return runner(pd.DataFrame(rows)), runs.runner_row(runner)
     return compute
 
 

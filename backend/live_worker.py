@@ -106,4 +106,4 @@ def _answer(request: runs.Request, store: str, env: dict, rows: list[dict]) -> t
                 from backend.retrieval.index import load_all
                 retrievers = load_all(con)
             runner = _RUNNERS[key] = runs.Runner(con, request, retrievers)
-    return runner(pd.DataFrame(rows)), runs.run_row(request, runner)
+    return runner(pd.DataFrame(rows)), runs.runner_row(runner)

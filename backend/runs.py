@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 
 import duckdb
+import pandas as pd
 from tqdm import tqdm
 
 from backend import registry
@@ -101,6 +102,10 @@ class Runner:
             raise ValueError(f"unknown retriever {request.retriever!r}; build them with `python -m backend index`")
         self.passages = passages if passages is not None else queries.passage_texts(con) if request.retriever else {}
 
+    @property
+    def device(self) -> str:
+        return str(getattr(self.model, "device", "cpu"))
+
     def __call__(self, rows) -> list[Output]:
         task, questions = self.request.resolved_task(), list(rows["input"])
         if task == "nli":
@@ -126,8 +131,10 @@ def output_rows(run_id: str, example_ids, outputs: list[Output], seconds: float)
     return predictions, retrievals
 
 
-def _run_chunk(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dict]]:
-    """Predict a chunk; if it fails, predict its examples one by one and store each error."""
+def execute(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dict]]:
+    """Execution: the rows to store for a chunk of examples — a pure function of the loaded model (and
+    retriever and passages) and the chunk, with no store connection, so it runs anywhere (a Ray actor).
+    If the chunk fails, its examples are predicted one by one and each error is recorded."""
     started = time.perf_counter()
     try:
         return output_rows(run_id, chunk["example_id"], runner(chunk), time.perf_counter() - started)
@@ -144,52 +151,95 @@ def _run_chunk(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dic
     return predictions, retrievals
 
 
-def run_row(request: Request, runner: Runner, origin: dict | None = None) -> dict:
-    """The runs row; `origin` (queries.origin) records which version of the dataset the run saw."""
-    spec = runner.spec
+def run_row(request: Request, spec: registry.ModelSpec, strategy_name: str, device: str, origin: dict | None = None,
+            engine: str = "local") -> dict:
+    """The runs row; `origin` (queries.origin) records which version of the dataset the run saw and
+    `engine` where it executed (local or ray: the run id does not depend on it, so a run resumes on either)."""
     labels = LABELS.get(request.resolved_task())
     return {"run_id": request.run_id(), "dataset_id": request.dataset, "task": request.resolved_task(),
             "model_id": spec.name, "model_revision": spec.revision, "retriever_id": request.retriever,
-            "config": {**asdict(request), "strategy": runner.strategy, "labels": labels, "quality": spec.quality,
-                       "trained_on": list(registry.trained_on(spec)), "dataset_origin": origin or {}},
-            "device": str(getattr(runner.model, "device", "cpu")), "seed": 0, "source": "batch", **provenance()}
+            "config": {**asdict(request), "strategy": strategy_name, "labels": labels, "quality": spec.quality,
+                       "trained_on": list(registry.trained_on(spec)), "dataset_origin": origin or {}, "engine": engine},
+            "device": device, "seed": 0, "source": "batch", **provenance()}
 
 
-def predict(store: StoreRef, request: Request, retrievers: dict | None = None, progress: bool = True) -> str:
-    """Run (or resume) a batch run and return its id.
+def runner_row(runner: Runner, origin: dict | None = None) -> dict:
+    """`run_row` for a loaded runner (live answers)."""
+    return run_row(runner.request, runner.spec, runner.strategy, runner.device, origin)
 
-    `store` is an open connection (held throughout) or a store path: then the store is opened only to
-    read the inputs and to write each chunk, so the dashboard and other commands use it during the run.
-    """
-    open_store = opener(store)
-    with open_store() as con:
+
+@dataclass
+class Plan:
+    """Planning: what a run covers and what remains (resume), in chunks; read from the store once."""
+    request: Request           # with its task resolved
+    rows: pd.DataFrame         # every example the run covers (example_id, input, hypothesis)
+    done: set                  # example ids already predicted (an earlier, interrupted run of this id)
+    origin: dict
+    passages: dict             # doc id → text, for a run that retrieves
+    index_root: str | None     # the folder of the corpus's saved indexes, for a run that retrieves
+
+    @property
+    def run_id(self) -> str:
+        return self.request.run_id()
+
+    @property
+    def todo(self) -> pd.DataFrame:
+        return self.rows[~self.rows["example_id"].isin(self.done)]
+
+    def chunks(self) -> list[pd.DataFrame]:
+        todo, size = self.todo, self.request.chunk
+        return [todo.iloc[start:start + size] for start in range(0, len(todo), size)]
+
+
+def plan(store: StoreRef, request: Request) -> Plan:
+    """Read what the run needs from the store: its examples, those already done, the passages."""
+    with opener(store)() as con:
         described = describe(con, request.dataset)
         if request.task is None:  # the dataset's own task
             request = replace(request, task=described.task)
+        strategy(registry.spec(request.model), request)  # refuse an impossible request before anything runs
         only = described.positive if request.resolved_task() == "write" else None  # writing: false-premise items
         rows = queries.run_inputs(con, request.dataset, request.split, only)
         if rows.empty:
             raise ValueError(f"no examples for dataset {request.dataset!r} split {request.split!r}")
         rows = rows.head(request.limit) if request.limit else rows
-        passages = queries.passage_texts(con) if request.retriever else {}
-        origin = queries.origin(con, request.dataset)
-    runner = Runner(None, request, retrievers, passages)  # the model loads with the store closed
-    run_id = request.run_id()
+        done = {r[0] for r in con.execute("SELECT example_id FROM predictions WHERE run_id = ?", [request.run_id()]).fetchall()}
+        root = None
+        if request.retriever:
+            from backend.retrieval.index import corpus_hash, index_root
+            root = str(index_root("wiki", corpus_hash(con, "wiki")))
+        return Plan(request, rows, done, queries.origin(con, request.dataset),
+                    queries.passage_texts(con) if request.retriever else {}, root)
+
+
+def predict(store: StoreRef, request: Request, retrievers: dict | None = None, progress: bool = True,
+            engine: str = "local", address: str | None = None) -> str:
+    """Run (or resume) a batch run and return its id: plan, execute (here, or on Ray with
+    `engine="ray"`), write each chunk in one transaction as it completes.
+
+    `store` is an open connection (held throughout) or a store path: then the store is opened only to
+    read the plan and to write each chunk, so the dashboard and other commands use it during the run.
+    """
+    from backend import engines
+
+    open_store = opener(store)
+    the_plan = plan(store, request)
+    executor = engines.executor(engine, the_plan, retrievers, address)  # the model loads with the store closed
+    request, run_id = the_plan.request, the_plan.run_id
     with open_store() as con:
-        done = start_run(con, run_row(request, runner, origin))
-    todo = rows[~rows["example_id"].isin(done)]
-    log.info("%s: %d examples, %d already done", run_id, len(rows), len(rows) - len(todo))
+        start_run(con, run_row(request, executor.spec, executor.strategy, executor.device, the_plan.origin, engine))
+    todo = the_plan.todo
+    log.info("%s: %d examples, %d already done (%s)", run_id, len(the_plan.rows), len(the_plan.done), engine)
     started, status = time.perf_counter(), "interrupted"
     try:
         with tqdm(total=len(todo), desc=run_id, unit="ex", disable=not progress) as bar:
-            for start in range(0, len(todo), request.chunk):
-                chunk = todo.iloc[start:start + request.chunk]
-                rows_out = _run_chunk(runner, run_id, chunk)  # the model runs with the store closed
-                with open_store() as con:
-                    append_predictions(con, *rows_out)
-                bar.update(len(chunk))
+            for predictions, retrievals in executor.map(run_id, the_plan.chunks()):
+                with open_store() as con:  # writing: one transaction per chunk, on the driver only
+                    append_predictions(con, predictions, retrievals)
+                bar.update(len(predictions))
         status = "complete"
     finally:
+        executor.close()
         with open_store() as con:
             finish_run(con, run_id, status, time.perf_counter() - started)
     return run_id

@@ -36,6 +36,7 @@ class Embedder:
         if path:
             self.name = Path(path).name
         path = Path(path) if path else packaged_minilm()
+        self.path = str(path)  # what another process (a Ray actor) loads to embed the same way
         hf_logging.disable_progress_bar()
         self.device = pick(device)
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)

@@ -92,10 +92,11 @@ class _Corpus:
 
 
 def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=None,
-              dense_kind: str = "flat", allow_build: bool = True) -> dict:
+              dense_kind: str = "flat", allow_build: bool = True, engine: str = "local", address: str | None = None) -> dict:
     """{"bm25", "dense", "hybrid"} retrievers over a corpus, loading saved indexes where present.
 
-    `embedder` defaults to the bundled MiniLM `Embedder` (constructed here, only when called).
+    `embedder` defaults to the bundled MiniLM `Embedder` (constructed here, only when called). With
+    `engine="ray"` the passages are embedded by parallel Ray actors and the index is built here.
     """
     digest = corpus_hash(con, corpus_id)
     root, corpus = index_root(corpus_id, digest), _Corpus(con, corpus_id)
@@ -106,8 +107,28 @@ def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=
         from backend.models.embed import Embedder
         embedder = Embedder()
     folder = root / dense_folder(embedder_name(embedder), dense_kind)
-    dense = load_or_build(folder, lambda f: DenseRetriever.load(f, embedder),
-                          lambda: DenseRetriever.build(*corpus.rows(), embedder, kind=dense_kind), f"{corpus_id} {folder.name}", allow_build)
+
+    def build_dense() -> DenseRetriever:
+        doc_ids, texts = corpus.rows()
+        if engine == "ray":
+            from backend import engines
+            vectors = engines.embed(texts, getattr(embedder, "path", None), address)
+            return DenseRetriever.from_vectors(doc_ids, vectors, embedder, kind=dense_kind)
+        return DenseRetriever.build(doc_ids, texts, embedder, kind=dense_kind)
+
+    dense = load_or_build(folder, lambda f: DenseRetriever.load(f, embedder), build_dense, f"{corpus_id} {folder.name}", allow_build)
+    return {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}
+
+
+def load_saved(root: Path, embedder=None) -> dict:
+    """The retrievers saved in an index folder, without a store (a Ray actor loads them so)."""
+    if embedder is None:
+        from backend.models.embed import Embedder
+        embedder = Embedder()
+    folder = root / dense_folder(embedder_name(embedder))
+    if not (root / "bm25").is_dir() or not folder.is_dir():
+        raise FileNotFoundError(f"no saved indexes in {root}: build them with `python -m backend index`")
+    bm25, dense = BM25Retriever.load(root / "bm25"), DenseRetriever.load(folder, embedder)
     return {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}
 
 
