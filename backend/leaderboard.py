@@ -11,10 +11,17 @@ Each dataset's description (`backend.descriptions`) names its headline splits an
 
 A user dataset is scored the same way on the headline splits it declared. Paper-reported runs
 (source `import`) and your imports (source `user`) are marked; baselines sit beside models.
+
+Each run's rows are cached in `run_metrics` under a fingerprint of what they depend on (its
+predictions' count and a hash of their ids, labels, answers and texts; its config and source; the
+dataset's description): only a new or changed run is scored again, so the Overview stays fast with
+thousands of runs and millions of predictions (BENCHMARKS.md, "10 million predictions"). Whether a
+run is contaminated is decided afresh each time (it depends on other runs' models).
 """
 from __future__ import annotations
 
 import json
+import logging
 
 import duckdb
 import numpy as np
@@ -25,18 +32,66 @@ from backend.descriptions import Description
 from backend.metrics import classification, retrieval, squad
 from backend.metrics.bootstrap import Estimate, mean
 from backend.store import queries
+from backend.store.writer import atomic
+
+log = logging.getLogger(__name__)
 
 
 
-def _predictions(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+def _predictions(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
     return con.execute("""
         SELECT r.dataset_id, r.run_id, r.model_id, r.source, r.task, CAST(r.config->'$.labels' AS VARCHAR[]) AS labels,
                e.split, e.gold_label, e.gold_answers, p.label, p.answer, p.text
         FROM runs r JOIN predictions p USING (run_id)
         JOIN examples e ON e.dataset_id = r.dataset_id AND e.example_id = p.example_id
-        WHERE r.status = 'complete'
+        WHERE r.status = 'complete' AND list_contains($runs, r.run_id)
         ORDER BY r.run_id, p.example_id  -- one item order: the bootstrap intervals do not depend on storage order
-    """).df()
+    """, {"runs": run_ids}).df()
+
+
+def _fingerprints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """run id → what its headline rows depend on, for every complete run with predictions."""
+    return dict(con.execute("""
+        WITH counts AS (SELECT run_id, count(*) AS n, sum(hash(example_id, label, answer, text)) AS h
+                        FROM predictions GROUP BY run_id)
+        SELECT r.run_id, concat_ws(':', c.n, c.h, md5(coalesce(CAST(d.description AS VARCHAR), '')),
+                                   md5(CAST(r.config AS VARCHAR)), r.source, r.model_id)
+        FROM runs r JOIN counts c USING (run_id) LEFT JOIN datasets d ON d.dataset_id = r.dataset_id
+        WHERE r.status = 'complete'""").fetchall())
+
+
+def _cache(con: duckdb.DuckDBPyConnection, rows: dict[str, list[dict]], fingerprints: dict[str, str]) -> None:
+    """Store the new rows and forget runs that are gone; a read-only connection just does not cache."""
+    try:
+        with atomic(con, "cache"):
+            con.execute("DELETE FROM run_metrics WHERE NOT list_contains($keep, run_id) OR list_contains($new, run_id)",
+                        {"keep": list(fingerprints), "new": list(rows)})
+            if rows:
+                con.executemany("INSERT INTO run_metrics VALUES (?, ?, ?, now())",
+                                [(run, fingerprints[run], json.dumps(found, default=_plain)) for run, found in rows.items()])
+    except duckdb.Error as exc:  # e.g. a read-only connection (a benchmark, an old store being read)
+        log.info("run_metrics not cached: %s", exc)
+
+
+def _plain(value):
+    """numpy scalars as Python numbers for JSON."""
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def _scored(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, list[dict]]:
+    """run id → its headline rows (one per headline split), computed from its predictions."""
+    frame, described = _predictions(con, run_ids), descriptions.described(con)
+    found: dict[str, list[dict]] = {run: [] for run in run_ids}
+    for (dataset, run_id, split), group in frame.groupby(["dataset_id", "run_id", "split"], sort=True):
+        task, description = group["task"].iloc[0], described.get(dataset)
+        if description is None or split not in description.headline_splits or task not in METRICS:
+            continue
+        metric, estimate = METRICS[task](group, description)
+        found[run_id].append({"dataset": dataset, "run": run_id, "model": group["model_id"].iloc[0],
+                              "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]),
+                              "metric": metric, "split": split, **estimate.as_dict(),
+                              "bias": _bias(group) if task in queries.CLASSIFICATION_TASKS else ""})
+    return found
 
 
 def _classification(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
@@ -72,17 +127,16 @@ def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """dataset, run, model, kind (paper-reported | baseline | model run), metric, split, value, low, high, n,
     bias (for a classifier that gives one label to almost every item, which and how often) and
     contaminated (why, when the run's model was trained on this dataset: `backend.contamination`)."""
-    frame, described = _predictions(con), descriptions.described(con)
-    flagged = {d: contamination.flags(con, d) for d in frame["dataset_id"].unique()}
-    rows = []
-    for (dataset, run_id, split), group in frame.groupby(["dataset_id", "run_id", "split"], sort=True):
-        task, description = group["task"].iloc[0], described.get(dataset)
-        if description is None or split not in description.headline_splits or task not in METRICS:
-            continue
-        metric, estimate = METRICS[task](group, description)
-        rows.append({"dataset": dataset, "run": run_id, "model": group["model_id"].iloc[0],
-                     "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]), "metric": metric,
-                     "split": split, **estimate.as_dict(), "bias": _bias(group) if task in queries.CLASSIFICATION_TASKS else "",
-                     "contaminated": flagged[dataset].get(run_id, "")})
+    fingerprints = _fingerprints(con)
+    cached = {run: (fingerprint, json.loads(rows)) for run, fingerprint, rows in
+              con.execute("SELECT run_id, fingerprint, rows FROM run_metrics").fetchall()}
+    stale = [run for run, fingerprint in fingerprints.items() if cached.get(run, (None,))[0] != fingerprint]
+    new = _scored(con, stale) if stale else {}
+    if new or set(cached) - set(fingerprints):
+        _cache(con, new, fingerprints)
+    rows = [row for run in fingerprints for row in (new[run] if run in new else cached[run][1])]
     columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n", "bias", "contaminated"]
-    return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "split", "value"], ascending=[True, True, False])
+    frame = pd.DataFrame(rows, columns=columns[:-1])
+    flagged = {d: contamination.flags(con, d) for d in frame["dataset"].unique()}
+    frame["contaminated"] = [flagged[d].get(r, "") for d, r in zip(frame["dataset"], frame["run"])]
+    return frame.sort_values(["dataset", "split", "value"], ascending=[True, True, False])

@@ -34,3 +34,22 @@ def test_runs_that_give_one_label_to_almost_everything_are_flagged(board):
     assert board.loc[("falseqa/baseline/always-N", "test"), "bias"] == "N for 100.0% (gold 50.0%)"
     assert board.loc[("falseqa/baseline/random", "test"), "bias"] == ""
     assert board.loc[("nope/DeBERTa-xlarge/mnli-snli-anli-fever/1", "main"), "bias"] == ""
+
+
+def test_cached_rows_equal_fresh_ones_and_a_changed_run_is_scored_again(store_copy):
+    import pandas as pd
+
+    from backend.store.access import session
+
+    run = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
+    with session(store_copy) as con:
+        first = leaderboard.headline(con)  # scores every run and caches the rows
+        assert con.execute("SELECT count(*) FROM run_metrics").fetchone()[0] == first["run"].nunique()
+        cached = leaderboard.headline(con)
+        pd.testing.assert_frame_equal(first.reset_index(drop=True), cached.reset_index(drop=True))
+        before = first.set_index(["run", "split"]).loc[(run, "main"), "value"]
+        con.execute("UPDATE predictions SET label = 'E' WHERE run_id = ?", [run])  # the run changes
+        after = leaderboard.headline(con).set_index(["run", "split"]).loc[(run, "main"), "value"]
+        gold_e = con.execute("SELECT avg((gold_label = 'E')::INT) FROM examples WHERE dataset_id = 'nope' "
+                             "AND split = 'main'").fetchone()[0]
+    assert after != before and after == pytest.approx(gold_e)  # all E: accuracy is the share of E

@@ -171,3 +171,12 @@ CREATE TABLE IF NOT EXISTS report_items (
     page        VARCHAR,
     pinned_at   TIMESTAMP NOT NULL
 );
+
+-- A cache of each run's headline rows (backend/leaderboard.py), keyed by a fingerprint of what they
+-- depend on; rebuilt from the predictions when missing or stale. Not user data (not backed up).
+CREATE TABLE IF NOT EXISTS run_metrics (
+    run_id       VARCHAR PRIMARY KEY,
+    fingerprint  VARCHAR NOT NULL,
+    rows         JSON NOT NULL,
+    computed_at  TIMESTAMP NOT NULL
+);

@@ -1,0 +1,76 @@
+"""The store at 10 million predictions (issue 16): Explore's slices (< 100 ms), the Overview's
+leaderboard (< 1 s) and `evaluate` of NOPE's paper runs (< 10 s), on a copy of the store grown with
+synthetic NOPE runs.
+
+    .venv/bin/python -m benchmarks.bench_scale [--rows 10000000] [--repeat 3]
+
+The same functions are timed on the store as it is (baseline) and on the grown copy; the ratio is
+grown / target. The leaderboard's first call scores every run it has not cached (`run_metrics`: the
+synthetic runs, once, as a batch run's completion would); later calls read the cache and check
+each run's fingerprint.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from backend import evaluate, leaderboard
+from backend.config import settings
+from backend.store.connection import connect
+from benchmarks.bench_explore import grow, time_slices
+
+PAPER = "nope/RoBERTa-large/mnli-snli-anli-fever/{}"
+
+
+def seconds(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def pages(con, repeat: int) -> tuple[float, float, float]:
+    """(leaderboard first call: scores every run not cached yet; leaderboard after; evaluate)."""
+    first = seconds(lambda: leaderboard.headline(con), 1)
+    board = seconds(lambda: leaderboard.headline(con), repeat)
+    runs = [PAPER.format(i) for i in range(5)]
+    report = seconds(lambda: evaluate.evaluate(con, "nope", runs), repeat)
+    return first, board, report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--store", default=str(settings().store_path))
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "bench.duckdb"
+        shutil.copyfile(args.store, copy)  # the original is only read; the copy keeps the leaderboard's cache
+        con = connect(copy)
+        have = con.execute("SELECT count(*) FROM predictions").fetchall()[0][0]
+        base_first, base_board, base_report = pages(con, args.repeat)
+        con.close()
+        started = time.perf_counter()
+        runs, total = grow(copy, args.rows)
+        print(f"store: {have:,} predictions; copy grown by {runs:,} synthetic NOPE runs to {total:,} "
+              f"({time.perf_counter() - started:.0f} s)")
+        con = connect(copy)
+        worst = time_slices(con, args.repeat)
+        first, board, report = pages(con, args.repeat)
+        con.close()
+    print(f"{'':<42} {'as is':>8} {'grown':>8} {'target':>7} {'ratio':>6}")
+    print(f"{'Overview leaderboard, new runs scored':<42} {base_first:>7.2f}s {first:>7.2f}s {'—':>7} {'':>6}")
+    print(f"{'Overview leaderboard (headline)':<42} {base_board:>7.2f}s {board:>7.2f}s {'1 s':>7} {board:>6.2f}")
+    print(f"{'evaluate nope (5 paper runs)':<42} {base_report:>7.2f}s {report:>7.2f}s {'10 s':>7} {report / 10:>6.2f}")
+    print(f"Explore slices: worst ratio {worst:.2f} of 100 ms")
+
+
+if __name__ == "__main__":
+    main()
