@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -21,18 +20,10 @@ from pathlib import Path
 from backend import evaluate, leaderboard
 from backend.config import settings
 from backend.store.connection import connect
+from benchmarks.bench_evaluate import timed as seconds
 from benchmarks.bench_explore import grow, time_slices
 
 PAPER = "nope/RoBERTa-large/mnli-snli-anli-fever/{}"
-
-
-def seconds(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def pages(con, repeat: int) -> tuple[float, float, float]:
