@@ -55,6 +55,7 @@ def init(address: str | None = None, num_cpus: int | None = None) -> None:
 
     if ray.is_initialized():
         return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # never phone home (CI and many labs are offline)
     env = {k: v for k, v in os.environ.items() if k.startswith(("PLAB_", "HF_", "TRANSFORMERS_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
     options = {"runtime_env": {"env_vars": env}, "logging_level": logging.WARNING, "log_to_driver": False}
