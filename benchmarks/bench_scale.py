@@ -26,6 +26,25 @@ from benchmarks.bench_explore import grow, time_slices
 PAPER = "nope/RoBERTa-large/mnli-snli-anli-fever/{}"
 
 
+def page_seconds(store: Path, page: str, repeat: int) -> float:
+    """A page's cold server-side render (median) in AppTest on `store` (run_metrics already filled)."""
+    import logging
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    os.environ["PLAB_STORE"] = str(store)
+
+    def render():
+        import streamlit as st
+        st.cache_data.clear()  # every render cold: the page's queries all run
+        at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=600)
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+    return seconds(render, repeat)
+
+
 def pages(con, repeat: int) -> tuple[float, float, float]:
     """(leaderboard first call: scores every run not cached yet; leaderboard after; evaluate)."""
     first = seconds(lambda: leaderboard.headline(con), 1)
@@ -56,10 +75,12 @@ def main() -> None:
         worst = time_slices(con, args.repeat)
         first, board, report = pages(con, args.repeat)
         con.close()
+        overview = page_seconds(copy, "pages/overview.py", args.repeat)
     print(f"{'':<42} {'as is':>8} {'grown':>8} {'target':>7} {'ratio':>6}")
     print(f"{'Overview leaderboard, new runs scored':<42} {base_first:>7.2f}s {first:>7.2f}s {'—':>7} {'':>6}")
     print(f"{'Overview leaderboard (headline)':<42} {base_board:>7.2f}s {board:>7.2f}s {'1 s':>7} {board:>6.2f}")
     print(f"{'evaluate nope (5 paper runs)':<42} {base_report:>7.2f}s {report:>7.2f}s {'10 s':>7} {report / 10:>6.2f}")
+    print(f"{'Overview page (AppTest, first render)':<42} {'':>8} {overview:>7.2f}s {'1 s':>7} {overview:>6.2f}")
     print(f"Explore slices: worst ratio {worst:.2f} of 100 ms")
 
 
