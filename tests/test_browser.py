@@ -21,7 +21,7 @@ PAGES = [("", "Models"), ("explore?dataset=nope&run_a=nope/baseline/always-E", "
          ("example?dataset=nope&example=1", "Pair partners"), ("pairs", "Struck-through words"),
          ("nope", "Items behind a bar"), ("projection", "Items behind a cell"), ("studio", "Save as a dataset"),
          ("imports", "Choose a file to check"), ("slices?dataset=nope&run_a=nope/RoBERTa-large/mnli-snli-anli-fever/1", "most significant"),
-         ("report", "Nothing is pinned yet"), ("outputs", "No QA or writing run"), ("map", "Compute the map")]
+         ("report", "Nothing is pinned yet"), ("outputs", "No QA or writing run"), ("map", "Highlight (Explore's filters)")]
 CHARTS_DRAWN = ("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
                 ".every(e => e.querySelector('canvas, svg'))")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
