@@ -152,7 +152,8 @@ def embed(texts: list[str], embedder_path: str | None = None, address: str | Non
     count = max(1, workers or int(ray.cluster_resources().get("GPU" if gpus else "CPU", 1)))
     remote = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_restarts=RETRIES, max_task_retries=RETRIES)(EmbedWorker)
     actors = [remote.remote(embedder_path) for _ in range(count)]
-    shards = [(start, texts[start:start + SHARD]) for start in range(0, len(texts), SHARD)]
+    size = max(1, min(SHARD, -(-len(texts) // count)))  # every actor gets a shard, none more than SHARD
+    shards = [(start, texts[start:start + size]) for start in range(0, len(texts), size)]
     try:
         parts = dict(ActorPool(actors).map_unordered(lambda actor, shard: actor.encode.remote(*shard), shards))
     finally:

@@ -33,6 +33,16 @@ def predict(store: Path, items: int, engine: str) -> float:
     return time.perf_counter() - started
 
 
+def saved_vectors(count: int) -> np.ndarray | None:
+    """The corpus's vectors from the exact index `index` saved (the same embedder), rather than embed again."""
+    from backend.retrieval.dense import INDEX
+    for path in (settings().data_dir / "indexes").glob(f"wiki-*/dense-{Embedder.name}/{INDEX}"):
+        index = faiss.read_index(str(path))
+        if index.ntotal == count and isinstance(index, faiss.IndexFlat):
+            return index.reconstruct_n(0, count)
+    return None
+
+
 def recall(truth: np.ndarray, found: np.ndarray) -> float:
     return float(np.mean([len(set(t) & set(f)) / len(t) for t, f in zip(truth, found)]))
 
@@ -67,7 +77,8 @@ def main() -> None:
     print(f"embed {len(sample):,} passages: local {local:.1f} s ({len(sample) / local:.0f}/s), ray ({cpus} actors) "
           f"{on_ray:.1f} s ({len(sample) / on_ray:.0f}/s, {len(sample) / on_ray / cpus:.0f}/s per actor); "
           f"ratio ray/local {on_ray / local:.2f}")
-    vectors = np.ascontiguousarray(embedder.encode(texts), dtype=np.float32)
+    vectors = saved_vectors(len(texts))
+    vectors = np.ascontiguousarray(embedder.encode(texts) if vectors is None else vectors, dtype=np.float32)
     queries = np.ascontiguousarray(embedder.encode(questions), dtype=np.float32)
     exact = new_index(vectors.shape[1], "flat")
     exact.add(vectors)
