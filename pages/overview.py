@@ -9,6 +9,8 @@ from backend.store import queries
 from ui import charts, export, widgets
 from ui.resources import StoreLocked, query
 
+SHOWN_RUNS = 150  # runs drawn per dataset and split (a store can hold thousands)
+
 st.title("Presupposition Lab")
 st.caption("Questions and sentences that take something for granted: CREPE, Syn-(QA)², NOPE, IfQA, FalseQA.")
 
@@ -53,7 +55,11 @@ if not board.empty:
             st.caption(f"Left out: {', '.join(widgets.plain(r) for r in flagged['run'].unique())}, whose model was "
                        "trained on this dataset (contaminated).")
     for split, part in shown.groupby("split", sort=False):
-        metric = part["metric"].iloc[0]
+        metric, every = part["metric"].iloc[0], part
+        if len(part) > SHOWN_RUNS:  # thousands of runs: a chart and table of the best, every run in the downloads
+            part = part.nlargest(SHOWN_RUNS, "value")
+            st.caption(f"{len(every):,} runs on {widgets.plain(split)}: the {SHOWN_RUNS} best are drawn and listed; "
+                       "the *all runs* downloads below the table hold every one.")
         caption = charts.provenance(dataset, int(part["n"].max()), {"split": split}, None)
         clicked = f"board-run-{dataset}-{split}"
         export.chart(charts.interval_dots(part, f"{metric} ({split})").add_params(charts.pick("run")),
@@ -66,6 +72,9 @@ if not board.empty:
         export.table(part.round(4).assign(explore=links), f"{dataset} {metric} on {split}", caption,
                      key=f"board-table-{dataset}-{split}",
                      column_config={"explore": st.column_config.LinkColumn("explore", display_text="open ↗")})
+        if len(every) > len(part):
+            export.downloads(lambda every=every: every.round(4), f"{dataset} {metric} on {split} (all runs)", caption,
+                             key=f"board-all-{dataset}-{split}", suffix=" (all runs)")
     st.caption("Click a run's dot, or its *open* link, to browse its predictions in Explore.")
 
 saved = query(saved_slices.listing)

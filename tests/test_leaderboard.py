@@ -53,3 +53,15 @@ def test_cached_rows_equal_fresh_ones_and_a_changed_run_is_scored_again(store_co
         gold_e = con.execute("SELECT avg((gold_label = 'E')::INT) FROM examples WHERE dataset_id = 'nope' "
                              "AND split = 'main'").fetchone()[0]
     assert after != before and after == pytest.approx(gold_e)  # all E: accuracy is the share of E
+
+
+def test_the_overview_draws_the_best_runs_when_a_dataset_has_thousands(store_copy, open_page):
+    from benchmarks.bench_explore import grow
+
+    grow(store_copy, 200 * 2732)  # ≈ 200 synthetic NOPE runs beside the real ones
+    at = open_page(store_copy, "pages/overview.py")
+    assert not at.exception
+    notes = [c.value for c in at.caption if "the 150 best are drawn and listed" in c.value]
+    assert len(notes) == 2 and all(int(n.split(" ")[0].replace(",", "")) > 150 for n in notes)  # main and adv
+    table = next(d.value for d in at.dataframe if "explore" in d.value.columns and len(d.value) == 150)
+    assert table["value"].is_monotonic_decreasing
