@@ -4,8 +4,9 @@
     PLAB_STORE=data/presupposition_lab.duckdb .venv/bin/python -m benchmarks.bench_map [--dataset imppres] [--method umap]
 
 The map must be computed first (`python -m backend map imppres --method umap`; its time is printed
-by that command). Cold = first render in a fresh AppTest (queries run, the Parquet map is read);
-warm = median of the next renders (cached, as a user sees it when changing the colour or a filter
+by that command). Times are the server's script thread on one rerun, through app.py
+(ui.apptest.render). Cold = first render (queries run, the Parquet map is read); warm = median of
+the next renders (cached, as a user sees it when changing the colour or a filter
 that was used before).
 """
 from __future__ import annotations
@@ -13,30 +14,19 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
-import time
 
 import pyarrow.parquet as pq
 from streamlit.testing.v1 import AppTest
 
 from backend.config import settings
-
-from benchmarks.bench_pages import ROOT, TARGET
+from benchmarks.bench_pages import TARGET
+from ui.apptest import render
 
 
 def timed(page: str, params: dict, repeat: int) -> tuple[float, float, AppTest]:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.query_params.update(params)
-    started = time.perf_counter()
-    at.switch_page(page).run()
-    cold = time.perf_counter() - started
-    if at.exception:
-        raise SystemExit(f"{page}: {at.exception[0].value}")
-    warm = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        at.run()
-        warm.append(time.perf_counter() - started)
-    return cold, statistics.median(warm), at
+    cold, at = render(page, params)
+    warm = statistics.median(render(page, at=at)[0] for _ in range(repeat))
+    return cold, warm, at
 
 
 def main() -> None:

@@ -2,8 +2,10 @@
 
     PLAB_STORE=data/presupposition_lab.duckdb .venv/bin/python -m benchmarks.bench_pages [--repeat 5]
 
-Cold = first render in a fresh process (empty caches: queries run); warm = median of the next
-renders (cached query results, as a user sees when moving between pages). Target: < 1 s.
+Each time is the server's script thread on one rerun of the page, run through app.py as the server
+runs it (ui.apptest.render). Cold = the page's first render in this process (its queries run; the
+first page also pays the process's one-time imports); warm = median of the next renders (cached
+query results, as a user sees when moving between pages). Target: < 1 s.
 """
 from __future__ import annotations
 
@@ -11,10 +13,9 @@ import argparse
 import logging
 import re
 import statistics
-import time
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
+from ui.apptest import render
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 1.0
@@ -24,17 +25,6 @@ def pages() -> list[str]:
     return re.findall(r'st\.Page\("(pages/[^"]+\.py)"', (ROOT / "app.py").read_text())
 
 
-def render(path: str, at: AppTest | None) -> tuple[float, AppTest]:
-    started = time.perf_counter()
-    if at is None:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page(path).run()
-    elapsed = time.perf_counter() - started
-    if at.exception:
-        raise SystemExit(f"{path}: {at.exception[0].value}")
-    return elapsed, at
-
-
 def main() -> None:
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     parser = argparse.ArgumentParser()
@@ -42,8 +32,8 @@ def main() -> None:
     args = parser.parse_args()
     at = None
     for path in pages():
-        cold, at = render(path, at)
-        warm = statistics.median(render(path, at)[0] for _ in range(args.repeat))
+        cold, at = render(path, at=at)
+        warm = statistics.median(render(path, at=at)[0] for _ in range(args.repeat))
         print(f"{path:22} cold {cold:6.2f} s   warm {warm:6.3f} s   ratio warm/target {warm / TARGET:.2f}")
 
 

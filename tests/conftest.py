@@ -23,6 +23,16 @@ def shared(name: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def pages_through_app():
+    """Every AppTest runs its page through app.py (one store session per rerun, link checks), as the
+    server does: see ui.apptest."""
+    from ui.apptest import served
+
+    with served():
+        yield
+
+
 @pytest.fixture(scope="session")
 def real_store(tmp_path_factory) -> Path:
     """A store ingested from ../shared/datasets, with the results of that ingest."""
