@@ -107,10 +107,8 @@ labelled = loaded[loaded["examples"] > 0]
 if not labelled.empty:
     st.subheader("Examples per split and gold label")
     for column, dataset_id in zip(st.columns(len(labelled)), labelled["dataset_id"]):
-        table = query(queries.split_label_counts, dataset_id).pivot_table(
-            index="split", columns="gold_label", values="n", aggfunc="sum", fill_value=0, margins=True, margins_name="all splits")
         column.markdown(f"**{widgets.plain(dataset_id)}**")
-        column.dataframe(table, width="stretch")
+        column.dataframe(query(queries.split_label_table, dataset_id), width="stretch")
 
 missing = query(queries.missing_datasets)
 if not missing.empty:
