@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -141,9 +142,11 @@ class EmbedWorker:
         return start, np.asarray(self.embedder.encode(texts), dtype=np.float32)
 
 
-def embed(texts: list[str], embedder_path: str | None = None, address: str | None = None,
-          workers: int | None = None) -> np.ndarray:
-    """The passages' vectors, embedded by parallel Ray actors in shards of SHARD, in passage order."""
+def embed_shards(texts: list[str], embedder_path: str | None = None, address: str | None = None,
+                 workers: int | None = None) -> Iterator[np.ndarray]:
+    """The passages' vectors, embedded by parallel Ray actors in shards of at most SHARD passages,
+    yielded in passage order as they arrive (a shard that comes early waits for those before it), so
+    the caller can index them without holding every vector."""
     import ray
     from ray.util import ActorPool
 
@@ -153,10 +156,23 @@ def embed(texts: list[str], embedder_path: str | None = None, address: str | Non
     remote = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_restarts=RETRIES, max_task_retries=RETRIES)(EmbedWorker)
     actors = [remote.remote(embedder_path) for _ in range(count)]
     size = max(1, min(SHARD, -(-len(texts) // count)))  # every actor gets a shard, none more than SHARD
-    shards = [(start, texts[start:start + size]) for start in range(0, len(texts), size)]
+    starts = range(0, len(texts), size)
     try:
-        parts = dict(ActorPool(actors).map_unordered(lambda actor, shard: actor.encode.remote(*shard), shards))
+        early, expected = {}, iter(starts)
+        following = next(expected, None)
+        for start, vectors in ActorPool(actors).map_unordered(
+                lambda actor, start: actor.encode.remote(start, texts[start:start + size]), starts):
+            early[start] = vectors
+            while following in early:
+                yield early.pop(following)
+                following = next(expected, None)
     finally:
         for actor in actors:
             ray.kill(actor)
-    return np.concatenate([parts[start] for start, _ in shards]) if shards else np.zeros((0, 0), dtype=np.float32)
+
+
+def embed(texts: list[str], embedder_path: str | None = None, address: str | None = None,
+          workers: int | None = None) -> np.ndarray:
+    """Every passage's vector in one array (`embed_shards`, concatenated)."""
+    parts = list(embed_shards(texts, embedder_path, address, workers))
+    return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)

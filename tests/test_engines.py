@@ -70,10 +70,10 @@ def test_passages_embedded_on_ray_give_the_local_index_s_hits(cluster, real_stor
         questions = [q for (q,) in con.execute("SELECT input FROM examples WHERE dataset_id = 'ifqa' LIMIT 20").fetchall()]
     doc_ids, texts = doc_ids[:2500], texts[:2500]  # two shards of passages
     embedder = Embedder()
-    vectors = engines.embed(texts, embedder.path)
-    assert vectors.shape == (2500, embedder.dimension)
+    shards = list(engines.embed_shards(texts, embedder.path))  # as `index --engine ray` adds them
+    assert [len(s) for s in shards] == [1250, 1250] and shards[0].shape[1] == embedder.dimension
     here = DenseRetriever.build(doc_ids, texts, embedder)
-    there = DenseRetriever.from_vectors(doc_ids, vectors, embedder)
+    there = DenseRetriever.from_shards(doc_ids, iter(shards), embedder)
     for a, b in zip(here.search_many(questions, 10), there.search_many(questions, 10)):
         assert [h.doc_id for h in a] == [h.doc_id for h in b]
         assert np.allclose([h.score for h in a], [h.score for h in b], atol=1e-5)
@@ -106,3 +106,28 @@ def test_approximate_indexes_keep_most_exact_neighbours():
         assert recall > (0.95 if kind == "hnsw" else 0.35), (kind, recall)
     with pytest.raises(ValueError, match="at least 1,000 passages"):
         new_index(384, "ivfpq", vectors[:10])
+
+
+def test_an_index_built_shard_by_shard_holds_every_vector_in_order():
+    """What `index --engine ray` does with the actors' shards: the same exact index as all vectors at
+    once; IVF-PQ waits for its training sample across shards; a missing shard is an error."""
+    from backend.retrieval.dense import DenseRetriever
+
+    class Unit:
+        dimension, name = 48, "unit"
+
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(12_000, 48)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    doc_ids = [f"d{i}" for i in range(len(vectors))]
+    shards = [vectors[i:i + 1000] for i in range(0, len(vectors), 1000)]
+    for kind in ("flat", "ivfpq"):
+        whole = DenseRetriever.from_vectors(doc_ids, vectors, Unit(), kind)
+        sharded = DenseRetriever.from_shards(doc_ids, iter(shards), Unit(), kind)
+        assert sharded.index.ntotal == len(vectors) and sharded.index.is_trained
+        found = sharded.index.search(vectors[:30], 5)[1]
+        if kind == "flat":
+            assert (found == whole.index.search(vectors[:30], 5)[1]).all()
+            assert list(found[:, 0]) == list(range(30))  # each vector is its own nearest: ids follow doc order
+    with pytest.raises(ValueError, match="11000 vectors for 12000 doc_ids"):
+        DenseRetriever.from_shards(doc_ids, iter(shards[:-1]), Unit(), "flat")

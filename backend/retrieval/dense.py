@@ -15,6 +15,7 @@ import json
 import logging
 import threading
 from pathlib import Path
+from typing import Iterable
 
 import faiss
 import numpy as np
@@ -33,8 +34,9 @@ def embedder_name(embedder) -> str:
     return str(getattr(embedder, "name", None) or type(embedder).__name__)
 
 
-def new_index(dimension: int, kind: str = "flat", vectors: np.ndarray | None = None) -> faiss.Index:
-    """An empty inner-product index of the chosen kind (IVF-PQ is trained on `vectors` first)."""
+def new_index(dimension: int, kind: str = "flat", vectors: np.ndarray | None = None, count: int | None = None) -> faiss.Index:
+    """An empty inner-product index of the chosen kind. IVF-PQ is trained first on a sample of
+    `vectors`; `count` (default: as many as `vectors`) is how many passages it will hold."""
     if kind == "flat":
         return faiss.IndexFlatIP(dimension)
     if kind == "hnsw":
@@ -42,15 +44,26 @@ def new_index(dimension: int, kind: str = "flat", vectors: np.ndarray | None = N
         index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
         return index
     if kind == "ivfpq":
-        if vectors is None or len(vectors) < 1_000:
+        count = len(vectors) if count is None and vectors is not None else (count or 0)
+        if vectors is None or count < 1_000:
             raise ValueError("an IVF-PQ index is trained on the vectors: it needs at least 1,000 passages (use flat)")
-        lists = int(max(1, min(4 * np.sqrt(len(vectors)), len(vectors) // 39)))  # faiss wants ≥ 39 points a list
+        lists = ivf_lists(count)
         m = PQ_BYTES if dimension % PQ_BYTES == 0 else next(d for d in (32, 24, 16, 8, 4, 2, 1) if dimension % d == 0)
         index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dimension), dimension, lists, m, 8, faiss.METRIC_INNER_PRODUCT)
-        sample = vectors[np.random.default_rng(0).permutation(len(vectors))[:max(256 * lists, 10_000)]]
+        sample = vectors[np.random.default_rng(0).permutation(len(vectors))[:training_size(count)]]
         index.train(np.ascontiguousarray(sample, dtype=np.float32))
         return index
     raise ValueError(f"unknown dense index kind {kind!r}; allowed: {', '.join(KINDS)}")
+
+
+def ivf_lists(count: int) -> int:
+    """Inverted lists for `count` passages: 4√n, with at least the 39 points a list faiss wants."""
+    return int(max(1, min(4 * np.sqrt(count), count // 39)))
+
+
+def training_size(count: int) -> int:
+    """Vectors IVF-PQ trains on: 256 a list (faiss' rule for its k-means), at least 10,000."""
+    return max(256 * ivf_lists(count), 10_000)
 
 
 def to_gpu(index: faiss.Index, kind: str) -> tuple[faiss.Index, str, object]:
@@ -108,11 +121,26 @@ class DenseRetriever:
     @classmethod
     def from_vectors(cls, doc_ids: list[str], vectors: np.ndarray, embedder, kind: str = "flat") -> DenseRetriever:
         """Index vectors embedded elsewhere (e.g. by Ray actors), aligned with `doc_ids`."""
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if len(vectors) != len(doc_ids):
-            raise ValueError(f"{len(vectors)} vectors for {len(doc_ids)} doc_ids")
-        index = new_index(embedder.dimension, kind, vectors)
-        index.add(vectors)
+        return cls.from_shards(doc_ids, [vectors], embedder, kind)
+
+    @classmethod
+    def from_shards(cls, doc_ids: list[str], shards: Iterable[np.ndarray], embedder, kind: str = "flat") -> DenseRetriever:
+        """Index vectors that arrive in shards, in `doc_ids` order, adding each as it comes: only the
+        index is held, not every vector (IVF-PQ holds the first shards until it has its training sample)."""
+        index, waiting, seen = None, [], 0
+        for shard in shards:
+            waiting.append(np.ascontiguousarray(shard, dtype=np.float32))
+            seen += len(waiting[-1])
+            if index is None and (kind != "ivfpq" or seen >= min(training_size(len(doc_ids)), len(doc_ids))):
+                index = new_index(embedder.dimension, kind, np.concatenate(waiting), count=len(doc_ids))
+            if index is not None:
+                for part in waiting:
+                    index.add(part)
+                waiting = []
+        if seen != len(doc_ids):
+            raise ValueError(f"{seen} vectors for {len(doc_ids)} doc_ids")
+        if index is None:  # no passages: an empty index (IVF-PQ says why it cannot be one)
+            index = new_index(embedder.dimension, kind)
         return cls(index, doc_ids, embedder, kind)
 
     def save(self, folder: Path | str) -> None:

@@ -112,8 +112,8 @@ def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=
         doc_ids, texts = corpus.rows()
         if engine == "ray":
             from backend import engines
-            vectors = engines.embed(texts, getattr(embedder, "path", None), address)
-            return DenseRetriever.from_vectors(doc_ids, vectors, embedder, kind=dense_kind)
+            shards = engines.embed_shards(texts, getattr(embedder, "path", None), address)
+            return DenseRetriever.from_shards(doc_ids, shards, embedder, kind=dense_kind)
         return DenseRetriever.build(doc_ids, texts, embedder, kind=dense_kind)
 
     dense = load_or_build(folder, lambda f: DenseRetriever.load(f, embedder), build_dense, f"{corpus_id} {folder.name}", allow_build)
