@@ -4,7 +4,6 @@ Every control is bound to the URL (the widget key is the query-parameter name), 
 reproduces the view. The metric line and the confusion matrix cover the whole slice; choosing a
 cell ("gold→predicted") narrows the table; selecting a row opens it on the Example page.
 """
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -116,14 +115,6 @@ def p_text(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"= {p:.3f}"
 
 
-def label_colors(labels: list[str]) -> alt.ExprRef:
-    """A Vega expression colouring axis labels with the tool's label colours (ui.charts.LABEL_COLORS)."""
-    expr = "'#333333'"
-    for label in labels:
-        expr = f"datum.value === '{label}' ? '{charts.LABEL_COLORS.get(label, '#333333')}' : {expr}"
-    return alt.ExprRef(expr)
-
-
 def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
     """The gold × predicted heatmap (counts) and the URL-bound cell picker; the cell's filters."""
     table = summary["confusion"]
@@ -134,16 +125,8 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
     cell = st.pills("Confusion cell (gold→predicted; or click one) filters the table", options, key="cell", bind="query-params",
                     help="Counts are in the heatmap: " + ", ".join(f"{c} {counts.get(c, 0):,}" for c in options))
     long["chosen"] = long["cell"] == cell
-    long["dark"] = long["n"] > long["n"].max() / 2
-    axis = alt.Axis(labelAngle=0, labelFontWeight="bold", labelColor=label_colors(list(table.columns)))
-    base = alt.Chart(long).encode(x=alt.X("predicted:N", sort=list(table.columns), title="predicted (run A)", axis=axis),
-                                  y=alt.Y("gold:N", sort=list(table.index), title="gold", axis=axis))
-    rect = base.mark_rect().encode(color=alt.Color("n:Q", scale=alt.Scale(scheme="greys"), title="items"),
-                                   stroke=alt.condition("datum.chosen", alt.value("#E69F00"), alt.value(None)),
-                                   strokeWidth=alt.value(4), tooltip=["gold", "predicted", "n"]).add_params(charts.pick("cell"))
-    text = base.mark_text(fontSize=14).encode(text="n:Q", color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
-    export.chart((rect + text).properties(width=charts.WIDTH // 2 + 60, height=charts.WIDTH // 3),
-                 f"Confusion matrix: {dataset}", caption, key="confusion", choose={"cell": "cell"})
+    export.chart(charts.confusion, f"Confusion matrix: {dataset}", caption, key="confusion", choose={"cell": "cell"},
+                 args=(long, tuple(table.columns), tuple(table.index)))
     if not cell:
         return ()
     gold, predicted = cell.split(ARROW)
@@ -172,15 +155,8 @@ def show_bias(summary: dict, dataset: str, caption: str) -> None:
         shares = summary["bias"].rename(columns={"gold_share": "gold", "predicted_share": "run A"})
     who = [c for c in ("gold", "run A", "run B") if c in shares]
     long = shares.melt(id_vars="label", value_vars=who, var_name="who", value_name="share")
-    chart = alt.Chart(long).mark_bar().encode(
-        y=alt.Y("label:N", sort=summary["labels"], title=None,
-                axis=alt.Axis(labelFontWeight="bold", labelColor=label_colors(summary["labels"]))),
-        yOffset=alt.YOffset("who:N", sort=who),
-        x=alt.X("share:Q", title="share of the slice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        color=alt.Color("who:N", title=None, scale=alt.Scale(domain=who, range=["#555555", "#E69F00", "#56B4E9"][:len(who)])),
-        tooltip=["label", "who", alt.Tooltip("share:Q", format=".1%")])
-    export.chart(chart.properties(width=charts.WIDTH // 2, height=18 * len(who) * len(summary["labels"])),
-                 f"Label shares: {dataset}", caption, key="bias")
+    export.chart(charts.label_shares, f"Label shares: {dataset}", caption, key="bias",
+                 args=(long, tuple(summary["labels"]), tuple(who)))
 
 
 def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -> None:

@@ -37,6 +37,23 @@ def test_figures_render_to_png_and_svg_with_title_and_caption():
     assert svg.lstrip().startswith("<svg") and "Accuracy per item" in svg and "n=2" in svg
 
 
+def test_a_cached_chart_spec_is_the_chart_streamlit_would_draw_and_exports_the_same():
+    """export.chart(builder, args=...) draws charts.spec of the titled chart: valid Vega-Lite (the
+    builders' output is validated here, as the cached path skips it) without Altair's default view size."""
+    cells = pd.DataFrame({"gold": ["E", "E", "C", "C"], "predicted": ["E", "C", "E", "C"], "n": [5, 1, 2, 7]})
+    cells = cells.assign(cell=cells["gold"] + "→" + cells["predicted"], chosen=[False, True, False, False])
+    shares = pd.DataFrame({"label": ["E", "C", "E", "C"], "who": ["gold", "gold", "run A", "run A"],
+                           "share": [0.4, 0.6, 0.5, 0.5]})
+    for figure in (charts.confusion(cells, ("E", "C"), ("E", "C")), charts.label_shares(shares, ("E", "C"), ("gold", "run A"))):
+        titled = charts.titled(figure, "Confusion matrix: nope", CAPTION)
+        spec = charts.spec(titled)
+        expected = titled.to_dict()  # validated against the Vega-Lite schema
+        assert expected.pop("config") == {"view": charts.DEFAULT_VIEW} and "config" not in spec
+        assert spec == expected
+        svg = charts.to_svg(spec).decode()
+        assert "Confusion matrix: nope" in svg and "n=2" in svg and charts.to_png(spec)[:4] == b"\x89PNG"
+
+
 def test_csv_cells_that_start_like_a_formula_are_neutralised_but_numbers_are_not():
     frame = pd.DataFrame({"=cmd": ["=HYPERLINK(\"http://x\",\"y\")", "+1+2", "-2+3", "@SUM(A1)", "\tx", "plain", None],
                           "p": [-0.5, 1.0, -2.0, 0.0, 0.1, 0.2, 0.3]})

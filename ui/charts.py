@@ -3,6 +3,7 @@ carry provenance, and export to PNG/SVG without a browser (vl-convert)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import altair as alt
 
@@ -29,6 +30,39 @@ def interval_dots(frame, x_title: str) -> alt.Chart:
     rules = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=x_title, scale=alt.Scale(domain=[0, 1])), x2="high:Q")
     dots = base.mark_point(filled=True, size=60).encode(x="value:Q")
     return (rules + dots).properties(width=WIDTH, height=max(60, 16 * len(frame)))
+
+
+def label_colors(labels) -> alt.ExprRef:
+    """A Vega expression colouring axis labels with the tool's label colours (LABEL_COLORS)."""
+    expr = "'#333333'"
+    for label in labels:
+        expr = f"datum.value === '{label}' ? '{LABEL_COLORS.get(label, '#333333')}' : {expr}"
+    return alt.ExprRef(expr)
+
+
+def confusion(cells, columns: tuple, index: tuple) -> alt.Chart:
+    """A gold × predicted heatmap of counts; `cells` has gold, predicted, n, cell and chosen (the picked
+    cell, outlined). Clicking a cell picks it (`pick("cell")`)."""
+    cells = cells.assign(dark=cells["n"] > cells["n"].max() / 2)
+    axis = alt.Axis(labelAngle=0, labelFontWeight="bold", labelColor=label_colors(columns))
+    base = alt.Chart(cells).encode(x=alt.X("predicted:N", sort=list(columns), title="predicted (run A)", axis=axis),
+                                   y=alt.Y("gold:N", sort=list(index), title="gold", axis=axis))
+    rect = base.mark_rect().encode(color=alt.Color("n:Q", scale=alt.Scale(scheme="greys"), title="items"),
+                                   stroke=alt.condition("datum.chosen", alt.value("#E69F00"), alt.value(None)),
+                                   strokeWidth=alt.value(4), tooltip=["gold", "predicted", "n"]).add_params(pick("cell"))
+    text = base.mark_text(fontSize=14).encode(text="n:Q", color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
+    return (rect + text).properties(width=WIDTH // 2 + 60, height=WIDTH // 3)
+
+
+def label_shares(shares, labels: tuple, who: tuple) -> alt.Chart:
+    """Each label's share among the gold labels and each run's predictions: grouped bars (label, who, share)."""
+    return alt.Chart(shares).mark_bar().encode(
+        y=alt.Y("label:N", sort=list(labels), title=None, axis=alt.Axis(labelFontWeight="bold", labelColor=label_colors(labels))),
+        yOffset=alt.YOffset("who:N", sort=list(who)),
+        x=alt.X("share:Q", title="share of the slice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        color=alt.Color("who:N", title=None, scale=alt.Scale(domain=list(who), range=["#555555", "#E69F00", "#56B4E9"][:len(who)])),
+        tooltip=["label", "who", alt.Tooltip("share:Q", format=".1%")]
+    ).properties(width=WIDTH // 2, height=18 * len(who) * len(labels))
 
 
 PICK = "pick"  # the point selection a clickable chart carries (export.chart's `choose`)
@@ -70,11 +104,31 @@ def titled(chart: alt.Chart, title: str, caption: str) -> alt.Chart:
     return chart.properties(title=alt.TitleParams(title, subtitle=[caption], anchor="start", subtitleFontSize=10))
 
 
-def to_png(chart: alt.Chart, scale: float = 2.0) -> bytes:
-    import vl_convert as vlc
-    return vlc.vegalite_to_png(chart.to_json(), scale=scale)
+DEFAULT_VIEW = {"continuousWidth": 300, "continuousHeight": 300}  # what Altair's default theme adds
 
 
-def to_svg(chart: alt.Chart) -> bytes:
+def spec(chart: alt.Chart) -> dict:
+    """The chart's Vega-Lite spec, data inline, without Altair's default-theme view size (as
+    st.altair_chart renders it). Not validated: the builders are fixed code, checked by the tests."""
+    out = chart.to_dict(validate=False)
+    config = out.get("config", {})
+    if config.get("view") == DEFAULT_VIEW:
+        del config["view"]
+        if not config:
+            del out["config"]
+    return out
+
+
+def to_json(chart: alt.Chart | dict) -> str:
+    """The Vega-Lite JSON of an Altair chart or a spec (what vl-convert and the report take)."""
+    return json.dumps(chart) if isinstance(chart, dict) else chart.to_json()
+
+
+def to_png(chart: alt.Chart | dict, scale: float = 2.0) -> bytes:
     import vl_convert as vlc
-    return vlc.vegalite_to_svg(chart.to_json()).encode()
+    return vlc.vegalite_to_png(to_json(chart), scale=scale)
+
+
+def to_svg(chart: alt.Chart | dict) -> bytes:
+    import vl_convert as vlc
+    return vlc.vegalite_to_svg(to_json(chart)).encode()

@@ -24,29 +24,39 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "export"
 
 
-def chart(figure: alt.Chart, title: str, caption: str, key: str, choose: dict[str, str] | None = None,
-          select: bool = False):
+def chart(figure: alt.Chart | Callable[..., alt.Chart], title: str, caption: str, key: str,
+          choose: dict[str, str] | None = None, select: bool = False, args: tuple | None = None):
     """Show a titled chart with its provenance caption and PNG/SVG downloads.
 
+    With `args`, `figure` is a chart builder in ui.charts: its spec is made once per arguments and
+    reused by later reruns and other sessions (ui.resources.chart_spec); use it on pages that rerun often.
     `choose` makes marks clickable: {data field: widget key}. The figure must carry `charts.pick(*fields)`;
     a click sets each widget (a URL-bound picker anywhere on the page) to the clicked mark's value.
     `select` returns the chart's selection event instead (e.g. a dragged region), rerunning on each.
     """
-    plot_height = getattr(figure, "height", None)
-    figure = charts.titled(figure, title, caption)
+    if args is not None:
+        from ui.resources import chart_spec
+        figure = chart_spec(figure, args, title, caption)
+        plot_height = figure.get("height")
+    else:
+        plot_height = getattr(figure, "height", None)
+        figure = charts.titled(figure, title, caption)
     # Streamlit's chart frame ignores the spec's height for band scales: pass it on, plus title and axes
     sized = {"height": int(plot_height) + 130} if isinstance(plot_height, (int, float)) else {}
     chart_key = f"{key}-chart"
     clickable = {"on_select": lambda: _apply_click(chart_key, choose), "key": chart_key} if choose else \
         {"on_select": "rerun", "key": chart_key} if select else {}
-    event = st.altair_chart(figure, width="stretch", **sized, **clickable)
+    if isinstance(figure, dict):
+        event = st.vega_lite_chart(spec=figure, width="stretch", **sized, **clickable)
+    else:
+        event = st.altair_chart(figure, width="stretch", **sized, **clickable)
     row = st.container(horizontal=True)  # buttons as wide as their labels, also in a narrow column
     row.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
                         key=f"{key}-png", on_click="ignore", icon=":material/image:", width="content")
     row.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
                         key=f"{key}-svg", on_click="ignore", icon=":material/draw:", width="content")
     row.button("Pin to report", key=f"{key}-pin", icon=":material/push_pin:", width="content",
-               on_click=_pin, args=("chart", title, caption, lambda: figure.to_json()))
+               on_click=_pin, args=("chart", title, caption, lambda: charts.to_json(figure)))
     return event
 
 

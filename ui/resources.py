@@ -25,6 +25,7 @@ from backend.store import access
 from backend.store.connection import StoreDamaged, damaged
 from backend.store.migrations import StoreTooNew
 from backend.store.writer import versions
+from ui import charts
 from ui.text import message
 
 StoreLocked = access.StoreBusy
@@ -126,6 +127,19 @@ def _pure(name: str, args: tuple) -> Any:
 def computed(fn: Callable, *args) -> Any:
     """`fn(*args)` for a pure backend function (no store), cached by its arguments (e.g. a template's expansion)."""
     return _pure(f"{fn.__module__}.{fn.__qualname__}", args)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _chart_spec(name: str, args: tuple, title: str, caption: str) -> dict:
+    module, _, function = name.rpartition(".")
+    return charts.spec(charts.titled(getattr(importlib.import_module(module), function)(*args), title, caption))
+
+
+def chart_spec(build: Callable, args: tuple, title: str, caption: str) -> dict:
+    """The titled Vega-Lite spec of `build(*args)` (a chart builder in ui.charts), made once per
+    arguments and shared by every rerun and session: building and serialising an Altair chart costs
+    tens of milliseconds of the interpreter lock that other sessions wait for."""
+    return _chart_spec(f"{build.__module__}.{build.__qualname__}", args, title, caption)
 
 
 @st.cache_resource(show_spinner=False)
