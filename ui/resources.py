@@ -81,13 +81,14 @@ def page_session() -> Iterator[None]:
 
 @contextmanager
 def _timed(log: str) -> Iterator[None]:
-    """Append 'url path<TAB>seconds' for this rerun to `log` (set by benchmarks.bench_load_browser)."""
-    started = time.perf_counter()
+    """Append 'url path<TAB>seconds<TAB>start<TAB>end' (Unix times) for this rerun to `log` (set by
+    benchmarks.bench_load_browser)."""
+    started, wall = time.perf_counter(), time.time()
     try:
         yield
     finally:
         with open(log, "a") as out:
-            out.write(f"{urlsplit(st.context.url or '').path}\t{time.perf_counter() - started:.4f}\n")
+            out.write(f"{urlsplit(st.context.url or '').path}\t{time.perf_counter() - started:.4f}\t{wall:.4f}\t{time.time():.4f}\n")
 
 
 # Query results are cached per version of what they read (backend.store.writer.versions): every
