@@ -122,4 +122,4 @@ models = registry.status_table()
 export.table(models, "Models", charts.provenance("models", len(models)), key="models",
              column_config={"available": st.column_config.CheckboxColumn(), "quality": st.column_config.TextColumn(width="large")})
 for row in models[~models["available"]].itertuples():
-    st.caption(f"**{row.model}** is not available here: {row.remedy}")
+    st.caption(f"**{widgets.plain(row.model)}** is not available here: {row.remedy}")  # remedy: our text, with `commands`

@@ -78,7 +78,7 @@ def engine_picker(mode: str) -> tuple[list[live.Engine], str, int]:
     missing = [e for e in engines if not e.available]
     if missing:
         with st.expander(f"Models not available here ({len(missing)})"):
-            st.markdown("\n".join(f"- **{e.model}** ({e.label}): {e.remedy}" for e in missing))
+            st.markdown("\n".join(f"- **{widgets.plain(e.model)}** ({e.label}): {e.remedy}" for e in missing))
     return [ready[name] for name in chosen], retriever, int(k)
 
 
@@ -106,7 +106,7 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                 if engine.retriever == "required" and use is None:
                     found["answers"].append((engine, None, no_index or "needs a retriever: choose bm25, dense or hybrid"))
                     continue
-                status.write(f"{version}: {engine.model} ({engine.task}) — loaded once, then shared by every session…")
+                status.write(f"{version}: {widgets.plain(engine.model)} ({engine.task}) — loaded once, then shared by every session…")
                 query_ = live.Query(model=engine.model, task=engine.task, retriever=use, k=k,
                                     **{name: text[name] for name in fields(mode)})
                 place, said = status.empty(), []
@@ -130,7 +130,7 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
 
 def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | None) -> None:
     with st.container(border=True):
-        st.markdown(f"**{engine.model}** · {engine.label}")
+        st.markdown(f"**{widgets.plain(engine.model)}** · {engine.label}")  # a user-registered name
         if error:
             st.error(error)
             return
@@ -152,7 +152,7 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
             st.caption(f"read {len(out.passages)} passages")
         source = "cache" if answer.cached else f"{answer.latency_ms:,.0f} ms on {answer.device}"
         st.caption(f"{source} · stored in `{answer.run_id}`")
-        st.caption(f":material/info: {engine.quality}")
+        st.caption(f":material/info: {widgets.plain(engine.quality)}")
 
 
 def show_version(title: str, text: dict, found: dict) -> None:

@@ -1,6 +1,7 @@
 """A hostile or careless lab (issue 12): every page loaded with hostile values in every URL parameter, and
-with hostile text stored in a dataset, a run and a live answer. No page may show a traceback, render an
-outside link or image from those values, or change the store. Bounded: one load per parameter."""
+with hostile text stored in a dataset, a run, a live answer and a user-registered model. No page may show a
+traceback, render an outside link or image from those values, or change the store. Bounded: one load per
+parameter."""
 from __future__ import annotations
 
 import json
@@ -69,6 +70,17 @@ def hostile_store(lab, tmp_path_factory) -> Path:
     return store
 
 
+@pytest.fixture(scope="module")
+def hostile_data(lab, tmp_path_factory) -> Path:
+    """The live pages' data folder plus a user-registered model whose name and quality note are hostile."""
+    data = tmp_path_factory.mktemp("hostile-data")
+    shutil.copytree(lab["data"], data, symlinks=True, dirs_exist_ok=True)
+    name, note = json.dumps(f"m [x](https://{EVIL})"), json.dumps(f"{LINK} ![x](http://{EVIL}/pixel.png)")
+    with open(data / "registry.local.toml", "a") as registry:  # a TOML basic string is a JSON string
+        registry.write(f'\n[models.{name}]\ntask = "detect"\nload = "local"\npath = "absent"\nquality = {note}\n')
+    return data
+
+
 def rendered(at) -> list[str]:
     """Every Markdown-rendered string on the page (bodies, labels, help, messages) that shows the payload live."""
     found = []
@@ -114,9 +126,9 @@ STORED = {  # pages that show the hostile stored text
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_hostile_url_values_and_stored_text_render_as_text_and_change_nothing(page, hostile_store, lab, open_page,
-                                                                              monkeypatch):
-    monkeypatch.setenv("PLAB_DATA_DIR", str(lab["data"]))
+def test_hostile_url_values_and_stored_text_render_as_text_and_change_nothing(page, hostile_store, hostile_data,
+                                                                              open_page, monkeypatch):
+    monkeypatch.setenv("PLAB_DATA_DIR", str(hostile_data))
     before = counts(hostile_store)
     loads = [STORED.get(page, {})] + [{**STORED.get(page, {}), key: HOSTILE} for key in url_keys(page)]
     loads.append({key: "A" * 10_000 for key in url_keys(page)})  # every parameter at once, far too long
