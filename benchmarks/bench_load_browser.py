@@ -166,7 +166,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "bench.duckdb"
         shutil.copyfile(args.store, store)
-        log = Path(folder) / "reruns.tsv"  # the server's side: seconds of each rerun (ui.resources.page_session)
+        log = Path(folder) / "reruns.tsv"  # the server's side: each rerun's seconds, start and end (ui.resources.page_session)
         for base in serve({"PLAB_STORE": str(store), "PLAB_RERUN_LOG": str(log)}):  # the server inherits this environment (PLAB_LIVE_THREADS)
             asyncio.run(run(base, args.loads, args.askers, args.askers_in, args.reload, log))
 

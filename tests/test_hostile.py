@@ -76,7 +76,7 @@ def hostile_data(lab, tmp_path_factory) -> Path:
     data = tmp_path_factory.mktemp("hostile-data")
     shutil.copytree(lab["data"], data, symlinks=True, dirs_exist_ok=True)
     name, note = json.dumps(f"m [x](https://{EVIL})"), json.dumps(f"{LINK} ![x](http://{EVIL}/pixel.png)")
-    with open(data / "registry.local.toml", "a") as registry:  # a TOML basic string is a JSON string
+    with open(data / "registry.local.toml", "a") as registry:  # for ASCII text, a JSON string is a TOML basic string
         registry.write(f'\n[models.{name}]\ntask = "detect"\nload = "local"\npath = "absent"\nquality = {note}\n')
     return data
 
