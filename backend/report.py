@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 import duckdb
 import pandas as pd
 
+from backend.markdown import plain, table_cell
 from backend.store.writer import atomic
 
 KINDS = ("chart", "table")
@@ -138,13 +139,18 @@ def export_html(frame: pd.DataFrame) -> str:
 
 
 def export_markdown(frame: pd.DataFrame) -> str:
-    """The whole report as one Markdown file: charts as embedded PNG data URIs, tables as pipe tables."""
+    """The whole report as one Markdown file: charts as embedded PNG data URIs, tables as pipe tables; every
+    title, caption, column name and cell escaped (backend.markdown), so no viewer renders a link from them."""
     parts = ["# Presupposition Lab report\n"]
     for row, image, table in _rendered(frame):
-        parts.append(f"## {row.title}\n")
-        parts.append(f"![{row.title}](data:image/png;base64,{image})\n" if image else table.to_markdown(index=False) + "\n")
-        parts.append(f"*{row.caption}*\n")
+        parts.append(f"## {plain(row.title)}\n")
+        parts.append(f"![{plain(row.title)}](data:image/png;base64,{image})\n" if image else _markdown_table(table) + "\n")
+        parts.append(f"*{plain(row.caption)}*\n")
     return "\n".join(parts)
+
+
+def _markdown_table(table: pd.DataFrame) -> str:
+    return table.map(table_cell).rename(columns=plain).to_markdown(index=False)
 
 
 def export_latex(frame: pd.DataFrame) -> str:

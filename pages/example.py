@@ -40,7 +40,7 @@ def show_text(row: dict) -> None:
         st.markdown(f"**Gold label** {widgets.label_badge(row['gold_label'])}{extra}")
     for field, title in GOLD_LISTS.items():
         if row.get(field):
-            st.markdown(f"**{title}**\n" + "\n".join(f"- {widgets.plain(item)}" for item in row[field]))
+            st.markdown(f"**{widgets.plain(title)}**\n" + "\n".join(f"- {widgets.plain(item)}" for item in row[field]))
     with st.expander("Every stored field (extra)"):
         st.json(row["extra"], expanded=1)
 
@@ -108,11 +108,11 @@ def show_passages(detail: dict) -> None:
         for run_id, hits in retrievals.groupby("run_id", sort=False):
             ranks = list(hits.loc[hits["gold"], "rank"])
             found = f"gold at rank {', '.join(map(str, ranks))}" if ranks else "no gold passage in the top 10"
-            with st.expander(f"{run_id} — top {len(hits)} ({found})"):
-                st.markdown("\n".join(f"{row.rank}. ({row.score:.3f}) {widgets.passage_markdown(row)}" for row in hits.itertuples()))
+            with st.expander(f"{widgets.plain(run_id)} — top {len(hits)} ({widgets.plain(found)})"):
+                st.markdown("\n".join(f"{row.rank:d}. ({row.score:.3f}) {widgets.passage_markdown(row)}" for row in hits.itertuples()))
     if not qrels.empty:
         st.subheader("Gold passages")
-        st.markdown("\n".join(f"- `{row.doc_id}` {widgets.passage_markdown(row)}" for row in qrels.itertuples()))
+        st.markdown("\n".join(f"- {widgets.plain(row.doc_id)} {widgets.passage_markdown(row)}" for row in qrels.itertuples()))
 
 
 st.title("Example")

@@ -84,9 +84,9 @@ def show_metrics(summary: dict, run_a: str | None) -> None:
     n.metric("Examples in slice", f"{summary['n']:,}")
     for column, name, est in ((acc, "Accuracy", summary["accuracy"]), (f1, "Macro-F1", summary["macro_f1"])):
         if est is None:
-            column.metric(f"{name} (run A)", "—", help="needs a classification run A and gold labels")
+            column.metric(f"{widgets.plain(name)} (run A)", "—", help="needs a classification run A and gold labels")
         else:
-            column.metric(f"{name} (run A)", f"{100 * est.value:.1f}%",
+            column.metric(f"{widgets.plain(name)} (run A)", f"{100 * est.value:.1f}%",
                           help=f"95% bootstrap CI over n={est.n:,} items ({RESAMPLES:,} resamples)")
             column.caption(f"95% CI [{100 * est.low:.1f}, {100 * est.high:.1f}] · n={est.n:,}")
     if run_a is None:
@@ -106,8 +106,8 @@ def show_comparison(compare: dict | None) -> None:
     delta.metric("B − A", f"{100 * diff.difference:+.1f} pts",
                  help=f"Paired bootstrap over the same items ({RESAMPLES:,} resamples); McNemar's exact test on the items "
                       "exactly one run got right.")
-    delta.caption(f"95% CI [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}] · paired bootstrap p {p_text(diff.p_value)} · "
-                  f"McNemar p {p_text(compare['mcnemar_p'])}")
+    delta.caption(f"95% CI [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}] · paired bootstrap p {widgets.plain(p_text(diff.p_value))} · "
+                  f"McNemar p {widgets.plain(p_text(compare['mcnemar_p']))}")
 
 
 def p_text(p: float) -> str:
@@ -123,7 +123,8 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
     counts = dict(zip(long["cell"], long["n"]))
     options = [f"{g}{ARROW}{p}" for g in summary["labels"] for p in summary["labels"]]
     cell = st.pills("Confusion cell (gold→predicted; or click one) filters the table", options, key="cell", bind="query-params",
-                    help="Counts are in the heatmap: " + ", ".join(f"{c} {counts.get(c, 0):,}" for c in options))
+                    format_func=widgets.plain,
+                    help="Counts are in the heatmap: " + ", ".join(f"{widgets.plain(c)} {counts.get(c, 0):,}" for c in options))
     long["chosen"] = long["cell"] == cell
     export.chart(charts.confusion, f"Confusion matrix: {dataset}", caption, key="confusion", choose={"cell": "cell"},
                  args=(long, tuple(table.columns), tuple(table.index)))
@@ -142,7 +143,7 @@ def warn_bias(summary: dict) -> None:
         skew = dominant_label(bias) if bias is not None else None
         if skew:
             st.warning(f"**Response bias:** {who} answers **{widgets.plain(skew['label'])}** for {skew['predicted_share']:.1%} of "
-                       f"{items}, where {skew['gold_share']:.1%} of the gold labels are {skew['label']}; its accuracy "
+                       f"{items}, where {skew['gold_share']:.1%} of the gold labels are {widgets.plain(skew['label'])}; its accuracy "
                        "here says little beyond that share.", icon=":material/balance:")
 
 
@@ -229,7 +230,7 @@ with st.sidebar:
     run_a, run_b, labels_a = pick_runs(runs)
     filters, correctness, search = pick_filters(dataset, labels_a, run_b)
     sort = st.selectbox("Sort", list(explore.SORTS), key="sort", bind="query-params",
-                        help="; ".join(f"{k}: {v}" for k, v in SORT_TITLES.items()))
+                        help="; ".join(f"{widgets.plain(k)}: {widgets.plain(v)}" for k, v in SORT_TITLES.items()))
     save_slice(dataset, filters, search)
 
 slice_args = (filters, run_a, run_b, search, correctness)

@@ -33,7 +33,7 @@ def mapping(roles: tuple[str, ...], columns: list[str], key: str) -> dict[str, s
     """A selectbox per role: a file column, or left to the guess."""
     chosen = {}
     for slot, role in zip(st.columns(4) * (len(roles) // 4 + 1), roles):
-        column = slot.selectbox(role, [GUESS, *columns], key=f"{key}|{role}")
+        column = slot.selectbox(widgets.plain(role), [GUESS, *columns], key=f"{key}|{role}")
         if column != GUESS:
             chosen[role] = column
     return chosen
@@ -105,7 +105,7 @@ def show_run_plan(plan: predictions.Plan) -> None:
     counts = report.counts()
     a, b, c, d = st.columns(4)
     a.metric("Rows read", f"{report.rows:,}")
-    b.metric("Matched", f"{report.matched:,}", help=f"by {report.match_by}")
+    b.metric("Matched", f"{report.matched:,}", help=f"by {widgets.plain(report.match_by)}")
     c.metric("Coverage", f"{report.coverage:.1%}", help=f"of {report.examples:,} examples")
     d.metric("Skipped / problems", f"{len(report.skipped):,} / {len(report.problems):,}")
     st.code(report.summary(), language=None, wrap_lines=True)
@@ -191,7 +191,7 @@ def dataset_form() -> None:
             show_problem("Not saved" if not isinstance(exc, user_datasets.BaselinesFailed) else "Saved, without baselines", exc)
             return
         st.session_state.pop("dataset_plan", None)
-        st.success("Saved: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+        st.success("Saved: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items()))
         st.page_link("pages/explore.py", label="Open it in Explore", icon=":material/filter_alt:",
                      query_params={"dataset": options.name})
 

@@ -23,9 +23,10 @@ def computing(key: str) -> None:
 
 
 def missing(dataset: str, method: str) -> None:
-    st.info(f"No {method.upper()} map of {widgets.plain(dataset)} yet. Computing embeds every item with the bundled "
+    st.info(f"No {widgets.plain(method.upper())} map of {widgets.plain(dataset)} yet. Computing embeds every item with the bundled "
             "embedder and reduces it (UMAP: a few minutes for 10,000 items on a CPU; PCA: faster) in a process of its "
-            f"own; it is cached until the dataset changes. In a terminal: `python -m backend map {dataset} --method {method}`.")
+            f"own; it is cached until the dataset changes. In a terminal: python -m backend map {widgets.plain(dataset)} "
+            f"--method {widgets.plain(method)}.")
     job = st.session_state.get("map_job")
     if job and jobs.alive(job):
         computing(job)
@@ -53,7 +54,7 @@ def highlight_filters(dataset: str) -> tuple:
     chosen = []
     for facet, values in query(explore.facet_values, dataset).items():
         if 1 < len(values) <= 50:
-            picked = st.multiselect(facet.removeprefix(explore.EXTRA), values, key=facet, bind="query-params",
+            picked = st.multiselect(widgets.plain(facet.removeprefix(explore.EXTRA)), values, key=facet, bind="query-params",
                                     placeholder="all", format_func=lambda v: {True: "yes", False: "no"}.get(v, str(v)))
             if picked:
                 chosen.append((facet, tuple(picked)))

@@ -179,9 +179,9 @@ def badge(row: pd.Series) -> None:
     elif row["source"].startswith("paper"):
         st.badge(f"Paper predictions, not in its tables ({PAPER})", color="blue")
     else:
-        st.badge(row["source"], color="gray")
-    st.caption(f"{row['kind']} · model {widgets.plain(row['model'])} · training data {widgets.plain(row['training data'])} · "
-               f"{row['seeds']} run(s)"
+        st.badge(widgets.plain(row["source"]), color="gray")
+    st.caption(f"{widgets.plain(row['kind'])} · model {widgets.plain(row['model'])} · training data {widgets.plain(row['training data'])} · "
+               f"{row['seeds']:,} run(s)"
                + (" · accuracy is the mean over seeds" if row["kind"] == "group" else ""))
 
 
@@ -207,7 +207,7 @@ except ValueError as exc:
     st.error(f"{widgets.message(exc)}. Pick another run or group.")
     st.stop()
 if report["note"]:
-    st.warning(report["note"])
+    st.warning(widgets.message(report["note"]))
 
 for section, tab in zip(SECTIONS, st.tabs(SECTIONS, key="section", bind="query-params")):
     if tab.open:

@@ -47,14 +47,14 @@ def show_summary(result: dict, caption: str) -> None:
             scale = 1 if score == "bleu" else 100
             columns[i].caption(f"[{scale * est.low:.1f}, {scale * est.high:.1f}]")
             i += 1
-    counts = " · ".join(f"{k}: {v:,}" for k, v in result["outcomes"].items())
+    counts = " · ".join(f"{widgets.plain(k)}: {v:,}" for k, v in result["outcomes"].items())
     st.caption(f"{counts} · McNemar p = {result['mcnemar_p']:.3g} · {widgets.plain(caption)}")
 
 
 def show_item(row) -> None:
     left_html, right_html = diff_html(row.output_a, row.output_b)
     with st.container(border=True):
-        st.markdown(f"**{widgets.plain(row.example_id)}** · {row.outcome} · {widgets.plain(row.input)}")
+        st.markdown(f"**{widgets.plain(row.example_id)}** · {widgets.plain(row.outcome)} · {widgets.plain(row.input)}")
         st.caption(f"Gold: {widgets.plain(row.gold) or '—'}")
         a, b = st.columns(2)
         for column, side, text, rated in ((a, "a", left_html, row.rated_a), (b, "b", right_html, row.rated_b)):
@@ -91,7 +91,7 @@ if shown.empty:
     st.stop()
 pages = max(1, -(-len(shown) // PER_PAGE))
 page = st.number_input("Page", 1, pages, 1, key="page", bind="query-params") if pages > 1 else 1
-st.markdown(f"**{len(shown):,} items**" + (f" · page {page} of {pages}" if pages > 1 else ""))
+st.markdown(f"**{len(shown):,} items**" + (f" · page {page:,} of {pages:,}" if pages > 1 else ""))
 for row in shown.iloc[(page - 1) * PER_PAGE: page * PER_PAGE].itertuples():
     show_item(row)
 with st.expander("All listed items as a table (CSV / Parquet / LaTeX)"):

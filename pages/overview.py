@@ -29,7 +29,7 @@ else:
                  charts.provenance("all", int(loaded["examples"].sum())), key="datasets")
 for row in loaded.itertuples():
     for note in row.notes or []:
-        st.info(f"**{widgets.plain(row.dataset_id)}** — {widgets.plain(note) if row.user else note}")  # a user's: text (a template)
+        st.info(f"**{widgets.plain(row.dataset_id)}** — {widgets.plain(note)}")  # file paths, a user's template: text
 
 board = query(leaderboard.headline)
 if not board.empty:
@@ -39,12 +39,12 @@ if not board.empty:
                f"the label a classifier gives to at least {BIAS_AT_LEAST:.0%} of the items ({100 * BIAS_OVER_GOLD:.0f} "
                "points more often than it is gold): its score then says little beyond that label's share.")
     datasets = sorted(board["dataset"].unique())
-    dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params",
+    dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params", format_func=widgets.plain,
                                    default="nope" if "nope" in datasets else datasets[0])
     shown = board[board["dataset"] == dataset]
     flagged = shown[shown["contaminated"] != ""]
     if not flagged.empty:
-        with_flagged = st.toggle(f"Include contaminated runs ({flagged['run'].nunique()})", key="contaminated",
+        with_flagged = st.toggle(f"Include contaminated runs ({flagged['run'].nunique():,})", key="contaminated",
                                  bind="query-params",
                                  help="Runs whose model was trained on this dataset: their scores are not evaluations.")
         if with_flagged:
@@ -66,7 +66,7 @@ if not board.empty:
                      f"{dataset} {metric} on {split}", caption, key=f"board-{dataset}-{split}", choose={"run": clicked})
         if st.session_state.get(clicked) in set(part["run"]):
             run = st.session_state[clicked]
-            st.page_link("pages/explore.py", label=f"Explore {run}'s predictions on {split}", icon=":material/filter_alt:",
+            st.page_link("pages/explore.py", label=f"Explore {widgets.plain(run)}'s predictions on {widgets.plain(split)}", icon=":material/filter_alt:",
                          query_params={"dataset": dataset, "run_a": run, "split": split})
         links = [widgets.page_url("explore", dataset=dataset, run_a=run, split=split) for run in part["run"]]
         export.table(part.round(4).assign(explore=links), f"{dataset} {metric} on {split}", caption,
@@ -114,7 +114,8 @@ missing = query(queries.missing_datasets)
 if not missing.empty:
     st.subheader("Missing datasets")
     for row in missing.itertuples():
-        st.warning(f"**{row.title}** (`{row.dataset_id}`) is not loaded. To add it, {row.how_to_add}; "
+        st.warning(f"**{widgets.plain(row.title)}** ({widgets.plain(row.dataset_id)}) is not loaded. To add it, "
+                   f"{widgets.message(row.how_to_add)}; "
                    "then run `python -m backend ingest`.")
 
 st.subheader("Models")
@@ -122,4 +123,4 @@ models = registry.status_table()
 export.table(models, "Models", charts.provenance("models", len(models)), key="models",
              column_config={"available": st.column_config.CheckboxColumn(), "quality": st.column_config.TextColumn(width="large")})
 for row in models[~models["available"]].itertuples():
-    st.caption(f"**{widgets.plain(row.model)}** is not available here: {row.remedy}")  # remedy: our text, with `commands`
+    st.caption(f"**{widgets.plain(row.model)}** is not available here: {widgets.message(row.remedy)}")  # `commands` kept

@@ -31,7 +31,7 @@ def summary_block(summary: dict, title: str, cap: str) -> None:
     """Metrics (pair accuracy, flip rate vs gold, McNemar) and the 2×2 table with downloads."""
     acc, flip, gold = summary["pair accuracy"], summary["flip rate"], summary["gold flip rate"]
     a, b, c, d = st.columns(4)
-    a.metric("Pairs", f"{summary['n']:,}", help=f"{summary['not predicted']} pairs lack a prediction and are left out")
+    a.metric("Pairs", f"{summary['n']:,}", help=f"{summary['not predicted']:,} pairs lack a prediction and are left out")
     b.metric("Pair accuracy (both right)", percent(acc), help=interval(acc))
     gap = None if math.isnan(gold) or math.isnan(flip.value) else f"{100 * (flip.value - gold):+.1f} pts vs gold {100 * gold:.1f}%"
     c.metric("Prediction flip rate", percent(flip), delta=gap, delta_color="off",
@@ -59,11 +59,11 @@ def verdict(pred, right) -> str:
 
 def member(column, dataset: str, row, side: str, premise: str, hypothesis: str) -> None:
     """One member: role, gold label and prediction, the highlighted texts, and a link to the Example page."""
-    column.markdown(f"**{side} · {widgets.plain(row[f'role_{side}'])}** — gold **{widgets.plain(row[f'gold_label_{side}'])}** · "
+    column.markdown(f"**{widgets.plain(side)} · {widgets.plain(row[f'role_{side}'])}** — gold **{widgets.plain(row[f'gold_label_{side}'])}** · "
                     f"{verdict(row[f'pred_{side}'], row[f'right_{side}'])}")
     body = f"<div>{premise}</div>" + (f"<div><i>Hypothesis:</i> {hypothesis}</div>" if hypothesis else "")
     column.html(body)
-    column.page_link("pages/example.py", label=f"Open {row[f'example_{side}']}", icon=":material/article:",
+    column.page_link("pages/example.py", label=f"Open {widgets.plain(row[f'example_{side}'])}", icon=":material/article:",
                      query_params={"dataset": dataset, "example": row[f"example_{side}"]})
 
 
@@ -73,7 +73,7 @@ def show_pair(dataset: str, row) -> None:
     hypothesis = pv.diff_html(text(row["hypothesis_a"]), text(row["hypothesis_b"]))
     facets = " · ".join(text(row[f]) for f in ("trigger_type", "hop") if text(row[f]))
     with st.container(border=True):
-        st.markdown(f"{widgets.plain(row['pair_id'])} · {widgets.plain(facets or dataset)}" + (f" · **{row['outcome']}**" if text(row["outcome"]) else ""))
+        st.markdown(f"{widgets.plain(row['pair_id'])} · {widgets.plain(facets or dataset)}" + (f" · **{widgets.plain(row['outcome'])}**" if text(row["outcome"]) else ""))
         left, right = st.columns(2)
         member(left, dataset, row, "a", premise[0], hypothesis[0])
         member(right, dataset, row, "b", premise[1], hypothesis[1])
@@ -134,7 +134,7 @@ page = st.pagination(pages, key="page", bind="query-params") if pages > 1 else 1
 page = min(max(page, 1), pages)
 for _, row in rows.iloc[(page - 1) * PER_PAGE: page * PER_PAGE].iterrows():
     show_pair(dataset, row)
-st.caption(f"Page {page} of {pages}, {PER_PAGE} pairs a page. Struck-through words are only in a, marked words only in b.")
+st.caption(f"Page {page:,} of {pages:,}, {PER_PAGE} pairs a page. Struck-through words are only in a, marked words only in b.")
 with st.expander("All listed pairs as a table (CSV / Parquet)"):
     export.table(rows, f"{title} list", charts.provenance(origin, len(rows), {**filters, "outcome": outcome}, [run] if run else None),
                  "pairs-list")

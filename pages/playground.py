@@ -47,7 +47,7 @@ def start_from_example(mode: str) -> None:
                           placeholder="e.g. test-0 (FalseQA), S-dev-0 (IfQA), 1 (NOPE)")
         right.button("Load into the editor", on_click=load_example, args=(mode,), icon=":material/edit_note:")
         if "load_error" in st.session_state:
-            st.error(st.session_state["load_error"])
+            st.error(widgets.message(st.session_state["load_error"]))
 
 
 def editor(mode: str) -> dict[str, str]:
@@ -60,7 +60,7 @@ def editor(mode: str) -> dict[str, str]:
     else:
         text = {"question": st.text_area("Question", key="question", max_chars=live.MAX_CHARS["question"], height=80,
                                          bind="query-params", placeholder="e.g. Why did Einstein win a Nobel Prize for relativity?")}
-    st.caption(" · ".join(f"{name.capitalize()}: at most {live.MAX_CHARS[name]:,} characters" for name in text)
+    st.caption(" · ".join(f"{widgets.plain(name.capitalize())}: at most {live.MAX_CHARS[name]:,} characters" for name in text)
                + " (longer text is cut there; the models read about the first 256 tokens).")
     return text
 
@@ -78,7 +78,7 @@ def engine_picker(mode: str) -> tuple[list[live.Engine], str, int]:
     missing = [e for e in engines if not e.available]
     if missing:
         with st.expander(f"Models not available here ({len(missing)})"):
-            st.markdown("\n".join(f"- **{widgets.plain(e.model)}** ({e.label}): {e.remedy}" for e in missing))
+            st.markdown("\n".join(f"- **{widgets.plain(e.model)}** ({widgets.plain(e.label)}): {widgets.message(e.remedy)}" for e in missing))
     return [ready[name] for name in chosen], retriever, int(k)
 
 
@@ -92,7 +92,7 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
             try:
                 shared = retrievers()
             except FileNotFoundError as exc:  # models that need passages say so in their cards
-                no_index, retriever = f"no retrieval index here: {exc}", "none"
+                no_index, retriever = f"no retrieval index here: {widgets.message(exc)}", "none"
                 status.write(f":orange[{no_index}] — answering without passages.")
         for version, text in versions.items():
             found = {"answers": [], "hits": None}
@@ -106,7 +106,7 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                 if engine.retriever == "required" and use is None:
                     found["answers"].append((engine, None, no_index or "needs a retriever: choose bm25, dense or hybrid"))
                     continue
-                status.write(f"{version}: {widgets.plain(engine.model)} ({engine.task}) — loaded once, then shared by every session…")
+                status.write(f"{widgets.plain(version)}: {widgets.plain(engine.model)} ({widgets.plain(engine.task)}) — loaded once, then shared by every session…")
                 query_ = live.Query(model=engine.model, task=engine.task, retriever=use, k=k,
                                     **{name: text[name] for name in fields(mode)})
                 place, said = status.empty(), []
@@ -114,7 +114,8 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                 def waiting(ahead: int, model: str = engine.model) -> None:  # written only when the place changes
                     if not said or said[-1] != ahead:
                         said.append(ahead)
-                        place.write(f"{ahead} question(s) ahead of yours for {model}…" if ahead else f"{model} is answering…")
+                        place.write(f"{ahead:,} question(s) ahead of yours for {widgets.plain(model)}…" if ahead
+                                    else f"{widgets.plain(model)} is answering…")
                 try:
                     with released():  # the model may take seconds: nobody waits for this page meanwhile
                         answer = live.ask(store_ref(), query_, shared, waiting=waiting)
@@ -130,9 +131,9 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
 
 def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | None) -> None:
     with st.container(border=True):
-        st.markdown(f"**{widgets.plain(engine.model)}** · {engine.label}")  # a user-registered name
+        st.markdown(f"**{widgets.plain(engine.model)}** · {widgets.plain(engine.label)}")  # a user-registered name
         if error:
-            st.error(error)
+            st.error(widgets.message(error))
             return
         out = answer.output
         if out.label:
@@ -151,20 +152,20 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
         if out.passages and engine.task != "qa":
             st.caption(f"read {len(out.passages)} passages")
         source = "cache" if answer.cached else f"{answer.latency_ms:,.0f} ms on {answer.device}"
-        st.caption(f"{source} · stored in `{answer.run_id}`")
+        st.caption(f"{widgets.plain(source)} · stored in {widgets.plain(answer.run_id)}")
         st.caption(f":material/info: {widgets.plain(engine.quality)}")
 
 
 def show_version(title: str, text: dict, found: dict) -> None:
-    st.markdown(f"#### {title}")
-    st.markdown("\n\n".join(f"**{name.capitalize()}:** {widgets.plain(text[name])}" for name in text
+    st.markdown(f"#### {widgets.plain(title)}")
+    st.markdown("\n\n".join(f"**{widgets.plain(name.capitalize())}:** {widgets.plain(text[name])}" for name in text
                               if name in ("question", "premise", "hypothesis")))  # typed or from the URL: text
     for engine, answer, error in found["answers"]:
         show_answer(engine, answer, error)
     hits = found["hits"]
     if hits is not None and not hits.empty:
-        with st.expander(f"Top {len(hits)} passages ({hits['retriever'].iloc[0]})"
-                         + (f" — gold at rank {', '.join(map(str, hits.loc[hits['gold'], 'rank']))}" if hits["gold"].any() else "")):
+        with st.expander(f"Top {len(hits)} passages ({widgets.plain(hits['retriever'].iloc[0])})"
+                         + (f" — gold at rank {widgets.plain(', '.join(map(str, hits.loc[hits['gold'], 'rank'])))}" if hits["gold"].any() else "")):
             st.dataframe(hits[["rank", "gold", "score", "title", "text"]], hide_index=True)
 
 

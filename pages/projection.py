@@ -103,7 +103,7 @@ if model:
     flagged = choices.set_index("name").loc[model, "contaminated"]
     if flagged:
         said = "; ".join(f"{widgets.plain(d)}: {widgets.plain(why)}" for d, why in flagged.items())
-        st.warning(f"{contamination.FLAG} — {said}. "
+        st.warning(f"{widgets.plain(contamination.FLAG)} — {said}. "
                    + ("Shown, but these are not evaluations." if include else "Those cells are left out."))
 caption = charts.provenance(", ".join(sorted(table["dataset"].unique())), int(table["n"].sum()), None, [model] if model else None)
 heatmap(table, caption)

@@ -19,7 +19,7 @@ def pickers() -> tuple[pd.Series, str | None, str]:
     left, middle, right = st.columns([3, 1, 1])
     run_id = left.selectbox("Run", list(runs["run_id"]), key="run", bind="query-params")  # the id: a stable link
     run = runs.set_index("run_id").loc[run_id]
-    left.caption(f"{run['task']} run · {run['n']:,} outputs to rate")
+    left.caption(f"{widgets.plain(run['task'])} run · {run['n']:,} outputs to rate")
     items = query(ratings.targets, run_id)
     splits = ["all"] + sorted(items["split"].dropna().unique())
     split = middle.selectbox("Split", splits, key="split", bind="query-params")
@@ -52,7 +52,7 @@ def show_item(item: pd.Series) -> None:
             ("gold_presuppositions", "Gold presuppositions"), ("gold_corrections", "Gold corrections"))]
     for title, values in gold:
         if values is not None and len(values):
-            st.markdown(f"**{title}:** " + " · ".join(map(widgets.plain, values)))
+            st.markdown(f"**{widgets.plain(title)}:** " + " · ".join(map(widgets.plain, values)))
     if isinstance(item.get("gold_label"), str):
         st.markdown(f"**Gold label:** {widgets.plain(item['gold_label'])}")
     with st.container(border=True):
@@ -101,21 +101,21 @@ def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> Non
     with st.form(f"rate-{key}", border=True):
         for criterion in ratings.criteria_for(run["task"]):
             scale = ratings.RUBRIC[criterion]
-            name = (lambda v: f"{v} — {'yes' if v else 'no'}") if len(scale) == 2 else str
-            st.segmented_control(criterion.capitalize(), list(scale), format_func=name, key=f"{key}|{criterion}",
-                                 help=" · ".join(f"{v}: {text}" for v, text in scale.items()))
+            name = (lambda v: f"{v:d} — {'yes' if v else 'no'}") if len(scale) == 2 else widgets.plain
+            st.segmented_control(widgets.plain(criterion.capitalize()), list(scale), format_func=name, key=f"{key}|{criterion}",
+                                 help=" · ".join(f"{v:d}: {widgets.plain(text)}" for v, text in scale.items()))
         st.text_input("Note (optional)", key=f"{key}|note", max_chars=2000)
         st.form_submit_button("Save and next", type="primary", shortcut="Ctrl+Enter", icon=":material/save:",
                               on_click=submit, args=(run.name, run["task"], item["example_id"], rater, key))
     error = st.session_state.get("rate_error")
     if error and error[0] == key:
-        st.error(f"Not saved: {widgets.plain(error[1])}.{error[2]}")
+        st.error(f"Not saved: {widgets.plain(error[1])}.{widgets.message(error[2])}")
 
 
 def rubric(task: str) -> None:
     st.markdown("**Rubric**")
     for criterion in ratings.criteria_for(task):
-        st.caption(f"**{criterion.capitalize()}** — " + " · ".join(f"**{v}** {text}" for v, text in ratings.RUBRIC[criterion].items()))
+        st.caption(f"**{widgets.plain(criterion.capitalize())}** — " + " · ".join(f"**{v:d}** {widgets.plain(text)}" for v, text in ratings.RUBRIC[criterion].items()))
 
 
 def agreement_block(run_id: str, dataset: str, task: str) -> None:
@@ -160,7 +160,7 @@ run, split, rater = pickers()
 items = query(ratings.targets, run.name, split)
 mine = query(ratings.rater_values, run.name, rater) if rater else {}
 done = int(items["example_id"].isin(list(mine)).sum())
-st.progress(done / max(len(items), 1), text=f"{done:,} of {len(items):,} rated by {rater or '—'}")
+st.progress(done / max(len(items), 1), text=f"{done:,} of {len(items):,} rated by {widgets.plain(rater or '—')}")
 if st.toggle("Only outputs I have not rated", key="todo", bind="query-params", disabled=not rater):
     items = items[~items["example_id"].isin(list(mine))]
 if items.empty:
@@ -176,7 +176,7 @@ position = navigator(len(items))
 item = items.iloc[position - 1]
 saved = mine.get(item["example_id"], {})
 if "saved_note" in st.session_state:
-    st.toast(st.session_state.pop("saved_note"), icon=":material/check:")
+    st.toast(widgets.plain(st.session_state.pop("saved_note")), icon=":material/check:")
 
 left, right = st.columns([3, 2])
 with left:

@@ -22,7 +22,7 @@ def change(action, *args) -> None:
 def show(row, first: bool, last: bool) -> None:
     with st.container(border=True):
         head, up, down, drop = st.columns([10, 1, 1, 1], vertical_alignment="center")
-        head.markdown(f"**{widgets.plain(row.title)}** · {row.kind}")
+        head.markdown(f"**{widgets.plain(row.title)}** · {widgets.plain(row.kind)}")
         up.button("", key=f"up-{row.item_id}", icon=":material/arrow_upward:", disabled=first, help="Move up",
                   on_click=change, args=(report.move, row.item_id, -1))
         down.button("", key=f"down-{row.item_id}", icon=":material/arrow_downward:", disabled=last, help="Move down",

@@ -45,7 +45,7 @@ def side_by_side(question: str, gold: list[str], source: str) -> None:
         with st.spinner("Loading the retrieval indexes (once per server)…"):
             shared = retrievers()
     except FileNotFoundError as exc:
-        st.error(str(exc))
+        st.error(widgets.message(exc))
         return
     with store() as con:
         hits, ranks = inspector.side_by_side(con, shared, question, k, gold)
@@ -56,9 +56,9 @@ def side_by_side(question: str, gold: list[str], source: str) -> None:
         rank = ranks.loc[ranks["retriever"] == name, "gold_rank"].iloc[0]
         found = "no gold passage" if not gold else (f"gold at rank {rank}" if rank else f"gold not in top {inspector.GOLD_DEPTH}")
         with column:
-            st.markdown(f"#### {name}\n{found}")
+            st.markdown(f"#### {widgets.plain(name)}\n{widgets.plain(found)}")
             for row in part.itertuples():
-                st.markdown(f"**{row.rank}.** ({row.score:.3f}) {widgets.passage_markdown(row, 200)}")
+                st.markdown(f"**{row.rank:d}.** ({row.score:.3f}) {widgets.passage_markdown(row, 200)}")
     with st.expander("As a table (CSV/Parquet)"):
         export.table(hits, "Retrieved passages", charts.provenance(DATASET, len(hits), {"question": question[:80]}), key="hits")
 
@@ -99,7 +99,7 @@ def attribution() -> None:
     summary = inspector.attribution_summary(frame, None if by == "(none)" else by)
     caption = charts.provenance(DATASET, len(frame), {"by": by}, runs=[run_id])
     outcomes = list(summary["outcome"].unique())
-    outcome = st.pills("Show (or click a bar)", outcomes, key="outcome", bind="query-params")
+    outcome = st.pills("Show (or click a bar)", outcomes, key="outcome", bind="query-params", format_func=widgets.plain)
     y = alt.Y(f"{by}:N", title=None) if by != "(none)" else alt.Y("outcome:N", sort=outcomes, title=None)
     bars = alt.Chart(summary.assign(lit=(summary["outcome"] == outcome) | (outcome is None))).mark_bar().encode(
         x=alt.X("n:Q", stack=True, title="predictions"), y=y,

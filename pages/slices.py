@@ -59,8 +59,8 @@ a, b, c, d = st.columns(4)
 a.metric("Items scored", f"{found.n:,}")
 b.metric("B − A error, overall" if run_b else "Error rate, overall", f"{100 * found.overall:+.1f} pts" if run_b
          else f"{100 * found.overall:.1f}%")
-c.metric("Slices tested", f"{found.tested:,}", help=f"every combination of up to {depth} of {len(found.facets)} facets "
-         f"with at least {support} items; the p-values are corrected for all of them (Benjamini–Hochberg)")
+c.metric("Slices tested", f"{found.tested:,}", help=f"every combination of up to {depth:d} of {len(found.facets)} facets "
+         f"with at least {support:,} items; the p-values are corrected for all of them (Benjamini–Hochberg)")
 significant = found.slices[found.slices["significant"]] if found.tested else found.slices
 d.metric("Significantly worse (q < 0.05)", f"{int((significant['lift'] > (0 if run_b else 1)).sum()):,}" if found.tested else "0")
 st.caption(f"Searched in {found.seconds:.2f} s over the facets: " + ", ".join(widgets.plain(f) for f in found.facets)
@@ -77,7 +77,7 @@ shown = worse.head(SHOWN).copy()
 shown.insert(0, "open", [widgets.page_url("explore", **slices.explore_params(dataset, run_a, run_b, f, v))
                          for f, v in zip(shown["facets"], shown["values"])])
 columns = ["open", "slice", "n", metric, "low", "high", "lift", "p", "q (BH)", "significant"]
-st.markdown(f"**{len(worse):,} slices** are worse than overall; the {min(SHOWN, len(worse))} most significant:")
+st.markdown(f"**{len(worse):,} slices** are worse than overall; the {min(SHOWN, len(worse)):,} most significant:")
 export.table(shown[columns], "Slices", caption, "slices",
              column_config={"open": st.column_config.LinkColumn("Explore", display_text="open ↗", width="small"),
                             metric: st.column_config.NumberColumn(format="%.3f"),

@@ -22,7 +22,7 @@ def preview(made: templates.Expansion, source: str) -> None:
     a, b, c, d = st.columns(4)
     a.metric("Dataset", made.name)
     b.metric("Items (families)", f"{items:,}")
-    c.metric("Sentences", f"{len(made.frame):,}", help=f"{items:,} items × {conditions} conditions")
+    c.metric("Sentences", f"{len(made.frame):,}", help=f"{items:,} items × {conditions:,} conditions")
     d.metric("Pairs", f"{items * (conditions - 1):,}")
     st.markdown(f"**Preview** (the first {min(SHOWN, len(made.frame)):,} of {len(made.frame):,} sentences)")
     export.table(made.frame.head(SHOWN), f"Preview of {made.name}", charts.provenance(made.name, len(made.frame),
@@ -41,10 +41,10 @@ def save(made: templates.Expansion, source: str, key: str) -> None:
         st.error("Not saved", icon=":material/error:")
         st.code(str(exc), language=None, wrap_lines=True)
         return
-    st.success(f"Stored {widgets.plain(made.name)}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+    st.success(f"Stored {widgets.plain(made.name)}: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items()))
     st.code(f".venv/bin/python -m backend predict --model minilm-nli --dataset {made.name}", language="bash")
     for pair_set in templates.pair_sets(made):
-        st.page_link("pages/pairs.py", label=f"Minimal pairs: {pair_set}", icon=":material/compare_arrows:",
+        st.page_link("pages/pairs.py", label=f"Minimal pairs: {widgets.plain(pair_set)}", icon=":material/compare_arrows:",
                      query_params={"pairs": pair_set})
     st.page_link("pages/projection.py", label="Its cells on the Projection page", icon=":material/stacked_line_chart:",
                  query_params={"cell_dataset": made.name})
@@ -95,7 +95,7 @@ def from_sentence() -> None:
         return
     refused = {op: text for op, text in proposed.items() if isinstance(text, variants.CannotTransform)}
     for operator, why in refused.items():
-        st.warning(f"No {operator} variant: {widgets.message(why)}.")
+        st.warning(f"No {widgets.plain(operator)} variant: {widgets.message(why)}.")
     rows = pd.DataFrame([{"operator": op, "premise": text, "hypothesis": presupposition.strip(), "gold": "E"}
                          for op, text in proposed.items() if op not in refused])
     edited = st.data_editor(rows, key=f"family_rows-{sentence}-{presupposition}", hide_index=True, width="stretch",
@@ -164,7 +164,7 @@ def from_facts() -> None:
             st.error("Not saved", icon=":material/error:")
             st.code(str(exc), language=None, wrap_lines=True)
             return
-        st.success(f"Stored {widgets.plain(name.strip())}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items())
+        st.success(f"Stored {widgets.plain(name.strip())}: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items())
                    + ". Run a detector on it in the next tab.")
 
 
@@ -175,7 +175,7 @@ def job_progress(run_id: str, dataset: str) -> None:
         state = jobs.progress(con, run_id, dataset)
     done, total = state["done"], max(state["total"], 1)
     eta = f", about {state['eta'] / 60:.1f} min left" if state["eta"] else ""
-    st.progress(min(done / total, 1.0), text=f"{run_id}: {state['status']} — {done:,} of {state['total']:,} examples{eta}")
+    st.progress(min(done / total, 1.0), text=f"{widgets.plain(run_id)}: {widgets.plain(state['status'])} — {done:,} of {state['total']:,} examples{eta}")
     if state["log"]:
         st.caption(widgets.plain(state["log"]))
     if state["status"] == "stopped":
@@ -183,7 +183,7 @@ def job_progress(run_id: str, dataset: str) -> None:
     if state["status"] == "complete":
         sets = query(pair_views.pair_sets)
         for pair_set in sets.loc[sets["dataset"] == dataset, "pair_set"]:
-            st.page_link("pages/pairs.py", label=f"Its pairs: {pair_set}", icon=":material/compare_arrows:",
+            st.page_link("pages/pairs.py", label=f"Its pairs: {widgets.plain(pair_set)}", icon=":material/compare_arrows:",
                          query_params={"pairs": pair_set, "run": run_id})
         st.page_link("pages/projection.py", label="See its projection cells", icon=":material/stacked_line_chart:",
                      query_params={"cell_dataset": dataset})
@@ -201,7 +201,7 @@ def run_model() -> None:
     task, models = mine[dataset]
     model = right.selectbox("Model", models, key="job_model", placeholder="no model here can run on it")
     if not models:
-        st.info(f"No model that can be loaded here does {task}: see `python -m backend models`.")
+        st.info(f"No model that can be loaded here does {widgets.plain(task)}: see `python -m backend models`.")
         return
     if st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
         try:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from backend.markdown import plain
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -34,8 +36,8 @@ def test_overview_shows_counts_and_missing_datasets(app, real_store):
         "**commitmentbank**", "**crepe**", "**falseqa**", "**ifqa**", "**imppres**", "**nope**"]
     nope = next(t.value for t in at.dataframe if "E" in t.value.columns and "adv" in t.value.index)
     assert nope.loc["main", "E"] == 1922 and nope.loc["adv", "C"] == 119 and nope.loc["all splits", "all splits"] == 2732
-    assert any("Syn-(QA)²" in w.value and "unzip -P synqa2" in w.value for w in at.warning)
-    assert any("only the 200 SYCON-Bench" in i.value for i in at.info)
+    assert any(plain("Syn-(QA)²") in w.value and plain("unzip -P synqa2") in w.value for w in at.warning)  # as text
+    assert any(plain("only the 200 SYCON-Bench") in i.value for i in at.info)
 
 
 def test_overview_explains_a_missing_store(app, tmp_path):

@@ -23,9 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 EVIL = "evil.example"
 LINK = f"[Session expired – click here](https://{EVIL}/login)"
 HOSTILE = (f"{LINK} ![x](http://{EVIL}/pixel.png) <img src=http://{EVIL}/i.png onerror=alert(1)> "
-           f"see http://{EVIL}/x ' OR 1=1; DROP TABLE ratings; -- ℌ𝔢𝔩𝔩𝔬 \u202e **bold** {{x}} $x$")
-# an outside link, image or autolink is rendered only if the payload's URL survives unescaped
-RENDERED = re.compile(rf"https?://{re.escape(EVIL)}|(?<!\\)<img")
+           f"see http://{EVIL}/x www.{EVIL}/w ' OR 1=1; DROP TABLE ratings; -- ℌ𝔢𝔩𝔩𝔬 \u202e **bold** {{x}} $x$")
+# an outside link, image or autolink is rendered if, once Markdown's backslash escapes are resolved (as
+# remark-gfm resolves them before it links bare URLs), the payload's URL or an unescaped tag is left
+RENDERED = re.compile(rf"https?://{re.escape(EVIL)}|www\.|(?<!\\)<img")
+ESCAPE = re.compile(r"\\([^\w\s])")
 MARKDOWN_FIELDS = {"body", "label", "help", "message"}  # the proto fields Streamlit renders as Markdown
 NOT_MARKDOWN = {"Json", "Code", "Text"}  # elements whose body is shown verbatim
 EXTRA_KEYS = {"explore": list(FACETS) + ["extra.verb"], "pairs": ["trigger", "hop"],
@@ -92,7 +94,7 @@ def rendered(at) -> list[str]:
             if field.type == field.TYPE_MESSAGE:
                 for item in (value if _repeated(field) else [value]):
                     walk(item)
-            elif field.name in MARKDOWN_FIELDS and isinstance(value, str) and RENDERED.search(value):
+            elif field.name in MARKDOWN_FIELDS and isinstance(value, str) and RENDERED.search(_resolved(value)):
                 found.append(value[:300])
 
     def nodes(node):
@@ -102,6 +104,11 @@ def rendered(at) -> list[str]:
             nodes(child)
     nodes(at._tree)
     return found
+
+
+def _resolved(markdown: str) -> str:
+    """The text Markdown shows (backslash escapes resolved), keeping a lone escaped "<" visible as "\\<"."""
+    return ESCAPE.sub(lambda m: "\\<" if m.group(1) == "<" else m.group(1), markdown)
 
 
 def _repeated(field) -> bool:

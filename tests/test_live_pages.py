@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from backend import live
+from backend.markdown import plain
 from backend.store.connection import connect
 from tests.conftest import QA_RUN, WRITE_RUN
 
@@ -111,7 +112,7 @@ def test_playground_example_edit_side_by_side_is_stored(page, lab):
     stored = rows(lab["store"], "SELECT text->>'$.input.question', label FROM predictions WHERE run_id = 'live/tiny-fp/detect'")
     assert {q for q, _ in stored} >= {original, "Why do cats bark at night?"} and {label for _, label in stored} <= {"N", "FP"}
     assert any("random tiny model" in c.value for c in at.caption)  # the quality note
-    assert any("ms on cpu" in c.value and "live/tiny-fp/detect" in c.value for c in at.caption)
+    assert any("ms on cpu" in c.value and plain("live/tiny-fp/detect") in c.value for c in at.caption)
     history = at.dataframe[-1].value
     assert "Why do cats bark at night?" in set(history["input"])
 
@@ -224,7 +225,7 @@ def test_rate_only_unrated_outputs(page, lab):
     assert not at.exception and at.toggle(key="todo").value
     assert at.number_input(key="item").label == "Item (of 4)"
     assert not any(m.value.startswith(f"**{first}**") for m in at.markdown)  # the rated one is skipped
-    assert any("1 of 5 rated by todo-rater" in str(p.proto) for p in at.get("progress"))
+    assert any(f"1 of 5 rated by {plain('todo-rater')}" in p.proto.text for p in at.get("progress"))
 
 
 def test_rate_rejects_a_bad_rater_id_and_keeps_what_was_saved(page, lab):

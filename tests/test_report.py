@@ -40,7 +40,8 @@ def test_pinned_items_keep_order_and_export_with_captions(store):
     assert png.startswith(b"\x89PNG")  # the chart, rendered by vl-convert and embedded
     assert "under_score &amp; co" in html  # table cells escaped
     markdown = report.export_markdown(items)
-    assert "| under_score & co |" in markdown and "*dataset toy · n=2*" in markdown and "](data:image/png;base64," in markdown
+    assert "| under\\_score \\& co |" in markdown and "*dataset toy · n=2*" in markdown  # escaped: shown as typed
+    assert "](data:image/png;base64," in markdown
     latex = report.export_latex(items)
     assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
     assert "under\\_score \\& co & 0.812 & 120" in latex and "\\caption{Runs 100\\%. dataset toy · n=200}" in latex

@@ -1,0 +1,44 @@
+"""The one rule for showing outside text in Markdown: text from a URL, a user, a file, a dataset or a model
+is escaped here before any page, message or exported Markdown report shows it.
+
+Escaping punctuation is not enough. Streamlit's Markdown (remark-gfm), GitHub and most Markdown viewers
+also turn bare `http://…`, `www.…` and `name@host.tld` into links *after* backslash escapes are resolved,
+so `http\\://x` is still linked. A WORD JOINER (U+2060, invisible, and no character of a URL or an e-mail
+address) is put inside each such pattern, so no autolink can start there.
+"""
+from __future__ import annotations
+
+import re
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&])")  # & too: "&#58;" would decode to ":" 
+JOINER = "\u2060"
+# Where a GFM autolink literal could start: a scheme's "://", "www." (any case), the "@" of an e-mail.
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=[wW]{3})(?=\\?\.)|(?<=@)")
+_CODE = re.compile(r"(`[^`\n]+`)")
+
+
+def plain(text) -> str:
+    r"""Text shown as it is in Markdown: no link, image, emphasis, HTML or Streamlit directive can be
+    planted through it, and no bare URL or address becomes a link.
+
+    >>> plain("see ![x](http://a.b/p.png) *now*") == "see \\!\\[x\\]\\(http\\:\u2060//a\\.b/p\\.png\\) \\*now\\*"
+    True
+    >>> plain("WWW.a.b").startswith("WWW" + JOINER), "@" + JOINER in plain("me@a.b")
+    (True, True)
+    """
+    return _AUTOLINK.sub(JOINER, _MARKDOWN.sub(r"\\\1", str(text)))
+
+
+def message(text) -> str:
+    r"""An error message (which may quote a URL's or a file's value) shown as text, with its `code` spans
+    kept: nothing inside a code span is rendered as a link or an image.
+
+    >>> print(message("no example '[x](a.b)': run `python -m backend ingest`"))
+    no example '\[x\]\(a\.b\)'\: run `python -m backend ingest`
+    """
+    return "".join(part if _CODE.fullmatch(part) else plain(part) for part in _CODE.split(str(text)))
+
+
+def table_cell(value):
+    """A value for a Markdown pipe table: text escaped as `plain` (pipes included), numbers as they are."""
+    return plain(value).replace("\n", " ") if isinstance(value, str) else value
