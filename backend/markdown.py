@@ -29,6 +29,21 @@ def plain(text) -> str:
     return _AUTOLINK.sub(JOINER, _MARKDOWN.sub(r"\\\1", str(text)))
 
 
+_PLAIN_OPTION = re.compile(r"[\w \-/.+=→']*")
+
+
+def option(value) -> str:
+    r"""A widget option that Streamlit shows as Markdown and also writes into the URL as shown (pills,
+    segmented controls, radios bound to the URL): unchanged when it cannot be read as markup (letters,
+    digits, spaces and _ - / . + = → ', no "www."), so ids and labels keep their URL values; else `plain`.
+
+    >>> option("my-data_2"), option("N→E"), option("[x](http://a.b)") == plain("[x](http://a.b)")
+    ('my-data_2', 'N→E', True)
+    """
+    text = str(value)
+    return text if _PLAIN_OPTION.fullmatch(text) and "www." not in text.lower() else plain(text)
+
+
 def message(text) -> str:
     r"""An error message (which may quote a URL's or a file's value) shown as text, with its `code` spans
     kept: nothing inside a code span is rendered as a link or an image.

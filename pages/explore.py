@@ -123,7 +123,7 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
     counts = dict(zip(long["cell"], long["n"]))
     options = [f"{g}{ARROW}{p}" for g in summary["labels"] for p in summary["labels"]]
     cell = st.pills("Confusion cell (gold→predicted; or click one) filters the table", options, key="cell", bind="query-params",
-                    format_func=widgets.plain,
+                    format_func=widgets.option,
                     help="Counts are in the heatmap: " + ", ".join(f"{widgets.plain(c)} {counts.get(c, 0):,}" for c in options))
     long["chosen"] = long["cell"] == cell
     export.chart(charts.confusion, f"Confusion matrix: {dataset}", caption, key="confusion", choose={"cell": "cell"},

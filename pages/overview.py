@@ -39,7 +39,7 @@ if not board.empty:
                f"the label a classifier gives to at least {BIAS_AT_LEAST:.0%} of the items ({100 * BIAS_OVER_GOLD:.0f} "
                "points more often than it is gold): its score then says little beyond that label's share.")
     datasets = sorted(board["dataset"].unique())
-    dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params", format_func=widgets.plain,
+    dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params", format_func=widgets.option,
                                    default="nope" if "nope" in datasets else datasets[0])
     shown = board[board["dataset"] == dataset]
     flagged = shown[shown["contaminated"] != ""]

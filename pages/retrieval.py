@@ -99,7 +99,7 @@ def attribution() -> None:
     summary = inspector.attribution_summary(frame, None if by == "(none)" else by)
     caption = charts.provenance(DATASET, len(frame), {"by": by}, runs=[run_id])
     outcomes = list(summary["outcome"].unique())
-    outcome = st.pills("Show (or click a bar)", outcomes, key="outcome", bind="query-params", format_func=widgets.plain)
+    outcome = st.pills("Show (or click a bar)", outcomes, key="outcome", bind="query-params", format_func=widgets.option)
     y = alt.Y(f"{by}:N", title=None) if by != "(none)" else alt.Y("outcome:N", sort=outcomes, title=None)
     bars = alt.Chart(summary.assign(lit=(summary["outcome"] == outcome) | (outcome is None))).mark_bar().encode(
         x=alt.X("n:Q", stack=True, title="predictions"), y=y,

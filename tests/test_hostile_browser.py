@@ -222,6 +222,8 @@ def test_no_page_turns_outside_text_into_a_link_or_an_image_in_chromium(served_p
             shown[name] = sweep.shown()
         browser.close()
     assert found == [], "\n".join(f[:400] for f in found[:20])
+    refused = [path for path in stored if "is not one of the choices here" in shown[path]]
+    assert refused == [], f"stored loads whose ids were not taken (their text was not shown): {refused}"
     # the sweep saw the payloads (as text), so it checked real renderings, not empty pages
     seen = [path for path, text in shown.items() if "Session expired - click here" in text]
     for page in ("explore", "example", "rate", "playground", "report", "report.md", "report.html"):

@@ -26,7 +26,7 @@ RENDERS_FIRST = {"markdown", "caption", "error", "warning", "info", "success", "
                  "progress", "form_submit_button", "date_input", "spinner", "badge", "color_picker", "time_input"}
 RENDERED_KEYWORDS = {"body", "label", "help", "text", "caption", "captions"}
 OPTIONS_AS_MARKDOWN = {"radio", "pills", "segmented_control"}  # their options are Markdown too (seen in Chromium)
-ESCAPERS = {"plain", "message"}
+ESCAPERS = {"plain", "message", "option"}
 LAB_URLS = {"page_url"}  # a relative link to a page of the lab, its values url-encoded
 NUMERIC = {"len", "int", "round", "float", "abs"}
 NUMERIC_SPEC = set("dfFeEgGn%xXbo,_")

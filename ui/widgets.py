@@ -8,7 +8,7 @@ import streamlit as st
 
 from backend.store import queries
 from ui import charts
-from ui.text import message, plain  # noqa: F401 — pages call widgets.plain and widgets.message
+from ui.text import message, option, plain  # noqa: F401 — pages call widgets.plain, .message and .option
 from ui.resources import StoreLocked, query
 
 def page_url(page: str, **params) -> str:
