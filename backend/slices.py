@@ -10,11 +10,15 @@ correcting for how many slices were looked at".
 
 - **One run** (error rate): the slice's errors k of n against the overall error rate p0, a one-sided
   exact binomial test (is the slice's rate above p0?); lift = rate / p0; Wilson 95% interval.
-- **Run B against run A** (B − A): the per-item difference d = wrong_B − wrong_A ∈ {−1, 0, 1}. Is
-  the slice's mean d above the mean d of the items outside it? A one-sided Welch t-test (the slice
-  against its complement; d is bounded, and slices have at least `min_support` items). The slice's
-  B − A error difference has a normal-approximation 95% interval over its items; lift is its
-  difference from the overall B − A.
+- **Run B against run A**: the per-item accuracy difference d = right_B − right_A ∈ {−1, 0, 1} (B − A
+  in accuracy, as on Explore: negative where B is worse). Two questions, chosen by `question`:
+  - `worse` — where is B worse than A? The slice's B − A is tested against 0: McNemar's exact test
+    (a one-sided sign test) on the items exactly one run got right: are those A got right and B got
+    wrong more than half? lift = the slice's B − A minus the overall B − A.
+  - `shrinks` — where does B's advantage over A shrink or reverse, relative to its overall advantage?
+    The slice's mean d against the items outside it, a one-sided Welch t-test (d is bounded, and
+    slices have at least `min_support` items); a slice where B is better, but less than overall, counts.
+  The slice's B − A has a normal-approximation 95% interval over its items.
 
 Each slice is a filter set Explore reproduces (another run's correctness becomes Explore's run B
 with `correct_b`), so a slice opens there in one click.
@@ -35,6 +39,8 @@ from statsmodels.stats.proportion import proportion_confint
 from backend import explore
 from backend.store.queries import CLASSIFICATION_TASKS
 
+QUESTIONS = {"worse": "where run B is worse than run A (B − A < 0, tested against 0)",
+             "shrinks": "where run B's advantage over A shrinks or reverses (B − A below its overall value)"}
 MAX_DEPTH = 3
 MAX_VALUES = 50      # a facet with more distinct values than this is an id, not a facet
 MAX_OTHER_RUNS = 8   # other runs whose correctness is a facet (the most recent non-baseline runs)
@@ -43,12 +49,13 @@ RUN = "run:"         # facet name prefix for another run's correctness ("right" 
 
 @dataclass(frozen=True)
 class Found:
-    slices: pd.DataFrame   # one row per slice tested, most significant first
+    slices: pd.DataFrame   # one row per slice tested, most significant first; `worse` marks the asked direction
     tested: int            # how many slices were tested (what BH corrects for)
-    overall: float         # the whole dataset's error rate (or B − A difference)
+    overall: float         # the whole dataset's error rate (or B − A accuracy difference)
     n: int                 # items scored
     facets: tuple[str, ...]
     seconds: float
+    question: str | None = None  # with run B: a key of QUESTIONS
 
 
 def other_runs(con: duckdb.DuckDBPyConnection, dataset_id: str, exclude: tuple[str, ...]) -> list[str]:
@@ -104,17 +111,19 @@ def _cells(codes: list[np.ndarray], sizes: list[int], weights: list[np.ndarray])
 
 
 def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH, facets: list[str] | None = None,
-             alpha: float = 0.05) -> Found:
+             alpha: float = 0.05, question: str = "worse") -> Found:
     """Every slice of up to `depth` facets with at least `min_support` items, tested and BH-corrected.
 
-    With a `wrong_b` column the slices are where B − A is worse than overall; else where A errs more."""
+    With a `wrong_b` column the slices answer `question` (QUESTIONS) about B − A; else where A errs more."""
     started = time.perf_counter()
+    if question not in QUESTIONS:
+        raise ValueError(f"question: {question!r}; expected one of {', '.join(QUESTIONS)}")
     facets = facets if facets is not None else facets_of(frame)
     compare = "wrong_b" in frame and frame["wrong_b"].notna().any()
     wrong_a = frame["wrong_a"].to_numpy(dtype=float)
     if compare:
         wrong_b = frame["wrong_b"].to_numpy(dtype=float)
-        d = wrong_b - wrong_a
+        d = wrong_a - wrong_b  # right_b − right_a: B − A in accuracy
         weights = [d, d * d]
         overall = float(d.mean()) if len(d) else 0.0
         total, total_squares = float(d.sum()), float((d * d).sum())
@@ -136,44 +145,63 @@ def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH,
                              *(s[cell] for s in sums)))
     columns = ["facets", "values", "n", *(["sum", "squares"] if compare else ["errors"])]
     table = pd.DataFrame(rows, columns=columns)
+    asked = question if compare else None
     if table.empty:
-        return Found(table, 0, overall, len(frame), tuple(facets), time.perf_counter() - started)
-    n = table["n"].to_numpy()
+        return Found(table, 0, overall, len(frame), tuple(facets), time.perf_counter() - started, asked)
     if compare:
-        total_n = len(d)
-        rest = np.maximum(total_n - n, 1)
-        mean, mean_rest = table["sum"].to_numpy() / n, (total - table["sum"].to_numpy()) / rest
-
-        def variance(squares, means, counts):
-            return np.maximum(squares / counts - means ** 2, 0) * counts / np.maximum(counts - 1, 1) + 1e-12
-
-        var = variance(table["squares"].to_numpy(), mean, n)
-        var_rest = variance(total_squares - table["squares"].to_numpy(), mean_rest, rest)
-        se = np.sqrt(var / n + var_rest / rest)
-        df = se ** 4 / ((var / n) ** 2 / np.maximum(n - 1, 1) + (var_rest / rest) ** 2 / np.maximum(rest - 1, 1))
-        p = stats.t.sf((mean - mean_rest) / se, df)
-        half = 1.96 * np.sqrt(var / n)
-        table = table.assign(**{"B − A": mean, "low": mean - half, "high": mean + half, "lift": mean - overall})
+        table, p, severity = _compared(table, question, overall, len(d), total, total_squares)
     else:
-        errors = table["errors"].to_numpy()
+        n, errors = table["n"].to_numpy(), table["errors"].to_numpy()
         low, high = proportion_confint(errors, n, alpha=0.05, method="wilson")
         p = stats.binom.sf(errors - 1, n, overall)
         table = table.assign(**{"error rate": errors / n, "low": low, "high": high,
                                 "lift": errors / n / overall if overall else np.nan})
+        table["worse"], severity = table["lift"] > 1, table["lift"]
     table["p"] = p
     table["q (BH)"] = multipletests(p, method="fdr_bh")[1]
     table["significant"] = table["q (BH)"] < alpha
     table["depth"] = table["facets"].map(len)
     table["slice"] = [" ∧ ".join(f"{f} = {v}" for f, v in zip(fs, vs)) for fs, vs in zip(table["facets"], table["values"])]
-    table = table.sort_values(["q (BH)", "lift", "n"], ascending=[True, False, False], kind="stable").reset_index(drop=True)
-    return Found(table, len(table), overall, len(frame), tuple(facets), time.perf_counter() - started)
+    table = (table.assign(_severity=severity).sort_values(["q (BH)", "_severity", "n"], ascending=[True, False, False],
+                                                          kind="stable").drop(columns="_severity").reset_index(drop=True))
+    return Found(table, len(table), overall, len(frame), tuple(facets), time.perf_counter() - started, asked)
+
+
+def _compared(table: pd.DataFrame, question: str, overall: float, total_n: int, total: float,
+              total_squares: float) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """B − A per slice (accuracy), its interval, and the p-value of `question`; severity orders ties in q."""
+    n, sums, squares = table["n"].to_numpy(), table["sum"].to_numpy(), table["squares"].to_numpy()
+    mean = sums / n
+    var = _variance(squares, mean, n)
+    half = 1.96 * np.sqrt(var / n)
+    # d ∈ {−1, 0, 1}: the squares count the items exactly one run got right, the sum their balance
+    b_only, a_only = (squares + sums) / 2, (squares - sums) / 2
+    table = table.assign(**{"B − A": mean, "overall B − A": overall, "low": mean - half, "high": mean + half,
+                            "lift": mean - overall, "A right, B wrong": a_only.round().astype(int),
+                            "B right, A wrong": b_only.round().astype(int)})
+    if question == "worse":  # McNemar's exact test, one-sided: A wins more than half of the discordant items
+        p = np.where(squares > 0, stats.binom.sf(np.round(a_only) - 1, np.round(squares), 0.5), 1.0)
+        table["worse"] = table["B − A"] < 0
+        return table, p, -mean
+    rest = np.maximum(total_n - n, 1)
+    mean_rest = (total - sums) / rest
+    var_rest = _variance(total_squares - squares, mean_rest, rest)
+    se = np.sqrt(var / n + var_rest / rest)
+    df = se ** 4 / ((var / n) ** 2 / np.maximum(n - 1, 1) + (var_rest / rest) ** 2 / np.maximum(rest - 1, 1))
+    table["worse"] = table["lift"] < 0
+    return table, stats.t.cdf((mean - mean_rest) / se, df), -(mean - overall)
+
+
+def _variance(squares, means, counts):
+    return np.maximum(squares / counts - means ** 2, 0) * counts / np.maximum(counts - 1, 1) + 1e-12
 
 
 def find(con: duckdb.DuckDBPyConnection, dataset_id: str, run_a: str, run_b: str | None = None, min_support: int = 30,
-         depth: int = MAX_DEPTH, others: tuple[str, ...] | None = None, facets: tuple[str, ...] | None = None) -> Found:
+         depth: int = MAX_DEPTH, others: tuple[str, ...] | None = None, facets: tuple[str, ...] | None = None,
+         question: str = "worse") -> Found:
     """`discover` over the store's items of one run (or B against A); `facets` None = every facet."""
     frame = items(con, dataset_id, run_a, run_b, others)
-    return discover(frame, min_support, depth, list(facets) if facets is not None else None)
+    return discover(frame, min_support, depth, list(facets) if facets is not None else None, question=question)
 
 
 def explore_params(dataset_id: str, run_a: str, run_b: str | None, facets: tuple, values: tuple) -> dict:

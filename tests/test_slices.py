@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from backend import slices
+from backend.markdown import plain
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 
@@ -60,13 +61,49 @@ def test_run_b_against_run_a_finds_where_b_is_worse():
     frame["wrong_b"] = np.where(inside, rng.random(len(frame)) < 0.95, frame["wrong_a"])  # B fails the planted slice
     table = slices.discover(frame, min_support=40, depth=2).slices
     top = table.iloc[0]
-    assert top["slice"] in ("f0 = v1 ∧ f1 = v2",) and top["significant"] and top["B − A"] > 0.2
-    assert top["low"] < top["B − A"] < top["high"]
-    d = frame["wrong_b"].astype(float) - frame["wrong_a"].astype(float)  # the test is Welch's, slice against the rest
+    assert top["slice"] in ("f0 = v1 ∧ f1 = v2",) and top["significant"] and top["B − A"] < -0.2  # accuracy: B worse
+    assert top["low"] < top["B − A"] < top["high"] and top["worse"]
+    d = frame["wrong_a"].astype(float) - frame["wrong_b"].astype(float)  # B − A in accuracy
     one = table[table["slice"] == "f2 = v1"].iloc[0]
     inside_f2 = (frame["f2"] == "v1").to_numpy()
-    welch = stats.ttest_ind(d[inside_f2], d[~inside_f2], equal_var=False, alternative="greater").pvalue
+    a_only, b_only = int((d[inside_f2] == -1).sum()), int((d[inside_f2] == 1).sum())  # McNemar's exact, one-sided
+    assert (one["A right, B wrong"], one["B right, A wrong"]) == (a_only, b_only)
+    assert one["p"] == pytest.approx(stats.binomtest(a_only, a_only + b_only, 0.5, "greater").pvalue, rel=1e-9)
+    shrinks = slices.discover(frame, min_support=40, depth=2, question="shrinks").slices  # Welch, slice vs the rest
+    one = shrinks[shrinks["slice"] == "f2 = v1"].iloc[0]
+    welch = stats.ttest_ind(d[inside_f2], d[~inside_f2], equal_var=False, alternative="less").pvalue
     assert one["p"] == pytest.approx(welch, rel=1e-6)
+
+
+def known_comparison(per_cell: int = 300) -> pd.DataFrame:
+    """Gold × negation cells where B is far better than A overall (+18.7 points), a little better on E ∧ not
+    negated (+8), and worse only on C ∧ negated (−33): the issue's case, with the answer known by construction."""
+    rows = []
+    for gold, negated, right_a, right_b in (("E", "no", 0.60, 0.68), ("E", "yes", 0.40, 0.90),
+                                            ("C", "no", 0.40, 0.90), ("C", "yes", 0.80, 0.47)):
+        for i in range(per_cell):  # nested: every discordant item of a cell goes the same way
+            rows.append({"gold": gold, "negated": negated, "wrong_a": i >= round(right_a * per_cell),
+                         "wrong_b": i >= round(right_b * per_cell)})
+    return pd.DataFrame(rows)
+
+
+def test_the_two_questions_on_a_dataset_with_a_known_answer():
+    frame = known_comparison()
+    worse = slices.discover(frame, min_support=50, question="worse")
+    assert worse.overall == pytest.approx((0.08 + 0.50 + 0.50 - 0.33) / 4, abs=1e-3)  # B − A accuracy, B better
+    listed = worse.slices[worse.slices["worse"]]
+    assert list(listed["slice"]) == ["gold = C ∧ negated = yes"]  # the only slice where B is worse
+    top = listed.iloc[0]
+    assert top["B − A"] == pytest.approx(-0.33) and top["significant"] and top["overall B − A"] == worse.overall
+    assert (top["A right, B wrong"], top["B right, A wrong"]) == (99, 0)
+    better = worse.slices[worse.slices["slice"] == "gold = E ∧ negated = no"].iloc[0]
+    assert better["B − A"] == pytest.approx(0.08) and not better["worse"]  # B is better there: not "worse"
+    shrinks = slices.discover(frame, min_support=50, question="shrinks")
+    shrunk = shrinks.slices[shrinks.slices["worse"] & shrinks.slices["significant"]]
+    assert {"gold = E ∧ negated = no", "gold = C ∧ negated = yes"} <= set(shrunk["slice"])  # both below overall
+    assert shrunk.iloc[0]["slice"] == "gold = C ∧ negated = yes"
+    with pytest.raises(ValueError, match="question"):
+        slices.discover(frame, question="better")
 
 
 def test_a_slice_opens_in_explore_with_the_same_items(open_page, real_store):
@@ -96,3 +133,17 @@ def test_the_slice_finder_page_lists_slices_with_links(open_page, real_store):
     assert at.metric[0].value == "2,732" and int(at.metric[2].value.replace(",", "")) > 100
     table = at.dataframe[0].value
     assert table["open"].str.startswith("explore?dataset=nope").all() and table["q (BH)"].is_monotonic_increasing
+
+
+@pytest.mark.parametrize("question", ["worse", "shrinks"])
+def test_the_page_asks_the_chosen_question_of_run_b(open_page, real_store, question):
+    at = open_page(real_store, "pages/slices.py", {"dataset": "nope", "run_a": "nope/baseline/always-E",
+                                                   "run_b": ROBERTA, "question": question})
+    assert not at.exception and not at.error
+    assert at.subheader[0].value == f"Slices {plain(slices.QUESTIONS[question])}"
+    table = at.dataframe[0].value
+    assert {"B − A", "overall B − A", "A right, B wrong", "B right, A wrong"} <= set(table.columns)
+    if question == "worse":  # every listed slice has B below A, in accuracy as on Explore
+        assert (table["B − A"] < 0).all() and (table["A right, B wrong"] > table["B right, A wrong"]).all()
+    else:
+        assert (table["B − A"] < table["overall B − A"]).all()
