@@ -33,7 +33,7 @@ def show(row, first: bool, last: bool) -> None:
             st.vega_lite_chart(json.loads(row.content), width="content")
         else:
             st.dataframe(report.table_frame(row.content), hide_index=True, width="stretch")
-        st.caption(widgets.plain(row.caption))
+        st.caption(widgets.plain(report.caption_of(row)))
 
 
 st.title("Report")

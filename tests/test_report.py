@@ -67,3 +67,34 @@ def test_pin_from_explore_and_the_overview_then_export_from_the_report_page(stor
     page.button(key=f"up-{items['item_id'].iloc[1]}").click().run()
     with session(store) as con:
         assert list(report.items(con)["title"]) == ["Models", "Confusion matrix: nope"]
+
+
+def test_a_pinned_table_exports_every_row_its_caption_counts(store):
+    """The issue's case: a 2,386-row table (NOPE's main split) exported whole to HTML, Markdown and LaTeX
+    (a longtable, with its paragraph-long column as p{}); a table an earlier version cut at 2,000 rows says so."""
+    long_text = "a premise long enough to be a paragraph in a printed table " * 2
+    table = pd.DataFrame({"id": [f"i{k}" for k in range(2_386)], "premise": [long_text] * 2_386,
+                          "right": [k % 2 for k in range(2_386)]})
+    legacy = table.head(2_000).to_json(orient="split", index=False)  # what earlier versions stored
+    with session(store) as con:
+        report.pin(con, "table", "Main split", "dataset nope · split main · n=2,386", report.table_json(table))
+        report.pin(con, "table", "Old pin", "dataset nope · n=2,386", legacy)
+        items = report.items(con)
+    assert len(report.table_frame(items["content"][0])) == 2_386
+    html, markdown, latex = report.export_html(items), report.export_markdown(items), report.export_latex(items)
+    assert html.count("<td>i") == 2_386 + 2_000  # every row of each table (its id cell; "| id" heads the Markdown)
+    assert markdown.count("| i") == 2_386 + 2_000 + 2 and latex.count("\\\\\n") >= 2_386 + 2_000
+    first = latex.split("\\end{longtable}")[0]
+    assert "\\begin{longtable}{lp{0.90\\linewidth}r}" in first and "i2385 &" in first
+    assert "first 2,000 rows only" in html and "first 2,000 rows only" in latex and "first 2,000 rows only" in markdown
+    assert html.count("first 2,000 rows only") == 1  # the whole table says nothing of the kind
+    short = report.latex(table.head(3), "Short", "n=3")
+    assert "\\begin{table}" in short and "longtable" not in short
+
+
+def test_a_table_too_large_to_pin_is_refused_with_the_way_out(store, monkeypatch):
+    monkeypatch.setattr(report, "MAX_ROWS", 10)  # the limit itself (100,000) would make a slow test
+    with pytest.raises(report.ReportError, match="11 rows.*at most 10.*download it as CSV or Parquet"):
+        report.table_json(pd.DataFrame({"x": range(11)}))
+    with session(store) as con:
+        assert report.items(con).empty  # nothing was stored
