@@ -131,6 +131,8 @@ def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH,
         weights = [wrong_a]
         overall = float(wrong_a.mean()) if len(wrong_a) else 0.0
     encoded = {f: pd.factorize(frame[f], sort=True) for f in facets}
+    fingerprint = list(np.random.default_rng(0).random((2, len(frame))))  # summed per slice: its item set's print
+    weights = weights + fingerprint
     rows = []
     for k in range(1, depth + 1):
         for combo in itertools.combinations(facets, k):
@@ -143,8 +145,8 @@ def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH,
                 values = np.unravel_index(cell, sizes)
                 rows.append((combo, tuple(str(encoded[f][1][v]) for f, v in zip(combo, values)), counts[cell],
                              *(s[cell] for s in sums)))
-    columns = ["facets", "values", "n", *(["sum", "squares"] if compare else ["errors"])]
-    table = pd.DataFrame(rows, columns=columns)
+    columns = ["facets", "values", "n", *(["sum", "squares"] if compare else ["errors"]), "print1", "print2"]
+    table = _merged(pd.DataFrame(rows, columns=columns))
     asked = question if compare else None
     if table.empty:
         return Found(table, 0, overall, len(frame), tuple(facets), time.perf_counter() - started, asked)
@@ -165,6 +167,22 @@ def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH,
     table = (table.assign(_severity=severity).sort_values(["q (BH)", "_severity", "n"], ascending=[True, False, False],
                                                           kind="stable").drop(columns="_severity").reset_index(drop=True))
     return Found(table, len(table), overall, len(frame), tuple(facets), time.perf_counter() - started, asked)
+
+
+def _merged(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per distinct item set: slices that hold the same items (e.g. NOPE's split = main and
+    adversarial = false) are one slice, named by its shortest description, the others listed in `same as`;
+    so they are tested, and corrected for, once. Two item sets share both random-weight sums only by accident
+    (identical sets sum the same weights in the same order, so their sums are equal exactly)."""
+    if table.empty:
+        return table.assign(**{"same as": []}).drop(columns=["print1", "print2"])
+    table = table.assign(_depth=table["facets"].map(len)).sort_values("_depth", kind="stable")
+    key = ["n", "print1", "print2"]
+    names = [" ∧ ".join(f"{f} = {v}" for f, v in zip(fs, vs)) for fs, vs in zip(table["facets"], table["values"])]
+    groups = table.assign(_name=names).groupby(key, sort=False)["_name"]
+    same = groups.transform(lambda n: "; ".join(n.iloc[1:]))
+    return (table.assign(**{"same as": same}).drop_duplicates(key).drop(columns=[*key[1:], "_depth"])
+            .reset_index(drop=True))
 
 
 def _compared(table: pd.DataFrame, question: str, overall: float, total_n: int, total: float,

@@ -41,7 +41,7 @@ def controls(dataset: str) -> tuple:
     others = ()
     if run_b is None:
         candidates = [r for r in ids if r != run_a and not runs.set_index("run_id").loc[r, "source"] == "baseline"]
-        others = tuple(st.multiselect("Other runs' correctness as facets", candidates, default=candidates[:2],
+        others = tuple(st.multiselect("Other runs' correctness as facets", candidates, default=[],
                                       key="others", help="Slices such as 'RoBERTa wrong ∧ trigger = clefts'. Each adds "
                                       "combinations to test (and to correct for)."))
     return run_a, run_b, int(support), int(depth), others, question
@@ -88,9 +88,9 @@ chart(worse, metric, found.overall, caption)
 shown = worse.head(SHOWN).copy()
 shown.insert(0, "open", [widgets.page_url("explore", **slices.explore_params(dataset, run_a, run_b, f, v))
                          for f, v in zip(shown["facets"], shown["values"])])
-columns = ["open", "slice", "n", metric, "low", "high", "lift", "p", "q (BH)", "significant"]
+columns = ["open", "slice", "same as", "n", metric, "low", "high", "lift", "p", "q (BH)", "significant"]
 if run_b:
-    columns[4:4] = ["overall B − A", "A right, B wrong", "B right, A wrong"]
+    columns[5:5] = ["overall B − A", "A right, B wrong", "B right, A wrong"]
 said = {"one run": "err more than overall", "worse": "have B worse than A", "shrinks": "shrink B's advantage"}
 st.markdown(f"**{len(worse):,} slices** {said[question if run_b else 'one run']}; the {min(SHOWN, len(worse)):,} "
             "most significant:")

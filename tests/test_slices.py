@@ -116,9 +116,11 @@ def test_a_slice_opens_in_explore_with_the_same_items(open_page, real_store):
         con.close()
     table = found.slices
     with_run = table[table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
-    plain = table[~table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
-    boolean = table[table["slice"].str.contains("adversarial = false") & (table["depth"] == 2)].iloc[0]  # URL: yes / no
-    for row in (plain, with_run, boolean):
+    facets_only = table[~table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
+    main = table[table["same as"].str.split("; ").map(lambda names: "adversarial = false" in names)].iloc[0]
+    boolean = main.copy()  # its other name, through a boolean facet (URL: yes / no), opens the same items
+    boolean["facets"], boolean["values"], boolean["slice"] = ("adversarial",), ("false",), "adversarial = false"
+    for row in (facets_only, with_run, main, boolean):
         params = slices.explore_params("nope", ROBERTA, None, row["facets"], row["values"])
         at = open_page(real_store, "pages/explore.py", params)
         assert not at.exception and not at.error, row["slice"]
@@ -147,3 +149,23 @@ def test_the_page_asks_the_chosen_question_of_run_b(open_page, real_store, quest
         assert (table["B − A"] < 0).all() and (table["A right, B wrong"] > table["B right, A wrong"]).all()
     else:
         assert (table["B − A"] < table["overall B − A"]).all()
+
+
+def test_slices_with_the_same_items_are_one_row(real_store):
+    """On NOPE, split = main and adversarial = false hold the same 2,386 items: one slice, tested once,
+    listing its other name; no two rows hold the same items."""
+    from backend.store.connection import connect
+
+    con = connect(real_store, read_only=True)
+    try:
+        found = slices.find(con, "nope", ROBERTA, min_support=30, depth=2)
+        frame = slices.items(con, "nope", ROBERTA)
+    finally:
+        con.close()
+    table = found.slices
+    main = table[(table["slice"] == "split = main") | (table["slice"] == "adversarial = false")]
+    assert len(main) == 1 and main.iloc[0]["n"] == 2_386
+    assert {main.iloc[0]["slice"], main.iloc[0]["same as"].split("; ")[0]} == {"split = main", "adversarial = false"}
+    members = [frozenset(np.flatnonzero(np.all([frame[f].astype(str).to_numpy() == v for f, v in zip(fs, vs)], axis=0)))
+               for fs, vs in zip(table["facets"], table["values"])]
+    assert len(set(members)) == len(members) == found.tested
