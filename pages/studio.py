@@ -83,7 +83,9 @@ def from_sentence() -> None:
                                    placeholder="Jo used to smoke.")
     left, right = st.columns(2)
     name = left.text_input("Dataset name", key="family_name", placeholder="my-family")
-    trigger = right.text_input("Trigger", key="family_trigger", placeholder="change_of_state")
+    trigger = right.text_input("Trigger (required)", key="family_trigger", placeholder="e.g. change_of_state",
+                               help="The trigger's family, by which the Projection page groups items (e.g. "
+                                    "change_of_state, factive, cleft, aspectual).")
     if not sentence.strip() or not presupposition.strip():
         st.info("Type a premise and its presupposition to see the variants.")
         return
@@ -101,10 +103,11 @@ def from_sentence() -> None:
     edited = st.data_editor(rows, key=f"family_rows-{sentence}-{presupposition}", hide_index=True, width="stretch",
                             column_config={"operator": st.column_config.TextColumn(disabled=True),
                                            "gold": st.column_config.SelectboxColumn(options=list(templates.LABELS))})
-    if not name.strip():
-        st.info("Name the dataset to save the family.")
+    if not name.strip() or not trigger.strip():
+        st.info("Name the dataset and its trigger to save the family: the Projection page groups families by "
+                "trigger.")
         return
-    text = variants.template(name.strip(), trigger.strip() or "unknown", edited.to_dict("records"))
+    text = variants.template(name.strip(), trigger.strip(), edited.to_dict("records"))
     made = expanded(text, f"{name.strip()}.yaml")
     if made is not None:
         save(made, f"{name.strip()}.yaml", "family")

@@ -204,6 +204,10 @@ def test_a_family_made_from_one_sentence_is_saved_and_opened_as_pairs_in_chromiu
         page.get_by_role("textbox", name="Dataset name").first.fill("jo-family")
         page.get_by_role("textbox", name="Dataset name").first.press("Enter")
         page.get_by_text("Did Jo stop smoking?").first.wait_for(state="attached", timeout=60_000)  # the grid (a canvas) holds it
+        page.get_by_text("Name the dataset and its trigger").first.wait_for(timeout=30_000)  # a trigger is required
+        assert page.get_by_role("button", name="Save as a dataset").count() == 0  # (hidden tabs' are not counted)
+        page.get_by_role("textbox", name="Trigger (required)").fill("change_of_state")
+        page.get_by_role("textbox", name="Trigger (required)").press("Enter")
         page.get_by_role("button", name="Save as a dataset").click()  # the hidden tabs' buttons are not counted
         page.get_by_text("Stored jo-family").first.wait_for(timeout=60_000)
         page.get_by_role("link", name="Minimal pairs: jo-family/unembedded → question/generated").click()

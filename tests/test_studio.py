@@ -198,12 +198,16 @@ def test_the_studio_page_makes_a_family_from_one_sentence_or_says_why_not(open_p
     at.text_input(key="family_sentence").input("Jo stopped smoking.")
     at.text_input(key="family_name").input("jo-family").run()
     assert not at.exception and not at.warning
+    assert any("its trigger" in i.value for i in at.info)  # no trigger: nothing to save yet (was saved as "unknown")
+    assert not [b for b in at.button if b.key == "family_save"]
+    at.text_input(key="family_trigger").input("change_of_state").run()
     at.button(key="family_save").click().run()
     assert any("5 examples, 4 pairs" in s.value for s in at.success), [e.value for e in at.error]
     con = connect(store)
     try:
-        inputs = set(queries.examples_frame(con, "jo-family")["input"])
-        assert {"Jo stopped smoking.", "Did Jo stop smoking?", "If Jo stopped smoking, it's okay."} <= inputs
+        examples = queries.examples_frame(con, "jo-family")
+        assert {"Jo stopped smoking.", "Did Jo stop smoking?", "If Jo stopped smoking, it's okay."} <= set(examples["input"])
+        assert set(examples["trigger_type"]) == {"change_of_state"}
     finally:
         con.close()
 
