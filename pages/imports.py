@@ -52,6 +52,11 @@ def show_problem(title: str, exc: Exception) -> None:
 
 def run_form(described: dict) -> None:
     file = uploaded("Predictions file", "run_file")
+    if file and st.session_state.get("run_file_named") != file[1]:  # a new file: the dataset its name names
+        st.session_state["run_file_named"] = file[1]
+        named = predictions.dataset_from_name(file[1], list(described))
+        if named:
+            st.session_state["run_dataset"] = named
     left, middle, right = st.columns(3)
     dataset = left.selectbox("Dataset", list(described), key="run_dataset", bind="query-params")
     model = middle.text_input("Model name", key="run_model", placeholder=file[1].rsplit(".", 1)[0] if file else "my-model")
@@ -87,30 +92,44 @@ def run_form(described: dict) -> None:
     if st.button("Check", type="primary", key="run_check", icon=":material/fact_check:"):
         try:
             with store() as con:
-                st.session_state["run_plan"] = (signature, predictions.plan(con, read(file[0], file[1]), options))
+                table = read(file[0], file[1])
+                plan = predictions.plan(con, table, options)
+                best = (predictions.best_dataset(con, table, options, list(described))
+                        if plan.report.matched == 0 else None)
+                st.session_state["run_plan"] = (signature, plan, best)
         except (ValueError, LookupError, StoreLocked) as exc:
             show_problem("The file could not be checked", exc)
             return
     held = st.session_state.get("run_plan")
     if held and held[0] == signature:
-        show_run_plan(held[1])
+        show_run_plan(held[1], held[2])
     else:
         st.caption("Check the file to see the validation report; nothing is written before you save." if not held else
                    "The file or the options changed since the last check: check again.")
 
 
-def show_run_plan(plan: predictions.Plan) -> None:
+def use_dataset(name: str) -> None:
+    """Callback: choose the dataset the file's rows matched best."""
+    st.session_state["run_dataset"] = name
+
+
+def show_run_plan(plan: predictions.Plan, best: tuple[str, int] | None = None) -> None:
     report = plan.report
     st.subheader("Validation report")
-    counts = report.counts()
     a, b, c, d = st.columns(4)
     a.metric("Rows read", f"{report.rows:,}")
     b.metric("Matched", f"{report.matched:,}", help=f"by {widgets.plain(report.match_by)}")
     c.metric("Coverage", f"{report.coverage:.1%}", help=f"of {report.examples:,} examples")
     d.metric("Skipped / problems", f"{len(report.skipped):,} / {len(report.problems):,}")
     st.code(report.summary(), language=None, wrap_lines=True)
-    if counts:
+    if report.problems or report.skipped:
         st.dataframe(report.table(), hide_index=True, width="stretch")
+    if best:
+        st.warning(f"Its rows match **{widgets.plain(best[0])}** best: {best[1]:,} of {report.rows:,} rows. Use it, "
+                   "then check again.", icon=":material/lightbulb:")
+        st.button(f"Use {widgets.plain(best[0])}", key="run_use_best", on_click=use_dataset, args=(best[0],))
+    elif report.matched == 0:
+        st.info("No other dataset in the store matches its rows either: check the id or text column (and the split).")
     if not report.ok:
         st.error("Rejected: fix the problems above (or map columns and labels), then check again. Nothing was written.")
         return

@@ -14,4 +14,4 @@ if [ ! -f "$store" ]; then
   .venv/bin/python -m backend index || echo "The retrieval indexes could not be built (see above)."
 fi
 exec .venv/bin/python -m ui.serve run app.py --server.address localhost --server.port "${PORT:-8501}" \
-  --server.headless true --browser.gatherUsageStats false
+  --server.headless true --browser.gatherUsageStats false --server.maxUploadSize "${PLAB_IMPORT_MAX_MB:-1024}"

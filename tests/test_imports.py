@@ -371,3 +371,21 @@ def test_text_from_a_user_dataset_is_shown_as_text_not_markdown(store, open_page
     at = open_page(store, "pages/example.py", {"dataset": "evil", "example": "x1"})
     shown = [m.value for m in at.markdown if "evil" in m.value]
     assert not at.exception and shown and all("\\]\\(http" in m and "![" not in m for m in shown)
+
+
+def test_a_file_checked_against_the_wrong_dataset_names_the_one_its_rows_match(store, tmp_path):
+    """NOPE's predictions checked against CommitmentBank: nothing matches, the report counts 2,732 unmatched rows
+    (not one more for the file-level problem), and the dataset the rows do match is found."""
+    original = Lab(store).predictions(ROBERTA)
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"premise": original["input"], "hypothesis": original["hypothesis"],
+                  "predicted_label": original["label"].map(WORDS)}).to_csv(path, index=False)
+    table = read(path.read_bytes(), path.name)
+    options = predictions.Options(dataset="commitmentbank")
+    with session(store) as con:
+        plan = predictions.plan(con, table, options)
+        best = predictions.best_dataset(con, table, options, ["commitmentbank", "falseqa", "nope"])
+    assert plan.report.matched == 0 and not plan.report.ok
+    assert plan.report.counts() == {"unmatched": 2_732} and "unmatched: 2,732 rows" in plan.report.summary()
+    assert best == ("nope", 2_732)
+    assert predictions.dataset_from_name("roberta_nope.csv", ["commitmentbank", "nope"]) == "nope"

@@ -85,19 +85,42 @@ def test_commands_and_a_notebook_write_while_the_dashboard_runs_and_it_shows_the
         browser.close()
 
 
+CHOSEN = "[data-testid=stSelectbox] input[role=combobox]"  # the Import page's first selectbox: the dataset
+
+
 @pytest.mark.slow
 def test_the_import_page_uploads_checks_saves_and_the_run_shows_in_explore_and_on_the_overview(served_copy, copy_of_lab, tmp_path):
     from playwright.sync_api import sync_playwright
 
     upload = label_file(copy_of_lab["store"], tmp_path / "my-roberta.csv")
-    broken = tmp_path / "broken.csv"
+    unnamed = tmp_path / "preds.csv"  # names no dataset
+    shutil.copy(upload, unnamed)
+    broken = tmp_path / "broken_nope.csv"  # names its dataset
     pd.read_csv(upload).assign(predicted_label=lambda f: f["predicted_label"].where(f.index > 2, "maybe")).to_csv(broken, index=False)
     with sync_playwright() as p:
         browser, page = browser_page(p)
-        shows(page, served_copy, "imports?run_dataset=nope", "Choose a file to check", "import-empty")
-        page.get_by_role("combobox").first.wait_for()
-        page.locator("[data-testid=stFileUploaderDropzoneInput]").first.set_input_files(str(broken))
+        shows(page, served_copy, "imports", "Choose a file to check", "import-empty")
+        dataset = page.get_by_role("combobox").first
+        dataset.wait_for()
+        limit = page.locator("[data-testid=stFileUploaderDropzoneInstructions]").first.inner_text()
+        assert "1GB" in limit.replace(" ", "") or "1024MB" in limit.replace(" ", ""), limit  # as the README says
+        # a NOPE file checked against the default dataset: 0 matched, and the dataset its rows do match is named
+        page.locator("[data-testid=stFileUploaderDropzoneInput]").first.set_input_files(str(unnamed))
         page.get_by_text("Check the file to see the validation report").first.wait_for(timeout=60_000)  # upload rerun done
+        assert dataset.input_value() == "commitmentbank"  # the first dataset: the file's name names none
+        page.get_by_role("button", name="Check").click()
+        page.get_by_text("Its rows match nope best: 2,732 of 2,732 rows").first.wait_for(timeout=120_000)
+        page.get_by_text("unmatched: 2,732 rows").first.wait_for(timeout=30_000)  # rows, not rows + the file's problem
+        page.get_by_role("button", name="Use nope").click()
+        page.get_by_text("changed since the last check").first.wait_for(timeout=60_000)
+        assert dataset.input_value() == "nope"
+        # choose another dataset by hand: a file whose name names a dataset picks it
+        dataset.fill("commitmentbank")
+        dataset.press("Enter")
+        page.wait_for_function(f"() => document.querySelector('{CHOSEN}').value === 'commitmentbank'", timeout=60_000)
+        page.locator("[data-testid=stFileUploaderDropzoneInput]").first.set_input_files(str(broken))
+        page.wait_for_function(f"() => document.querySelector('{CHOSEN}').value === 'nope'", timeout=60_000)
+        page.get_by_text("changed since the last check").first.wait_for(timeout=60_000)
         page.get_by_role("button", name="Check").click()
         page.get_by_text("REJECTED").first.wait_for(timeout=90_000)
         page.get_by_text("unknown label: 3 rows").first.wait_for(timeout=30_000)  # lines 2-4, listed in the table too

@@ -9,7 +9,8 @@ must be asked for, and only user runs can be replaced or deleted.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -298,6 +299,34 @@ def examples_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFram
 def plan(con: duckdb.DuckDBPyConnection, table: Table, options: Options) -> Plan:
     """`check` a file read with `files.read` against the stored dataset (read it before opening the store)."""
     return check(table, examples_for(con, options.dataset), describe(con, options.dataset), options)
+
+
+def dataset_from_name(file_name: str, datasets: list[str]) -> str | None:
+    """The dataset a file's name names as a word (`roberta_nope.csv` → nope; the longest when several do).
+
+    >>> dataset_from_name("preds/roberta_nope-main.csv", ["commitmentbank", "nope"]), dataset_from_name("x.csv", ["nope"])
+    ('nope', None)
+    """
+    stem = Path(file_name).stem.lower()
+    named = [d for d in datasets if re.search(rf"(?<![a-z0-9]){re.escape(d.lower())}(?![a-z0-9])", stem)]
+    return max(named, key=len) if named else None
+
+
+def best_dataset(con: duckdb.DuckDBPyConnection, table: Table, options: Options,
+                 datasets: list[str]) -> tuple[str, int] | None:
+    """When a file matches none of `options.dataset`'s examples: the other dataset whose examples most of its rows
+    match (each checked as `plan` would, with that dataset's task), and how many; None when none matches."""
+    best = None
+    for name in datasets:
+        if name == options.dataset:
+            continue
+        try:
+            matched = plan(con, table, replace(options, dataset=name, task=None, run_id=None, split=None)).report.matched
+        except (ValueError, LookupError):
+            continue
+        if matched and (best is None or matched > best[1]):
+            best = (name, matched)
+    return best
 
 
 class RunExists(ValueError):

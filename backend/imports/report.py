@@ -42,7 +42,9 @@ class Report:
         return self.matched / self.examples if self.examples else 0.0
 
     def counts(self) -> dict[str, int]:
-        return pd.Series([p.kind for p in self.problems + self.skipped], dtype=object).value_counts().to_dict()
+        """Rows per kind of problem (a problem of the whole file or of the options is not a row)."""
+        rows = [p.kind for p in self.problems + self.skipped if p.where not in ("file", "options")]
+        return pd.Series(rows, dtype=object).value_counts().to_dict()
 
     def table(self) -> pd.DataFrame:
         """The listed problems and skipped rows (at most SHOWN per kind), for a page or a terminal."""
