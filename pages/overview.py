@@ -28,8 +28,12 @@ else:
     export.table(table.merge(query(queries.table_counts), on="dataset_id"), "Loaded datasets",
                  charts.provenance("all", int(loaded["examples"].sum())), key="datasets")
 for row in loaded.itertuples():
-    for note in row.notes or []:
-        st.info(f"**{widgets.plain(row.dataset_id)}** — {widgets.plain(note)}")  # file paths, a user's template: text
+    for note in row.notes or []:  # file paths; a generated dataset's origin, then its template
+        first, _, rest = note.partition("\n")
+        st.info(f"**{widgets.plain(row.dataset_id)}** — {widgets.plain(first)}")
+        if rest.strip():
+            with st.expander(f"{widgets.plain(row.dataset_id)}: the template it was generated from"):
+                st.code(rest, language="yaml")
 
 board = query(leaderboard.headline)
 if not board.empty:

@@ -90,6 +90,24 @@ def test_a_generated_set_is_a_user_dataset_with_pairs_and_projection_cells(real_
         con.close()
 
 
+def test_the_overview_shows_a_generated_datasets_template_as_code_collapsed(real_store, tmp_path, open_page):
+    from backend.imports import datasets as user_datasets
+    from backend.store.connection import connect
+
+    shutil.copy(real_store, tmp_path / "lab.duckdb")
+    con = connect(tmp_path / "lab.duckdb")
+    try:
+        user_datasets.save(con, templates.bundle(templates.expand(TEMPLATE, "stop.yaml"), "stop.yaml"))
+    finally:
+        con.close()
+    at = open_page(tmp_path / "lab.duckdb", "pages/overview.py")
+    assert not at.exception
+    said = [i.value for i in at.info if "stop\\-under\\-operators" in i.value]
+    assert len(said) == 1 and "generated from the template stop" in said[0] and "stopped" not in said[0]  # one line
+    template = [e for e in at.expander if "template it was generated from" in e.label]
+    assert len(template) == 1 and not template[0].proto.expanded  # collapsed
+    assert template[0].code[0].language == "yaml" and "{name} stopped" in template[0].code[0].value
+
 def test_the_generate_command_stores_nothing_when_the_template_is_wrong(tmp_path, capsys):
     from backend.__main__ import main
 
