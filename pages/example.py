@@ -51,7 +51,7 @@ def show_predictions(detail: dict, caption: str) -> None:
     frame = detail["predictions"]
     if frame.empty:
         st.info("No run has predicted this example yet: ask a model about it on the Playground, or make a run "
-                "with `python -m backend predict --model M --dataset D` (stop the dashboard first).")
+                "with `python -m backend predict --model M --dataset D`.")
         return
     frame = frame.loc[:, frame.notna().any()]
     export.table(frame, f"Model outputs for {detail['example']['example_id']}", caption, key="predictions",

@@ -34,6 +34,9 @@ def caption(n: int, cell: dict | None = None, runs: list[str] | None = None) -> 
 
 def examples(figure: str, cell: dict, key: str, choice: str | None = None) -> None:
     """The items behind the chosen cell, each row linking to the Example page."""
+    if not any(cell.values()):
+        st.info("Click a bar or cell above, or pick it with the boxes above, to list its items.")
+        return
     frame = widgets.linked_items("nope", nv.examples_in, figure, choice=choice, **cell)
     if frame is None:
         return

@@ -25,11 +25,8 @@ def pick_runs():
     ids = list(runs["run_id"])
     run_a = st.selectbox("Run A", ids, key="run_a", bind="query-params")
     others = [r for r in ids if r != run_a and runs.set_index("run_id").loc[r, "task"] == runs.set_index("run_id").loc[run_a, "task"]]
-    if not others:
-        st.info("Only one run of this task on this dataset: run or import another to compare.")
-        st.stop()
-    run_b = st.selectbox("Run B", others, key="run_b", bind="query-params")
-    return dataset, run_a, run_b, runs.set_index("run_id")["quality"]
+    run_b = st.selectbox("Run B", others, key="run_b", bind="query-params") if others else None
+    return dataset, run_a, run_b, runs.set_index("run_id")["quality"], datasets
 
 
 def show_summary(result: dict, caption: str) -> None:
@@ -69,10 +66,19 @@ st.title("Side by side")
 st.caption("Two runs' generated outputs on the same items. QA: exact match and token F1 against the acceptable "
            f"answers (right = exact match). Writing: unigram F1 and sentence BLEU against the gold presuppositions "
            f"and corrections, or the gold answers where a dataset has only those (right = F1 ≥ {outputs.RIGHT_F1}). Struck-through words are only in A, marked words only in B.")
+asked = st.query_params.get("dataset")  # before the picker replaces a value it cannot take
 with st.sidebar:
-    dataset, run_a, run_b, quality = pick_runs()
+    dataset, run_a, run_b, quality, datasets = pick_runs()
     outcome = st.segmented_control("Show", ["all", *outputs.OUTCOMES, outputs.NO_GOLD], default="all", key="outcome", bind="query-params") or "all"
     sort = st.selectbox("Sort", list(SORTS), format_func=SORTS.get, key="sort", bind="query-params")
+if asked and asked not in datasets and asked in widgets.loaded_dataset_ids():
+    st.info(f"Side by side compares generated outputs (QA and writing runs); {widgets.plain(asked)} has none. Compare "
+            f"its classification runs on Explore (run A and run B), or here the outputs on {widgets.plain(dataset)}.")
+    st.page_link("pages/explore.py", label=f"Compare runs on {widgets.plain(asked)} in Explore",
+                 icon=":material/filter_alt:", query_params={"dataset": asked})
+if run_b is None:
+    st.info(f"Only one run of this task on {widgets.plain(dataset)}: run or import another to compare.")
+    st.stop()
 try:
     frame = query(outputs.side_by_side, run_a, run_b)
 except ValueError as exc:

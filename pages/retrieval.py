@@ -90,7 +90,7 @@ def attribution() -> None:
     runs = query(inspector.qa_runs, DATASET)
     if runs.empty:
         st.info("No retrieval-augmented QA run yet. Make one with `python -m backend predict --model smollm2-135m "
-                "--dataset ifqa --split S-dev --retriever hybrid` (stop the dashboard first), then reload.")
+                "--dataset ifqa --split S-dev --retriever hybrid`, then reload.")
         return
     left, right = st.columns([3, 1])
     run_id = left.selectbox("QA run", list(runs["run_id"]), key="qa_run", bind="query-params")

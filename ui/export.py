@@ -55,12 +55,21 @@ def chart(figure: alt.Chart | Callable[..., alt.Chart], title: str, caption: str
                         key=f"{key}-png", on_click="ignore", icon=":material/image:", width="content")
     row.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
                         key=f"{key}-svg", on_click="ignore", icon=":material/draw:", width="content")
-    row.button("Pin to report", key=f"{key}-pin", icon=":material/push_pin:", width="content",
-               on_click=_pin, args=("chart", title, caption, lambda: charts.to_json(figure)))
+    _pin_button(row, "chart", key, title, caption, lambda: charts.to_json(figure))
     return event
 
 
-def _pin(kind: str, title: str, caption: str, content: Callable[[], str]) -> None:
+def _pin_button(row, kind: str, key: str, title: str, caption: str, content: Callable[[], str]) -> None:
+    """*Pin to report*; once this very view (title and caption: its dataset, filters, n, runs) is pinned in this
+    session, the button says so instead, until the view changes."""
+    pinned = (key, title, caption) in st.session_state.get("pinned", set())
+    row.button("Pinned to report" if pinned else "Pin to report", key=f"{key}-pin", width="content",
+               icon=":material/check:" if pinned else ":material/push_pin:", disabled=pinned,
+               help="In the report: see the Report page" if pinned else None,
+               on_click=_pin, args=(kind, key, title, caption, content))
+
+
+def _pin(kind: str, key: str, title: str, caption: str, content: Callable[[], str]) -> None:
     """Callback: add the chart or table to the report (the spec or rows are made only now) and say so."""
     from ui.resources import StoreLocked, store
 
@@ -70,6 +79,7 @@ def _pin(kind: str, title: str, caption: str, content: Callable[[], str]) -> Non
     except (report.ReportError, StoreLocked) as exc:
         st.toast(f"Not pinned: {plain(str(exc))}", icon=":material/error:")
         return
+    st.session_state.setdefault("pinned", set()).add((key, title, caption))
     st.toast(f"Pinned to the report: {plain(title)}", icon=":material/push_pin:")
 
 
@@ -124,5 +134,4 @@ def downloads(frame: Callable[[], pd.DataFrame], title: str, caption: str, key: 
     row.download_button(f"LaTeX{suffix}", lambda: report.latex(frame(), title, caption).encode(), f"{_slug(title)}.tex",
                         "application/x-tex", key=f"{key}-latex", on_click="ignore", icon=":material/functions:",
                         width="content")
-    row.button("Pin to report", key=f"{key}-pin", icon=":material/push_pin:", width="content",
-               on_click=_pin, args=("table", title, caption, lambda: report.table_json(frame())))
+    _pin_button(row, "table", key, title, caption, lambda: report.table_json(frame()))

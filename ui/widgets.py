@@ -72,6 +72,11 @@ def require(fn: Callable, *args, empty: str) -> Any:
     return result
 
 
+def loaded_dataset_ids() -> list[str]:
+    """The ids of the datasets in the store."""
+    return list(query(queries.loaded_datasets)["dataset_id"])
+
+
 def dataset_select(container=st) -> str:
     """The dataset selectbox (URL parameter `dataset`), over datasets with examples; NOPE first when loaded."""
     loaded = require(queries.loaded_datasets, empty="The store is empty: run `python -m backend ingest` and reload.")
