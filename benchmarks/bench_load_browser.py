@@ -84,7 +84,7 @@ async def ask_protocol(tab: Session, n: int) -> float:
         await tab.run()
     started = time.perf_counter()
     await tab.run({tab.widget("text_area", "Question"): question(n), tab.widget("button", "Ask"): True})
-    if not any("stored in `live/" in text for text in tab.texts()):
+    if not any("stored in live/" in text for text in tab.texts()):  # the run id, escaped as text
         raise RuntimeError(f"question {n}: the Playground finished without an answer")
     return time.perf_counter() - started
 
