@@ -59,7 +59,8 @@ def figure2(report: dict, choice: str) -> None:
     long["bar"] = long["trigger_type"].map(pretty) + " · " + short + " (n=" + long["n"].astype(str) + ")"
     order = list(dict.fromkeys(long.sort_values(["trigger_type", "polarity"], ascending=[True, False])["bar"]))
     chart = alt.Chart(long).mark_bar().encode(
-        y=alt.Y("bar:N", sort=order, title="Trigger · polarity (n items)", axis=alt.Axis(labelLimit=320)),
+        y=alt.Y("bar:N", sort=order, title="Trigger · polarity (n items)",  # the title left of the longest label
+                axis=alt.Axis(labelLimit=320, titlePadding=12, titleAngle=-90, titleX=-300)),
         x=alt.X("share:Q", stack="zero", title="Share of items (%)", scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("label:N", scale=charts.label_scale(LABELS), sort=LABELS, title="Gold label"),
         order=alt.Order("rank:Q"), tooltip=["trigger_type", "polarity", "label", alt.Tooltip("share:Q", format=".1f"), "n"],

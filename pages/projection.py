@@ -30,7 +30,8 @@ def heatmap(table, caption: str) -> None:
     frame = table.assign(row=row_label(table), pct=(100 * table["human"]).round(0))
     order = list(dict.fromkeys(frame["row"]))
     base = alt.Chart(frame).encode(
-        x=alt.X("operator:N", sort=OPERATORS, title="Operator", axis=alt.Axis(labelAngle=0, orient="top")),
+        x=alt.X("operator:N", sort=OPERATORS, title="Operator",  # every operator labelled, over its column
+                axis=alt.Axis(labelAngle=0, orient="top", labelOverlap=False, labelAlign="center")),
         y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=420, labelOverlap=False)))
     cells = base.mark_rect(stroke="white").encode(
         color=alt.Color("human:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="Survives (share)"),
@@ -39,7 +40,7 @@ def heatmap(table, caption: str) -> None:
     ).add_params(charts.pick("dataset", "trigger", "operator"))
     text = base.mark_text(fontSize=11).encode(text=alt.Text("pct:Q", format=".0f"),
                                                color=alt.condition("datum.human > 0.6", alt.value("white"), alt.value("black")))
-    figure = (cells + text).properties(width=charts.WIDTH // 2, height=24 * len(order))
+    figure = (cells + text).properties(width=charts.WIDTH, height=24 * len(order))  # 84 px a column: its label fits
     export.chart(figure, "Presupposition survival by trigger and operator (people / gold)", caption, "heat",
                  choose={"dataset": "cell_dataset", "trigger": "cell_trigger", "operator": "cell_operator"})
 

@@ -6,7 +6,7 @@ import json
 import streamlit as st
 
 from backend import report
-from ui import widgets
+from ui import export, widgets
 from ui.resources import StoreLocked, query, store
 
 
@@ -30,7 +30,7 @@ def show(row, first: bool, last: bool) -> None:
         drop.button("", key=f"remove-{row.item_id}", icon=":material/delete:", help="Remove from the report",
                     on_click=change, args=(report.remove, row.item_id))
         if row.kind == "chart":
-            st.vega_lite_chart(json.loads(row.content), width="content")
+            export.pinned_chart(json.loads(row.content))
         else:
             st.dataframe(report.table_frame(row.content), hide_index=True, width="stretch")
         st.caption(widgets.plain(report.caption_of(row)))

@@ -41,8 +41,7 @@ def chart(figure: alt.Chart | Callable[..., alt.Chart], title: str, caption: str
     else:
         plot_height = getattr(figure, "height", None)
         figure = charts.titled(figure, title, caption)
-    # Streamlit's chart frame ignores the spec's height for band scales: pass it on, plus title and axes
-    sized = {"height": int(plot_height) + 130} if isinstance(plot_height, (int, float)) else {}
+    sized = frame_height(plot_height)
     chart_key = f"{key}-chart"
     clickable = {"on_select": lambda: _apply_click(chart_key, choose), "key": chart_key} if choose else \
         {"on_select": "rerun", "key": chart_key} if select else {}
@@ -57,6 +56,16 @@ def chart(figure: alt.Chart | Callable[..., alt.Chart], title: str, caption: str
                         key=f"{key}-svg", on_click="ignore", icon=":material/draw:", width="content")
     _pin_button(row, "chart", key, title, caption, lambda: charts.to_json(figure))
     return event
+
+
+def frame_height(plot_height) -> dict:
+    """Streamlit's chart frame ignores the spec's height for band scales: pass it on, plus title and axes."""
+    return {"height": int(plot_height) + 130} if isinstance(plot_height, (int, float)) else {}
+
+
+def pinned_chart(spec: dict) -> None:
+    """A pinned chart as its page drew it: as wide as the column, as tall as its spec says."""
+    st.vega_lite_chart(spec, width="stretch", **frame_height(spec.get("height")))
 
 
 def _pin_button(row, kind: str, key: str, title: str, caption: str, content: Callable[[], str]) -> None:

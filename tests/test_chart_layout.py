@@ -1,0 +1,50 @@
+"""Charts laid out to be read (issue 26, item 5): the Projection heat map labels every operator column, NOPE
+Figure 2's axis title sits clear of its labels, and a pinned chart on the Report page is drawn as its page drew
+it (full width, its spec's height) rather than in a 270 × 140 box. Checked on the specs the pages send (the
+pixels were checked by screenshots; a chart's layout has no DOM text to assert on)."""
+from __future__ import annotations
+
+import json
+
+from ui import charts, export
+
+
+def specs(at) -> dict[str, dict]:
+    """The Vega-Lite specs a page sent, by the first line of their title."""
+    def walk(node):
+        yield node
+        for child in getattr(node, "children", {}).values():
+            yield from walk(child)
+    found = {}
+    for node in walk(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is not None and getattr(proto, "DESCRIPTOR", None) is not None and proto.DESCRIPTOR.name == "VegaLiteChart":
+            spec = json.loads(proto.spec)
+            title = spec.get("title", {})
+            found[(title.get("text") if isinstance(title, dict) else title) or ""] = spec
+    return found
+
+
+def encoding(spec: dict, channel: str) -> dict:
+    layers = spec.get("layer", [spec])
+    return next(layer["encoding"][channel] for layer in layers if channel in layer.get("encoding", {}))
+
+
+def test_the_projection_heat_map_labels_every_operator(real_store, open_page):
+    at = open_page(real_store, "pages/projection.py")
+    heat = next(s for t, s in specs(at).items() if str(t).startswith("Presupposition survival"))
+    x = encoding(heat, "x")
+    assert x["axis"]["labelOverlap"] is False and x["axis"]["labelAngle"] == 0  # none hidden, none slanted
+    assert heat["width"] >= 80 * 5  # room for "unembedded" over each of the five columns
+
+
+def test_nope_figure_2_keeps_its_axis_title_clear_of_the_labels(real_store, open_page):
+    at = open_page(real_store, "pages/nope.py")
+    figure = next(s for t, s in specs(at).items() if str(t).startswith("NOPE Figure 2"))
+    axis = encoding(figure, "y")["axis"]
+    assert axis["titleX"] <= -axis["labelLimit"] + 30  # placed left of the widest label the axis allows
+
+
+def test_a_pinned_chart_is_drawn_at_its_own_height():
+    assert export.frame_height(charts.WIDTH // 3) == {"height": charts.WIDTH // 3 + 130}  # plot + title and axes
+    assert export.frame_height(None) == {}
