@@ -85,7 +85,7 @@ def cmd_map(args: argparse.Namespace) -> int:
         if target.is_file() and not args.force:
             print(f"{args.dataset}: the {args.method} map is cached at {target}")
             return 0
-        target, timing = embedding_map.build(target, items, args.method)
+        target, timing = embedding_map.build(target, items, args.method, progress=True)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}")
         return 1

@@ -60,15 +60,27 @@ def compute(con: duckdb.DuckDBPyConnection, dataset_id: str, method: str = "umap
     return build(path(con, dataset_id, method), texts(con, dataset_id), method, embedder)
 
 
-def build(target: Path, items: pd.DataFrame, method: str, embedder=None) -> tuple[Path, dict]:
-    """Embed the items' texts, reduce them and write the map to `target` (replaced atomically)."""
+def vectors_path(target: Path) -> Path:
+    """Where a map's item embeddings are kept: beside it, one file per dataset version for every method."""
+    return target.with_name(target.stem.rsplit("-", 1)[0] + "-vectors.npz")
+
+
+def build(target: Path, items: pd.DataFrame, method: str, embedder=None, progress: bool = False) -> tuple[Path, dict]:
+    """Embed the items' texts (or read the embeddings kept from an earlier map of this dataset version), reduce
+    them and write the map to `target` (replaced atomically); embedding is the slow part, so it shows progress
+    when asked and its result is kept for the next map or method."""
     if items.empty:
         raise ValueError("dataset: no examples to map")
-    if embedder is None:
-        from backend.models.embed import Embedder
-        embedder = Embedder()
     started = time.perf_counter()
-    vectors = np.asarray(embedder.encode(list(items["text"].fillna(""))), dtype=np.float32)
+    vectors = _kept(vectors_path(target), items)
+    if vectors is None:
+        if embedder is None:
+            from backend.models.embed import Embedder
+            embedder = Embedder()
+        texts = list(items["text"].fillna(""))
+        described = f"embedding {len(texts):,} items (the slow part; kept for the next map)" if progress else None
+        vectors = np.asarray(embedder.encode(texts, progress=described), dtype=np.float32)
+        _keep(vectors_path(target), items, vectors)
     embedded = time.perf_counter()
     xy = reduce(vectors, method)
     reduced = time.perf_counter()
@@ -77,6 +89,24 @@ def build(target: Path, items: pd.DataFrame, method: str, embedder=None) -> tupl
     pq.write_table(pa.table({"example_id": items["example_id"], "x": xy[:, 0], "y": xy[:, 1]}), partial)
     partial.replace(target)
     return target, {"items": len(items), "embed_s": embedded - started, "reduce_s": reduced - embedded}
+
+
+def _kept(cache: Path, items: pd.DataFrame) -> np.ndarray | None:
+    """The kept embeddings when they are of exactly these items' texts, else None."""
+    if not cache.is_file():
+        return None
+    with np.load(cache, allow_pickle=False) as kept:
+        same = (len(kept["example_id"]) == len(items) and (kept["example_id"] == items["example_id"].astype(str)).all()
+                and (kept["text"] == items["text"].fillna("").astype(str)).all())
+        return kept["vectors"] if same else None
+
+
+def _keep(cache: Path, items: pd.DataFrame, vectors: np.ndarray) -> None:
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_suffix(".partial.npz")
+    np.savez(partial, example_id=np.array(items["example_id"].astype(str), dtype=str),  # text, not pickled objects
+             text=np.array(items["text"].fillna("").astype(str), dtype=str), vectors=vectors)
+    partial.replace(cache)
 
 
 def points(con: duckdb.DuckDBPyConnection, dataset_id: str, method: str, run_id: str | None = None,

@@ -3,6 +3,9 @@ a run's correctness as Explore counts it, Explore's filters highlight the same i
 its items, and the page computes a missing map in a process of its own (the real embedder)."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -70,3 +73,36 @@ def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_c
                                                    "extra.operator": "negation"})
     assert not shown.exception and not shown.error
     assert any("6 of 18 points match" in c.value for c in shown.caption), [c.value for c in shown.caption]
+
+
+def test_the_item_embeddings_are_kept_so_the_next_method_does_not_embed_again(store_copy, data_dir):
+    """Embedding is the slow part of a map: the second method reuses the kept vectors (the embedder is not
+    called), and a changed text is embedded afresh."""
+    class Counting(WordsEmbedder):
+        calls = 0
+
+        def encode(self, texts, progress=None):
+            Counting.calls += 1
+            return super().encode(texts)
+
+    with session(store_copy) as con:
+        items = embedding_map.texts(con, "nope")
+        first, _ = embedding_map.build(embedding_map.path(con, "nope", "pca"), items, "pca", Counting())
+        second, timing = embedding_map.build(embedding_map.path(con, "nope", "umap"), items, "umap", Counting())
+    assert Counting.calls == 1 and embedding_map.vectors_path(first) == embedding_map.vectors_path(second)
+    assert timing["items"] == 2732
+    changed = items.assign(text=items["text"].where(items.index > 0, "another text"))
+    embedding_map.build(first, changed, "pca", Counting())
+    assert Counting.calls == 2  # the kept vectors were of other texts
+
+
+def test_the_map_command_shows_embedding_progress_with_the_time_left(store_copy, data_dir):
+    """What the Map page shows while it computes: the command's progress line (count, rate, time left)."""
+    from backend.studio import templates
+    with session(store_copy) as con:
+        templates.save(con, templates.expand(TEMPLATE), "t.yaml")
+    done = subprocess.run([sys.executable, "-m", "backend", "--store", str(store_copy), "map", "stop-under-operators",
+                           "--method", "pca"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PLAB_DATA_DIR": str(data_dir)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "embedding 18 items (the slow part" in done.stderr and "18/18" in done.stderr and "<00:00" in done.stderr

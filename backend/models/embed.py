@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm import tqdm
 from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
@@ -48,14 +49,17 @@ class Embedder:
     def dimension(self) -> int:
         return int(self.model.config.hidden_size)
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """len(texts) × dimension float32 array of L2-normalised embeddings, in input order."""
+    def encode(self, texts: list[str], progress: str | None = None) -> np.ndarray:
+        """len(texts) × dimension float32 array of L2-normalised embeddings, in input order; with `progress`, a
+        progress bar (count, rate and time left) on stderr described by it."""
         order = np.argsort([len(t) for t in texts], kind="stable")
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        with self.lock, torch.inference_mode():
+        with self.lock, torch.inference_mode(), tqdm(total=len(texts), desc=progress, unit=" items",
+                                                      disable=progress is None, mininterval=1) as bar:
             for start in range(0, len(texts), self.batch_size):
                 chosen = order[start:start + self.batch_size]
                 out[chosen] = self._batch([texts[i] for i in chosen])
+                bar.update(len(chosen))
         return out
 
     def _batch(self, texts: list[str]) -> np.ndarray:
