@@ -52,6 +52,20 @@ def start(store: Path | str, model: str, dataset: str, task: str = "nli") -> str
     return run_id
 
 
+# What `train` makes for a task when no loadable model does it: the command, the model it registers, its cost
+TRAINING = {"nli": (["train", "nli"], "minilm-nli", "about 25 minutes on 2 CPU cores"),
+            "detect": (["train", "detect", "--dataset", "falseqa"], "minilm-fp-falseqa", "about 3 minutes on 2 CPU cores")}
+
+
+def start_training(store: Path | str, task: str) -> str:
+    """Start `train` for `task` (the bundled MiniLM fine-tuned here, see TRAINING) in a process of its own; its key."""
+    if task not in TRAINING:
+        raise ValueError(f"task: nothing is trained here for {task!r}; expected one of {', '.join(TRAINING)}")
+    key = f"train-{task}"
+    _spawn(key, store, TRAINING[task][0])
+    return key
+
+
 def start_map(store: Path | str, dataset: str, method: str) -> str:
     """Start `map DATASET --method M` (embed + reduce, minutes for large sets) in a process of its own; its key."""
     key = f"map-{dataset}-{method}"

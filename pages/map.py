@@ -24,9 +24,9 @@ def computing(key: str) -> None:
 
 def missing(dataset: str, method: str) -> None:
     st.info(f"No {widgets.plain(method.upper())} map of {widgets.plain(dataset)} yet. Computing it embeds every item "
-            "with the bundled embedder — the slow part, about 20 items a second on 2 CPU cores (some 2 minutes for "
-            "NOPE's 2,732 items), shown with the time left — then reduces the vectors to 2-D (UMAP or PCA: seconds). "
-            "The embeddings are kept, so the other method, or the map after a restart, takes seconds; the map is "
+            "with the bundled embedder — the slow part, 20 to 90 items a second on 2 CPU cores (70 s for NOPE's "
+            "2,732 items), shown with the time left — then reduces the vectors to 2-D (PCA: under a second; UMAP: "
+            "about 25 s for NOPE). The embeddings are kept, so the other method needs only its reduction; the map is "
             "cached until the dataset changes. It runs in a process of its own; in a terminal: python -m backend map "
             f"{widgets.plain(dataset)} --method {widgets.plain(method)}.")
     job = st.session_state.get("map_job")

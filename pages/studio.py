@@ -42,7 +42,9 @@ def save(made: templates.Expansion, source: str, key: str) -> None:
         st.code(str(exc), language=None, wrap_lines=True)
         return
     st.success(f"Stored {widgets.plain(made.name)}: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items()))
-    st.code(f".venv/bin/python -m backend predict --model minilm-nli --dataset {made.name}", language="bash")
+    st.caption("Run a model on it in the *Run a model* tab (it says how to get one if none can run here), or in a "
+               "terminal (`python -m backend models` lists the models that load here):")
+    st.code(f".venv/bin/python -m backend predict --model MODEL --dataset {made.name}", language="bash")
     for pair_set in templates.pair_sets(made):
         st.page_link("pages/pairs.py", label=f"Minimal pairs: {widgets.plain(pair_set)}", icon=":material/compare_arrows:",
                      query_params={"pairs": pair_set})
@@ -192,6 +194,33 @@ def job_progress(run_id: str, dataset: str) -> None:
                      query_params={"cell_dataset": dataset})
 
 
+def no_model(task: str) -> None:
+    """Never a dead end: the ways to get a model for `task`, with a button for the one that runs from here."""
+    st.warning(f"No model that can be loaded here does {widgets.plain(task)} yet. Ways on:", icon=":material/route:")
+    training = jobs.TRAINING.get(task)
+    if training:
+        command, model, cost = training
+        st.markdown(f"1. **Train one here**: the bundled MiniLM fine-tuned as {widgets.plain(model)}, "
+                    f"{widgets.plain(cost)}, in the background (in a terminal: python -m backend "
+                    f"{widgets.plain(' '.join(command))}). When it is done it is listed in the Model box above.")
+        key = f"train-{task}"
+        if jobs.alive(key):
+            st.info(f"Training… {widgets.plain(jobs.last_line(key))}", icon=":material/hourglass:")
+            st.button("Refresh", key="train_refresh", icon=":material/refresh:")
+        elif st.button(f"Train {widgets.plain(model)} now", type="primary", key="train_start", icon=":material/school:"):
+            try:
+                jobs.start_training(store_ref(), task)
+            except ValueError as exc:
+                st.error(widgets.message(exc))
+            st.rerun()
+        elif jobs.read(key):
+            st.caption(f"The last training said: {widgets.plain(jobs.last_line(key))}")
+    st.markdown("2. **Register a model you have** (a local folder, or a hub id when online) in "
+                "data/registry.local.toml: see the README's *Models and live inference*; `python -m backend models` "
+                "says which load here.\n3. **Import a run** you made elsewhere: its predictions, on the Import page.")
+    st.page_link("pages/imports.py", label="Import a run", icon=":material/upload_file:")
+
+
 def run_model() -> None:
     st.caption("Run a model on one of your datasets in the background: it runs as its own process (the dashboard "
                "stays responsive for everyone), writes as it goes, and resumes where it stopped if started again.")
@@ -204,7 +233,7 @@ def run_model() -> None:
     task, models = mine[dataset]
     model = right.selectbox("Model", models, key="job_model", placeholder="no model here can run on it")
     if not models:
-        st.info(f"No model that can be loaded here does {widgets.plain(task)}: see `python -m backend models`.")
+        no_model(task)
         return
     if st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
         try:

@@ -388,3 +388,38 @@ def test_the_studio_page_generates_fact_pairs_on_request_and_saves_them(open_pag
     assert not at.exception and any(f"{2 * pairs} examples, {pairs} pairs" in s.value for s in at.success)
     with session(store) as con:
         assert con.execute("SELECT count(*) FROM pairs WHERE dataset_id = 'hotpot-page'").fetchone()[0] == pairs
+
+
+def test_run_a_model_with_no_model_for_the_task_shows_the_ways_on_and_starts_training(store_copy, tmp_path, open_page,
+                                                                                    monkeypatch):
+    """No dead end: with no loadable NLI model, the tab gives the ways on (train here with its cost, register,
+    import) and its button starts the training as a background job (stopped here at once: it takes 25 min)."""
+    import os
+    import signal
+
+    from backend import jobs
+    from backend.imports import datasets as user_datasets
+    from backend.markdown import plain
+    from backend.store.access import session
+
+    monkeypatch.setenv("PLAB_DATA_DIR", str(tmp_path / "data"))  # no trained or registered model here
+    with session(store_copy) as con:
+        user_datasets.save(con, templates.bundle(templates.expand(TEMPLATE, "stop.yaml"), "stop.yaml"))
+        task, models = jobs.choices(con)["stop-under-operators"]
+    if models:
+        pytest.skip(f"this checkout has NLI models that load ({models}): the dead end cannot happen here")
+    at = open_page(store_copy, "pages/studio.py")
+    assert not at.exception
+    assert any("No model that can be loaded here does nli yet" in w.value for w in at.warning)
+    said = " ".join(m.value for m in at.markdown)
+    assert "about 25 minutes on 2 CPU cores" in said and "registry" in said and "Import a run" in said
+    assert any("imports" in link.proto.page for link in at.get("page_link"))
+    train = next(b for b in at.button if b.key == "train_start")
+    assert train.label == f"Train {plain('minilm-nli')} now"  # the model's name, escaped as text
+    at = train.click().run()
+    job = jobs.read("train-nli")
+    try:
+        assert job["command"][-2:] == ["train", "nli"] and jobs.alive("train-nli")
+        assert any("Training" in i.value for i in at.info)
+    finally:
+        os.killpg(job["pid"], signal.SIGTERM)
