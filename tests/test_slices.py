@@ -133,6 +133,8 @@ def test_the_slice_finder_page_lists_slices_with_links(open_page, real_store):
     at = open_page(real_store, "pages/slices.py", {"dataset": "nope", "run_a": ROBERTA})
     assert not at.exception and not at.error
     assert at.metric[0].value == "2,732" and int(at.metric[2].value.replace(",", "")) > 100
+    others = next(m for m in at.multiselect if m.key == "others")
+    assert others.value == [] and len(others.options) > 2  # other runs' correctness: none until picked
     table = at.dataframe[0].value
     assert table["open"].str.startswith("explore?dataset=nope").all() and table["q (BH)"].is_monotonic_increasing
 
