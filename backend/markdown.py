@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&])")  # & too: "&#58;" would decode to ":" 
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&])")  # & too: "&#58;" would decode to ":"
 JOINER = "\u2060"
 # Where a GFM autolink literal could start: a scheme's "://", "www." (any case), the "@" of an e-mail.
 _AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=[wW]{3})(?=\\?\.)|(?<=@)")

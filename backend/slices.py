@@ -163,7 +163,7 @@ def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH,
     table["q (BH)"] = multipletests(p, method="fdr_bh")[1]
     table["significant"] = table["q (BH)"] < alpha
     table["depth"] = table["facets"].map(len)
-    table["slice"] = [" ∧ ".join(f"{f} = {v}" for f, v in zip(fs, vs)) for fs, vs in zip(table["facets"], table["values"])]
+    table["slice"] = _names(table)
     table = (table.assign(_severity=severity).sort_values(["q (BH)", "_severity", "n"], ascending=[True, False, False],
                                                           kind="stable").drop(columns="_severity").reset_index(drop=True))
     return Found(table, len(table), overall, len(frame), tuple(facets), time.perf_counter() - started, asked)
@@ -178,11 +178,15 @@ def _merged(table: pd.DataFrame) -> pd.DataFrame:
         return table.assign(**{"same as": []}).drop(columns=["print1", "print2"])
     table = table.assign(_depth=table["facets"].map(len)).sort_values("_depth", kind="stable")
     key = ["n", "print1", "print2"]
-    names = [" ∧ ".join(f"{f} = {v}" for f, v in zip(fs, vs)) for fs, vs in zip(table["facets"], table["values"])]
-    groups = table.assign(_name=names).groupby(key, sort=False)["_name"]
+    groups = table.assign(_name=_names(table)).groupby(key, sort=False)["_name"]
     same = groups.transform(lambda n: "; ".join(n.iloc[1:]))
     return (table.assign(**{"same as": same}).drop_duplicates(key).drop(columns=[*key[1:], "_depth"])
             .reset_index(drop=True))
+
+
+def _names(table: pd.DataFrame) -> list[str]:
+    """Each slice as 'facet = value ∧ …'."""
+    return [" ∧ ".join(f"{f} = {v}" for f, v in zip(fs, vs)) for fs, vs in zip(table["facets"], table["values"])]
 
 
 def _compared(table: pd.DataFrame, question: str, overall: float, total_n: int, total: float,
