@@ -94,8 +94,8 @@ def run_form(described: dict) -> None:
             with store() as con:
                 table = read(file[0], file[1])
                 plan = predictions.plan(con, table, options)
-                best = (predictions.best_dataset(con, table, options, list(described))
-                        if plan.report.matched == 0 else None)
+                unmatched = plan.report.matched == 0 and not any(p.kind == "column" for p in plan.report.problems)
+                best = (predictions.best_dataset(con, table, options, list(described)) or ()) if unmatched else None
                 st.session_state["run_plan"] = (signature, plan, best)
         except (ValueError, LookupError, StoreLocked) as exc:
             show_problem("The file could not be checked", exc)
@@ -113,7 +113,9 @@ def use_dataset(name: str) -> None:
     st.session_state["run_dataset"] = name
 
 
-def show_run_plan(plan: predictions.Plan, best: tuple[str, int] | None = None) -> None:
+def show_run_plan(plan: predictions.Plan, best: tuple | None = None) -> None:
+    """The validation report; `best`: the dataset the rows match best when none matched (() when no other does,
+    None when it was not looked for)."""
     report = plan.report
     st.subheader("Validation report")
     a, b, c, d = st.columns(4)
@@ -128,7 +130,7 @@ def show_run_plan(plan: predictions.Plan, best: tuple[str, int] | None = None) -
         st.warning(f"Its rows match **{widgets.plain(best[0])}** best: {best[1]:,} of {report.rows:,} rows. Use it, "
                    "then check again.", icon=":material/lightbulb:")
         st.button(f"Use {widgets.plain(best[0])}", key="run_use_best", on_click=use_dataset, args=(best[0],))
-    elif report.matched == 0:
+    elif best == ():
         st.info("No other dataset in the store matches its rows either: check the id or text column (and the split).")
     if not report.ok:
         st.error("Rejected: fix the problems above (or map columns and labels), then check again. Nothing was written.")
