@@ -10,7 +10,10 @@
     python -m backend evaluate --dataset nope     # the paper's tables as Markdown + a JSON report
     python -m backend predict --model smollm2-135m --dataset falseqa --split test
     python -m backend train nli                   # ~25 min on 2 CPU cores
-    python -m backend models                      # what is registered, installed, missing
+    python -m backend models                      # what is registered, installed, missing (endpoints probed)
+    python -m backend models add my-llm --base-url http://localhost:8000/v1 --model M --api-key-env MY_KEY
+    python -m backend prompts                     # the prompt templates
+    python -m backend predict --model my-llm --dataset nope --template nli-few-shot --max-cost 2
     python -m backend import-run preds.csv --dataset nope --model my-roberta   # your predictions as a run
     python -m backend backup                      # your runs, ratings and datasets as Parquet (restore puts them back)
 """
@@ -26,6 +29,8 @@ import duckdb
 from backend.datasets import DATASETS
 from backend.descriptions import UnknownDataset, describe
 from backend.imports import cli as import_cli
+from backend.models.output import RunStopped
+from backend.models.prompts.templates import TemplateProblem
 from backend.store import cli as store_cli
 from backend.store.access import StoreBusy, session
 from backend.store.connection import StoreDamaged, damaged, store_path
@@ -122,7 +127,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from backend.store import queries
 
     request = runs.Request(model=args.model, dataset=args.dataset, task=args.task, split=args.split,
-                           retriever=args.retriever, k=args.k, limit=args.limit)
+                           retriever=args.retriever, k=args.k, limit=args.limit, template=args.template,
+                           shots=args.shots, samples=args.samples, temperature=args.temperature)
     retrievers = None
     try:
         if args.retriever and args.engine == "local":  # Ray actors load the saved indexes themselves
@@ -130,9 +136,16 @@ def cmd_predict(args: argparse.Namespace) -> int:
             with session(args.store) as con:
                 retrievers = load_all(con)
         # opens the store per chunk: the dashboard stays usable
-        run_id = runs.predict(args.store, request, retrievers, engine=args.engine, address=args.address)
+        run_id = runs.predict(args.store, request, retrievers, engine=args.engine, address=args.address,
+                              max_cost=args.max_cost)
     except FileNotFoundError as exc:  # no store, or no index
         print(exc)
+        return 1
+    except RunStopped as exc:  # the server went away, a key was refused, a budget was reached
+        print(f"error: the run stopped: {exc}\nWhat was done is stored; the same command resumes the run.", file=sys.stderr)
+        return 1
+    except (ValueError, TemplateProblem) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     with session(args.store) as con:
         print(f"run {run_id}: {queries.run_status(con, run_id)}")
@@ -167,9 +180,35 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     from backend import registry
 
+    if getattr(args, "action", None) == "add":
+        try:
+            path = registry.add_endpoint(args.name, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
+                                         tasks=args.task, max_concurrency=args.max_concurrency, timeout_s=args.timeout_s,
+                                         price_in=args.price_in, price_out=args.price_out, daily_cap=args.daily_cap,
+                                         quality=args.quality)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"registered {args.name} in {path}")
     for model in registry.specs().values():
         available, line = registry.status(model)
-        print(f"{'ok     ' if available else 'MISSING'} {model.task:8} {line}")
+        where = "endpoint" if model.is_endpoint else model.task
+        print(f"{'ok     ' if available else 'MISSING'} {where:8} {line}")
+    return 0
+
+
+def cmd_prompts(args: argparse.Namespace) -> int:
+    from backend.models.prompts import templates
+
+    try:
+        found = templates.all_templates()
+    except TemplateProblem as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for template in sorted(found.values(), key=lambda t: (t.task, t.name)):
+        shots = f", {template.shots} shots" if template.shots else ""
+        print(f"{template.task:7} {template.ref:28} {template.strategy}{shots}  {template.path}")
+    print(f"Add your own: a .j2 file in {templates.user_folder()} (see backend/models/prompts/templates.py)")
     return 0
 
 
@@ -191,6 +230,7 @@ def with_store(create: bool):
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # the openai client's transport logs every request
     parser = argparse.ArgumentParser(prog="python -m backend", description="Presupposition Lab backend")
     parser.add_argument("--store", type=Path, default=None, help="store file (default: $PLAB_STORE or data/presupposition_lab.duckdb)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -240,6 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="where the chunks run: here, or on Ray (one model per actor; resumes across engines)")
     p.add_argument("--address", help="with --engine ray: a running cluster (e.g. HEAD:6379); default: a local one")
+    p.add_argument("--template", help="generators and endpoints: the prompt template (`python -m backend prompts`; "
+                                      "default: the task's zero-shot one, retrieve-then-read with --retriever)")
+    p.add_argument("--shots", type=int, help="few-shot templates: demonstrations per item (default: the template's)")
+    p.add_argument("--samples", type=int, default=0,
+                   help="label probabilities from N sampled responses (self-consistency) instead of log-probabilities")
+    p.add_argument("--temperature", type=float, help="decoding temperature (default: the model's; 0.7 with --samples)")
+    p.add_argument("--max-cost", type=float, help="endpoints: stop before this call's spending (USD) would pass this")
     p.set_defaults(func=cmd_predict)
     p = sub.add_parser("train", help="fine-tune the bundled MiniLM: an NLI cross-encoder or a question-only detector")
     p.add_argument("what", choices=["nli", "detect"])
@@ -251,8 +298,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--examples", type=int, default=0,
                    help="nli: stop after this many training examples (a fixed amount of work, for fair comparisons)")
     p.set_defaults(func=cmd_train)
-    p = sub.add_parser("models", help="registered models and whether each can be loaded here")
+    p = sub.add_parser("models", help="registered models and whether each can be loaded here (endpoints are probed)")
     p.set_defaults(func=cmd_models)
+    models_sub = p.add_subparsers(dest="action")
+    add = models_sub.add_parser("add", help="register an OpenAI-compatible endpoint in data/registry.local.toml")
+    add.add_argument("name")
+    add.add_argument("--base-url", required=True, help="e.g. http://localhost:8000/v1 (vLLM), http://localhost:11434/v1 (Ollama)")
+    add.add_argument("--model", required=True, help="the model name the server serves")
+    add.add_argument("--api-key-env", default="", help="the NAME of the environment variable holding the key (never the key)")
+    add.add_argument("--task", nargs="+", choices=["nli", "detect", "qa", "write"], help="tasks to offer it for (default: all)")
+    add.add_argument("--max-concurrency", type=int, default=4)
+    add.add_argument("--timeout-s", type=float, default=60.0)
+    add.add_argument("--price-in", type=float, default=0.0, help="USD per million input tokens")
+    add.add_argument("--price-out", type=float, default=0.0, help="USD per million output tokens")
+    add.add_argument("--daily-cap", type=float, help="USD per day (UTC) for the Playground and batch runs together")
+    add.add_argument("--quality", help="an honest note shown beside its answers")
+    add.set_defaults(func=cmd_models)
+    p = sub.add_parser("prompts", help="the prompt templates (built in and yours in data/prompts/)")
+    p.set_defaults(func=cmd_prompts)
     import_cli.add(sub)
     store_cli.add(sub)
     args = parser.parse_args(argv)

@@ -38,9 +38,10 @@ SHARD = 2048  # passages per embedding task
 class Local:
     """Chunks executed in this process, in order."""
 
-    def __init__(self, the_plan: runs.Plan, retrievers: dict | None):
-        self.runner = runs.Runner(None, the_plan.request, retrievers, the_plan.passages)
+    def __init__(self, the_plan: runs.Plan, retrievers: dict | None, max_cost: float | None = None):
+        self.runner = runs.Runner(None, the_plan.request, retrievers, the_plan.passages, the_plan.pool, max_cost)
         self.spec, self.strategy, self.device = self.runner.spec, self.runner.strategy, self.runner.device
+        self.prompt = self.runner.prompt_config()
 
     def map(self, run_id: str, chunks):
         for chunk in chunks:
@@ -74,15 +75,19 @@ def _gpus() -> int:
 class ChunkWorker:
     """A Ray actor: one loaded model (and retriever), executing chunks of a run."""
 
-    def __init__(self, request: runs.Request, index_root: str | None, passages: dict):
+    def __init__(self, request: runs.Request, index_root: str | None, passages: dict, pool=None,
+                 max_cost: float | None = None):
         retrievers = None
         if request.retriever:
             from backend.retrieval.index import load_saved
             retrievers = load_saved(Path(index_root))
-        self.runner = runs.Runner(None, request, retrievers, passages)
+        self.runner = runs.Runner(None, request, retrievers, passages, pool, max_cost)
 
     def device(self) -> str:
         return self.runner.device
+
+    def prompt(self) -> dict:
+        return self.runner.prompt_config()
 
     def execute(self, run_id: str, chunk):
         marker = os.environ.get(FAULT_MARKER)
@@ -95,7 +100,9 @@ class ChunkWorker:
 class Ray:
     """Chunks executed by `workers` actors of one model each (a GPU each when the cluster has GPUs)."""
 
-    def __init__(self, the_plan: runs.Plan, address: str | None = None, workers: int | None = None):
+    def __init__(self, the_plan: runs.Plan, address: str | None = None, workers: int | None = None,
+                 max_cost: float | None = None):
+        """`max_cost` is shared equally by the actors (each stops before passing its share)."""
         import ray
         from ray.util import ActorPool
 
@@ -110,8 +117,10 @@ class Ray:
                             max_task_retries=RETRIES)(ChunkWorker)
         root = the_plan.index_root
         self.passages = ray.put(the_plan.passages)  # kept referenced: a restarted actor reads it again
-        self.actors = [remote.remote(request, root, self.passages) for _ in range(count)]
+        share = max_cost / count if max_cost is not None else None
+        self.actors = [remote.remote(request, root, self.passages, the_plan.pool, share) for _ in range(count)]
         self.device = f"ray:{count}×{ray.get(self.actors[0].device.remote())}"
+        self.prompt = ray.get(self.actors[0].prompt.remote())
         self.pool = ActorPool(self.actors)
 
     def map(self, run_id: str, chunks):
@@ -123,11 +132,12 @@ class Ray:
             ray.kill(actor)
 
 
-def executor(engine: str, the_plan: runs.Plan, retrievers: dict | None = None, address: str | None = None):
+def executor(engine: str, the_plan: runs.Plan, retrievers: dict | None = None, address: str | None = None,
+             max_cost: float | None = None):
     if engine == "local":
-        return Local(the_plan, retrievers)
+        return Local(the_plan, retrievers, max_cost)
     if engine == "ray":
-        return Ray(the_plan, address)
+        return Ray(the_plan, address, max_cost=max_cost)
     raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
 
 

@@ -69,7 +69,10 @@ class Query:
         return "live-" + hashlib.sha1(text.encode()).hexdigest()[:16]
 
     def request(self) -> runs.Request:
-        return runs.Request(model=self.model, dataset="live", task=self.task, retriever=self.retriever, k=self.k)
+        """The live run's request; a generator's names its (default) prompt template, so a new template
+        version starts a new live run."""
+        request = runs.Request(model=self.model, dataset="live", task=self.task, retriever=self.retriever, k=self.k)
+        return runs.with_template(request, registry.spec(self.model))
 
 
 @dataclass(frozen=True)
@@ -282,10 +285,11 @@ class Engine:
 ENGINES = {  # (model task) → [(run task, label, retriever use)]
     "detect": [("detect", "false-premise detection (question only)", "none")],
     "nli": [("detect", "false-premise detection by NLI over the retrieved passages", "required")],
-    "generate": [("detect", "false-premise detection (yes/no from the next-token logits)", "none"),
+    "generate": [("detect", "false-premise detection (prompted: yes / no, with P from the first token)", "none"),
                  ("qa", "short answer (over the passages when a retriever is chosen)", "optional"),
                  ("write", "presupposition and correction", "none")],
 }
+PROMPTED_NLI = ("nli", "entailment by prompt: yes / maybe / no → E / N / C", "none")
 
 
 def engines(mode: str) -> list[Engine]:
@@ -297,9 +301,11 @@ def engines(mode: str) -> list[Engine]:
         available, line = registry.status(spec)
         remedy = "" if available else line.split(": ", 1)[-1]
         if mode == "nli":
-            options = [("nli", "entailment: E / N / C", "none")] if spec.task == "nli" else []
+            options = [("nli", "entailment: E / N / C", "none")] if spec.task == "nli" else \
+                [PROMPTED_NLI] if spec.task == "generate" else []
         else:
             options = ENGINES.get(spec.task, [])
+        options = [o for o in options if spec.task != "generate" or o[0] in spec.tasks]  # an endpoint's `tasks`
         found += [Engine(spec.name, task, label, use, available, remedy, spec.quality) for task, label, use in options]
     return found
 

@@ -3,7 +3,8 @@ each model's files are. Nothing here loads weights or touches the network except
 
 Offline first: a packaged or local model needs no network; a hub id is tried only when the hub
 answers a 3-second connect and HF_HUB_OFFLINE is not set, and otherwise fails at once with what to
-install or where to put the files.
+install or where to put the files. An endpoint (`load = "openai"`) is an OpenAI-compatible server:
+its status is a short probe of the server (`backend.models.endpoints.client.probe`).
 """
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import tomli_w
 
 from backend import contamination
 from backend.config import REPO_ROOT, settings
+from backend.models.endpoints import client as endpoint_client
 
 BUILT_IN = Path(__file__).with_name("registry.toml")
-LOADS = ("package", "gguf", "local", "hub")
+LOADS = ("package", "gguf", "local", "hub", "openai")
 TASKS = ("embed", "generate", "nli", "detect")
+RUN_TASKS = ("nli", "detect", "qa", "write")  # what a generator (local or endpoint) can be prompted for
 
 
 class ModelUnavailable(RuntimeError):
@@ -50,7 +54,26 @@ class ModelSpec:
     train: str = ""
     train_minutes: int = 0
     trained_on: tuple[str, ...] = ()   # datasets (optionally name:split) its weights were trained on
+    # endpoints (load = "openai"): the server, its model name, where the key is, limits, decoding, prices
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = ""              # the NAME of an environment variable; the key itself is never written
+    tasks: tuple[str, ...] = RUN_TASKS  # the run tasks offered for it
+    max_concurrency: int = 4
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    temperature: float = 0.0
+    max_tokens: int = 256
+    seed: int | None = None
+    price_in: float = 0.0              # USD per million input tokens
+    price_out: float = 0.0             # USD per million output tokens
+    daily_cap: float | None = None     # USD per day (UTC), for the Playground and batch runs together
+    logprobs: bool = True              # ask for top log-probabilities (label probabilities)
     extra: dict = field(default_factory=dict)
+
+    @property
+    def is_endpoint(self) -> bool:
+        return self.load == "openai"
 
 
 def local_registry() -> Path:
@@ -68,11 +91,19 @@ def specs() -> dict[str, ModelSpec]:
 
 
 def _spec(name: str, entry: dict) -> ModelSpec:
+    if entry.get("load") == "openai":
+        entry = {"task": "generate", "quality": f"{entry.get('model', '?')} behind an OpenAI-compatible endpoint "
+                 "(no quality note registered)", **entry}
+        missing = [k for k in ("base_url", "model") if not entry.get(k)]
+        bad = [t for t in entry.get("tasks", RUN_TASKS) if t not in RUN_TASKS]
+        if missing or bad or entry["task"] != "generate":
+            raise ValueError(f"registry entry {name!r} (load = \"openai\"): needs base_url and model (missing: {missing}); "
+                             f"tasks must be among {RUN_TASKS} (got {bad}); task must be generate")
     if entry.get("load") not in LOADS or entry.get("task") not in TASKS:
         raise ValueError(f"registry entry {name!r}: load must be one of {LOADS} and task one of {TASKS}, "
                          f"got load={entry.get('load')!r}, task={entry.get('task')!r}")
     known = set(ModelSpec.__dataclass_fields__) - {"name", "extra"}
-    values = {k: (tuple(v) if k in ("labels", "trained_on") else v) for k, v in entry.items() if k in known}
+    values = {k: (tuple(v) if k in ("labels", "trained_on", "tasks") else v) for k, v in entry.items() if k in known}
     return ModelSpec(name=name, extra={k: v for k, v in entry.items() if k not in known}, **values)
 
 
@@ -81,6 +112,30 @@ def spec(name: str) -> ModelSpec:
     if name not in models:
         raise ValueError(f"unknown model {name!r}; registered: {sorted(models)}")
     return models[name]
+
+
+def add_endpoint(name: str, *, base_url: str, model: str, api_key_env: str = "", tasks=None, quality: str | None = None,
+                 **limits) -> Path:
+    """Register an OpenAI-compatible endpoint: a [models.NAME] table appended to data/registry.local.toml
+    (the file's other entries and comments are kept). Refused, with nothing written, when the name is
+    taken or the entry is not valid."""
+    if name in specs():
+        raise ValueError(f"a model named {name!r} is already registered; choose another name or edit {local_registry()}")
+    if not base_url.startswith(("http://", "https://")):
+        raise ValueError(f"--base-url: expected an http(s):// address such as http://localhost:8000/v1, got {base_url!r}")
+    if api_key_env and not api_key_env.replace("_", "").isalnum():
+        raise ValueError(f"--api-key-env: the NAME of an environment variable (letters, digits, _), not a key: got {api_key_env[:4]}…")
+    entry = {"load": "openai", "task": "generate", "base_url": base_url, "model": model, "api_key_env": api_key_env,
+             "tasks": list(tasks or RUN_TASKS), **{k: v for k, v in limits.items() if v is not None}}
+    if quality:
+        entry["quality"] = quality
+    _spec(name, entry)  # refuses a bad entry before anything is written
+    path = local_registry()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = path.read_text() if path.is_file() else ""
+    path.write_text(before + ("\n" if before and not before.endswith("\n") else "") + "\n"
+                    + tomli_w.dumps({"models": {name: entry}}))
+    return path
 
 
 def by_task(task: str) -> list[ModelSpec]:
@@ -99,7 +154,8 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 def weights_path(model: ModelSpec) -> Path | str:
     """The folder (or .gguf file, or online hub id) to load; ModelUnavailable with a remedy otherwise."""
-    return {"package": _package_path, "gguf": _gguf_path, "local": _local_path, "hub": _hub_id}[model.load](model)
+    return {"package": _package_path, "gguf": _gguf_path, "local": _local_path, "hub": _hub_id,
+            "openai": _endpoint}[model.load](model)
 
 
 def _package_path(model: ModelSpec) -> Path:
@@ -158,8 +214,20 @@ def _hub_id(model: ModelSpec) -> str:
     return model.hub_id
 
 
+def endpoint_settings(model: ModelSpec) -> endpoint_client.Settings:
+    return endpoint_client.Settings.of(model)
+
+
+def _endpoint(model: ModelSpec) -> str:
+    state, line = endpoint_client.probe(endpoint_settings(model))
+    if state != "reachable":
+        raise ModelUnavailable(f"{line} ({state})")
+    return model.base_url
+
+
 def status(model: ModelSpec) -> tuple[bool, str]:
-    """(available, one line): whether the files are here, without loading anything."""
+    """(available, one line): whether the files are here (an endpoint: whether it answers a short probe),
+    without loading anything."""
     try:
         where = weights_path(model)
     except ModelUnavailable as exc:

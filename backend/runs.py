@@ -15,23 +15,27 @@ import time
 from dataclasses import asdict, dataclass, replace
 
 import duckdb
+import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
 from backend import registry
 from backend.config import REPO_ROOT
 from backend.descriptions import describe
-from backend.models import detect, loading, nli, qa, write
-from backend.models.output import Output
+from backend.models import detect, loading, nli, prompted
+from backend.models.endpoints.spend import Budget
+from backend.models.output import Output, RunStopped
+from backend.models.prompts import demos, templates
 from backend.store import queries
 from backend.store.access import StoreRef, opener
 from backend.store.writer import append_predictions, finish_run, start_run
 
 log = logging.getLogger(__name__)
 PACKAGES = ("torch", "transformers", "duckdb", "bm25s", "faiss-cpu", "numpy")
-# (model task, run task) → strategy; the run task defaults by dataset
+# (model task, run task) → strategy; the run task defaults by dataset. A generator (local or an
+# endpoint) does every task by prompt (backend.models.prompted, with a template of backend.models.prompts).
 STRATEGIES = {("nli", "nli"): "classifier", ("nli", "detect"): "nli-retrieval", ("detect", "detect"): "classifier",
-              ("generate", "detect"): "generator", ("generate", "qa"): "generator", ("generate", "write"): "generator"}
+              **{("generate", task): "prompted" for task in registry.RUN_TASKS}}
 LABELS = {"nli": list(nli.LABELS), "detect": list(detect.LABELS)}  # the order of Output.probs (runs.config.labels)
 
 
@@ -45,6 +49,10 @@ class Request:
     k: int = 5
     limit: int | None = None
     chunk: int = 64
+    template: str | None = None     # prompted runs: name[@version] (default: the task's zero-shot template)
+    shots: int | None = None        # few-shot: demonstrations per item (default: the template's)
+    samples: int = 0                # > 0: label distribution over N sampled responses (self-consistency)
+    temperature: float | None = None
 
     def resolved_task(self) -> str:
         if self.task is None:
@@ -53,6 +61,10 @@ class Request:
 
     def run_id(self) -> str:
         parts = [self.dataset, self.model, self.resolved_task()]
+        if self.template:  # the prompt is part of what a run measures: zero-shot and few-shot are two runs
+            parts.append(self.template + (f"+k{self.shots}" if self.shots else "")
+                         + (f"+n{self.samples}@t{self.temperature if self.temperature is not None else prompted.SAMPLE_TEMPERATURE:g}"
+                            if self.samples else ""))
         if self.retriever:
             parts.append(f"{self.retriever}@{self.k}")
         parts.append(self.split or "all")
@@ -66,10 +78,33 @@ def strategy(model: registry.ModelSpec, request: Request) -> str:
         raise ValueError(f"model {model.name} ({model.task}) cannot do task {key[1]!r}; model task → run task allowed: {allowed}")
     if STRATEGIES[key] == "nli-retrieval" and not request.retriever:
         raise ValueError(f"{model.name} detects false premises by NLI over retrieved passages: pass --retriever bm25|dense|hybrid")
+    if model.is_endpoint and key[1] not in model.tasks:
+        raise ValueError(f"{model.name} is registered for tasks {list(model.tasks)}, not {key[1]!r} (its `tasks` in the registry)")
     if request.retriever and STRATEGIES[key] != "nli-retrieval" and key[1] != "qa":
         raise ValueError(f"a {key[1]} run of {model.name} does not read retrieved passages (only QA and NLI-over-passages "
                          "detection do): leave out --retriever, so the run's id does not claim retrieval")
     return STRATEGIES[key]
+
+
+def with_template(request: Request, model: registry.ModelSpec) -> Request:
+    """A prompted request with its template resolved to name@version (and few-shot's k), so the run id
+    names the exact prompt; other requests as they are."""
+    if strategy(model, request) != "prompted":
+        if request.template or request.samples:
+            raise ValueError(f"{model.name} is not prompted: --template and --samples are for generators and endpoints")
+        return request
+    task = request.resolved_task()
+    template = templates.get(request.template or templates.default(task, bool(request.retriever)), task)
+    if template.strategy == "retrieve-then-read" and not request.retriever:
+        raise ValueError(f"template {template.name} reads retrieved passages: pass --retriever bm25|dense|hybrid")
+    if request.retriever and template.strategy != "retrieve-then-read":
+        raise ValueError(f"template {template.name} does not read passages: leave out --retriever, or use a "
+                         "retrieve-then-read template")
+    labels = LABELS.get(task)
+    if labels and set(template.verbalisers) != set(labels):
+        raise ValueError(f"template {template.name}: its verbalisers name {sorted(template.verbalisers)}, the task's labels are {labels}")
+    shots = (request.shots if request.shots is not None else template.shots) if template.strategy == "few-shot" else None
+    return replace(request, template=template.ref, shots=shots)
 
 
 def provenance() -> dict:
@@ -92,10 +127,18 @@ class Runner:
     """The loaded model (and retriever) for one request, turning example rows into Outputs."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection | None, request: Request, retrievers: dict | None = None,
-                 passages: dict[str, str] | None = None):
-        """`passages` (doc id → text) may be given instead of a store connection to read them from."""
-        self.request, self.spec = request, registry.spec(request.model)
-        self.strategy = strategy(self.spec, request)
+                 passages: dict[str, str] | None = None, pool: demos.Pool | None = None, max_cost: float | None = None):
+        """`passages` (doc id → text) may be given instead of a store connection to read them from; `pool`
+        holds a few-shot run's demonstrations; `max_cost` (USD) stops an endpoint run before passing it."""
+        self.spec = registry.spec(request.model)
+        self.request = with_template(request, self.spec)
+        self.strategy = strategy(self.spec, self.request)
+        self.template = templates.get(self.request.template) if self.strategy == "prompted" else None
+        if self.request.shots and pool is None:
+            raise ValueError(f"template {self.template.name} is few-shot: it needs a dataset's items to draw "
+                             "demonstrations from (a batch run over a dataset)")
+        self.pool, self.budget = pool, Budget(max_cost)
+        self.decoding = prompted.Decoding(temperature=request.temperature, samples=request.samples)
         self.model = loading.get(request.model)
         self.retriever = (retrievers or {}).get(request.retriever) if request.retriever else None
         if request.retriever and self.retriever is None:
@@ -108,24 +151,45 @@ class Runner:
 
     def __call__(self, rows) -> list[Output]:
         task, questions = self.request.resolved_task(), list(rows["input"])
+        if self.strategy == "prompted":
+            return self._prompted(rows)
         if task == "nli":
             return nli.run(self.model, list(zip(rows["input"], rows["hypothesis"])))
         if task == "detect":
             if self.strategy == "nli-retrieval":
                 return detect.with_nli_retrieval(self.model, self.retriever, self.passages, questions, self.request.k)
-            return (detect.with_generator if self.strategy == "generator" else detect.with_classifier)(self.model, questions)
-        if task == "write":
-            return write.run(self.model, questions)
-        if self.retriever is None:
-            return qa.run(self.model, questions)
-        hits = self.retriever.search_many(questions, self.request.k)
-        return qa.run(self.model, questions, [[self.passages[h.doc_id] for h in row] for row in hits], hits)
+            return detect.with_classifier(self.model, questions)
+        raise ValueError(f"{self.spec.name} cannot do task {task!r} without a prompt")
+
+    def _prompted(self, rows) -> list[Output]:
+        items = rows.to_dict("records")
+        shown = [self.pool.draw(item["example_id"], self.request.shots, 0).to_dict("records") for item in items] \
+            if self.request.shots else None
+        hits = self.retriever.search_many([item["input"] for item in items], self.request.k) if self.retriever else None
+        contexts = [[self.passages[h.doc_id] for h in row] for row in hits] if hits else None
+        return prompted.run(self.model, self.template, LABELS.get(self.request.resolved_task(), []), items, shown,
+                            contexts, hits, self.decoding, self.budget)
+
+    def prompt_config(self) -> dict:
+        """What makes a prompted run's prompts reproducible (template, its text's hash, pool, decoding) and
+        which server answered; never a key."""
+        if self.template is None:
+            return {}
+        config = {"template": self.template.ref, "template_sha256": self.template.sha256, "strategy": self.template.strategy,
+                  "shots": self.request.shots, "demo_seed": 0, "samples": self.request.samples,
+                  "temperature": self.request.temperature, **(self.pool.describe() if self.pool else {})}
+        if self.spec.is_endpoint:
+            config["endpoint"] = {"base_url": self.spec.base_url, "model": self.spec.model,
+                                  "prices_per_million": [self.spec.price_in, self.spec.price_out]}
+        return config
 
 
 def output_rows(run_id: str, example_ids, outputs: list[Output], seconds: float) -> tuple[list[dict], list[dict]]:
     latency = 1000 * seconds / max(len(outputs), 1)
     predictions = [{"run_id": run_id, "example_id": e, "label": o.label, "probs": list(o.probs) if o.probs else None,
-                    "answer": o.answer, "text": o.text or None, "latency_ms": latency} for e, o in zip(example_ids, outputs)]
+                    "answer": o.answer, "text": o.text or None,
+                    "latency_ms": o.latency_ms if o.latency_ms is not None else latency, "error": o.error}
+                   for e, o in zip(example_ids, outputs)]
     retrievals = [{"run_id": run_id, "example_id": e, "rank": h.rank, "doc_id": h.doc_id, "score": h.score}
                   for e, o in zip(example_ids, outputs) for h in o.passages]
     return predictions, retrievals
@@ -138,6 +202,8 @@ def execute(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dict]]
     started = time.perf_counter()
     try:
         return output_rows(run_id, chunk["example_id"], runner(chunk), time.perf_counter() - started)
+    except RunStopped:  # the server is down, the key refused, the budget reached: stop, resume later
+        raise
     except Exception as exc:  # noqa: BLE001 — a bad example must not stop the run
         log.warning("chunk failed (%s); retrying its %d examples one by one", exc, len(chunk))
     predictions, retrievals = [], []
@@ -145,6 +211,8 @@ def execute(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dict]]
         one, started = chunk.iloc[i:i + 1], time.perf_counter()
         try:
             p, r = output_rows(run_id, one["example_id"], runner(one), time.perf_counter() - started)
+        except RunStopped:
+            raise
         except Exception as exc:  # noqa: BLE001
             p, r = [{"run_id": run_id, "example_id": one["example_id"].iloc[0], "error": f"{type(exc).__name__}: {exc}"}], []
         predictions, retrievals = predictions + p, retrievals + r
@@ -152,20 +220,21 @@ def execute(runner: Runner, run_id: str, chunk) -> tuple[list[dict], list[dict]]
 
 
 def run_row(request: Request, spec: registry.ModelSpec, strategy_name: str, device: str, origin: dict | None = None,
-            engine: str = "local") -> dict:
+            engine: str = "local", prompt: dict | None = None) -> dict:
     """The runs row; `origin` (queries.origin) records which version of the dataset the run saw and
     `engine` where it executed (local or ray: the run id does not depend on it, so a run resumes on either)."""
     labels = LABELS.get(request.resolved_task())
     return {"run_id": request.run_id(), "dataset_id": request.dataset, "task": request.resolved_task(),
             "model_id": spec.name, "model_revision": spec.revision, "retriever_id": request.retriever,
             "config": {**asdict(request), "strategy": strategy_name, "labels": labels, "quality": spec.quality,
-                       "trained_on": list(registry.trained_on(spec)), "dataset_origin": origin or {}, "engine": engine},
+                       "trained_on": list(registry.trained_on(spec)), "dataset_origin": origin or {}, "engine": engine,
+                       "prompt": prompt or {}},
             "device": device, "seed": 0, "source": "batch", **provenance()}
 
 
 def runner_row(runner: Runner, origin: dict | None = None) -> dict:
     """`run_row` for a loaded runner (live answers)."""
-    return run_row(runner.request, runner.spec, runner.strategy, runner.device, origin)
+    return run_row(runner.request, runner.spec, runner.strategy, runner.device, origin, prompt=runner.prompt_config())
 
 
 @dataclass
@@ -177,6 +246,7 @@ class Plan:
     origin: dict
     passages: dict             # doc id → text, for a run that retrieves
     index_root: str | None     # the folder of the corpus's saved indexes, for a run that retrieves
+    pool: demos.Pool | None = None  # a few-shot run's demonstrations
 
     @property
     def run_id(self) -> str:
@@ -197,49 +267,85 @@ def plan(store: StoreRef, request: Request) -> Plan:
         described = describe(con, request.dataset)
         if request.task is None:  # the dataset's own task
             request = replace(request, task=described.task)
-        strategy(registry.spec(request.model), request)  # refuse an impossible request before anything runs
+        request = with_template(request, registry.spec(request.model))  # refuses an impossible request early
         only = described.positive if request.resolved_task() == "write" else None  # writing: false-premise items
         rows = queries.run_inputs(con, request.dataset, request.split, only)
         if rows.empty:
             raise ValueError(f"no examples for dataset {request.dataset!r} split {request.split!r}")
-        rows = rows.head(request.limit) if request.limit else rows
+        every, rows = rows, rows.head(request.limit) if request.limit else rows
         done = {r[0] for r in con.execute("SELECT example_id FROM predictions WHERE run_id = ?", [request.run_id()]).fetchall()}
         root = None
         if request.retriever:
             from backend.retrieval.index import corpus_hash, index_root
             root = str(index_root("wiki", corpus_hash(con, "wiki")))
+        pool = None
+        if request.shots:
+            train = queries.run_inputs(con, request.dataset, described.train_split) if described.train_split else None
+            pool = demos.pool(train, described.train_split, request.split, every)
         return Plan(request, rows, done, queries.origin(con, request.dataset),
-                    queries.passage_texts(con) if request.retriever else {}, root)
+                    queries.passage_texts(con) if request.retriever else {}, root, pool)
 
 
 def predict(store: StoreRef, request: Request, retrievers: dict | None = None, progress: bool = True,
-            engine: str = "local", address: str | None = None) -> str:
+            engine: str = "local", address: str | None = None, max_cost: float | None = None) -> str:
     """Run (or resume) a batch run and return its id: plan, execute (here, or on Ray with
     `engine="ray"`), write each chunk in one transaction as it completes.
 
     `store` is an open connection (held throughout) or a store path: then the store is opened only to
     read the plan and to write each chunk, so the dashboard and other commands use it during the run.
+    A fault that stops the run (`RunStopped`: a server down, a budget reached) leaves it 'interrupted'
+    with what was done stored, and propagates; the same request resumes it. `max_cost` (USD) bounds
+    what this call may spend on an endpoint.
     """
     from backend import engines
 
     open_store = opener(store)
     the_plan = plan(store, request)
-    executor = engines.executor(engine, the_plan, retrievers, address)  # the model loads with the store closed
+    executor = engines.executor(engine, the_plan, retrievers, address, max_cost)  # the model loads with the store closed
     request, run_id = the_plan.request, the_plan.run_id
     with open_store() as con:
-        start_run(con, run_row(request, executor.spec, executor.strategy, executor.device, the_plan.origin, engine))
+        start_run(con, run_row(request, executor.spec, executor.strategy, executor.device, the_plan.origin, engine,
+                               executor.prompt))
     todo = the_plan.todo
     log.info("%s: %d examples, %d already done (%s)", run_id, len(the_plan.rows), len(the_plan.done), engine)
     started, status = time.perf_counter(), "interrupted"
     try:
         with tqdm(total=len(todo), desc=run_id, unit="ex", disable=not progress) as bar:
+            meter = Meter()
             for predictions, retrievals in executor.map(run_id, the_plan.chunks()):
                 with open_store() as con:  # writing: one transaction per chunk, on the driver only
                     append_predictions(con, predictions, retrievals)
                 bar.update(len(predictions))
+                bar.set_postfix(meter.add(predictions, time.perf_counter() - started), refresh=False)
         status = "complete"
     finally:
         executor.close()
         with open_store() as con:
             finish_run(con, run_id, status, time.perf_counter() - started)
     return run_id
+
+
+class Meter:
+    """The progress line of a run: tokens/s, cost, latency p50/p95, parse problems and errors by kind,
+    from the stored rows (so it reads the same whichever engine executed them)."""
+
+    def __init__(self):
+        self.tokens = self.cost = 0.0
+        self.latencies: list[float] = []
+        self.problems: dict[str, int] = {}
+
+    def add(self, predictions: list[dict], seconds: float) -> dict:
+        for row in predictions:
+            text = row.get("text") or {}
+            self.tokens += text.get("tokens_out", 0)
+            self.cost += text.get("cost", 0.0)
+            if row.get("latency_ms") is not None:
+                self.latencies.append(row["latency_ms"])
+            kind = (row.get("error") or "").split(":", 1)[0] or (text.get("parse") if text.get("parse") not in (None, "ok") else "")
+            if kind:
+                self.problems[kind] = self.problems.get(kind, 0) + 1
+        line = {"p50_ms": f"{np.percentile(self.latencies, 50):.0f}", "p95_ms": f"{np.percentile(self.latencies, 95):.0f}"} \
+            if self.latencies else {}
+        if self.tokens:
+            line |= {"tok/s": f"{self.tokens / max(seconds, 1e-9):.1f}", "cost": f"${self.cost:.4f}"}
+        return line | self.problems

@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from backend import live, registry
-from backend.models import loading, qa
+from backend.models import loading, prompted
+from backend.models.prompts import templates
 from backend.retrieval import inspector
 from backend.retrieval.index import load_all
 from backend.store import queries
@@ -50,7 +51,8 @@ def prefill(con, retriever, model: str, questions: list[str]) -> tuple[list[floa
     generator, passages = loading.get(model), queries.passage_texts(con)
     times, lengths = [], []
     for question in questions:
-        prompt = qa.prompts([question], [[passages[h.doc_id] for h in retriever.search(question, 5)]])
+        context = [passages[h.doc_id] for h in retriever.search(question, 5)]
+        prompt = [templates.get("qa-retrieve-then-read").render(prompted.item_fields({"input": question}), (), context)]
         started = time.perf_counter()
         generator.generate(prompt, max_new_tokens=1)
         times.append(1000 * (time.perf_counter() - started))

@@ -151,9 +151,25 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
             st.markdown(f"*Not in the Presupposition/Correction format:* {widgets.plain(out.text.get('generation') or '(nothing)')}")
         if out.passages and engine.task != "qa":
             st.caption(f"read {len(out.passages)} passages")
+        if "prompt" in out.text:  # a prompted generator or an endpoint: what it was sent and what it said
+            show_prompted(out.text)
         source = "cache" if answer.cached else f"{answer.latency_ms:,.0f} ms on {answer.device}"
         st.caption(f"{widgets.plain(source)} · stored in {widgets.plain(answer.run_id)}")
         st.caption(f":material/info: {widgets.plain(engine.quality)}")
+
+
+def show_prompted(text: dict) -> None:
+    """The raw response (as text), how it parsed, tokens and cost, and the exact prompt sent."""
+    if text.get("parse") not in (None, "ok"):
+        st.warning(f"Parse: {widgets.plain(text['parse'])}. The response gave no answer in the template's format; "
+                   "in a run it is counted wrong and shown in the run's unparsed count.")
+    st.caption("Response, as the model wrote it:")
+    st.text(text.get("generation") or "(empty)")
+    cost = f" · ${text['cost']:.5f}" if text.get("cost") else ""
+    st.caption(f"{widgets.plain(text.get('template', ''))} · {text.get('tokens_in', 0):,} tokens in, "
+               f"{text.get('tokens_out', 0):,} out{cost} · probabilities: {widgets.plain(text.get('probabilities', 'n/a'))}")
+    with st.expander("Prompt sent"):
+        st.code(text["prompt"], language=None, wrap_lines=True)
 
 
 def show_version(title: str, text: dict, found: dict) -> None:

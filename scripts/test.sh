@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev
+bash scripts/llm_server.sh  # llama.cpp's OpenAI-compatible server, for the endpoint tests (built once, cached by pip)
 # The browser tests drive Debian's chromium (no browser download); install it once where we may.
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "Installing Debian's chromium for the browser tests ..."

@@ -84,8 +84,8 @@ def open_page(monkeypatch):
     st.cache_data.clear()
 
 
-QA_RUN = "ifqa/tiny-gen/qa/bm25@3/S-dev/first6"
-WRITE_RUN = "falseqa/tiny-gen/write/test/first5"
+QA_RUN = "ifqa/tiny-gen/qa/qa-retrieve-then-read@1/bm25@3/S-dev/first6"
+WRITE_RUN = "falseqa/tiny-gen/write/write-two-lines@1/test/first5"
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from backend import registry
-from backend.models import detect, loading, nli, qa, write
+from backend.models import detect, loading, nli, prompted
+from backend.models.prompts import parsers, templates
 from tests import tiny_models
 
 
@@ -55,19 +56,30 @@ def test_batched_predictions_equal_one_at_a_time(tiny):
 
 
 def test_detector_and_generator_strategies(tiny):
-    questions = ["why is the sky green", "why is the sky blue"]
-    for outputs in (detect.with_classifier(loading.get("tiny-fp"), questions),
-                    detect.with_generator(loading.get("tiny-gen"), questions)):
-        assert [o.label in ("FP", "N") for o in outputs] == [True, True]
-        assert all(0 <= o.probs[1] <= 1 and abs(sum(o.probs) - 1) < 1e-9 for o in outputs)
+    """The question-only classifier and a generator prompted with the built-in template both give a
+    distribution over N/FP; the generator's comes from its first answer token (or none, if no label
+    word is in its top k: a random tiny model may put none there, and then says so)."""
+    questions = [{"example_id": "a", "input": "why is the sky green"}, {"example_id": "b", "input": "why is the sky blue"}]
+    for o in detect.with_classifier(loading.get("tiny-fp"), [q["input"] for q in questions]):
+        assert o.label in ("FP", "N") and abs(sum(o.probs) - 1) < 1e-9
+    outputs = prompted.run(loading.get("tiny-gen"), templates.get("detect-zero-shot"), ["N", "FP"], questions)
+    for o in outputs:
+        assert o.text["parse"] in parsers.STATUSES and o.text["prompt"].endswith("Answer:")
+        assert (o.label is None) == (o.text["parse"] != "ok")  # never a label from an unparsed response
+        assert len(o.text["top_logprobs"]) == prompted.TOP_LOGPROBS
+        if o.probs is not None:
+            assert abs(sum(o.probs) - 1) < 1e-9 and o.text["probabilities"] == "logprobs"
+        else:
+            assert o.text["probabilities"].startswith("none: no verbaliser")
 
 
 def test_generation_tasks_return_text(tiny):
     generator = loading.get("tiny-gen")
-    answers = qa.run(generator, ["why is the sky green"])
-    assert isinstance(answers[0].answer, str) and "generation" in answers[0].text
-    written = write.run(generator, ["why is the sky green"])
-    assert set(written[0].text) == {"presupposition", "correction", "generation"}
+    item = [{"example_id": "a", "input": "why is the sky green"}]
+    answers = prompted.run(generator, templates.get("qa-zero-shot"), [], item)
+    assert "generation" in answers[0].text and answers[0].text["parse"] in parsers.STATUSES
+    written = prompted.run(generator, templates.get("write-two-lines"), [], item)
+    assert {"presupposition", "correction", "generation", "prompt"} <= set(written[0].text)
 
 
 def test_models_are_loaded_once_and_shared(tiny):
@@ -104,8 +116,10 @@ def test_real_bundled_embedder_and_generator_load_offline():
     assert similarity[0, 1] == pytest.approx(0.755, abs=0.01) and similarity[0, 2] < 0.1   # sentence-transformers' example
     generator = loading.get("smollm2-135m")
     assert "paris" in generator.generate(["What is the capital of France? Answer in a few words."], 12)[0].lower()
-    p_yes = generator.yes_probability(["Is the question 'When did Zuckerberg found Google?' based on a false assumption? Answer yes or no."])
-    assert 0 < p_yes[0] < 1
+    [done] = generator.complete(["Is the question 'When did Zuckerberg found Google?' based on a false assumption? "
+                                 "Answer yes or no."], max_tokens=4, top_logprobs=10)
+    probs, other = parsers.label_probabilities(list(done.top_logprobs), {"FP": ("yes",), "N": ("no",)}, ["N", "FP"])
+    assert probs is not None and 0 < probs[1] < 1 and 0 <= other < 1
 
 
 class FixedRetriever:

@@ -1,12 +1,12 @@
-"""A small instruction-tuned causal LM: yes/no probabilities from one forward pass, and greedy answers.
-
-Yes/no questions are scored from the next-token distribution after the chat prompt: P(yes) is the
-mass on the "yes" tokens over the mass on "yes" + "no" tokens (no sampling, one forward pass per
-batch). Prompts are left-padded so the last position is every row's next token.
+"""A small instruction-tuned causal LM, prompted like an endpoint: `complete(prompts)` returns each
+response with the top log-probabilities of its first non-blank token (what label probabilities are
+read from, as from a server). Prompts are chat-formatted and left-padded; decoding is greedy unless a
+temperature is given.
 """
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +15,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from backend.models.device import dtype_for, pick
-
-YES, NO = ("yes", "Yes", " yes", " Yes", "YES"), ("no", "No", " no", " No", "NO")
+from backend.models.output import Completion
 
 
 class Generator:
@@ -35,12 +34,7 @@ class Generator:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype_for(self.device), **kwargs).to(self.device).eval()
         self.batch_size = batch_size
-        self.yes_ids, self.no_ids = self._token_ids(YES), self._token_ids(NO)
         self.lock = threading.Lock()
-
-    def _token_ids(self, words: tuple[str, ...]) -> list[int]:
-        ids = {self.tokenizer.encode(w, add_special_tokens=False)[0] for w in words}
-        return sorted(ids)
 
     def _encode(self, prompts: list[str], room: int = 1):
         """Chat-formatted prompts; one longer than the context (less `room` for new tokens) loses its start."""
@@ -51,16 +45,38 @@ class Generator:
         return self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False, truncation=True,
                               max_length=max(16, context - room)).to(self.device)
 
-    def yes_probability(self, prompts: list[str]) -> np.ndarray:
-        """P(yes | prompt) renormalised over the yes/no tokens, one forward pass per batch."""
-        out = np.zeros(len(prompts))
+    def complete(self, prompts: list[str], max_tokens: int = 48, temperature: float | None = None,
+                 top_logprobs: int = 0, seed: int | None = None, budget=None) -> list[Completion]:
+        """Responses (greedy, or sampled at `temperature` with `seed`), with the first non-blank token's top
+        `top_logprobs` log-probabilities from the raw logits. `budget` is for endpoints (a local model is free)."""
+        done = []
         with self.lock, torch.inference_mode():
             for start in range(0, len(prompts), self.batch_size):
-                logits = self.model(**self._encode(prompts[start:start + self.batch_size])).logits[:, -1].float()
-                probs = torch.softmax(logits, dim=-1)
-                yes, no = probs[:, self.yes_ids].sum(-1), probs[:, self.no_ids].sum(-1)
-                out[start:start + self.batch_size] = (yes / (yes + no).clamp(min=1e-12)).cpu().numpy()
-        return out
+                began = time.perf_counter()
+                encoded = self._encode(prompts[start:start + self.batch_size], room=max_tokens)
+                if seed is not None:
+                    torch.manual_seed(seed)
+                sample = bool(temperature)
+                output = self.model.generate(**encoded, max_new_tokens=max_tokens, do_sample=sample,
+                                             temperature=temperature if sample else None, top_p=None, top_k=None,
+                                             pad_token_id=self.tokenizer.pad_token_id, return_dict_in_generate=True,
+                                             output_logits=bool(top_logprobs))
+                new = output.sequences[:, encoded["input_ids"].shape[1]:]
+                texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+                share = 1000 * (time.perf_counter() - began) / len(texts)
+                for row, text in enumerate(texts):
+                    top = self._top(output.logits, new[row], row, top_logprobs) if top_logprobs else None
+                    done.append(Completion(text.strip(), top, int(encoded["attention_mask"][row].sum()),
+                                           int((new[row] != self.tokenizer.pad_token_id).sum()), share))
+        return done
+
+    def _top(self, logits, tokens, row: int, k: int) -> tuple[tuple[str, float], ...] | None:
+        for step, token in enumerate(tokens.tolist()):
+            if self.tokenizer.decode([token]).strip():
+                logprobs = torch.log_softmax(logits[step][row].float(), dim=-1)
+                values, ids = logprobs.topk(k)
+                return tuple((self.tokenizer.decode([i]), float(v)) for i, v in zip(ids.tolist(), values.tolist()))
+        return None
 
     def generate(self, prompts: list[str], max_new_tokens: int = 48) -> list[str]:
         """Greedy continuations (deterministic), stripped."""

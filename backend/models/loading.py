@@ -7,6 +7,7 @@ from collections import defaultdict
 from backend import registry
 from backend.models.classifier import SequenceClassifier
 from backend.models.embed import Embedder
+from backend.models.endpoints.client import Endpoint
 from backend.models.generator import Generator
 
 _LOADED: dict[str, object] = {}
@@ -32,7 +33,10 @@ def get(name: str):
     with loading:
         if name not in _LOADED:
             model = registry.spec(name)
-            built = BUILDERS[model.task](registry.weights_path(model), model, model.load != "hub")
+            if model.is_endpoint:  # nothing to load; the first request checks the server
+                built = Endpoint(registry.endpoint_settings(model))
+            else:
+                built = BUILDERS[model.task](registry.weights_path(model), model, model.load != "hub")
             with _LOCK:
                 _LOADED[name] = built
     return _LOADED[name]

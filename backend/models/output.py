@@ -1,4 +1,4 @@
-"""The typed result of every task, one per input, as the runner stores it."""
+"""The typed result of every task, one per input, as the runner stores it; and what a generator returns."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,3 +11,23 @@ class Output:
     answer: str | None = None                # QA
     text: dict = field(default_factory=dict) # generated presupposition/correction, raw generations, evidence
     passages: tuple = ()                     # retrieval Hits the model read, best first
+    latency_ms: float | None = None          # this item's own time (endpoints); else the chunk's share
+    error: str | None = None                 # why this item has no answer (the run goes on)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One generated response, from a local generator or an endpoint."""
+    text: str
+    top_logprobs: tuple[tuple[str, float], ...] | None = None  # the first answer token's top k, as sent
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    cost: float = 0.0                        # USD, from the endpoint's prices (0 when cached or local)
+    cached: bool = False
+    error: str | None = None                 # this request failed (e.g. the prompt is too long)
+
+
+class RunStopped(RuntimeError):
+    """A fault that stops a whole run rather than one item (a server down, a key refused, a budget
+    reached): the run is left 'interrupted' and the same command resumes it."""

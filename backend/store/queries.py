@@ -152,9 +152,9 @@ def passage_texts(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki") -> di
 
 def run_inputs(con: duckdb.DuckDBPyConnection, dataset_id: str, split: str | None = None,
                only_label: str | None = None) -> pd.DataFrame:
-    """Examples to run a model on: id, input, hypothesis, gold label (optionally one split / gold label)."""
+    """Examples to run a model on: id, input, hypothesis, gold label and answers (optionally one split / gold label)."""
     return con.execute("""
-        SELECT example_id, input, hypothesis, gold_label FROM examples
+        SELECT example_id, input, hypothesis, gold_label, gold_answers FROM examples
         WHERE dataset_id = $d AND ($s IS NULL OR split = $s) AND ($l IS NULL OR gold_label = $l)
         ORDER BY example_id
     """, {"d": dataset_id, "s": split, "l": only_label}).df()

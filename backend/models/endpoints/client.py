@@ -1,0 +1,284 @@
+"""Any OpenAI-compatible server as a model (vLLM, llama.cpp's server, Ollama, TGI, SGLang, hosted APIs).
+
+Requests go through the official `openai` client (`AsyncOpenAI`), whose own retries (exponential
+back-off, `Retry-After` honoured) cover 429, 5xx and timeouts; `max_concurrency` requests are in
+flight at once. Every response is cached (`cache`) and priced (`spend`). The key is read from the
+environment variable the registry names, when the client is made, and is never stored.
+
+Faults that stop a run (`RunStopped`): nothing answers at the address after the retries, the key is
+refused, the model is not served there, a spending limit. A fault of one request (the server refuses
+that prompt) is that item's error and the run goes on.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import openai
+
+from backend.models.endpoints import cache, spend
+from backend.models.output import Completion, RunStopped
+
+PROBE_TIMEOUT_S = 3.0
+CHARS_PER_TOKEN = 4   # the worst-case estimate of a prompt's tokens before it is sent
+
+
+class EndpointDown(RunStopped):
+    """The server did not answer (after the client's retries)."""
+
+
+class Unauthorised(RunStopped):
+    """The server refused the key, or the key's variable is not set."""
+
+
+class ModelMissing(RunStopped):
+    """The server answers but does not serve the registered model."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the registry says of an endpoint (a subset of registry.ModelSpec, so this layer needs no registry)."""
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str = ""
+    max_concurrency: int = 4
+    timeout_s: float = 60.0
+    max_retries: int = 3
+    temperature: float = 0.0
+    max_tokens: int = 256
+    seed: int | None = None
+    price_in: float = 0.0
+    price_out: float = 0.0
+    daily_cap: float | None = None
+    logprobs: bool = True
+
+    @classmethod
+    def of(cls, spec) -> "Settings":
+        return cls(**{k: getattr(spec, k) for k in cls.__dataclass_fields__})
+
+
+def api_key(settings: Settings) -> str:
+    """The key from the named variable; servers without keys get a placeholder the client requires."""
+    if not settings.api_key_env:
+        return "no-key"
+    value = os.environ.get(settings.api_key_env, "")
+    if not value:
+        raise Unauthorised(f"{settings.name}: the environment variable {settings.api_key_env} (its api_key_env) is not set; "
+                           f"export {settings.api_key_env}=<your key> in the shell that starts the lab")
+    return value
+
+
+def _run(coroutine):
+    """Run a coroutine to the end from sync code, also where an event loop already runs (a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def probe(settings: Settings, timeout: float = PROBE_TIMEOUT_S) -> tuple[str, str]:
+    """(state, one line with the remedy): reachable | unreachable | unauthorised | model missing | error."""
+    try:
+        key = api_key(settings)
+    except Unauthorised as exc:
+        return "unauthorised", str(exc)
+    client = openai.OpenAI(base_url=settings.base_url, api_key=key, timeout=timeout, max_retries=0)
+    try:
+        served = [m.id for m in client.models.list()]
+    except openai.AuthenticationError:
+        return "unauthorised", (f"{settings.name}: {settings.base_url} refused the key in ${settings.api_key_env or '(none)'}; "
+                                "check the key, or set api_key_env to the variable that holds it")
+    except (openai.APIConnectionError, openai.APITimeoutError):
+        return "unreachable", (f"{settings.name}: nothing answered at {settings.base_url} within {timeout:g} s; "
+                               "start the server, or fix base_url in the registry")
+    except openai.APIStatusError as exc:
+        return "error", f"{settings.name}: {settings.base_url}/models answered HTTP {exc.status_code}"
+    finally:
+        client.close()
+    if settings.model not in served:
+        return "model missing", (f"{settings.name}: {settings.base_url} serves {served}, not {settings.model!r}; "
+                                 "set model to one of those")
+    return "reachable", f"{settings.name}: {settings.model} at {settings.base_url}"
+
+
+def _first_answer_token(logprobs) -> tuple[tuple[str, float], ...] | None:
+    """The top log-probabilities of the first non-blank generated token, from the chat shape
+    (`content[i].top_logprobs`) or the legacy completions shape (`top_logprobs[i]`, token → logprob)."""
+    if logprobs is None:
+        return None
+    data = logprobs if isinstance(logprobs, dict) else logprobs.model_dump()
+    for entry in data.get("content") or []:
+        if entry.get("token", "").strip():
+            return tuple((t["token"], float(t["logprob"])) for t in entry.get("top_logprobs") or [])
+    tokens, tops = data.get("tokens") or [], data.get("top_logprobs") or []
+    for token, top in zip(tokens, tops):
+        if token.strip() and top:
+            return tuple((t, float(lp)) for t, lp in top.items())
+    return None
+
+
+@dataclass
+class Stats:
+    """What an endpoint did in this process: for progress lines and the benchmark."""
+    requests: int = 0
+    cached: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    errors: dict | None = None
+    latencies: list | None = None
+
+    def add(self, done: Completion) -> None:
+        self.latencies = (self.latencies or []) + [done.latency_ms]
+        if done.error:
+            kind = done.error.split(":", 1)[0]
+            self.errors = {**(self.errors or {}), kind: (self.errors or {}).get(kind, 0) + 1}
+        elif done.cached:
+            self.cached += 1
+        else:
+            self.requests += 1
+            self.tokens_in, self.tokens_out, self.cost = self.tokens_in + done.tokens_in, self.tokens_out + done.tokens_out, self.cost + done.cost
+
+    def line(self) -> dict:
+        lat = sorted(self.latencies or [0.0])
+        p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
+        return {"sent": self.requests, "cached": self.cached, "tok_out": self.tokens_out, "cost": f"${self.cost:.4f}",
+                "p50_ms": round(statistics.median(lat)), "p95_ms": round(p95), "errors": self.errors or {}}
+
+
+class Endpoint:
+    """A registered endpoint: `complete(prompts)` sends them (at most max_concurrency at once) and returns
+    one Completion per prompt, in order, from the cache where it holds the answer."""
+
+    def __init__(self, settings: Settings, http_client_factory=None, cache_path=None):
+        """`http_client_factory` (tests only) makes the `httpx2.AsyncClient` the openai client sends with,
+        to produce faults a real server cannot (a 429 with Retry-After)."""
+        self.settings, self.key = settings, api_key(settings)
+        self.device = f"endpoint {settings.base_url}"
+        self.http_client_factory, self.cache_path = http_client_factory, cache_path
+        self.server_model: str | None = None
+        self.stats = Stats()
+
+    def _client(self) -> openai.AsyncOpenAI:
+        s = self.settings
+        extra = {"http_client": self.http_client_factory()} if self.http_client_factory else {}
+        return openai.AsyncOpenAI(base_url=s.base_url, api_key=self.key, timeout=s.timeout_s, max_retries=s.max_retries, **extra)
+
+    async def _server_model(self, client: openai.AsyncOpenAI) -> str:
+        """The model id the server reports (part of every cache key), checked once per process."""
+        if self.server_model is None:
+            try:
+                served = [m.id async for m in client.models.list()]
+            except openai.AuthenticationError:
+                raise Unauthorised(f"{self.settings.name}: {self.settings.base_url} refused the key in "
+                                   f"${self.settings.api_key_env or '(none)'}") from None
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                raise EndpointDown(f"{self.settings.name}: nothing answers at {self.settings.base_url} ({exc}); "
+                                   "start the server and run the same command again: the run resumes") from None
+            if self.settings.model not in served:
+                raise ModelMissing(f"{self.settings.name}: {self.settings.base_url} serves {served}, not {self.settings.model!r}")
+            self.server_model = self.settings.model
+        return self.server_model
+
+    def params(self, max_tokens: int | None, temperature: float | None, top_logprobs: int, seed: int | None) -> dict:
+        s = self.settings
+        params = {"max_tokens": max_tokens or s.max_tokens,
+                  "temperature": s.temperature if temperature is None else temperature}
+        if (seed if seed is not None else s.seed) is not None:
+            params["seed"] = seed if seed is not None else s.seed
+        if top_logprobs and s.logprobs:
+            params |= {"logprobs": True, "top_logprobs": top_logprobs}
+        return params
+
+    async def _one(self, client, gate: asyncio.Semaphore, prompt: str, params: dict, budget: spend.Budget) -> Completion:
+        s = self.settings
+        messages = [{"role": "user", "content": prompt}]
+        key = cache.key(s.base_url, self.server_model, messages, params)
+        started = time.perf_counter()
+        hit = cache.get(key, self.cache_path)
+        if hit is not None:
+            return Completion(hit["text"], _tuple(hit.get("top_logprobs")), hit["tokens_in"], hit["tokens_out"],
+                              1000 * (time.perf_counter() - started), 0.0, True)
+        estimate = spend.cost(len(prompt) // CHARS_PER_TOKEN + 8, params["max_tokens"], s.price_in, s.price_out)
+        async with gate:
+            budget.reserve(s.name, estimate, s.daily_cap, self.cache_path)
+            started, actual = time.perf_counter(), 0.0
+            try:
+                response = await client.chat.completions.create(model=s.model, messages=messages, **params)
+            except openai.AuthenticationError:
+                raise Unauthorised(f"{s.name}: {s.base_url} refused the key in ${s.api_key_env or '(none)'}") from None
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                raise EndpointDown(f"{s.name}: {s.base_url} stopped answering ({type(exc).__name__} after {s.max_retries} "
+                                   "retries); start the server and run the same command again: the run resumes") from None
+            except (openai.RateLimitError, openai.InternalServerError) as exc:
+                raise EndpointDown(f"{s.name}: {s.base_url} answered HTTP {exc.status_code} through {s.max_retries} retries; "
+                                   "try later, or lower max_concurrency") from None
+            except openai.APIStatusError as exc:  # this prompt was refused (too long, a bad parameter): the item's error
+                return Completion("", error=f"HTTP {exc.status_code}: {str(exc.message)[:300]}",
+                                  latency_ms=1000 * (time.perf_counter() - started))
+            else:
+                usage = response.usage
+                tokens_in, tokens_out = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
+                actual = spend.cost(tokens_in, tokens_out, s.price_in, s.price_out)
+            finally:
+                budget.settle(s.name, estimate, actual, self.cache_path)
+            latency = 1000 * (time.perf_counter() - started)
+        choice = response.choices[0]
+        top = _first_answer_token(choice.logprobs) if params.get("logprobs") else None
+        text = choice.message.content or ""
+        cache.put(key, {"text": text, "top_logprobs": top, "tokens_in": tokens_in, "tokens_out": tokens_out,
+                        "finish_reason": choice.finish_reason, "model": response.model}, self.cache_path)
+        return Completion(text, top, tokens_in, tokens_out, latency, actual, False)
+
+    async def _all(self, prompts: list[str], params: dict, budget: spend.Budget) -> list[Completion]:
+        async with self._client() as client:
+            await self._server_model(client)
+            gate = asyncio.Semaphore(max(1, self.settings.max_concurrency))
+            tasks = [asyncio.ensure_future(self._one(client, gate, p, params, budget)) for p in prompts]
+            try:
+                return list(await asyncio.gather(*tasks))
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                raise
+
+    def complete(self, prompts: list[str], max_tokens: int | None = None, temperature: float | None = None,
+                 top_logprobs: int = 0, seed: int | None = None, budget: spend.Budget | None = None) -> list[Completion]:
+        done = _run(self._all(prompts, self.params(max_tokens, temperature, top_logprobs, seed), budget or spend.Budget()))
+        for completion in done:
+            self.stats.add(completion)
+        return done
+
+    def stream(self, prompt: str, max_tokens: int | None = None, temperature: float | None = None):
+        """The Playground's answer as it is written: yields text pieces (not cached; charged at the end)."""
+        s = self.settings
+        params = self.params(max_tokens, temperature, 0, None)
+        client = openai.OpenAI(base_url=s.base_url, api_key=self.key, timeout=s.timeout_s, max_retries=s.max_retries)
+        budget = spend.Budget()
+        estimate = spend.cost(len(prompt) // CHARS_PER_TOKEN + 8, params["max_tokens"], s.price_in, s.price_out)
+        budget.reserve(s.name, estimate, s.daily_cap, self.cache_path)
+        usage = None
+        try:
+            for event in client.chat.completions.create(model=s.model, messages=[{"role": "user", "content": prompt}],
+                                                        stream=True, stream_options={"include_usage": True}, **params):
+                usage = event.usage or usage
+                if event.choices and event.choices[0].delta.content:
+                    yield event.choices[0].delta.content
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            raise EndpointDown(f"{s.name}: nothing answers at {s.base_url}") from None
+        finally:
+            actual = spend.cost(usage.prompt_tokens, usage.completion_tokens, s.price_in, s.price_out) if usage else 0.0
+            budget.settle(s.name, estimate, actual, self.cache_path)
+            client.close()
+
+
+def _tuple(pairs) -> tuple[tuple[str, float], ...] | None:
+    return tuple((str(t), float(lp)) for t, lp in pairs) if pairs is not None else None
+

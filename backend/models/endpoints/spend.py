@@ -1,0 +1,62 @@
+"""What each endpoint has cost today (UTC), in the cache's SQLite file, and the caps on it.
+
+A batch run's `--max-cost` bounds one invocation (`Budget`); an endpoint's `daily_cap` bounds the day
+for the Playground and batch runs together, across processes. Both are checked *before* a request with
+its worst case (the prompt's tokens, estimated at 4 characters each, plus `max_tokens` of output) and
+charged after it with what the server reports it used.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from backend.models.endpoints import cache
+from backend.models.output import RunStopped
+
+
+class BudgetReached(RunStopped):
+    """A spending limit would be passed by the next request."""
+
+
+def today() -> str:
+    return datetime.now(timezone.utc).date().isoformat()
+
+
+def spent_today(endpoint: str, where: Path | None = None) -> float:
+    row = cache.connect(where).execute("SELECT usd FROM spend WHERE endpoint = ? AND day = ?", (endpoint, today())).fetchone()
+    return row[0] if row else 0.0
+
+
+def charge(endpoint: str, usd: float, where: Path | None = None) -> None:
+    if usd > 0:
+        cache.connect(where).execute("""INSERT INTO spend VALUES (?, ?, ?)
+                                        ON CONFLICT (endpoint, day) DO UPDATE SET usd = usd + excluded.usd""",
+                                     (endpoint, today(), usd))
+
+
+def cost(tokens_in: int, tokens_out: int, price_in: float, price_out: float) -> float:
+    """USD, prices per million tokens."""
+    return (tokens_in * price_in + tokens_out * price_out) / 1e6
+
+
+@dataclass
+class Budget:
+    """One invocation's spending: what was charged, what is reserved by requests in flight, the limit."""
+    limit: float | None = None
+    spent: float = 0.0
+    reserved: float = 0.0
+
+    def reserve(self, endpoint: str, estimate: float, daily_cap: float | None, where: Path | None = None) -> None:
+        if self.limit is not None and self.spent + self.reserved + estimate > self.limit:
+            raise BudgetReached(f"{endpoint}: stopped before passing --max-cost ${self.limit:.4f} (spent ${self.spent:.4f}, "
+                                f"the next request may cost up to ${estimate:.4f}); raise it and run the same command to go on")
+        if daily_cap is not None and spent_today(endpoint, where) + self.reserved + estimate > daily_cap:
+            raise BudgetReached(f"{endpoint}: today's spending cap ${daily_cap:.2f} would be passed "
+                                f"(spent ${spent_today(endpoint, where):.4f} today, UTC); raise daily_cap in the registry or wait")
+        self.reserved += estimate
+
+    def settle(self, endpoint: str, estimate: float, actual: float, where: Path | None = None) -> None:
+        self.reserved -= estimate
+        self.spent += actual
+        charge(endpoint, actual, where)

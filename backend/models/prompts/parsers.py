@@ -1,0 +1,127 @@
+"""From a response's text to what a run stores: a label, a short answer or the writing parts, and how
+the parse went. Nothing is guessed: a response whose answer word is not one of the template's
+verbalisers is *unparsed* (stored without a label, so it counts as wrong), never mapped to the
+nearest label. The rules, per task:
+
+- nli / detect, answer first: the first word of the response (an "Answer:" prefix is skipped);
+- nli / detect, chain of thought: the first word after the last "Answer:";
+- qa: the first line (after the last "Answer:" for chain of thought), without a trailing period;
+- write: "Presupposition: …" and "Correction: …" lines; a CREPE-style reply is all correction.
+
+Empty responses are *empty*; replies that decline are *refusal* (checked first).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+STATUSES = ("ok", "unparsed", "refusal", "empty")
+REFUSAL = re.compile(r"^\s*(i\s*(am|'m)\s+(sorry|unable|not able)|i\s+(cannot|can't|can not|won't)\b|"
+                     r"as an ai\b|sorry,? (but )?i)", re.IGNORECASE)
+_ANSWER = re.compile(r"answer\s*:\s*", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    status: str                       # ok | unparsed | refusal | empty
+    label: str | None = None
+    answer: str | None = None
+    parts: dict = field(default_factory=dict)   # write: presupposition, correction
+
+
+def _after_answer(text: str, reasons: bool) -> str | None:
+    """The text the answer is read from; None when a chain of thought never says 'Answer:'."""
+    found = list(_ANSWER.finditer(text))
+    if found:
+        return text[found[-1].end():] if reasons else (text[found[0].end():] if text.lstrip().lower().startswith("answer") else text)
+    return None if reasons else text
+
+
+def label(text: str, verbalisers: dict[str, tuple[str, ...]], reasons: bool = False) -> Parsed:
+    """
+    >>> v = {"E": ("yes",), "N": ("maybe",), "C": ("no",)}
+    >>> label("Yes.", v).label, label("Answer: no, because", v).label, label("The answer is yes", v).status
+    ('E', 'C', 'unparsed')
+    >>> label("It stops.\\nAnswer: maybe", v, reasons=True).label
+    'N'
+    """
+    if not text.strip():
+        return Parsed("empty")
+    if REFUSAL.match(text):
+        return Parsed("refusal")
+    rest = _after_answer(text, reasons)
+    word = _WORD.search(rest) if rest is not None else None
+    if word is None:
+        return Parsed("unparsed")
+    said = word.group(0).lower()
+    for name, words in verbalisers.items():
+        if said in {w.lower() for w in words}:
+            return Parsed("ok", label=name)
+    return Parsed("unparsed")
+
+
+def short_answer(text: str, reasons: bool = False) -> Parsed:
+    """
+    >>> short_answer("Answer: 4 hours.\\nBecause ...").answer
+    '4 hours'
+    """
+    if not text.strip():
+        return Parsed("empty")
+    if REFUSAL.match(text):
+        return Parsed("refusal")
+    rest = _after_answer(text, reasons)
+    lines = [line for line in (rest or "").strip().splitlines() if line.strip()]
+    if not lines:
+        return Parsed("unparsed")
+    return Parsed("ok", answer=_ANSWER.sub("", lines[0], count=1).strip().rstrip("."))
+
+
+def writing(text: str, crepe: bool = False) -> Parsed:
+    """
+    >>> writing("Presupposition: the moon is cheese\\nCorrection: it is rock").parts
+    {'presupposition': 'the moon is cheese', 'correction': 'it is rock'}
+    """
+    if not text.strip():
+        return Parsed("empty")
+    if crepe:
+        return Parsed("ok", parts={"presupposition": "", "correction": text.strip()})
+    parts = {}
+    for key in ("presupposition", "correction"):
+        match = re.search(rf"{key}\s*:\s*(.+)", text, re.IGNORECASE)
+        parts[key] = match.group(1).strip() if match else ""
+    if REFUSAL.match(text) and not any(parts.values()):
+        return Parsed("refusal", parts=parts)
+    return Parsed("ok" if all(parts.values()) else "unparsed", parts=parts)
+
+
+def label_probabilities(top_logprobs: list[tuple[str, float]], verbalisers: dict[str, tuple[str, ...]],
+                        labels: list[str]) -> tuple[tuple[float, ...] | None, float]:
+    """P(label) from the first answer token's top log-probabilities: the mass of every token that is a
+    verbaliser of the label up to case and surrounding space ("yes", "Yes", " yes"), normalised over the
+    labels; and the mass on other tokens (1 − the labels' mass). None when no verbaliser is in the top k.
+
+    >>> probs, other = label_probabilities([("yes", math.log(.5)), ("No", math.log(.2)), (" no", math.log(.1)), ("I", math.log(.1))],
+    ...                                    {"FP": ("yes",), "N": ("no",)}, ["N", "FP"])
+    >>> [round(p, 3) for p in probs], round(other, 3)
+    ([0.375, 0.625], 0.2)
+    """
+    mass = dict.fromkeys(labels, 0.0)
+    words = {w.lower(): name for name, ws in verbalisers.items() for w in ws}
+    for token, logprob in top_logprobs:
+        name = words.get(token.strip().lower())
+        if name in mass:
+            mass[name] += math.exp(logprob)
+    total = sum(mass.values())
+    if total <= 0:
+        return None, 1.0
+    return tuple(mass[name] / total for name in labels), max(0.0, 1.0 - total)
+
+
+def sampled_probabilities(parsed: list[Parsed], labels: list[str]) -> tuple[float, ...] | None:
+    """Self-consistency: each label's share of the samples that parsed (None when none did)."""
+    said = [p.label for p in parsed if p.status == "ok"]
+    if not said:
+        return None
+    return tuple(said.count(name) / len(said) for name in labels)

@@ -1,0 +1,161 @@
+"""Prompt templates: Jinja2 files with a YAML header, built in (`templates/`) or yours (`data/prompts/`).
+
+A template file is a Jinja2 comment holding its header, then the prompt:
+
+    {#
+    name: nli-zero-shot          # what runs and pages call it; a file in data/prompts/ with the same name wins
+    version: 1                   # part of the run id: change it when the text changes
+    task: nli                    # nli | detect | qa | write
+    strategy: zero-shot          # zero-shot | few-shot | few-shot-cot | zero-shot-cot | retrieve-then-read | crepe
+    shots: 4                     # few-shot: demonstrations drawn per item (the run may ask for another k)
+    verbalisers: {E: ["yes"], N: ["maybe"], C: ["no"]}   # label → words that say it, quoted (YAML reads a bare yes as true)
+    #}
+    Premise: {{ item.premise }} ...
+
+The prompt sees `item` (premise, hypothesis, question), `demos` (the same fields plus `answer`) and
+`passages` (texts, best first). Rendering is sandboxed and strict (an unknown variable is an error
+naming the template), so a user's file cannot reach into Python.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from backend.config import settings
+
+BUILT_IN = Path(__file__).with_name("templates")
+STRATEGIES = ("zero-shot", "few-shot", "few-shot-cot", "zero-shot-cot", "retrieve-then-read", "crepe")
+TASKS = ("nli", "detect", "qa", "write")
+DEFAULTS = {"nli": "nli-zero-shot", "detect": "detect-zero-shot", "qa": "qa-zero-shot", "write": "write-two-lines"}
+RETRIEVAL_DEFAULT = "qa-retrieve-then-read"
+_HEADER = re.compile(r"\A\s*\{#(.*?)#\}\n?", re.DOTALL)
+_ENV = SandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+
+
+class TemplateProblem(ValueError):
+    """A template file that cannot be used; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    version: int
+    task: str
+    strategy: str
+    body: str
+    path: str
+    source: str = ""                                  # the whole file, header included
+    shots: int = 0
+    verbalisers: dict = field(default_factory=dict)   # label → tuple of words
+
+    @property
+    def ref(self) -> str:
+        """How a run id names it: name@version."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def sha256(self) -> str:
+        """Of the whole file: a change of wording, verbalisers or shots changes it."""
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+    @property
+    def reasons(self) -> bool:
+        """Chain of thought: the answer comes after the reasoning, not as the first token."""
+        return self.strategy.endswith("-cot")
+
+    def render(self, item: dict, demos: list[dict] = (), passages: list[str] = ()) -> str:
+        try:
+            return _ENV.from_string(self.body).render(item=item, demos=list(demos), passages=list(passages)).strip()
+        except TemplateError as exc:
+            raise TemplateProblem(f"{self.path}: {type(exc).__name__}: {exc}") from None
+
+    def answer_word(self, label: str) -> str:
+        """A demonstration's gold label as the template says it."""
+        return self.verbalisers[label][0]
+
+
+def user_folder() -> Path:
+    return settings().data_dir / "prompts"
+
+
+def parse_file(path: Path) -> Template:
+    text = path.read_text(encoding="utf-8")
+    match = _HEADER.match(text)
+    if not match:
+        raise TemplateProblem(f"{path}: expected a header first, a Jinja comment {{# name: …, version: …, task: …, "
+                              "strategy: … #}")
+    try:
+        header = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise TemplateProblem(f"{path}: the header is not YAML: {exc}") from None
+    missing = [k for k in ("name", "version", "task", "strategy") if k not in header]
+    if missing:
+        raise TemplateProblem(f"{path}: the header lacks {', '.join(missing)}")
+    if header["task"] not in TASKS or header["strategy"] not in STRATEGIES:
+        raise TemplateProblem(f"{path}: task must be one of {TASKS} and strategy one of {STRATEGIES}, "
+                              f"got task={header['task']!r}, strategy={header['strategy']!r}")
+    verbalisers = {str(k): tuple(v if isinstance(v, list) else [v]) for k, v in (header.get("verbalisers") or {}).items()}
+    unquoted = [w for words in verbalisers.values() for w in words if not isinstance(w, str)]
+    if unquoted:
+        raise TemplateProblem(f"{path}: verbalisers must be quoted words; YAML read {unquoted} (write \"yes\", \"no\")")
+    if header["task"] in ("nli", "detect") and not verbalisers:
+        raise TemplateProblem(f"{path}: a {header['task']} template needs verbalisers (label → words)")
+    body = text[match.end():]
+    try:
+        _ENV.parse(body)
+    except TemplateError as exc:
+        raise TemplateProblem(f"{path}: line {getattr(exc, 'lineno', '?')}: {exc}") from None
+    return Template(name=str(header["name"]), version=int(header["version"]), task=header["task"],
+                    strategy=header["strategy"], body=body, path=str(path), source=text, shots=int(header.get("shots", 0)),
+                    verbalisers=verbalisers)
+
+
+def _files() -> tuple[Path, ...]:
+    folders = [BUILT_IN, user_folder()]
+    return tuple(p for folder in folders if folder.is_dir() for p in sorted(folder.glob("*.j2")))
+
+
+@lru_cache(maxsize=8)
+def _load(files: tuple[Path, ...], stamps: tuple[float, ...]) -> dict[str, Template]:
+    found = {}
+    for path in files:  # the user's folder comes last: its templates replace built-in ones of the same name
+        template = parse_file(path)
+        found[template.name] = template
+    return found
+
+
+def all_templates() -> dict[str, Template]:
+    """name → template, re-read when a file changes."""
+    files = _files()
+    return _load(files, tuple(p.stat().st_mtime for p in files))
+
+
+def for_task(task: str) -> list[Template]:
+    return [t for t in all_templates().values() if t.task == task]
+
+
+def get(name: str, task: str | None = None) -> Template:
+    """A template by name (a trailing @version must match the file's)."""
+    base, _, version = name.partition("@")
+    found = all_templates()
+    if base not in found:
+        raise TemplateProblem(f"unknown prompt template {base!r}; known: {sorted(found)} "
+                              f"(add your own as a .j2 file in {user_folder()})")
+    template = found[base]
+    if version and version != str(template.version):
+        raise TemplateProblem(f"template {base!r} is at version {template.version}, not {version}: the run was made "
+                              "with another text; start a new run")
+    if task and template.task != task:
+        raise TemplateProblem(f"template {base!r} is for task {template.task}, not {task}")
+    return template
+
+
+def default(task: str, retrieves: bool = False) -> str:
+    return RETRIEVAL_DEFAULT if task == "qa" and retrieves else DEFAULTS[task]
