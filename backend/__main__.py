@@ -179,6 +179,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     from backend import registry
+    from backend.models import availability
 
     if getattr(args, "action", None) == "add":
         try:
@@ -191,7 +192,7 @@ def cmd_models(args: argparse.Namespace) -> int:
             return 1
         print(f"registered {args.name} in {path}")
     for model in registry.specs().values():
-        available, line = registry.status(model)
+        available, line = availability.status(model)
         where = "endpoint" if model.is_endpoint else model.task
         print(f"{'ok     ' if available else 'MISSING'} {where:8} {line}")
     return 0

@@ -77,12 +77,13 @@ def rows_for(scored: Scored, groups: bool) -> tuple[list[str], np.ndarray, list[
             rows.append(scored.correct[members].mean(axis=0))
             grouped |= set(scored.runs["run_id"].iloc[members])
     summary = [n for n in names if n not in grouped]
-    return names, np.array(rows).reshape(len(names), -1), summary
+    return names, np.array(rows, dtype=float).reshape(len(names), scored.correct.shape[1]), summary
 
 
 def headline(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd.DataFrame:
-    """Per run and split, over the items the run predicted: accuracy and macro-F1 with CI and n,
-    and the most predicted label (its share shows response bias)."""
+    """Per run and split, over the items the run predicted: accuracy and macro-F1 with CI and n, how
+    many it gave no label (a response that did not parse, a refusal, an empty response or an error:
+    counted wrong), and the most predicted label (its share shows response bias)."""
     gold, splits = items["gold_label"].to_numpy(), items["split"].to_numpy()
     rows = []
     for run, labels, covered in zip(scored.runs.itertuples(), scored.labels, scored.covered):
@@ -93,6 +94,7 @@ def headline(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd.Data
             share = pd.Series(labels[mask]).value_counts(normalize=True)
             rows.append({"run": run.run_id, "model": run.model_id, "source": run.source, "split": split,
                          "accuracy": _fmt(acc), "macro-F1": _fmt(f1), "n": acc.n,
+                         "no label": sum(label is None for label in labels[mask]),
                          "most predicted": f"{share.index[0]} {100 * share.iloc[0]:.0f}%" if len(share) else "—"})
     return pd.DataFrame(rows)
 

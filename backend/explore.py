@@ -215,8 +215,9 @@ def run_labels(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
 def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filters = (), run_a: str | None = None,
                   run_b: str | None = None, search: str = "", correctness: str = "all") -> dict:
     """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI), the confusion
-    matrix (gold × predicted) and the response bias (label shares, gold vs predicted) on the items with
-    a gold label; with a run B, how B compares with A (`compare`); None where undefined."""
+    matrix (gold × predicted), the response bias (label shares, gold vs predicted) and `unlabelled` (items
+    run A gave no label: an unparsed, refused or empty response, or an error; counted wrong) on the
+    items with a gold label; with a run B, how B compares with A (`compare`); None where undefined."""
     sql, params = _slice_sql(dataset_id, filters, run_a, run_b, search, correctness)
     cells = con.execute(sql.format(select="gold_label, label_a, label_b, count(*) AS n") + " GROUP BY ALL", params).df()
     if cells["n"].sum() > LARGE_N:  # a large slice: every metric from its (gold, A, B) cells, not per item
@@ -225,7 +226,7 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
     gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
     labels = run_labels(con, run_a) if run_a else []
     summary = {"n": len(gold), "scored": 0, "labels": labels, "accuracy": None, "macro_f1": None, "confusion": None,
-               "bias": None, "compare": None}
+               "bias": None, "compare": None, "unlabelled": 0}
     scored = ~np.ma.getmaskarray(columns["gold_label"])
     if not labels or not scored.any():
         return summary
@@ -233,7 +234,8 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
     with _one_blas_thread():
         accuracy, macro_f1 = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
         compare = _compare(gold, pred, _objects(columns["label_b"])[scored], labels) if run_b else None
-    return {**summary, "scored": int(scored.sum()), "accuracy": accuracy, "macro_f1": macro_f1,
+    return {**summary, "scored": int(scored.sum()), "unlabelled": int(sum(p is None for p in pred)),
+            "accuracy": accuracy, "macro_f1": macro_f1,
             "confusion": classification.confusion(list(gold), list(pred), labels),
             "bias": classification.response_bias(gold, pred, labels), "compare": compare}
 
@@ -244,7 +246,8 @@ def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> d
     than a small one."""
     cells = cells.astype(object).where(cells.notna(), None).assign(n=cells["n"].astype(int))
     summary = {"n": int(cells["n"].sum()), "scored": 0, "labels": labels, "accuracy": None, "macro_f1": None,
-               "confusion": None, "bias": None, "compare": None}
+               "confusion": None, "bias": None, "compare": None,
+               "unlabelled": 0}
     scored = cells[cells["gold_label"].notna()]
     if not labels or scored.empty:
         return summary
@@ -253,7 +256,8 @@ def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> d
     if with_b:  # the paired comparison wants items: expand the cells (their order does not matter for it)
         repeat = lambda column: np.repeat(scored[column].to_numpy(), counts)  # noqa: E731
         compare = _compare(repeat("gold_label"), repeat("label_a"), repeat("label_b"), labels)
-    return {**summary, "scored": int(counts.sum()), "accuracy": classification.accuracy(gold, pred, counts=counts),
+    return {**summary, "scored": int(counts.sum()), "unlabelled": int(counts[pd.isna(pred)].sum()),
+            "accuracy": classification.accuracy(gold, pred, counts=counts),
             "macro_f1": classification.macro_f1(gold, pred, labels, counts=counts),
             "confusion": classification.confusion(list(gold), list(pred), labels, counts=counts),
             "bias": classification.response_bias(gold, pred, labels, counts=counts), "compare": compare}
@@ -311,11 +315,13 @@ def _format_probs(labels, probs) -> str | None:
 
 
 def _predictions(con: duckdb.DuckDBPyConnection, params: dict) -> pd.DataFrame:
-    """Every run's output for the example: label, its probability, all probabilities, answer, text."""
+    """Every run's output for the example: label, its probability, all probabilities, answer, text; for a
+    prompted run the parse status, the prompt sent and the raw response."""
     frame = _records(con, f"""
         SELECT r.run_id, r.model_id, r.source, r.task, p.label,
                p.probs[list_position(CAST(r.config->'$.labels' AS VARCHAR[]), p.label)] AS p,
-               CAST(r.config->'$.labels' AS VARCHAR[]) AS labels, p.probs, p.answer, p.text, p.error,
+               CAST(r.config->'$.labels' AS VARCHAR[]) AS labels, p.probs, p.answer, p.text->>'$.parse' AS parse,
+               p.text, p.error, p.text->>'$.prompt' AS prompt, p.text->>'$.generation' AS response,
                p.label = e.gold_label AS correct
         FROM predictions p JOIN runs r ON r.run_id = p.run_id
         JOIN examples e ON e.dataset_id = r.dataset_id AND e.example_id = p.example_id

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import duckdb
 
-from backend import runs
+from backend import registry, runs
+from backend.models import availability
 from backend.config import REPO_ROOT, settings
 
 
@@ -123,10 +124,9 @@ def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
 
 def choices(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, list[str]]]:
     """Your datasets → (their task, the models that can be loaded here and run on them without a retriever)."""
-    from backend import registry
     from backend.descriptions import described
 
-    ready = [m for m in registry.specs().values() if registry.status(m)[0]]
+    ready = [m for m in registry.specs().values() if availability.status(m)[0]]
     return {d: (description.task, [m.name for m in ready
                                    if runs.STRATEGIES.get((m.task, description.task)) not in (None, "nli-retrieval")])
             for d, description in described(con).items() if description.user}

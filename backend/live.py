@@ -31,6 +31,7 @@ import duckdb
 import pandas as pd
 
 from backend import live_worker, registry, runs
+from backend.models import availability
 from backend.models.output import Output
 from backend.store.access import StoreRef, opener
 from backend.store.writer import store_live
@@ -298,7 +299,7 @@ def engines(mode: str) -> list[Engine]:
         raise ValueError(f"mode: {mode!r}; expected 'question' or 'nli'")
     found = []
     for spec in registry.specs().values():
-        available, line = registry.status(spec)
+        available, line = availability.status(spec)
         remedy = "" if available else line.split(": ", 1)[-1]
         if mode == "nli":
             options = [("nli", "entailment: E / N / C", "none")] if spec.task == "nli" else \

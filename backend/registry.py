@@ -3,8 +3,8 @@ each model's files are. Nothing here loads weights or touches the network except
 
 Offline first: a packaged or local model needs no network; a hub id is tried only when the hub
 answers a 3-second connect and HF_HUB_OFFLINE is not set, and otherwise fails at once with what to
-install or where to put the files. An endpoint (`load = "openai"`) is an OpenAI-compatible server:
-its status is a short probe of the server (`backend.models.endpoints.client.probe`).
+install or where to put the files. An endpoint (`load = "openai"`) is an OpenAI-compatible server;
+whether it answers is `backend.models.availability`'s business.
 """
 from __future__ import annotations
 
@@ -17,12 +17,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 import tomli_w
 
 from backend import contamination
 from backend.config import REPO_ROOT, settings
-from backend.models.endpoints import client as endpoint_client
 
 BUILT_IN = Path(__file__).with_name("registry.toml")
 LOADS = ("package", "gguf", "local", "hub", "openai")
@@ -155,7 +153,7 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 def weights_path(model: ModelSpec) -> Path | str:
     """The folder (or .gguf file, or online hub id) to load; ModelUnavailable with a remedy otherwise."""
     return {"package": _package_path, "gguf": _gguf_path, "local": _local_path, "hub": _hub_id,
-            "openai": _endpoint}[model.load](model)
+            "openai": lambda m: m.base_url}[model.load](model)
 
 
 def _package_path(model: ModelSpec) -> Path:
@@ -214,43 +212,9 @@ def _hub_id(model: ModelSpec) -> str:
     return model.hub_id
 
 
-def endpoint_settings(model: ModelSpec) -> endpoint_client.Settings:
-    return endpoint_client.Settings.of(model)
-
-
-def _endpoint(model: ModelSpec) -> str:
-    state, line = endpoint_client.probe(endpoint_settings(model))
-    if state != "reachable":
-        raise ModelUnavailable(f"{line} ({state})")
-    return model.base_url
-
-
-def status(model: ModelSpec) -> tuple[bool, str]:
-    """(available, one line): whether the files are here (an endpoint: whether it answers a short probe),
-    without loading anything."""
-    try:
-        where = weights_path(model)
-    except ModelUnavailable as exc:
-        return False, str(exc)
-    return True, f"{model.name}: {where}"
-
-
 def model_card(model: ModelSpec) -> dict:
     """What training recorded beside a local model (metrics, data, time), or {}."""
     if model.load != "local":
         return {}
     card = local_folder(model) / "model_card.json"
     return json.loads(card.read_text()) if card.is_file() else {}
-
-
-def status_table() -> pd.DataFrame:
-    """One row per registered model: task, whether it can be loaded here, what to do if not, quality."""
-    rows = []
-    for model in specs().values():
-        available, line = status(model)
-        card = model_card(model)
-        measured = f" Measured here: held-out accuracy {card['heldout_accuracy']:.3f}." if "heldout_accuracy" in card else ""
-        rows.append({"model": model.name, "task": model.task, "available": available,
-                     "remedy": "" if available else line.split(": ", 1)[1],
-                     "quality": model.quality + measured, "license": model.license})
-    return pd.DataFrame(rows)

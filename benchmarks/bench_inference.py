@@ -25,6 +25,7 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from backend import live, registry
+from backend.models import availability
 from backend.models.classifier import SequenceClassifier
 from backend.models.embed import packaged_minilm
 from backend.retrieval.index import build_all
@@ -33,7 +34,7 @@ from backend.store.connection import connect
 
 
 def nli_model_path(tmp: Path) -> tuple[Path, str]:
-    available, _ = registry.status(registry.spec("minilm-nli"))
+    available, _ = availability.status(registry.spec("minilm-nli"))
     if available:
         return registry.weights_path(registry.spec("minilm-nli")), "minilm-nli (trained)"
     model = AutoModelForSequenceClassification.from_pretrained(packaged_minilm(), num_labels=3, local_files_only=True)
@@ -126,7 +127,7 @@ def main() -> None:
         path, what = nli_model_path(Path(tmp))
         compare(f"1a. batch NLI, {args.pairs} NOPE pairs (~65 tokens), {what}", path, pairs)
     detector = registry.spec("minilm-fp-falseqa")
-    if registry.status(detector)[0]:
+    if availability.status(detector)[0]:
         questions = list(queries.run_inputs(con, "falseqa", "test")["input"].head(args.pairs))
         compare(f"1b. batch detection, {len(questions)} FalseQA questions (~15 tokens), minilm-fp-falseqa",
                 registry.weights_path(detector), questions)
@@ -134,7 +135,7 @@ def main() -> None:
     questions = list(queries.run_inputs(con, "falseqa", "test")["input"].sample(args.queries, random_state=1))
     print(f"2. live playground query, warm, retrieve top-20 + model, median / p95 over {len(questions) - 3} new questions")
     for model, retriever in (("minilm-nli", "hybrid"), ("minilm-fp-falseqa", "bm25")):
-        if not registry.status(registry.spec(model))[0]:
+        if not availability.status(registry.spec(model))[0]:
             print(f"   {model}: not trained yet, skipped")
             continue
         times = latency(con, retrievers, model, retriever, questions)

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from backend import live, registry
-from backend.models import loading, prompted
+from backend.models import availability, loading, prompted
 from backend.models.prompts import templates
 from backend.retrieval import inspector
 from backend.retrieval.index import load_all
@@ -74,7 +74,7 @@ def main() -> None:
         print(f"Playground 'Ask', warm: top-20 retrieval panel + one model, stored; median / p95 over "
               f"{len(questions) - 3} new questions, then the same questions again (cache)")
         for model, task, shown, read in CASES:
-            if not registry.status(registry.spec(model))[0]:
+            if not availability.status(registry.spec(model))[0]:
                 print(f"   {model:18} {task:6}: not available here, skipped")
                 continue
             live.clear_cache()

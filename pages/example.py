@@ -53,9 +53,17 @@ def show_predictions(detail: dict, caption: str) -> None:
         st.info("No run has predicted this example yet: ask a model about it on the Playground, or make a run "
                 "with `python -m backend predict --model M --dataset D`.")
         return
+    prompted = frame[frame["prompt"].notna()]
+    frame = frame.drop(columns=["prompt", "response"])
     frame = frame.loc[:, frame.notna().any()]
     export.table(frame, f"Model outputs for {detail['example']['example_id']}", caption, key="predictions",
                  column_config={"p": st.column_config.NumberColumn("p(label)", format="%.3f")})
+    for row in prompted.itertuples():
+        with st.expander(f"Prompt sent and response: {widgets.plain(row.run_id)}"):
+            st.caption(f"Parse: {widgets.plain(row.parse or 'n/a')}. The prompt, exactly as sent:")
+            st.code(row.prompt, language=None, wrap_lines=True)
+            st.caption("The response, as the model wrote it:")
+            st.text(row.response or "(empty)")
 
 
 def go_to(example_id: str) -> None:

@@ -89,6 +89,10 @@ def show_metrics(summary: dict, run_a: str | None) -> None:
             column.metric(f"{widgets.plain(name)} (run A)", f"{100 * est.value:.1f}%",
                           help=f"95% bootstrap CI over n={est.n:,} items ({RESAMPLES:,} resamples)")
             column.caption(f"95% CI [{100 * est.low:.1f}, {100 * est.high:.1f}] · n={est.n:,}")
+    if summary.get("unlabelled"):
+        st.warning(f"Run A gave no label for {summary['unlabelled']:,} of the {summary['scored']:,} items scored here "
+                   f"({summary['unlabelled'] / summary['scored']:.1%}): responses it could not parse, refusals, empty "
+                   "responses or errors. They count as wrong; filter by *correctness* to read them.")
     if run_a is None:
         st.caption("Choose a run A to see its accuracy, confusion matrix and predictions.")
 

@@ -2,7 +2,8 @@
 beside the baselines, every run on every saved slice, missing datasets and models and how to add them."""
 import streamlit as st
 
-from backend import contamination, leaderboard, registry, saved_slices
+from backend import contamination, leaderboard, saved_slices
+from backend.models import availability
 from backend.metrics.bootstrap import RESAMPLES
 from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
 from backend.store import queries
@@ -41,7 +42,9 @@ if not board.empty:
     st.caption("Paper-reported runs are the predictions published with the papers; baselines are computed here. "
                f"n is the number of evaluated items; the interval is a {RESAMPLES:,}-resample bootstrap. *bias* names "
                f"the label a classifier gives to at least {BIAS_AT_LEAST:.0%} of the items ({100 * BIAS_OVER_GOLD:.0f} "
-               "points more often than it is gold): its score then says little beyond that label's share.")
+               "points more often than it is gold): its score then says little beyond that label's share. *unparsed* counts a "
+               "prompted run's responses that gave no answer in its template's format (unparsed, refused, empty or "
+               "failed), of n: they count as wrong.")
     datasets = sorted(board["dataset"].unique())
     dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params", format_func=widgets.option,
                                    default="nope" if "nope" in datasets else datasets[0])
@@ -123,7 +126,7 @@ if not missing.empty:
                    "then run `python -m backend ingest`.")
 
 st.subheader("Models")
-models = registry.status_table()
+models = availability.status_table()
 export.table(models, "Models", charts.provenance("models", len(models)), key="models",
              column_config={"available": st.column_config.CheckboxColumn(), "quality": st.column_config.TextColumn(width="large")})
 for row in models[~models["available"]].itertuples():

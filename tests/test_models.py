@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from backend import registry
-from backend.models import detect, loading, nli, prompted
+from backend.models import availability, detect, loading, nli, prompted
 from backend.models.prompts import parsers, templates
 from tests import tiny_models
 
@@ -89,7 +89,7 @@ def test_models_are_loaded_once_and_shared(tiny):
 def test_missing_local_model_says_how_to_make_it(tmp_path):
     model = registry.ModelSpec(name="minilm-nli", task="nli", load="local", quality="", path=str(tmp_path / "absent"),
                                train="python -m backend train nli", train_minutes=25)
-    assert registry.status(model)[0] is False
+    assert availability.status(model)[0] is False
     with pytest.raises(registry.ModelUnavailable, match=r"make it with `python -m backend train nli` \(about 25 min"):
         registry.weights_path(model)
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from backend import registry
 from backend.models.classifier import SequenceClassifier
 from backend.models.embed import Embedder
-from backend.models.endpoints.client import Endpoint
+from backend.models.endpoints.client import Endpoint, Settings
 from backend.models.generator import Generator
 
 _LOADED: dict[str, object] = {}
@@ -34,7 +34,7 @@ def get(name: str):
         if name not in _LOADED:
             model = registry.spec(name)
             if model.is_endpoint:  # nothing to load; the first request checks the server
-                built = Endpoint(registry.endpoint_settings(model))
+                built = Endpoint(Settings.of(model))
             else:
                 built = BUILDERS[model.task](registry.weights_path(model), model, model.load != "hub")
             with _LOCK:

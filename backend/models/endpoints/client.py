@@ -256,29 +256,6 @@ class Endpoint:
             self.stats.add(completion)
         return done
 
-    def stream(self, prompt: str, max_tokens: int | None = None, temperature: float | None = None):
-        """The Playground's answer as it is written: yields text pieces (not cached; charged at the end)."""
-        s = self.settings
-        params = self.params(max_tokens, temperature, 0, None)
-        client = openai.OpenAI(base_url=s.base_url, api_key=self.key, timeout=s.timeout_s, max_retries=s.max_retries)
-        budget = spend.Budget()
-        estimate = spend.cost(len(prompt) // CHARS_PER_TOKEN + 8, params["max_tokens"], s.price_in, s.price_out)
-        budget.reserve(s.name, estimate, s.daily_cap, self.cache_path)
-        usage = None
-        try:
-            for event in client.chat.completions.create(model=s.model, messages=[{"role": "user", "content": prompt}],
-                                                        stream=True, stream_options={"include_usage": True}, **params):
-                usage = event.usage or usage
-                if event.choices and event.choices[0].delta.content:
-                    yield event.choices[0].delta.content
-        except (openai.APIConnectionError, openai.APITimeoutError):
-            raise EndpointDown(f"{s.name}: nothing answers at {s.base_url}") from None
-        finally:
-            actual = spend.cost(usage.prompt_tokens, usage.completion_tokens, s.price_in, s.price_out) if usage else 0.0
-            budget.settle(s.name, estimate, actual, self.cache_path)
-            client.close()
-
 
 def _tuple(pairs) -> tuple[tuple[str, float], ...] | None:
     return tuple((str(t), float(lp)) for t, lp in pairs) if pairs is not None else None
-

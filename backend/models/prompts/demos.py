@@ -49,5 +49,10 @@ def pool(train: pd.DataFrame | None, train_split: str | None, scored_split: str 
     """The training split when it exists and the run scores one other split; else cross-fold over the
     scored items (a run over every split scores the training split too)."""
     if train is not None and not train.empty and train_split and scored_split not in (None, train_split):
-        return Pool(f"split:{train_split}", train.reset_index(drop=True))
-    return Pool("cross-fold", scored.reset_index(drop=True))
+        return Pool(f"split:{train_split}", _in_order(train))
+    return Pool("cross-fold", _in_order(scored))
+
+
+def _in_order(rows: pd.DataFrame) -> pd.DataFrame:
+    """By example id: the draw depends on the pool's order, which must not depend on how it was read."""
+    return rows.sort_values("example_id", kind="stable").reset_index(drop=True)
