@@ -78,7 +78,7 @@ def _verbaliser_mass(top: list, words: dict[str, str], labels: list[str]) -> lis
 
 
 def test_probe_says_reachable_unauthorised_and_unreachable(endpoint, monkeypatch):
-    assert availability.status(registry.spec(NAME)) == (True, f"{NAME}: {endpoint['server'].url}")
+    assert availability.status(registry.spec(NAME)) == (True, f"{NAME}: smollm2 at {endpoint['server'].url}")
     monkeypatch.setenv(KEY_ENV, "wrong-key")
     available, line = availability.status(registry.spec(NAME))
     assert not available and "refused the key in $PLAB_TEST_LLM_KEY" in line and "(unauthorised)" in line
@@ -313,12 +313,13 @@ def test_the_playground_asks_an_endpoint_and_pages_show_its_prompt_and_parse_rat
     """A live question to the endpoint is answered and stored with its prompt; the Overview counts the
     NOPE run's unparsed responses and the Example page shows the prompt sent and the raw response."""
     store = endpoint["store"]
+    nope_run = runs.predict(store, runs.Request(NAME, "nope", split="main", limit=36, chunk=12), progress=False)
     assert any(e.model == NAME and e.task == "nli" and e.available for e in live.engines("nli"))
     con = connect(store)
     try:
         answer = live.ask(con, live.Query(model=NAME, task="detect", question="Why did Einstein win three Nobel prizes?"))
         example = con.execute("SELECT example_id FROM predictions WHERE run_id = $r ORDER BY example_id LIMIT 1",
-                              {"r": f"nope/{NAME}/nli/nli-zero-shot@1/main/first36"}).fetchone()[0]
+                              {"r": nope_run}).fetchone()[0]
     finally:
         con.close()
     assert answer.run_id == f"live/{NAME}/detect/detect-zero-shot@1"
@@ -326,7 +327,7 @@ def test_the_playground_asks_an_endpoint_and_pages_show_its_prompt_and_parse_rat
     page = open_page(store, "pages/overview.py", {"board": "nope"})
     assert not page.exception
     shown = [t.value for t in page.dataframe if "unparsed" in t.value.columns]
-    assert any(f"nope/{NAME}/nli/nli-zero-shot@1/main/first36" in set(t["run"]) for t in shown)
+    assert any(nope_run in set(t["run"]) for t in shown)
     page = open_page(store, "pages/example.py", {"dataset": "nope", "example": example})
     assert not page.exception
     assert [e.label for e in page.expander if e.label.startswith("Prompt sent")]

@@ -84,7 +84,7 @@ def writing(text: str, crepe: bool = False) -> Parsed:
     {'presupposition': 'the moon is cheese', 'correction': 'it is rock'}
     """
     if not text.strip():
-        return Parsed("empty")
+        return Parsed("empty", parts={"presupposition": "", "correction": ""})
     if crepe:
         return Parsed("ok", parts={"presupposition": "", "correction": text.strip()})
     parts = {}
