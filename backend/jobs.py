@@ -21,6 +21,7 @@ import duckdb
 
 from backend import registry, runs
 from backend.models import availability
+from backend.models.prompts import templates
 from backend.config import REPO_ROOT, settings
 
 
@@ -46,11 +47,22 @@ def _spawn(key: str, store: Path | str, args: list[str]) -> None:
                                       "started": time.time(), "log": str(log)}))
 
 
-def start(store: Path | str, model: str, dataset: str, task: str = "nli") -> str:
-    """Start (or resume) `predict --model M --dataset D --task T` in a process of its own; the run id."""
-    run_id = runs.Request(model=model, dataset=dataset, task=task).run_id()
-    _spawn(run_id, store, ["predict", "--model", model, "--dataset", dataset, "--task", task])
-    return run_id
+def start(store: Path | str, model: str, dataset: str, task: str = "nli", template: str | None = None) -> str:
+    """Start (or resume) `predict --model M --dataset D --task T [--template X]` in a process of its own;
+    the run id (a generator's names its prompt template)."""
+    request = runs.with_template(runs.Request(model=model, dataset=dataset, task=task, template=template),
+                                 registry.spec(model))
+    _spawn(request.run_id(), store, ["predict", "--model", model, "--dataset", dataset, "--task", task]
+           + (["--template", request.template] if request.template else []))
+    return request.run_id()
+
+
+def template_choices(model: str, task: str) -> list[str]:
+    """The prompt templates a model can be run with on a task ([] for a model that is not prompted);
+    few-shot ones draw their demonstrations from the dataset (its training split, else other folds)."""
+    if runs.STRATEGIES.get((registry.spec(model).task, task)) != "prompted":
+        return []
+    return sorted(t.name for t in templates.for_task(task) if t.strategy != "retrieve-then-read")
 
 
 # What `train` makes for a task when no loadable model does it: the command, the model it registers, its cost

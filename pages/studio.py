@@ -235,9 +235,13 @@ def run_model() -> None:
     if not models:
         no_model(task)
         return
+    prompts = jobs.template_choices(model, task)
+    template = st.selectbox("Prompt template", prompts, key="job_template", format_func=widgets.option,
+                            help="How the model is asked (`python -m backend prompts` lists them; add yours in "
+                                 "data/prompts/). Each template is a run of its own.") if prompts else None
     if st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
         try:
-            st.session_state["job"] = (jobs.start(store_ref(), model, dataset, task), dataset)
+            st.session_state["job"] = (jobs.start(store_ref(), model, dataset, task, template), dataset)
         except ValueError as exc:
             st.error(widgets.message(exc))
     if "job" in st.session_state:

@@ -264,6 +264,12 @@ def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_s
     state = finished(store, run_id, "stop-under-operators")
     assert state["status"] == "complete", state
     assert state["done"] == state["total"] == 18
+    # a generator is prompted: the job's run id names the template the Studio chose, and its progress is found
+    assert "nli-few-shot" in jobs.template_choices("tiny-gen", "nli") and jobs.template_choices("tiny-nli", "nli") == []
+    run_id = jobs.start(store, "tiny-gen", "stop-under-operators", "nli", "nli-few-shot")
+    assert run_id == "stop-under-operators/tiny-gen/nli/nli-few-shot@1+k4/all"
+    state = finished(store, run_id, "stop-under-operators")
+    assert state["status"] == "complete" and state["done"] == state["total"] == 18, state
 
 
 # ---- Syn-(QA)²-style pairs from facts ----
