@@ -111,7 +111,7 @@ def main() -> None:
               f"({server.completions() - before} requests): {first_s / again_s:.0f}× faster (target ≥ 50×)")
         print(f"tokens in the first run: {stats.tokens_in:,} in, {stats.tokens_out:,} out over {sent} requests: "
               f"{stats.tokens_in / first_s:.0f} prompt tokens/s, {stats.tokens_out / first_s:.1f} generated tokens/s; "
-              f"latency p50 {stats.line()['p50_ms']} ms, p95 {stats.line()['p95_ms']} ms")
+              f"latency p50 {stats.latency_ms(0.5):.0f} ms, p95 {stats.latency_ms(0.95):.0f} ms")
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -16,7 +16,7 @@ import os
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import openai
 
@@ -126,31 +126,30 @@ def _first_answer_token(logprobs) -> tuple[tuple[str, float], ...] | None:
 
 @dataclass
 class Stats:
-    """What an endpoint did in this process: for progress lines and the benchmark."""
+    """What an endpoint did in this process (the benchmark reads it; runs show `runs.Meter`)."""
     requests: int = 0
     cached: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float = 0.0
-    errors: dict | None = None
-    latencies: list | None = None
+    errors: dict = field(default_factory=dict)
+    latencies: list = field(default_factory=list)
 
     def add(self, done: Completion) -> None:
-        self.latencies = (self.latencies or []) + [done.latency_ms]
+        self.latencies.append(done.latency_ms)
         if done.error:
             kind = done.error.split(":", 1)[0]
-            self.errors = {**(self.errors or {}), kind: (self.errors or {}).get(kind, 0) + 1}
+            self.errors[kind] = self.errors.get(kind, 0) + 1
         elif done.cached:
             self.cached += 1
         else:
             self.requests += 1
-            self.tokens_in, self.tokens_out, self.cost = self.tokens_in + done.tokens_in, self.tokens_out + done.tokens_out, self.cost + done.cost
+            self.tokens_in += done.tokens_in
+            self.tokens_out += done.tokens_out
+            self.cost += done.cost
 
-    def line(self) -> dict:
-        lat = sorted(self.latencies or [0.0])
-        p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
-        return {"sent": self.requests, "cached": self.cached, "tok_out": self.tokens_out, "cost": f"${self.cost:.4f}",
-                "p50_ms": round(statistics.median(lat)), "p95_ms": round(p95), "errors": self.errors or {}}
+    def latency_ms(self, quantile: float) -> float:
+        return float(statistics.quantiles(self.latencies, n=100)[int(100 * quantile) - 1]) if len(self.latencies) > 1 else 0.0
 
 
 class Endpoint:
