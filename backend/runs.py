@@ -274,6 +274,10 @@ def plan(store: StoreRef, request: Request) -> Plan:
             raise ValueError(f"no examples for dataset {request.dataset!r} split {request.split!r}")
         every, rows = rows, rows.head(request.limit) if request.limit else rows
         done = {r[0] for r in con.execute("SELECT example_id FROM predictions WHERE run_id = ?", [request.run_id()]).fetchall()}
+        was = queries.run_template_sha(con, request.run_id()) if done and request.template else None
+        if was and was != templates.get(request.template).sha256:
+            raise ValueError(f"run {request.run_id()} was made with another text of template {request.template}: "
+                             "bump the template's version (a new run) rather than resume this one with other prompts")
         root = None
         if request.retriever:
             from backend.retrieval.index import corpus_hash, index_root

@@ -246,3 +246,20 @@ def test_the_dashboard_s_live_answers_run_in_a_worker_process_that_restarts_when
 def replace_question(query, question: str):
     from dataclasses import replace
     return replace(query, question=question)
+
+
+def test_a_prompted_run_names_its_template_and_refuses_to_resume_with_a_changed_text(store, tmp_path):
+    """A generator's run id names the template's version; a run made with one text of a template is not
+    resumed (or extended) with another text under the same version."""
+    folder = tmp_path / "data" / "prompts"
+    folder.mkdir(parents=True)
+    header = '{#\nname: mine\nversion: 1\ntask: detect\nstrategy: zero-shot\nverbalisers: {FP: ["yes"], N: ["no"]}\n#}\n'
+    (folder / "mine.j2").write_text(header + "False assumption? {{ item.question }}")
+    mine = runs.Request(model="tiny-gen", dataset="falseqa", task="detect", split="test", chunk=4, template="mine")
+    run_id = runs.predict(store, mine, progress=False)
+    assert run_id == "falseqa/tiny-gen/detect/mine@1/test"
+    texts = [r[0] for r in store.execute("SELECT text->>'$.prompt' FROM predictions WHERE run_id = $r", {"r": run_id}).fetchall()]
+    assert len(texts) == 10 and all(t.startswith("False assumption? ") for t in texts)
+    (folder / "mine.j2").write_text(header + "Is something false in: {{ item.question }}")
+    with pytest.raises(ValueError, match="bump the template's version"):
+        runs.predict(store, mine, progress=False)

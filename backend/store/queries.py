@@ -160,6 +160,12 @@ def run_inputs(con: duckdb.DuckDBPyConnection, dataset_id: str, split: str | Non
     """, {"d": dataset_id, "s": split, "l": only_label}).df()
 
 
+def run_template_sha(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
+    """The hash of the prompt template a stored run was made with (None: not prompted, or no such run)."""
+    row = con.execute("SELECT config->>'$.prompt.template_sha256' FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
+    return row[0] if row else None
+
+
 def run_status(con: duckdb.DuckDBPyConnection, run_id: str) -> dict | None:
     row = con.execute("""SELECT r.status, r.seconds, count(p.example_id) FROM runs r
                          LEFT JOIN predictions p USING (run_id) WHERE r.run_id = $r GROUP BY ALL""",
