@@ -41,7 +41,8 @@ log = logging.getLogger(__name__)
 def _predictions(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
     return con.execute("""
         SELECT r.dataset_id, r.run_id, r.model_id, r.source, r.task, CAST(r.config->'$.labels' AS VARCHAR[]) AS labels,
-               e.split, e.gold_label, e.gold_answers, p.label, p.answer, p.text, p.text->>'$.parse' AS parse
+               e.split, e.gold_label, e.gold_answers, p.label, p.answer, p.text, p.text->>'$.parse' AS parse,
+               CAST(p.text->>'$.cost' AS DOUBLE) AS cost
         FROM runs r JOIN predictions p USING (run_id)
         JOIN examples e ON e.dataset_id = r.dataset_id AND e.example_id = p.example_id
         WHERE r.status = 'complete' AND list_contains($runs, r.run_id)
@@ -91,7 +92,8 @@ def _scored(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, lis
                               "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]),
                               "metric": metric, "split": split, **estimate.as_dict(),
                               "bias": _bias(group) if task in queries.CLASSIFICATION_TASKS else "",
-                              "unparsed": _unparsed(group)})
+                              "unparsed": _unparsed(group),
+                              "cost": float(group["cost"].sum()) if group["cost"].notna().any() else None})
     return found
 
 
@@ -134,7 +136,8 @@ METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "retrie
 def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """dataset, run, model, kind (paper-reported | baseline | model run), metric, split, value, low, high, n,
     bias (for a classifier that gives one label to almost every item, which and how often), unparsed (a
-    prompted run's responses that gave no answer, of n: counted wrong in its value; '' for other runs) and
+    prompted run's responses that gave no answer, of n: counted wrong in its value; '' for other runs), cost
+    (what a prompted run's requests for these items cost at its endpoint's prices, cached answers free) and
     contaminated (why, when the run's model was trained on this dataset: `backend.contamination`)."""
     fingerprints = _fingerprints(con)
     cached = {run: (fingerprint, json.loads(rows)) for run, fingerprint, rows in
@@ -145,9 +148,10 @@ def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         _cache(con, new, fingerprints)
     rows = [row for run in fingerprints for row in (new[run] if run in new else cached[run][1])]
     columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n", "bias", "unparsed",
-               "contaminated"]
+               "cost", "contaminated"]
     frame = pd.DataFrame(rows, columns=columns[:-1])
     frame["unparsed"] = [f"{int(u):,} ({u / n:.1%})" if pd.notna(u) else "" for u, n in zip(frame["unparsed"], frame["n"])]
+    frame["cost"] = [f"${c:,.4f}" if pd.notna(c) else "" for c in frame["cost"]]
     flagged = {d: contamination.flags(con, d) for d in frame["dataset"].unique()}
     frame["contaminated"] = [flagged[d].get(r, "") for d, r in zip(frame["dataset"], frame["run"])]
     return frame.sort_values(["dataset", "split", "value"], ascending=[True, True, False])

@@ -44,7 +44,8 @@ if not board.empty:
                f"the label a classifier gives to at least {BIAS_AT_LEAST:.0%} of the items ({100 * BIAS_OVER_GOLD:.0f} "
                "points more often than it is gold): its score then says little beyond that label's share. *unparsed* counts a "
                "prompted run's responses that gave no answer in its template's format (unparsed, refused, empty or "
-               "failed), of n: they count as wrong.")
+               "failed), of n: they count as wrong; *cost* is what its requests for those items cost at the endpoint's "
+               "registered prices (answers from the cache cost nothing).")
     datasets = sorted(board["dataset"].unique())
     dataset = st.segmented_control("Dataset", datasets, key="board", bind="query-params", format_func=widgets.option,
                                    default="nope" if "nope" in datasets else datasets[0])

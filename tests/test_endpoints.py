@@ -123,6 +123,9 @@ def test_nope_run_stores_raw_text_parse_status_and_label_probabilities(endpoint)
     assert table.loc[table["run"] == run_id, "no label"].tolist() == [unlabelled]
     [shown] = board.loc[board["run"] == run_id, "unparsed"].tolist()
     assert shown == f"{unlabelled:,} ({unlabelled / 36:.1%})"
+    spent = sum(r["text"]["cost"] for r in rows)  # $0.5 / $1.5 per million tokens in / out
+    assert spent == pytest.approx(sum(0.5 * r["text"]["tokens_in"] + 1.5 * r["text"]["tokens_out"] for r in rows) / 1e6)
+    assert board.loc[board["run"] == run_id, "cost"].tolist() == [f"${spent:,.4f}"]
     correct = sum(r["label"] == g for r, g in zip(rows, _gold(store, [r["example_id"] for r in rows])))
     assert float(table.loc[table["run"] == run_id, "accuracy"].iloc[0].split()[0]) == pytest.approx(100 * correct / 36, abs=0.05)
     assert config["prompt"]["template_sha256"] == templates.get("nli-zero-shot").sha256
