@@ -69,6 +69,10 @@ class Query:
         text = json.dumps([self.question, self.premise, self.hypothesis])
         return "live-" + hashlib.sha1(text.encode()).hexdigest()[:16]
 
+    def row(self) -> dict:
+        """The query as the runner's input row."""
+        return {"example_id": self.example_id(), "input": self.premise or self.question, "hypothesis": self.hypothesis or None}
+
     def request(self) -> runs.Request:
         """The live run's request; a generator's names its (default) prompt template, so a new template
         version starts a new live run."""
@@ -220,30 +224,33 @@ def _queue(store: StoreRef, request: runs.Request, retrievers: dict | None) -> M
 
 
 def ask(store: StoreRef, query: Query, retrievers: dict | None = None, save: bool = True,
-        waiting: Callable[[int], None] | None = None) -> Answer:
+        waiting: Callable[[int], None] | None = None, on_text: Callable[[str], None] | None = None) -> Answer:
     """Answer one query (from the cache when asked before) and store it as a live-run row.
 
     `store` is an open connection or the store's path (then it is opened only to read passages and to
     store the answer, and the model runs in the worker process, `backend.live_worker`; `retrievers`
     are then its own, loaded from the saved indexes). `waiting(n)` is called about every 0.3 s with
-    the questions ahead in the queue."""
+    the questions ahead in the queue. `on_text(text so far)` streams an endpoint's answer as it is
+    written; an endpoint asked so is answered in this thread (the server does the work: no queue)."""
     query.validate()
     with _LOCK:
         if query in _CACHE:
             _CACHE.move_to_end(query)
             return replace(_CACHE[query], cached=True)
     request = query.request()
-    model_queue = _queue(store, request, retrievers)
-    future = model_queue.submit({"example_id": query.example_id(), "input": query.premise or query.question,
-                                 "hypothesis": query.hypothesis or None})
-    while not future.done():
-        if waiting is not None:
-            waiting(model_queue.ahead(future))
-        try:
-            future.exception(timeout=0.3)
-        except TimeoutError:
-            continue
-    output, latency, row = future.result()
+    if on_text is not None and registry.spec(query.model).is_endpoint:
+        output, latency, row = _streamed(store, request, retrievers, query, on_text)
+    else:
+        model_queue = _queue(store, request, retrievers)
+        future = model_queue.submit(query.row())
+        while not future.done():
+            if waiting is not None:
+                waiting(model_queue.ahead(future))
+            try:
+                future.exception(timeout=0.3)
+            except TimeoutError:
+                continue
+        output, latency, row = future.result()
     run_id = "live/" + request.run_id().removeprefix("live/").removesuffix("/all")
     answer = Answer(output, latency, row["device"], False, run_id)
     if save:
@@ -254,6 +261,19 @@ def ask(store: StoreRef, query: Query, retrievers: dict | None = None, save: boo
         while len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
     return answer
+
+
+def _streamed(store: StoreRef, request: runs.Request, retrievers: dict | None, query: Query,
+              on_text: Callable[[str], None]) -> tuple[Output, float, dict]:
+    """An endpoint's answer to one query, streamed, in this thread: (output, ms, the live run's row)."""
+    with _LOCK:
+        runner = _RUNNERS.get(request)
+    if runner is None:
+        with opener(store)() as con:
+            runner = _runner(con, request, retrievers)
+    started = time.perf_counter()
+    [output] = runner(pd.DataFrame([query.row()]), on_text=on_text)
+    return output, 1000 * (time.perf_counter() - started), runs.runner_row(runner)
 
 
 def _store(con, run_row: dict, query: Query, answer: Answer) -> None:
@@ -281,6 +301,7 @@ class Engine:
     available: bool = True
     remedy: str = ""
     quality: str = ""
+    endpoint: bool = False    # an OpenAI-compatible server: its answer is streamed
 
 
 ENGINES = {  # (model task) → [(run task, label, retriever use)]
@@ -307,7 +328,8 @@ def engines(mode: str) -> list[Engine]:
         else:
             options = ENGINES.get(spec.task, [])
         options = [o for o in options if spec.task != "generate" or o[0] in spec.tasks]  # an endpoint's `tasks`
-        found += [Engine(spec.name, task, label, use, available, remedy, spec.quality) for task, label, use in options]
+        found += [Engine(spec.name, task, label, use, available, remedy, spec.quality, spec.is_endpoint)
+                  for task, label, use in options]
     return found
 
 

@@ -149,10 +149,11 @@ class Runner:
     def device(self) -> str:
         return str(getattr(self.model, "device", "cpu"))
 
-    def __call__(self, rows) -> list[Output]:
+    def __call__(self, rows, on_text=None) -> list[Output]:
+        """Outputs for the rows; `on_text(text so far)` streams a prompted model's answer to one row."""
         task, questions = self.request.resolved_task(), list(rows["input"])
         if self.strategy == "prompted":
-            return self._prompted(rows)
+            return self._prompted(rows, on_text)
         if task == "nli":
             return nli.run(self.model, list(zip(rows["input"], rows["hypothesis"])))
         if task == "detect":
@@ -161,14 +162,14 @@ class Runner:
             return detect.with_classifier(self.model, questions)
         raise ValueError(f"{self.spec.name} cannot do task {task!r} without a prompt")
 
-    def _prompted(self, rows) -> list[Output]:
+    def _prompted(self, rows, on_text=None) -> list[Output]:
         items = rows.to_dict("records")
         shown = [self.pool.draw(item["example_id"], self.request.shots, 0).to_dict("records") for item in items] \
             if self.request.shots else None
         hits = self.retriever.search_many([item["input"] for item in items], self.request.k) if self.retriever else None
         contexts = [[self.passages[h.doc_id] for h in row] for row in hits] if hits else None
         return prompted.run(self.model, self.template, LABELS.get(self.request.resolved_task(), []), items, shown,
-                            contexts, hits, self.decoding, self.budget)
+                            contexts, hits, self.decoding, self.budget, on_text)
 
     def prompt_config(self) -> dict:
         """What makes a prompted run's prompts reproducible (template, its text's hash, pool, decoding) and

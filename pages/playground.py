@@ -116,9 +116,11 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                         said.append(ahead)
                         place.write(f"{ahead:,} question(s) ahead of yours for {widgets.plain(model)}…" if ahead
                                     else f"{widgets.plain(model)} is answering…")
+                written = status.empty() if engine.endpoint else None  # an endpoint's answer appears as it is written
                 try:
                     with released():  # the model may take seconds: nobody waits for this page meanwhile
-                        answer = live.ask(store_ref(), query_, shared, waiting=waiting)
+                        answer = live.ask(store_ref(), query_, shared, waiting=waiting,
+                                          on_text=written.text if written is not None else None)
                     found["answers"].append((engine, answer, None))
                 except (ValueError, registry.ModelUnavailable, StoreLocked) as exc:  # bad input, or the model is not here
                     found["answers"].append((engine, None, str(exc)))
@@ -166,8 +168,10 @@ def show_prompted(text: dict) -> None:
     st.caption("Response, as the model wrote it:")
     st.text(text.get("generation") or "(empty)")
     cost = f" · ${text['cost']:.5f}" if text.get("cost") else ""
-    st.caption(f"{widgets.plain(text.get('template', ''))} · {text.get('tokens_in', 0):,} tokens in, "
-               f"{text.get('tokens_out', 0):,} out{cost} · probabilities: {widgets.plain(text.get('probabilities', 'n/a'))}")
+    tokens = f"{text.get('tokens_in', 0):,} tokens in, {text.get('tokens_out', 0):,} out" if text.get("tokens_reported", True) \
+        else "tokens not reported by the server (streamed answers; a price is charged at its worst case)"
+    st.caption(f"{widgets.plain(text.get('template', ''))} · {tokens}{cost} · "
+               f"probabilities: {widgets.plain(text.get('probabilities', 'n/a'))}")
     with st.expander("Prompt sent"):
         st.code(text["prompt"], language=None, wrap_lines=True)
 

@@ -327,6 +327,17 @@ def test_the_playground_asks_an_endpoint_and_pages_show_its_prompt_and_parse_rat
         con.close()
     assert answer.run_id == f"live/{NAME}/detect/detect-zero-shot@1"
     assert answer.output.text["prompt"].endswith("Question: Why did Einstein win three Nobel prizes?\nAnswer:")
+    pieces = []  # the Playground streams an endpoint's answer as it is written
+    con = connect(store)
+    try:
+        written = live.ask(con, live.Query(model=NAME, task="write", question="Why is the moon made of cheese?"),
+                           on_text=pieces.append)
+    finally:
+        con.close()
+    text = written.output.text
+    assert len(pieces) >= 3 and pieces[-1] == text["generation"] and all(b.startswith(a) for a, b in zip(pieces, pieces[1:]))
+    assert text["parse"] in ("ok", "unparsed") and text["prompt"].startswith("The question below takes something")
+    assert (text["tokens_out"] > 0) == text["tokens_reported"] and text["cost"] > 0  # unreported: charged the worst case
     page = open_page(store, "pages/overview.py", {"board": "nope"})
     assert not page.exception
     shown = [t.value for t in page.dataframe if "unparsed" in t.value.columns]

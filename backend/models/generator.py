@@ -46,9 +46,10 @@ class Generator:
                               max_length=max(16, context - room)).to(self.device)
 
     def complete(self, prompts: list[str], max_tokens: int = 48, temperature: float | None = None,
-                 top_logprobs: int = 0, seed: int | None = None, budget=None) -> list[Completion]:
+                 top_logprobs: int = 0, seed: int | None = None, budget=None, on_text=None) -> list[Completion]:
         """Responses (greedy, or sampled at `temperature` with `seed`), with the first non-blank token's top
-        `top_logprobs` log-probabilities from the raw logits. `budget` is for endpoints (a local model is free)."""
+        `top_logprobs` log-probabilities from the raw logits. `budget` is for endpoints (a local model is free);
+        `on_text` hears each answer whole (a local model is not streamed)."""
         done = []
         with self.lock, torch.inference_mode():
             for start in range(0, len(prompts), self.batch_size):
@@ -68,6 +69,8 @@ class Generator:
                     top = self._top(output.logits, new[row], row, top_logprobs) if top_logprobs else None
                     done.append(Completion(text.strip(), top, int(encoded["attention_mask"][row].sum()),
                                            int((new[row] != self.tokenizer.pad_token_id).sum()), share))
+                    if on_text is not None:
+                        on_text(text.strip())
         return done
 
     def _top(self, logits, tokens, row: int, k: int) -> tuple[tuple[str, float], ...] | None:

@@ -26,6 +26,7 @@ class Completion:
     cost: float = 0.0                        # USD, from the endpoint's prices (0 when cached or local)
     cached: bool = False
     error: str | None = None                 # this request failed (e.g. the prompt is too long)
+    usage_reported: bool = True              # False: the server gave no token counts (some do not when streaming)
 
 
 class RunStopped(RuntimeError):

@@ -48,8 +48,10 @@ def item_fields(row: dict) -> dict:
 
 
 def run(model, template: Template, labels: list[str], items: list[dict], demos: list[list[dict]] | None = None,
-        contexts: list[list[str]] | None = None, hits=None, decoding: Decoding = Decoding(), budget=None) -> list[Output]:
-    """One Output per item. `demos[i]` are item i's demonstration rows, `contexts[i]` its passages."""
+        contexts: list[list[str]] | None = None, hits=None, decoding: Decoding = Decoding(), budget=None,
+        on_text=None) -> list[Output]:
+    """One Output per item. `demos[i]` are item i's demonstration rows, `contexts[i]` its passages;
+    `on_text(text so far)` streams a single item's response (not with samples)."""
     demos = demos or [[] for _ in items]
     prompts = [template.render(item_fields(item), [demo_fields(template, d) for d in demos[i]],
                                contexts[i] if contexts else ()) for i, item in enumerate(items)]
@@ -61,7 +63,8 @@ def run(model, template: Template, labels: list[str], items: list[dict], demos: 
         responses = [[r[i] for r in rounds] for i in range(len(prompts))]
     else:
         top = TOP_LOGPROBS if classify and not template.reasons else 0
-        responses = [[c] for c in model.complete(prompts, decoding.tokens(template), decoding.temperature, top, None, budget)]
+        responses = [[c] for c in model.complete(prompts, decoding.tokens(template), decoding.temperature, top, None, budget,
+                                                 on_text=on_text)]
     return [_output(template, labels, prompts[i], responses[i], [d["example_id"] for d in demos[i]],
                     tuple(hits[i]) if hits else (), decoding.samples) for i in range(len(items))]
 
@@ -71,7 +74,8 @@ def _output(template: Template, labels: list[str], prompt: str, responses: list[
     first = responses[0]
     text = {"prompt": prompt, "template": template.ref, "demos": demo_ids, "generation": first.text,
             "tokens_in": sum(c.tokens_in for c in responses), "tokens_out": sum(c.tokens_out for c in responses),
-            "cost": sum(c.cost for c in responses), "cached": all(c.cached for c in responses)}
+            "cost": sum(c.cost for c in responses), "cached": all(c.cached for c in responses),
+            "tokens_reported": all(c.usage_reported for c in responses)}
     latency = sum(c.latency_ms for c in responses)
     if all(c.error for c in responses):
         return Output(text={**text, "parse": "error"}, passages=hits, latency_ms=latency, error=first.error)

@@ -196,21 +196,24 @@ class Endpoint:
             params |= {"logprobs": True, "top_logprobs": top_logprobs}
         return params
 
-    async def _one(self, client, gate: asyncio.Semaphore, prompt: str, params: dict, budget: spend.Budget) -> Completion:
+    async def _one(self, client, gate: asyncio.Semaphore, prompt: str, params: dict, budget: spend.Budget,
+                   on_text=None) -> Completion:
         s = self.settings
         messages = [{"role": "user", "content": prompt}]
         key = cache.key(s.base_url, self.server_model, messages, params)
         started = time.perf_counter()
         hit = cache.get(key, self.cache_path)
         if hit is not None:
+            if on_text is not None:
+                on_text(hit["text"])
             return Completion(hit["text"], _tuple(hit.get("top_logprobs")), hit["tokens_in"], hit["tokens_out"],
-                              1000 * (time.perf_counter() - started), 0.0, True)
+                              1000 * (time.perf_counter() - started), 0.0, True, usage_reported=hit.get("usage_reported", True))
         estimate = spend.cost(len(prompt) // CHARS_PER_TOKEN + 8, params["max_tokens"], s.price_in, s.price_out)
         async with gate:
             budget.reserve(s.name, estimate, s.daily_cap, self.cache_path)
             started, actual = time.perf_counter(), 0.0
             try:
-                response = await client.chat.completions.create(model=s.model, messages=messages, **params)
+                said = await self._ask(client, messages, params, on_text)
             except openai.AuthenticationError:
                 raise Unauthorised(f"{s.name}: {s.base_url} refused the key in ${s.api_key_env or '(none)'}") from None
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
@@ -222,25 +225,49 @@ class Endpoint:
             except openai.APIStatusError as exc:  # this prompt was refused (too long, a bad parameter): the item's error
                 return Completion("", error=f"HTTP {exc.status_code}: {str(exc.message)[:300]}",
                                   latency_ms=1000 * (time.perf_counter() - started))
-            else:
-                usage = response.usage
-                tokens_in, tokens_out = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
-                actual = spend.cost(tokens_in, tokens_out, s.price_in, s.price_out)
+            else:  # a server that reports no usage is charged the worst case, so no cap is passed unseen
+                actual = spend.cost(said["tokens_in"], said["tokens_out"], s.price_in, s.price_out) \
+                    if said["usage_reported"] else estimate
             finally:
                 budget.settle(s.name, estimate, actual, self.cache_path)
             latency = 1000 * (time.perf_counter() - started)
-        choice = response.choices[0]
-        top = _first_answer_token(choice.logprobs) if params.get("logprobs") else None
-        text = choice.message.content or ""
-        cache.put(key, {"text": text, "top_logprobs": top, "tokens_in": tokens_in, "tokens_out": tokens_out,
-                        "finish_reason": choice.finish_reason, "model": response.model}, self.cache_path)
-        return Completion(text, top, tokens_in, tokens_out, latency, actual, False)
+        cache.put(key, said, self.cache_path)
+        return Completion(said["text"], _tuple(said["top_logprobs"]), said["tokens_in"], said["tokens_out"], latency, actual,
+                          False, usage_reported=said["usage_reported"])
 
-    async def _all(self, prompts: list[str], params: dict, budget: spend.Budget) -> list[Completion]:
+    async def _ask(self, client, messages: list[dict], params: dict, on_text=None) -> dict:
+        """One request: the text, the first answer token's top logprobs, tokens, finish reason and the model the
+        server names. With `on_text`, streamed: on_text(text so far) at every piece."""
+        if on_text is None:
+            response = await client.chat.completions.create(model=self.settings.model, messages=messages, **params)
+            choice, usage = response.choices[0], response.usage
+            return {"text": choice.message.content or "", "finish_reason": choice.finish_reason, "model": response.model,
+                    "top_logprobs": _first_answer_token(choice.logprobs) if params.get("logprobs") else None,
+                    "tokens_in": usage.prompt_tokens if usage else 0, "tokens_out": usage.completion_tokens if usage else 0,
+                    "usage_reported": usage is not None}
+        stream = await client.chat.completions.create(model=self.settings.model, messages=messages, stream=True,
+                                                      stream_options={"include_usage": True}, **params)
+        text, top, usage, finish, model = "", None, None, None, self.settings.model
+        async for event in stream:
+            usage, model = event.usage or usage, event.model or model
+            if not event.choices:
+                continue
+            choice = event.choices[0]
+            finish = choice.finish_reason or finish
+            if top is None and params.get("logprobs") and choice.logprobs is not None:
+                top = _first_answer_token(choice.logprobs)
+            if choice.delta.content:
+                text += choice.delta.content
+                on_text(text)
+        return {"text": text, "finish_reason": finish, "model": model, "top_logprobs": top,
+                "tokens_in": usage.prompt_tokens if usage else 0, "tokens_out": usage.completion_tokens if usage else 0,
+                "usage_reported": usage is not None}
+
+    async def _all(self, prompts: list[str], params: dict, budget: spend.Budget, on_text=None) -> list[Completion]:
         async with self._client() as client:
             await self._server_model(client)
             gate = asyncio.Semaphore(max(1, self.settings.max_concurrency))
-            tasks = [asyncio.ensure_future(self._one(client, gate, p, params, budget)) for p in prompts]
+            tasks = [asyncio.ensure_future(self._one(client, gate, p, params, budget, on_text)) for p in prompts]
             try:
                 return list(await asyncio.gather(*tasks))
             except BaseException:
@@ -249,8 +276,14 @@ class Endpoint:
                 raise
 
     def complete(self, prompts: list[str], max_tokens: int | None = None, temperature: float | None = None,
-                 top_logprobs: int = 0, seed: int | None = None, budget: spend.Budget | None = None) -> list[Completion]:
-        done = _run(self._all(prompts, self.params(max_tokens, temperature, top_logprobs, seed), budget or spend.Budget()))
+                 top_logprobs: int = 0, seed: int | None = None, budget: spend.Budget | None = None,
+                 on_text=None) -> list[Completion]:
+        """One Completion per prompt, in order. `on_text(text so far)` streams the answer of a single prompt
+        (the Playground); a cached answer is passed whole."""
+        if on_text is not None and len(prompts) != 1:
+            raise ValueError("on_text streams one prompt's answer; pass one prompt")
+        done = _run(self._all(prompts, self.params(max_tokens, temperature, top_logprobs, seed), budget or spend.Budget(),
+                              on_text))
         for completion in done:
             self.stats.add(completion)
         return done
