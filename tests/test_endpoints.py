@@ -24,7 +24,7 @@ from backend.models import availability, loading
 from backend.models.endpoints import cache, client, spend
 from backend.models.output import RunStopped
 from backend.models.prompted import demo_fields, item_fields
-from backend.models.prompts import demos, templates
+from backend.models.prompts import demos, parsers, templates
 from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.index import corpus_passages
 from backend.store.connection import connect
@@ -190,6 +190,25 @@ def test_ifqa_open_book_run_reads_bm25_passages_and_is_scored(endpoint):
     finally:
         con.close()
     assert board.loc[board["run"] == run_id, "metric"].tolist() == ["exact match"]
+
+
+def test_samples_give_each_label_its_share_of_the_sampled_responses(endpoint):
+    """Self-consistency: 4 responses per item at temperature 0.7; P(label) is its share of those that parsed."""
+    store = endpoint["store"]
+    run_id = runs.predict(store, runs.Request(NAME, "falseqa", split="test", samples=4, limit=6), progress=False)
+    assert run_id == f"falseqa/{NAME}/detect/detect-zero-shot@1+n4@t0.7/test/first6"
+    rows = _rows(store, run_id)
+    assert len(rows) == 6
+    for r in rows:
+        said = [parsers.label(t, {"FP": ("yes",), "N": ("no",)}).label for t in r["text"]["samples"]]
+        said = [label for label in said if label]
+        assert len(r["text"]["samples"]) == 4 and "top_logprobs" not in r["text"]
+        if said:
+            assert r["probs"] == pytest.approx([said.count("N") / len(said), said.count("FP") / len(said)])
+            assert r["text"]["probabilities"] == "samples" and r["label"] == max(("N", "FP"), key=said.count)
+        else:
+            assert r["probs"] is None and r["label"] is None
+    assert sum(r["probs"] is not None for r in rows) >= 4  # SmolLM2 answers yes/no almost always
 
 
 def test_a_rerun_sends_no_request_and_a_run_sharing_items_reuses_them(endpoint):

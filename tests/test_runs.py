@@ -263,3 +263,4 @@ def test_a_prompted_run_names_its_template_and_refuses_to_resume_with_a_changed_
     (folder / "mine.j2").write_text(header + "Is something false in: {{ item.question }}")
     with pytest.raises(ValueError, match="bump the template's version"):
         runs.predict(store, mine, progress=False)
+

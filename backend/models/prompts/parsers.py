@@ -8,7 +8,8 @@ nearest label. The rules, per task:
 - qa: the first line (after the last "Answer:" for chain of thought), without a trailing period;
 - write: "Presupposition: …" and "Correction: …" lines; a CREPE-style reply is all correction.
 
-Empty responses are *empty*; replies that decline are *refusal* (checked first).
+Empty responses are *empty* and replies that decline are *refusal* (both checked before the answer is
+read); a request that failed is *error* (`backend.models.prompted`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-STATUSES = ("ok", "unparsed", "refusal", "empty")
+STATUSES = ("ok", "unparsed", "refusal", "empty", "error")
 REFUSAL = re.compile(r"^\s*(i\s*(am|'m)\s+(sorry|unable|not able)|i\s+(cannot|can't|can not|won't)\b|"
                      r"as an ai\b|sorry,? (but )?i)", re.IGNORECASE)
 _ANSWER = re.compile(r"answer\s*:\s*", re.IGNORECASE)
