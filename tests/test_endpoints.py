@@ -221,6 +221,18 @@ def test_a_rerun_sends_no_request_and_a_run_sharing_items_reuses_them(endpoint):
     assert server.completions() == before
     rows = _rows(store, run_id)
     assert len(rows) == 20 and all(r["text"]["cached"] for r in rows)
+    # the same prompts to another server address (here: the same server by another name) are not answered from
+    # the cache: the key holds the address and the model as that server describes it
+    shared_cache = endpoint["data"] / "cache" / "endpoints.sqlite"
+    here = client.Settings(name=NAME, base_url=server.url, model="smollm2", api_key_env=KEY_ENV)
+    there = client.Settings(**{**here.__dict__, "base_url": server.url.replace("127.0.0.1", "localhost")})
+    prompt = [rows[0]["text"]["prompt"]]
+    top = {"max_tokens": 8, "top_logprobs": 10}
+    before = server.completions()
+    assert client.Endpoint(here, cache_path=shared_cache).complete(prompt, **top)[0].cached
+    assert server.completions() == before
+    assert not client.Endpoint(there, cache_path=shared_cache).complete(prompt, **top)[0].cached
+    assert server.completions() == before + 1
 
 
 def test_a_server_that_dies_midway_stops_the_run_clearly_and_it_resumes(endpoint):

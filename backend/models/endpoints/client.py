@@ -171,10 +171,13 @@ class Endpoint:
         return openai.AsyncOpenAI(base_url=s.base_url, api_key=self.key, timeout=s.timeout_s, max_retries=s.max_retries, **extra)
 
     async def _server_model(self, client: openai.AsyncOpenAI) -> str:
-        """The model id the server reports (part of every cache key), checked once per process."""
+        """How the server describes the model (part of every cache key), read once per process: its id, and
+        the weights it names where it names them (vLLM's `root`, `parent`). A server that names no weights
+        (llama.cpp's, Ollama's) cannot tell new weights under an old name: register those under a new name."""
         if self.server_model is None:
             try:
-                served = [m.id async for m in client.models.list()]
+                listing = [m async for m in client.models.list()]
+                served = [m.id for m in listing]
             except openai.AuthenticationError:
                 raise Unauthorised(f"{self.settings.name}: {self.settings.base_url} refused the key in "
                                    f"${self.settings.api_key_env or '(none)'}") from None
@@ -183,7 +186,9 @@ class Endpoint:
                                    "start the server and run the same command again: the run resumes") from None
             if self.settings.model not in served:
                 raise ModelMissing(f"{self.settings.name}: {self.settings.base_url} serves {served}, not {self.settings.model!r}")
-            self.server_model = self.settings.model
+            entry = listing[served.index(self.settings.model)]
+            named = {k: v for k, v in (entry.model_extra or {}).items() if k in ("root", "parent") and v}
+            self.server_model = entry.id + "".join(f"|{k}={v}" for k, v in sorted(named.items()))
         return self.server_model
 
     def params(self, max_tokens: int | None, temperature: float | None, top_logprobs: int, seed: int | None) -> dict:
