@@ -17,6 +17,8 @@ NLI = {"E": ("yes",), "N": ("maybe",), "C": ("no",)}
     ("  no, because the premise says so", False, "ok", "C"),
     ("Answer: maybe", False, "ok", "N"),
     ("The answer is yes", False, "unparsed", None),      # never the nearest label word
+    ("yes, no", False, "unparsed", None),                # two labels on the answer line: ambiguous
+    ("No, no.", False, "ok", "C"),
     ("Entailment", False, "unparsed", None),             # not one of this template's verbalisers
     ("I'm sorry, I cannot answer that.", False, "refusal", None),
     ("   ", False, "empty", None),

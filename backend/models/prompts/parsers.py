@@ -5,6 +5,8 @@ nearest label. The rules, per task:
 
 - nli / detect, answer first: the first word of the response (an "Answer:" prefix is skipped);
 - nli / detect, chain of thought: the first word after the last "Answer:";
+- and in both, a first line that also names another label ("yes, no", "Yes or maybe") is *ambiguous*:
+  unparsed, not its first word;
 - qa: the first line (after the last "Answer:" for chain of thought), without a trailing period;
 - write: "Presupposition: …" and "Correction: …" lines; a CREPE-style reply is all correction.
 
@@ -47,6 +49,8 @@ def label(text: str, verbalisers: dict[str, tuple[str, ...]], reasons: bool = Fa
     ('E', 'C', 'unparsed')
     >>> label("It stops.\\nAnswer: maybe", v, reasons=True).label
     'N'
+    >>> label("yes, no", v).status, label("No, no.", v).label, label("No, Paris is not in Spain", v).label
+    ('unparsed', 'C', 'C')
     """
     if not text.strip():
         return Parsed("empty")
@@ -56,11 +60,12 @@ def label(text: str, verbalisers: dict[str, tuple[str, ...]], reasons: bool = Fa
     word = _WORD.search(rest) if rest is not None else None
     if word is None:
         return Parsed("unparsed")
-    said = word.group(0).lower()
-    for name, words in verbalisers.items():
-        if said in {w.lower() for w in words}:
-            return Parsed("ok", label=name)
-    return Parsed("unparsed")
+    names = {w.lower(): name for name, words in verbalisers.items() for w in words}
+    if word.group(0).lower() not in names:
+        return Parsed("unparsed")
+    first_line = rest[word.start():].split("\n", 1)[0]
+    named = {names[w.lower()] for w in _WORD.findall(first_line) if w.lower() in names}
+    return Parsed("ok", label=names[word.group(0).lower()]) if len(named) == 1 else Parsed("unparsed")
 
 
 def short_answer(text: str, reasons: bool = False) -> Parsed:
