@@ -331,8 +331,9 @@ def predict(store: StoreRef, request: Request, retrievers: dict | None = None, p
 
 
 class Meter:
-    """The progress line of a run: tokens/s, cost, latency p50/p95, parse problems and errors by kind,
-    from the stored rows (so it reads the same whichever engine executed them)."""
+    """The progress line of a run: generated tokens/s and cost (cached answers excluded), latency p50/p95,
+    parse problems and errors by kind, from the stored rows (so it reads the same whichever engine
+    executed them)."""
 
     def __init__(self):
         self.tokens = self.cost = 0.0
@@ -342,8 +343,9 @@ class Meter:
     def add(self, predictions: list[dict], seconds: float) -> dict:
         for row in predictions:
             text = row.get("text") or {}
-            self.tokens += text.get("tokens_out", 0)
-            self.cost += text.get("cost", 0.0)
+            if not text.get("cached"):  # a cached answer was not generated now: it costs no time, tokens or money
+                self.tokens += text.get("tokens_out", 0)
+                self.cost += text.get("cost", 0.0)
             if row.get("latency_ms") is not None:
                 self.latencies.append(row["latency_ms"])
             kind = (row.get("error") or "").split(":", 1)[0] or (text.get("parse") if text.get("parse") not in (None, "ok") else "")
