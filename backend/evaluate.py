@@ -94,7 +94,7 @@ def headline(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd.Data
             share = pd.Series(labels[mask]).value_counts(normalize=True)
             rows.append({"run": run.run_id, "model": run.model_id, "source": run.source, "split": split,
                          "accuracy": _fmt(acc), "macro-F1": _fmt(f1), "n": acc.n,
-                         "no label": sum(label is None for label in labels[mask]),
+                         "no label": int(pd.isna(labels[mask]).sum()),
                          "most predicted": f"{share.index[0]} {100 * share.iloc[0]:.0f}%" if len(share) else "—"})
     return pd.DataFrame(rows)
 
