@@ -19,12 +19,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from backend import explore, leaderboard
-from backend.descriptions import describe, described
+from backend.models import contamination
+from backend.views import explore
+from backend.views import overview
+from backend.datasets.catalogue import describe, described
 from backend.imports import predictions as imports
 from backend.imports.files import read
 from backend.imports.report import Report
 from backend.store import queries
+from backend.store import runs as store_runs
 from backend.store.access import session
 
 
@@ -51,20 +54,20 @@ class Lab:
         with self._session() as con:
             describe(con, dataset)
             frame = explore.slice_frame(con, dataset, _filters(facets), limit=None)[_EXAMPLE_COLUMNS]
-            extra = con.execute("SELECT example_id, extra FROM examples WHERE dataset_id = $d", {"d": dataset}).df()
+            extra = queries.extra_json(con, dataset)
         return frame.merge(extra, on="example_id", how="left")  # extra: every other field, as JSON text
 
     def runs(self, dataset: str) -> pd.DataFrame:
         """Complete runs of the dataset: model, task, source (import | baseline | batch | user), seed, provenance."""
         with self._session() as con:
-            return queries.runs_frame(con, dataset)
+            return contamination.runs_frame(con, dataset)
 
     def predictions(self, run_id: str, **facets) -> pd.DataFrame:
         """A run's predictions joined with its examples (gold label, facets, text), filtered by facets."""
         with self._session() as con:
             dataset = _dataset_of(con, run_id)
             frame = explore.slice_frame(con, dataset, _filters(facets), run_a=run_id, limit=None)
-            probs = con.execute("SELECT example_id, probs FROM predictions WHERE run_id = $r", {"r": run_id}).df()
+            probs = queries.probs_of(con, run_id)
         frame = frame.rename(columns={"label_a": "label", "p_a": "prob_label", "correct_a": "correct", "answer_a": "answer"})
         return frame.drop(columns=[c for c in frame.columns if c.endswith("_b")]).merge(probs, on="example_id", how="left")
 
@@ -76,7 +79,7 @@ class Lab:
     def leaderboard(self) -> pd.DataFrame:
         """The Overview's table: each run's headline metric per dataset and split, with n and 95% CI."""
         with self._session() as con:
-            return leaderboard.headline(con)
+            return overview.headline(con)
 
     def import_run(self, frame: pd.DataFrame | Path | str, dataset: str, replace: bool = False, **options) -> Report:
         """Import predictions (a DataFrame or a file) as a run; returns the validation report.
@@ -109,8 +112,8 @@ def _filters(facets: dict) -> explore.Filters:
 
 
 def _dataset_of(con, run_id: str) -> str:
-    row = con.execute("SELECT dataset_id FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
-    if row is None:
+    dataset_id = store_runs.field(con, run_id, "dataset_id")
+    if dataset_id is None:
         raise LookupError(f"no run {run_id!r}")
-    return row[0]
+    return dataset_id
 

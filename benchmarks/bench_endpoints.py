@@ -6,7 +6,7 @@ cached re-run against the first run, on llama.cpp's server serving SmolLM2 (`scr
 1. Overhead: the same FalseQA test prompts (detect-zero-shot: short questions, 8 tokens, top-10
    logprobs, temperature 0) sent by
    a bare loop (`AsyncOpenAI`, a semaphore of `--concurrency`, nothing stored) and by the lab's
-   `runs.predict` (plan, template, parse, cache, store each chunk), in the order bare, lab, bare; the
+   `batch.predict` (plan, template, parse, cache, store each chunk), in the order bare, lab, bare; the
    ratio is the lab's items/s over the bare loops' mean. Each side starts with nothing cached.
    Target ≥ 0.9×.
 2. Cache: a run of `--cached-items` items, then the same run again in a fresh copy of the store with
@@ -25,7 +25,9 @@ from pathlib import Path
 
 import openai
 
-from backend import registry, runs
+from backend.models import registry
+from backend.execution import runs
+from backend.execution import batch
 from backend.models import loading, prompted
 from backend.models.prompts import templates
 from backend.store import queries
@@ -54,7 +56,7 @@ async def bare(url: str, key: str, prompts: list[str], concurrency: int) -> floa
 def lab(store: Path, items: int, label: str) -> tuple[float, str]:
     loading.unload(NAME)
     started = time.perf_counter()
-    run_id = runs.predict(store, runs.Request(NAME, "falseqa", "detect", split="test", limit=items, chunk=64), progress=False)
+    run_id = batch.predict(store, runs.Request(NAME, "falseqa", "detect", split="test", limit=items, chunk=64), progress=False)
     seconds = time.perf_counter() - started
     print(f"  lab {label}: {items} items in {seconds:.1f} s ({items / seconds:.2f} items/s)")
     return seconds, run_id

@@ -19,17 +19,19 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from backend import engines, runs
+from backend.execution import executors
+from backend.execution import runs
+from backend.execution import batch
 from backend.config import settings
 from backend.models.embed import Embedder
 from backend.retrieval.dense import HNSW_EF_SEARCH, IVF_NPROBE, new_index
-from backend.retrieval.index import corpus_passages
+from backend.store.passages import corpus_passages
 from backend.store.access import session
 
 
 def predict(store: Path, items: int, engine: str) -> float:
     started = time.perf_counter()
-    runs.predict(store, runs.Request(model="minilm-nli", dataset="nope", limit=items, chunk=64), progress=False, engine=engine)
+    batch.predict(store, runs.Request(model="minilm-nli", dataset="nope", limit=items, chunk=64), progress=False, engine=engine)
     return time.perf_counter() - started
 
 
@@ -52,7 +54,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=800)
     parser.add_argument("--passages", type=int, default=4000)
     args = parser.parse_args()
-    engines.init()
+    executors.init()
     cpus = os.cpu_count()
     with tempfile.TemporaryDirectory() as folder:
         times = {}
@@ -72,7 +74,7 @@ def main() -> None:
     embedder.encode(sample)
     local = time.perf_counter() - started
     started = time.perf_counter()
-    engines.embed(sample, embedder.path)
+    executors.embed(sample, embedder.path)
     on_ray = time.perf_counter() - started
     print(f"embed {len(sample):,} passages: local {local:.1f} s ({len(sample) / local:.0f}/s), ray ({cpus} actors) "
           f"{on_ray:.1f} s ({len(sample) / on_ray:.0f}/s, {len(sample) / on_ray / cpus:.0f}/s per actor); "

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.bench_evaluate [--store PATH] [--repeat 3]
 
-Side by side: the vectorised engine (`backend.evaluate.nope_report`: one shared weight matrix,
+Side by side: the vectorised engine (`backend.views.evaluate.nope_report`: one shared weight matrix,
 matrix products) and a naive baseline that loops over resamples in Python for the same Figure 5
 and Table 4 estimates. Target: the full report in under 10 s on the 2-core machine.
 """
@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from backend import evaluate
+from backend.views import evaluate
 from backend.metrics import nope
 from backend.metrics.bootstrap import RESAMPLES
 from backend.store.connection import connect

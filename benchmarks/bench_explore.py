@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend import explore
+from backend.views import explore
 from backend.config import settings
 from backend.store.connection import connect
 

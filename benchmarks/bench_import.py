@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from backend import explore
+from backend.views import explore
 from backend.config import settings
 from backend.imports import datasets as user_datasets
 from backend.imports import predictions

@@ -9,7 +9,7 @@
    The model is `minilm-nli` when trained, else the packaged MiniLM with an untrained 3-way head
    (identical compute).
 2. Live playground query, warm: retrieve top-20 (hybrid) + NLI over the 20 passages
-   (`backend.live.ask`, detect by NLI over retrieval), distinct questions so nothing is cached;
+   (`backend.execution.live.ask`, detect by NLI over retrieval), distinct questions so nothing is cached;
    and the same with BM25 + the question-only detector. Target < 1.5 s on CPU, < 150 ms on GPU.
 """
 from __future__ import annotations
@@ -24,7 +24,8 @@ import numpy as np
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from backend import live, registry
+from backend.execution import live
+from backend.models import registry
 from backend.models import availability
 from backend.models.classifier import SequenceClassifier
 from backend.models.embed import packaged_minilm

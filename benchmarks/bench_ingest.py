@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend.ingest import ingest
+from backend.imports.ingest import ingest
 
 TARGET_SECONDS = 30.0
 

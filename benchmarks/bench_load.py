@@ -25,7 +25,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from backend import live, live_worker
+from backend.execution import live
+from backend.execution import live_worker
 from backend.config import settings
 
 ROOT = Path(__file__).resolve().parent.parent

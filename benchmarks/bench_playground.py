@@ -22,10 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from backend import live, registry
+from backend.execution import live
+from backend.models import registry
 from backend.models import availability, loading, prompted
 from backend.models.prompts import templates
-from backend.retrieval import inspector
+from backend.views import retrieval as inspector
 from backend.retrieval.index import load_all
 from backend.store import queries
 from backend.store.connection import connect, existing_store

@@ -21,7 +21,7 @@ import numpy as np
 from backend.retrieval.bm25 import BM25Retriever, tokenize
 from backend.retrieval.dense import DenseRetriever
 from backend.retrieval.fusion import HybridRetriever
-from backend.retrieval.index import corpus_passages
+from backend.store.passages import corpus_passages
 from backend.store.connection import connect
 
 TARGET_RATIO = 10.0

@@ -17,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend import evaluate, leaderboard
+from backend.views import evaluate
+from backend.views import overview
 from backend.config import settings
 from backend.store.connection import connect
 from benchmarks.bench_evaluate import timed as seconds
@@ -51,8 +52,8 @@ def page_seconds(store: Path, page: str, repeat: int) -> tuple[float, float]:
 
 def pages(con, repeat: int) -> tuple[float, float, float]:
     """(leaderboard first call: scores every run not cached yet; leaderboard after; evaluate)."""
-    first = seconds(lambda: leaderboard.headline(con), 1)
-    board = seconds(lambda: leaderboard.headline(con), repeat)
+    first = seconds(lambda: overview.headline(con), 1)
+    board = seconds(lambda: overview.headline(con), repeat)
     runs = [PAPER.format(i) for i in range(5)]
     report = seconds(lambda: evaluate.evaluate(con, "nope", runs), repeat)
     return first, board, report

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from backend import slices
+from backend.views import slices
 
 TARGET_SECONDS = 2.0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx2
 
-from backend import registry
+from backend.models import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_PYTHON = ROOT / ".venv-llm-server" / "bin" / "python"

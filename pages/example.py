@@ -4,7 +4,7 @@ each retrieval run's top passages (gold ones marked) and the gold passages."""
 import altair as alt
 import streamlit as st
 
-from backend import explore
+from backend.views import example
 from ui import charts, export, widgets
 from ui.resources import query
 
@@ -17,9 +17,9 @@ def pick() -> tuple[str, str]:
     """Dataset and example id, both bound to the URL; stops when the store is missing or empty."""
     left, right = st.columns([1, 2])
     dataset = widgets.dataset_select(left)
-    example = right.text_input("Example id", key="example", bind="query-params",
+    chosen = right.text_input("Example id", key="example", bind="query-params",
                                placeholder="e.g. 1, 1-neg (NOPE), S-dev-0 (IfQA), test-0 (FalseQA)")
-    return dataset, (example or "").strip()
+    return dataset, (chosen or "").strip()
 
 
 def show_text(row: dict) -> None:
@@ -129,7 +129,7 @@ if not example_id:
     st.info("Type an example id above, or select a row on the Explore page.")
     st.stop()
 try:
-    detail = query(explore.example_detail, dataset, example_id)
+    detail = query(example.example_detail, dataset, example_id)
 except KeyError as exc:
     st.error(f"{widgets.message(exc.args[0])}. Type one of those ids above, or open an example from the Explore page.")
     st.stop()

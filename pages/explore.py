@@ -7,10 +7,8 @@ cell ("gold→predicted") narrows the table; selecting a row opens it on the Exa
 import pandas as pd
 import streamlit as st
 
-from backend import contamination, explore, saved_slices
-from backend.metrics.bootstrap import RESAMPLES
-from backend.metrics.classification import dominant_label
-from backend.store import queries
+from backend.views import explore
+from backend.views import saved_slices
 from ui import charts, export, widgets
 from ui.resources import StoreLocked, query, store
 
@@ -36,16 +34,16 @@ def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
     why = dict(zip(runs["run_id"], runs["contaminated"]))
     classified = runs["task"].isin(explore.CLASSIFICATION_TASKS)
     first = classified & (runs["contaminated"] == "") if (classified & (runs["contaminated"] == "")).any() else classified
-    label = lambda run: f"{run}  {contamination.FLAG}" if why.get(run) else run  # noqa: E731
+    label = lambda run: f"{run}  {explore.FLAG}" if why.get(run) else run  # noqa: E731
     run_a = st.selectbox("Run A", ids, index=1 + int(first.to_numpy().argmax()) if first.any() else 0, key="run_a",
                          bind="query-params", format_func=label,
                          help="The slice holds the items run A predicted; metrics and correctness are run A's. "
-                              f"{contamination.FLAG}: the run's model was trained on this dataset.")
+                              f"{explore.FLAG}: the run's model was trained on this dataset.")
     run_b = st.selectbox("Run B (compare)", ids, index=0, key="run_b", bind="query-params", format_func=label)
     run_a, run_b = (None if r == NO_RUN else r for r in (run_a, run_b))
     for run in (run_a, run_b):
         if run and why.get(run):
-            st.warning(f"{widgets.plain(run)}: {contamination.FLAG} ({widgets.plain(why[run])}); its numbers here are not an evaluation.")
+            st.warning(f"{widgets.plain(run)}: {explore.FLAG} ({widgets.plain(why[run])}); its numbers here are not an evaluation.")
     labels = runs.loc[runs["run_id"] == run_a, "labels"]
     return run_a, run_b, list(labels.iloc[0]) if len(labels) else []
 
@@ -87,7 +85,7 @@ def show_metrics(summary: dict, run_a: str | None) -> None:
             column.metric(f"{widgets.plain(name)} (run A)", "—", help="needs a classification run A and gold labels")
         else:
             column.metric(f"{widgets.plain(name)} (run A)", f"{100 * est.value:.1f}%",
-                          help=f"95% bootstrap CI over n={est.n:,} items ({RESAMPLES:,} resamples)")
+                          help=f"95% bootstrap CI over n={est.n:,} items ({explore.RESAMPLES:,} resamples)")
             column.caption(f"95% CI [{100 * est.low:.1f}, {100 * est.high:.1f}] · n={est.n:,}")
     if summary.get("unlabelled"):
         st.warning(f"Run A gave no label for {summary['unlabelled']:,} of the {summary['scored']:,} items scored here "
@@ -108,7 +106,7 @@ def show_comparison(compare: dict | None) -> None:
     b.metric("Accuracy B", f"{100 * compare['accuracy_b'].value:.1f}%", help="95% bootstrap CI below")
     b.caption(f"95% CI [{100 * compare['accuracy_b'].low:.1f}, {100 * compare['accuracy_b'].high:.1f}] · n={compare['n']:,}")
     delta.metric("B − A", f"{100 * diff.difference:+.1f} pts",
-                 help=f"Paired bootstrap over the same items ({RESAMPLES:,} resamples); McNemar's exact test on the items "
+                 help=f"Paired bootstrap over the same items ({explore.RESAMPLES:,} resamples); McNemar's exact test on the items "
                       "exactly one run got right.")
     delta.caption(f"95% CI [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}] · paired bootstrap p {widgets.plain(p_text(diff.p_value))} · "
                   f"McNemar p {widgets.plain(p_text(compare['mcnemar_p']))}")
@@ -144,7 +142,7 @@ def warn_bias(summary: dict) -> None:
     bias_b = compare and compare["shares"].rename(columns={"gold": "gold_share", "run B": "predicted_share"})
     for who, bias, items in (("run A", summary["bias"], "this slice"),
                              ("run B", bias_b, f"the {compare['n']:,} items it labelled" if compare else "")):
-        skew = dominant_label(bias) if bias is not None else None
+        skew = explore.dominant_label(bias) if bias is not None else None
         if skew:
             st.warning(f"**Response bias:** {who} answers **{widgets.plain(skew['label'])}** for {skew['predicted_share']:.1%} of "
                        f"{items}, where {skew['gold_share']:.1%} of the gold labels are {widgets.plain(skew['label'])}; its accuracy "
@@ -168,7 +166,7 @@ def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -
     """At most 500 rows with a link column; selecting a row opens the Example page; full-slice downloads."""
     frame = query(explore.slice_frame, dataset, *args, sort=sort, limit=SHOWN)
     values = query(explore.facet_values, dataset)  # facets constant over the dataset say nothing
-    constant = [c for c in queries.FACETS if c != "gold_label" and c in frame and len(values.get(c, ())) < 2]
+    constant = [c for c in explore.FACETS if c != "gold_label" and c in frame and len(values.get(c, ())) < 2]
     frame = frame.drop(columns=constant).loc[:, lambda f: f.notna().any()]
     frame.insert(0, "open", widgets.example_links(dataset, frame["example_id"]))
     matches = f"**{count:,} examples match**" if count != 1 else "**1 example matches**"

@@ -7,26 +7,21 @@ import hashlib
 
 import streamlit as st
 
-from backend import descriptions
-from backend.imports import columns as cols
-from backend.imports import datasets as user_datasets
-from backend.imports import predictions
-from backend.imports.files import FORMATS, read
+from backend.views import imports
 from ui import widgets
 from ui.resources import StoreLocked, query, store
 
-TYPES = sorted({suffix.lstrip(".") for suffix in FORMATS})
 GUESS = "(guess)"
 
 
 def uploaded(label: str, key: str) -> tuple[bytes, str] | None:
-    file = st.file_uploader(label, type=TYPES, key=key, help="CSV, TSV, JSONL, JSON (a list of records) or Parquet")
+    file = st.file_uploader(label, type=imports.FILE_TYPES, key=key, help="CSV, TSV, JSONL, JSON (a list of records) or Parquet")
     return (file.getvalue(), file.name) if file is not None else None
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def file_columns(data: bytes, name: str) -> list[str]:
-    return list(read(data, name).frame.columns)
+    return imports.file_columns(data, name)
 
 
 def mapping(roles: tuple[str, ...], columns: list[str], key: str) -> dict[str, str]:
@@ -54,7 +49,7 @@ def run_form(described: dict) -> None:
     file = uploaded("Predictions file", "run_file")
     if file and st.session_state.get("run_file_named") != file[1]:  # a new file: the dataset its name names
         st.session_state["run_file_named"] = file[1]
-        named = predictions.dataset_from_name(file[1], list(described))
+        named = imports.dataset_named_by(file[1], list(described))
         if named:
             st.session_state["run_dataset"] = named
     left, middle, right = st.columns(3)
@@ -68,10 +63,10 @@ def run_form(described: dict) -> None:
                                        "them is flagged as contaminated and left out of default comparisons.")
     description = described[dataset]
     with st.expander("Columns, labels and matching (guessed when left alone)"):
-        task = st.selectbox("Task", ["nli", "detect", "qa", "write"], index=["nli", "detect", "qa", "write"].index(description.task),
+        task = st.selectbox("Task", imports.TASKS["run"], index=imports.TASKS["run"].index(description.task),
                             key="run_task")
         columns = file_columns(*file) if file else []
-        chosen = mapping(cols.TASK_ROLES[task], columns, "run_map")
+        chosen = mapping(imports.roles(task), columns, "run_map")
         a, b, c = st.columns(3)
         order = a.text_input("Label order (for 0,1,2… and lists)", key="run_order", placeholder="entailment,neutral,contradiction")
         label_map = b.text_input("Label map", key="run_label_map", placeholder="yes=FP, no=N")
@@ -83,7 +78,7 @@ def run_form(described: dict) -> None:
         st.info("Choose a file to check. Accepted: one row per example with an id or its text, and a label, "
                 "probabilities, logits, an answer, or a presupposition and correction (see the README).")
         return
-    options = predictions.Options(
+    options = imports.RunOptions(
         dataset=dataset, model=model.strip() or None, revision=revision.strip() or None, notes=notes.strip() or None,
         run_id=run_id.strip() or None, columns=chosen, task=task, split=split.strip() or None, match=match, strict=strict,
         label_order=tuple(x.strip() for x in order.split(",") if x.strip()), label_map=pairs_text(label_map),
@@ -92,11 +87,7 @@ def run_form(described: dict) -> None:
     if st.button("Check", type="primary", key="run_check", icon=":material/fact_check:"):
         try:
             with store() as con:
-                table = read(file[0], file[1])
-                plan = predictions.plan(con, table, options)
-                unmatched = plan.report.matched == 0 and not any(p.kind == "column" for p in plan.report.problems)
-                best = (predictions.best_dataset(con, table, options, list(described)) or ()) if unmatched else None
-                st.session_state["run_plan"] = (signature, plan, best)
+                st.session_state["run_plan"] = (signature, *imports.check_run(con, *file, options, list(described)))
         except (ValueError, LookupError, StoreLocked) as exc:
             show_problem("The file could not be checked", exc)
             return
@@ -113,7 +104,7 @@ def use_dataset(name: str) -> None:
     st.session_state["run_dataset"] = name
 
 
-def show_run_plan(plan: predictions.Plan, best: tuple | None = None) -> None:
+def show_run_plan(plan: imports.RunPlan, best: tuple | None = None) -> None:
     """The validation report; `best`: the dataset the rows match best when none matched (() when no other does,
     None when it was not looked for)."""
     report = plan.report
@@ -136,7 +127,7 @@ def show_run_plan(plan: predictions.Plan, best: tuple | None = None) -> None:
         st.error("Rejected: fix the problems above (or map columns and labels), then check again. Nothing was written.")
         return
     run_id = plan.run["run_id"]
-    existing = query(predictions.existing_run, run_id)
+    existing = query(imports.existing_run, run_id)
     replace = False
     if existing is not None:
         if existing != "user":
@@ -147,7 +138,7 @@ def show_run_plan(plan: predictions.Plan, best: tuple | None = None) -> None:
                  icon=":material/save:"):
         try:
             with store() as con:
-                predictions.save(con, plan, replace=replace)
+                imports.save_run(con, plan, replace=replace)
         except (ValueError, StoreLocked) as exc:
             show_problem("Not saved", exc)
             return
@@ -163,11 +154,11 @@ def dataset_form() -> None:
     file = uploaded("Dataset file", "dataset_file")
     left, middle, right = st.columns(3)
     name = left.text_input("Name (dataset id)", key="dataset_name", placeholder="my-pairs")
-    task = middle.selectbox("Task", ["nli", "detect", "qa"], key="dataset_task")
+    task = middle.selectbox("Task", imports.TASKS["dataset"], key="dataset_task")
     split = right.text_input("Split (when the file has no split column)", value="all", key="dataset_split")
     with st.expander("Columns and labels (guessed when left alone)"):
         columns = file_columns(*file) if file else []
-        chosen = mapping(tuple(user_datasets.ROLE_GUESSES), columns, "dataset_map")
+        chosen = mapping(imports.DATASET_ROLES, columns, "dataset_map")
         a, b, c = st.columns(3)
         labels = a.text_input("Label set", key="dataset_labels", placeholder="E,N,C (nli) · N,FP (detect)")
         positive = b.text_input("Positive label", key="dataset_positive")
@@ -181,7 +172,7 @@ def dataset_form() -> None:
         st.info("Choose a file: one row per example with its text (and hypothesis for NLI), a gold label or answers; "
                 "a split, pair id and pair role are optional; every other column is kept and few-valued ones become facets.")
         return
-    options = user_datasets.DatasetOptions(
+    options = imports.DatasetOptions(
         name=name.strip(), task=task, columns=chosen, split=split.strip() or "all",
         labels=tuple(x.strip() for x in labels.split(",") if x.strip()), positive=positive.strip() or None,
         label_map=pairs_text(label_map), headline_splits=tuple(x.strip() for x in headline.split(",") if x.strip()),
@@ -189,7 +180,7 @@ def dataset_form() -> None:
     signature = hashlib.sha256(repr((file[1], hashlib.sha256(file[0]).hexdigest(), options)).encode()).hexdigest()
     if st.button("Check", type="primary", key="dataset_check", icon=":material/fact_check:"):
         try:  # checked once per click, not on every rerun (a large file takes seconds)
-            st.session_state["dataset_plan"] = (signature, *user_datasets.check(read(*file), options))
+            st.session_state["dataset_plan"] = (signature, *imports.check_dataset(*file, options))
         except ValueError as exc:
             show_problem("The file cannot be imported as it is", exc)
             return
@@ -202,14 +193,14 @@ def dataset_form() -> None:
     st.code(f"{len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task {description.task}; labels "
             f"{list(description.labels)}; headline splits {list(description.headline_splits)}; facets "
             f"{list(description.facets) or 'none'}; columns {description.columns}", language=None, wrap_lines=True)
-    exists = options.name in query(descriptions.described)
+    exists = options.name in query(imports.described)
     replace = st.checkbox("Replace my dataset of this name (my runs on it are kept)", key="dataset_replace") if exists else False
     if st.button("Save the dataset", type="primary", disabled=exists and not replace, key="dataset_save", icon=":material/save:"):
         try:
             with store() as con:
-                counts = user_datasets.save(con, bundle, replace=replace)
-        except (ValueError, StoreLocked, user_datasets.BaselinesFailed) as exc:
-            show_problem("Not saved" if not isinstance(exc, user_datasets.BaselinesFailed) else "Saved, without baselines", exc)
+                counts = imports.save_dataset(con, bundle, replace=replace)
+        except (ValueError, StoreLocked, imports.BaselinesFailed) as exc:
+            show_problem("Not saved" if not isinstance(exc, imports.BaselinesFailed) else "Saved, without baselines", exc)
             return
         st.session_state.pop("dataset_plan", None)
         st.success("Saved: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items()))
@@ -218,7 +209,7 @@ def dataset_form() -> None:
 
 
 def my_runs() -> None:
-    runs = query(predictions.user_runs)
+    runs = query(imports.user_runs)
     if runs.empty:
         st.info("No imported runs yet.")
         return
@@ -229,7 +220,7 @@ def my_runs() -> None:
     if st.button("Delete this run", disabled=not sure, key="delete_button", icon=":material/delete:"):
         try:
             with store() as con:
-                predictions.delete(con, run_id)
+                imports.delete_run(con, run_id)
         except (ValueError, LookupError, StoreLocked) as exc:
             show_problem("Not deleted", exc)
             return
@@ -241,7 +232,7 @@ st.title("Import")
 st.caption("Your own predictions and datasets, checked before anything is written. From a terminal: "
            "`python -m backend import-run FILE --dataset D`, `import-dataset FILE --name N --task T`; "
            "from a notebook: `backend.api.Lab().import_run(frame, dataset=...)`.")
-found = widgets.require(descriptions.described, empty="The store is empty: run `python -m backend ingest`, then reload.")
+found = widgets.require(imports.described, empty="The store is empty: run `python -m backend ingest`, then reload.")
 runs_tab, dataset_tab, mine_tab = st.tabs(["Predictions", "Dataset", "Your runs"])
 with runs_tab:
     run_form(found)

@@ -4,7 +4,8 @@ the items inside it; Explore's facet filters (same URL parameters) highlight the
 import altair as alt
 import streamlit as st
 
-from backend import embedding_map, explore, jobs
+from backend.views import map as embedding_map
+from backend.views import explore
 from ui import charts, export, widgets
 from ui.resources import query, store_ref
 
@@ -15,8 +16,8 @@ SHOWN = 500
 @st.fragment(run_every=3)
 def computing(key: str) -> None:
     """The map job's progress; reruns the page when the map is cached."""
-    if jobs.alive(key):
-        st.info(f"Computing the map in the background… {widgets.plain(jobs.last_line(key))}", icon=":material/hourglass:")
+    if embedding_map.alive(key):
+        st.info(f"Computing the map in the background… {widgets.plain(embedding_map.last_line(key))}", icon=":material/hourglass:")
         return
     st.session_state.pop("map_job", None)
     st.rerun()
@@ -30,18 +31,18 @@ def missing(dataset: str, method: str) -> None:
             "cached until the dataset changes. It runs in a process of its own; in a terminal: python -m backend map "
             f"{widgets.plain(dataset)} --method {widgets.plain(method)}.")
     job = st.session_state.get("map_job")
-    if job and jobs.alive(job):
+    if job and embedding_map.alive(job):
         computing(job)
         return
     if st.button("Compute the map", type="primary", key="map_compute", icon=":material/scatter_plot:"):
         try:
-            st.session_state["map_job"] = jobs.start_map(store_ref(), dataset, method)
+            st.session_state["map_job"] = embedding_map.start_map(store_ref(), dataset, method)
         except ValueError as exc:
             st.error(widgets.message(exc))
             return
         computing(st.session_state["map_job"])
     elif job:  # the job ended without writing the map: say why
-        st.error(f"The map was not computed: {widgets.plain(jobs.last_line(job))}")
+        st.error(f"The map was not computed: {widgets.plain(embedding_map.last_line(job))}")
 
 
 def colour_field(frame, run: str | None) -> str:

@@ -6,8 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from backend import contamination
-from backend import nope_views as nv
+from backend.views import nope as nv
 from ui import charts, export, widgets
 from ui.resources import query
 
@@ -200,7 +199,7 @@ choice = st.selectbox("Run or group", list(choices["name"]), key="run", bind="qu
                       help="A group is every seed of one model × training data (the paper's tables show groups).")
 badge(choices.set_index("name").loc[choice])
 if choices.set_index("name").loc[choice, "contaminated"]:
-    st.warning(f"{contamination.FLAG}: {widgets.plain(choices.set_index('name').loc[choice, 'contaminated'])}; "
+    st.warning(f"{nv.FLAG}: {widgets.plain(choices.set_index('name').loc[choice, 'contaminated'])}; "
                "these numbers are not an evaluation of the model on NOPE.")
 with st.expander("All NOPE runs and groups"):
     listing = choices.assign(run_ids=choices["run_ids"].map(", ".join))

@@ -4,9 +4,8 @@ filters such as "A right, B wrong", and the items they disagree on most first.""
 import pandas as pd
 import streamlit as st
 
-from backend import outputs
-from backend.metrics.bootstrap import RESAMPLES
-from backend.pair_views import diff_html
+from backend.views import outputs
+from backend.views.pairs import diff_html
 from ui import charts, export, widgets
 from ui.resources import query
 
@@ -40,7 +39,7 @@ def show_summary(result: dict, caption: str) -> None:
         for score, est in result["means"][side].items():
             shown = f"{est.value:.1f}" if score == "bleu" else f"{100 * est.value:.1f}%"
             columns[i].metric(f"{SCORE_NAMES[score]} ({side.upper()})", shown,
-                              help=f"mean over items, 95% bootstrap CI ({RESAMPLES:,} resamples)")
+                              help=f"mean over items, 95% bootstrap CI ({outputs.RESAMPLES:,} resamples)")
             scale = 1 if score == "bleu" else 100
             columns[i].caption(f"[{scale * est.low:.1f}, {scale * est.high:.1f}]")
             i += 1

@@ -2,11 +2,8 @@
 beside the baselines, every run on every saved slice, missing datasets and models and how to add them."""
 import streamlit as st
 
-from backend import contamination, leaderboard, saved_slices
-from backend.models import availability
-from backend.metrics.bootstrap import RESAMPLES
-from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
-from backend.store import queries
+from backend.views import overview
+from backend.views import saved_slices
 from ui import charts, export, widgets
 from ui.resources import StoreLocked, query
 
@@ -16,7 +13,7 @@ st.title("Presupposition Lab")
 st.caption("Questions and sentences that take something for granted: CREPE, Syn-(QA)², NOPE, IfQA, FalseQA.")
 
 try:
-    loaded = query(queries.loaded_datasets)
+    loaded = query(overview.loaded_datasets)
 except (FileNotFoundError, StoreLocked) as exc:  # an empty store is shown below, with how to fill it
     st.error(f"{widgets.message(exc)}. Then reload this page.")
     st.stop()
@@ -26,7 +23,7 @@ if loaded.empty:
     st.warning("The store is empty: run `python -m backend ingest` (see the README) and reload.")
 else:
     table = loaded[["dataset_id", "title", "examples", "license", "citation", "source", "loaded_at"]]
-    export.table(table.merge(query(queries.table_counts), on="dataset_id"), "Loaded datasets",
+    export.table(table.merge(query(overview.table_counts), on="dataset_id"), "Loaded datasets",
                  charts.provenance("all", int(loaded["examples"].sum())), key="datasets")
 for row in loaded.itertuples():
     for note in row.notes or []:  # file paths; a generated dataset's origin, then its template
@@ -36,12 +33,12 @@ for row in loaded.itertuples():
             with st.expander(f"{widgets.plain(row.dataset_id)}: the template it was generated from"):
                 st.code(rest, language="yaml")
 
-board = query(leaderboard.headline)
+board = query(overview.headline)
 if not board.empty:
     st.subheader("Runs: headline metric with 95% CI")
     st.caption("Paper-reported runs are the predictions published with the papers; baselines are computed here. "
-               f"n is the number of evaluated items; the interval is a {RESAMPLES:,}-resample bootstrap. *bias* names "
-               f"the label a classifier gives to at least {BIAS_AT_LEAST:.0%} of the items ({100 * BIAS_OVER_GOLD:.0f} "
+               f"n is the number of evaluated items; the interval is a {overview.RESAMPLES:,}-resample bootstrap. *bias* names "
+               f"the label a classifier gives to at least {overview.BIAS_AT_LEAST:.0%} of the items ({100 * overview.BIAS_OVER_GOLD:.0f} "
                "points more often than it is gold): its score then says little beyond that label's share. *unparsed* counts a "
                "prompted run's responses that gave no answer in its template's format (unparsed, refused, empty or "
                "failed), of n: they count as wrong; *cost* is what its requests for those items cost at the endpoint's "
@@ -56,7 +53,7 @@ if not board.empty:
                                  bind="query-params",
                                  help="Runs whose model was trained on this dataset: their scores are not evaluations.")
         if with_flagged:
-            st.warning(f"{contamination.FLAG}: " + "; ".join(f"{widgets.plain(r)} ({widgets.plain(why)})" for r, why in
+            st.warning(f"{overview.FLAG}: " + "; ".join(f"{widgets.plain(r)} ({widgets.plain(why)})" for r, why in
                        flagged.drop_duplicates("run")[["run", "contaminated"]].itertuples(index=False)))
         else:
             shown = shown[shown["contaminated"] == ""]
@@ -99,7 +96,7 @@ if not saved.empty:
     else:
         include = scores["contaminated"] == ""
         if not include.all():
-            st.caption(f"Contaminated runs ({contamination.FLAG}) are left out of the matrix: "
+            st.caption(f"Contaminated runs ({overview.FLAG}) are left out of the matrix: "
                        + ", ".join(widgets.plain(r) for r in scores.loc[~include, "run"].unique()))
         shown = scores[include].assign(cell=lambda f: [f"{100 * a:.1f} [{100 * lo:.1f}, {100 * hi:.1f}] n={n:,}"
                                                        for a, lo, hi, n in zip(f["accuracy"], f["low"], f["high"], f["n"])])
@@ -116,9 +113,9 @@ if not labelled.empty:
     st.subheader("Examples per split and gold label")
     for column, dataset_id in zip(st.columns(len(labelled)), labelled["dataset_id"]):
         column.markdown(f"**{widgets.plain(dataset_id)}**")
-        column.dataframe(query(queries.split_label_table, dataset_id), width="stretch")
+        column.dataframe(query(overview.split_label_table, dataset_id), width="stretch")
 
-missing = query(queries.missing_datasets)
+missing = query(overview.missing_datasets)
 if not missing.empty:
     st.subheader("Missing datasets")
     for row in missing.itertuples():
@@ -127,7 +124,7 @@ if not missing.empty:
                    "then run `python -m backend ingest`.")
 
 st.subheader("Models")
-models = availability.status_table()
+models = overview.model_status()
 export.table(models, "Models", charts.provenance("models", len(models)), key="models",
              column_config={"available": st.column_config.CheckboxColumn(), "quality": st.column_config.TextColumn(width="large")})
 for row in models[~models["available"]].itertuples():

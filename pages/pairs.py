@@ -8,8 +8,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from backend import pair_views as pv
-from backend.metrics.pairs import OUTCOMES
+from backend.views import pairs as pv
 from ui import charts, export, widgets
 from ui.resources import query
 
@@ -118,7 +117,7 @@ if run:
         st.error(f"{widgets.message(exc)}. Pick another run.")
         st.stop()
     summary_block(summary, title, charts.provenance(origin, summary["n"], filters, [run]))
-    options = list(OUTCOMES) + ([pv.MISSING] if summary["not predicted"] else [])
+    options = list(pv.OUTCOMES) + ([pv.MISSING] if summary["not predicted"] else [])
     outcome = f3.segmented_control("Outcome cell", options, key="outcome", bind="query-params",
                                    help="Pick a cell of the 2×2 table to list only its pairs")
 else:

@@ -7,9 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend import descriptions, explore, live, registry, runs
-from backend.retrieval import inspector
-from backend.store import queries
+from backend.views import playground
 from ui import charts, export, widgets
 from ui.resources import StoreLocked, query, released, retrievers, store, store_ref
 
@@ -26,7 +24,7 @@ def load_example(mode: str) -> None:
     """Copy the chosen example into the original and the editable fields (a button callback)."""
     dataset, example_id = st.session_state.get("source"), (st.session_state.get("example") or "").strip()
     try:
-        row = query(explore.example_detail, dataset, example_id)["example"]
+        row = query(playground.example_row, dataset, example_id)
     except KeyError as exc:
         st.session_state["load_error"] = f"Example id: {exc.args[0]}"
         return
@@ -42,7 +40,7 @@ def load_example(mode: str) -> None:
 def start_from_example(mode: str) -> None:
     with st.expander("Start from an example", expanded="original" not in st.session_state):
         left, middle, right = st.columns([1, 1, 1], vertical_alignment="bottom")
-        left.selectbox("Dataset", query(descriptions.by_input)[mode], key="source", bind="query-params")
+        left.selectbox("Dataset", query(playground.datasets_by_input)[mode], key="source", bind="query-params")
         middle.text_input("Example id", key="example", bind="query-params",
                           placeholder="e.g. test-0 (FalseQA), S-dev-0 (IfQA), 1 (NOPE)")
         right.button("Load into the editor", on_click=load_example, args=(mode,), icon=":material/edit_note:")
@@ -51,22 +49,22 @@ def start_from_example(mode: str) -> None:
 
 
 def editor(mode: str) -> dict[str, str]:
-    """The editable text, bounded like the backend (live.MAX_CHARS): longer text is cut at the bound."""
+    """The editable text, bounded like the backend (playground.MAX_CHARS): longer text is cut at the bound."""
     if mode == "nli":
-        text = {"premise": st.text_area("Premise", key="premise", max_chars=live.MAX_CHARS["premise"], height=120,
+        text = {"premise": st.text_area("Premise", key="premise", max_chars=playground.MAX_CHARS["premise"], height=120,
                                         bind="query-params"),
-                "hypothesis": st.text_input("Hypothesis", key="hypothesis", max_chars=live.MAX_CHARS["hypothesis"],
+                "hypothesis": st.text_input("Hypothesis", key="hypothesis", max_chars=playground.MAX_CHARS["hypothesis"],
                                             bind="query-params")}
     else:
-        text = {"question": st.text_area("Question", key="question", max_chars=live.MAX_CHARS["question"], height=80,
+        text = {"question": st.text_area("Question", key="question", max_chars=playground.MAX_CHARS["question"], height=80,
                                          bind="query-params", placeholder="e.g. Why did Einstein win a Nobel Prize for relativity?")}
-    st.caption(" · ".join(f"{widgets.plain(name.capitalize())}: at most {live.MAX_CHARS[name]:,} characters" for name in text)
+    st.caption(" · ".join(f"{widgets.plain(name.capitalize())}: at most {playground.MAX_CHARS[name]:,} characters" for name in text)
                + " (longer text is cut there; the models read about the first 256 tokens).")
     return text
 
 
-def engine_picker(mode: str) -> tuple[list[live.Engine], str, int]:
-    engines = live.engines(mode)
+def engine_picker(mode: str) -> tuple[list[playground.Engine], str, int]:
+    engines = playground.engines(mode)
     ready = {f"{e.model} · {e.label}": e for e in engines if e.available}
     fast = [name for name, e in ready.items() if not e.model.startswith("smollm2")] or list(ready)[:1]
     left, middle, right = st.columns([3, 1, 1])
@@ -82,7 +80,7 @@ def engine_picker(mode: str) -> tuple[list[live.Engine], str, int]:
     return [ready[name] for name in chosen], retriever, int(k)
 
 
-def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: str, k: int, mode: str) -> dict:
+def ask_all(versions: dict[str, dict], engines: list[playground.Engine], retriever: str, k: int, mode: str) -> dict:
     """Retrieve and ask every engine for every version, with progress; errors are kept per answer."""
     results = {}
     with st.status("Asking the models…", expanded=True) as status:
@@ -98,7 +96,7 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
             found = {"answers": [], "hits": None}
             if shared is not None:
                 with store() as con:
-                    hits, _ = inspector.side_by_side(con, {retriever: shared[retriever]}, text["question"],
+                    hits, _ = playground.side_by_side(con, {retriever: shared[retriever]}, text["question"],
                                                      HITS_SHOWN, text.get("gold", []))
                 found["hits"] = hits
             for engine in engines:
@@ -107,7 +105,7 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                     found["answers"].append((engine, None, no_index or "needs a retriever: choose bm25, dense or hybrid"))
                     continue
                 status.write(f"{widgets.plain(version)}: {widgets.plain(engine.model)} ({widgets.plain(engine.task)}) — loaded once, then shared by every session…")
-                query_ = live.Query(model=engine.model, task=engine.task, retriever=use, k=k,
+                query_ = playground.Query(model=engine.model, task=engine.task, retriever=use, k=k,
                                     **{name: text[name] for name in fields(mode)})
                 place, said = status.empty(), []
 
@@ -119,10 +117,10 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
                 written = status.empty() if engine.endpoint else None  # an endpoint's answer appears as it is written
                 try:
                     with released():  # the model may take seconds: nobody waits for this page meanwhile
-                        answer = live.ask(store_ref(), query_, shared, waiting=waiting,
+                        answer = playground.ask(store_ref(), query_, shared, waiting=waiting,
                                           on_text=written.text if written is not None else None)
                     found["answers"].append((engine, answer, None))
-                except (ValueError, registry.ModelUnavailable, StoreLocked) as exc:  # bad input, or the model is not here
+                except (ValueError, playground.ModelUnavailable, StoreLocked) as exc:  # bad input, or the model is not here
                     found["answers"].append((engine, None, str(exc)))
                 except Exception as exc:  # noqa: BLE001 — one failing model must not hide the others' answers
                     found["answers"].append((engine, None, f"the model failed: {type(exc).__name__}: {exc}"))
@@ -131,7 +129,7 @@ def ask_all(versions: dict[str, dict], engines: list[live.Engine], retriever: st
     return results
 
 
-def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | None) -> None:
+def show_answer(engine: playground.Engine, answer: playground.Answer | None, error: str | None) -> None:
     with st.container(border=True):
         st.markdown(f"**{widgets.plain(engine.model)}** · {widgets.plain(engine.label)}")  # a user-registered name
         if error:
@@ -139,7 +137,7 @@ def show_answer(engine: live.Engine, answer: live.Answer | None, error: str | No
             return
         out = answer.output
         if out.label:
-            labels = runs.LABELS.get(engine.task, [])
+            labels = playground.labels(engine.task)
             st.markdown(f"Label {widgets.label_badge(out.label)}")
             if out.probs and labels:
                 st.dataframe(pd.DataFrame({"label": labels, "probability": out.probs}), hide_index=True,
@@ -190,7 +188,7 @@ def show_version(title: str, text: dict, found: dict) -> None:
 
 
 def show_history() -> None:
-    frame = query(live.history, 200)
+    frame = query(playground.history, 200)
     st.subheader("Stored live queries")
     if frame.empty:
         st.info("Nothing asked yet. Every answer above is stored as a row of a live run, listed here.")
@@ -203,7 +201,7 @@ st.title("Playground")
 st.caption("Ask the live models; every answer is stored as a row of a live run (`live/<model>/<task>`), "
            "so it can be found, compared and exported later.")
 try:
-    query(queries.loaded_datasets)  # the store is there and can be read
+    query(playground.readable)  # the store is there and can be read
 except (FileNotFoundError, StoreLocked) as exc:
     st.error(f"{widgets.message(exc)}. Then reload this page.")
     st.stop()
@@ -222,7 +220,7 @@ if submitted:
     original = st.session_state.get("original")
     versions = {}
     if original:
-        gold = query(inspector.gold_doc_ids, original["dataset"], original["example"])  # [] without qrels
+        gold = query(playground.gold_doc_ids, original["dataset"], original["example"])  # [] without qrels
         versions["Original"] = {**original, "gold": gold}
         if any(edited[name].strip() != original[name].strip() for name in fields(mode)):
             versions["Edited"] = {**edited, "gold": gold}

@@ -1,6 +1,6 @@
 """Projection: for each trigger × operator, how often the presupposition survives — as people judge it
 (crowd), as the dataset states it (gold, by construction), and as a chosen model predicts it — side by
-side across every dataset with a projection spec (`backend.projection`). Cells click through to their
+side across every dataset with a projection spec (`backend.views.projection`). Cells click through to their
 items; the model, the cell and the contamination switch are in the URL."""
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from backend import contamination
-from backend import projection as pj
+from backend.views import projection as pj
 from ui import charts, export, widgets
 from ui.resources import query
 
@@ -104,7 +103,7 @@ if model:
     flagged = choices.set_index("name").loc[model, "contaminated"]
     if flagged:
         said = "; ".join(f"{widgets.plain(d)}: {widgets.plain(why)}" for d, why in flagged.items())
-        st.warning(f"{widgets.plain(contamination.FLAG)} — {said}. "
+        st.warning(f"{widgets.plain(pj.FLAG)} — {said}. "
                    + ("Shown, but these are not evaluations." if include else "Those cells are left out."))
 caption = charts.provenance(", ".join(sorted(table["dataset"].unique())), int(table["n"].sum()), None, [model] if model else None)
 heatmap(table, caption)

@@ -8,19 +8,19 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from backend import ratings
+from backend.views import rate
 from ui import charts, export, widgets
 from ui.resources import StoreError, StoreLocked, query, store
 
 
 def pickers() -> tuple[pd.Series, str | None, str]:
-    runs = widgets.require(ratings.rateable_runs, empty="No run has outputs to rate yet: ask the models on the "
+    runs = widgets.require(rate.rateable_runs, empty="No run has outputs to rate yet: ask the models on the "
                            "Playground page, or run one with `python -m backend predict` (see the README).")
     left, middle, right = st.columns([3, 1, 1])
     run_id = left.selectbox("Run", list(runs["run_id"]), key="run", bind="query-params")  # the id: a stable link
     run = runs.set_index("run_id").loc[run_id]
     left.caption(f"{widgets.plain(run['task'])} run · {run['n']:,} outputs to rate")
-    items = query(ratings.targets, run_id)
+    items = query(rate.targets, run_id)
     splits = ["all"] + sorted(items["split"].dropna().unique())
     split = middle.selectbox("Split", splits, key="split", bind="query-params")
     rater = right.text_input("Rater id", key="rater", bind="query-params", max_chars=64,
@@ -64,16 +64,16 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
     """Save the form's values (a callback, so moving on happens before the page reruns). Only what the
     user changed since the form was filled is written; a rating another tab changed meanwhile is not
     overwritten: the form then shows what is stored and says so."""
-    values = {c: st.session_state.get(f"{key}|{c}") for c in ratings.criteria_for(task)}
+    values = {c: st.session_state.get(f"{key}|{c}") for c in rate.criteria_for(task)}
     try:
         with store() as con:
-            written = ratings.save(con, run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None,
+            written = rate.save(con, run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None,
                                    loaded=st.session_state.get(f"{key}|loaded", {}))
-    except ratings.RatingConflict as exc:
+    except rate.RatingConflict as exc:
         fill(key, task, exc.stored)
         st.session_state["rate_error"] = (key, str(exc), "")
         return
-    except (ratings.RatingError, StoreLocked, StoreError) as exc:
+    except (rate.RatingError, StoreLocked, StoreError) as exc:
         said = f"the store could not write it ({type(exc).__name__}); try again" if isinstance(exc, StoreError) else str(exc)
         st.session_state["rate_error"] = (key, said, " Nothing saved before has changed; your choices are kept above.")
         return
@@ -87,7 +87,7 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
 
 def fill(key: str, task: str, stored: dict) -> None:
     """Set the form's controls to the stored ratings and remember them as what the form was loaded with."""
-    for criterion in ratings.criteria_for(task):
+    for criterion in rate.criteria_for(task):
         value = stored.get(criterion)
         st.session_state[f"{key}|{criterion}"] = None if value is None else int(value)
     st.session_state[f"{key}|loaded"] = dict(stored)
@@ -99,8 +99,8 @@ def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> Non
     if st.session_state.get(f"{key}|loaded") != saved:  # first shown, or the store changed since: show what it holds
         fill(key, run["task"], saved)
     with st.form(f"rate-{key}", border=True):
-        for criterion in ratings.criteria_for(run["task"]):
-            scale = ratings.RUBRIC[criterion]
+        for criterion in rate.criteria_for(run["task"]):
+            scale = rate.RUBRIC[criterion]
             name = (lambda v: f"{v:d} — {'yes' if v else 'no'}") if len(scale) == 2 else widgets.plain
             st.segmented_control(widgets.plain(criterion.capitalize()), list(scale), format_func=name, key=f"{key}|{criterion}",
                                  help=" · ".join(f"{v:d}: {widgets.plain(text)}" for v, text in scale.items()))
@@ -114,13 +114,13 @@ def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> Non
 
 def rubric(task: str) -> None:
     st.markdown("**Rubric**")
-    for criterion in ratings.criteria_for(task):
-        st.caption(f"**{widgets.plain(criterion.capitalize())}** — " + " · ".join(f"**{v:d}** {widgets.plain(text)}" for v, text in ratings.RUBRIC[criterion].items()))
+    for criterion in rate.criteria_for(task):
+        st.caption(f"**{widgets.plain(criterion.capitalize())}** — " + " · ".join(f"**{v:d}** {widgets.plain(text)}" for v, text in rate.RUBRIC[criterion].items()))
 
 
 def agreement_block(run_id: str, dataset: str, task: str) -> None:
     st.subheader("Agreement and mean ratings")
-    agree = query(ratings.agreement, run_id)
+    agree = query(rate.agreement, run_id)
     if agree.empty:
         st.info("No ratings of this run yet.")
         return
@@ -132,10 +132,10 @@ def agreement_block(run_id: str, dataset: str, task: str) -> None:
         "alpha_low": st.column_config.NumberColumn("α low", format="%.3f"),
         "alpha_high": st.column_config.NumberColumn("α high", format="%.3f"),
         "kappa": st.column_config.NumberColumn("mean pairwise Cohen's κ", format="%.3f")})
-    means = query(ratings.summary, run_id)
+    means = query(rate.summary, run_id)
     if not means.empty:
         bars = alt.Chart(means).encode(y=alt.Y("criterion:N", title=None), tooltip=list(means.columns))
-        top = max(max(ratings.RUBRIC[c]) for c in ratings.criteria_for(task))
+        top = max(max(rate.RUBRIC[c]) for c in rate.criteria_for(task))
         scale = alt.Scale(domain=[0, top], nice=False)
         figure = (bars.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="mean rating (95% CI)", scale=scale,
                                                                 axis=alt.Axis(tickCount=top)), x2="high:Q")
@@ -147,7 +147,7 @@ def export_block(run_id: str, dataset: str) -> None:
     st.subheader("Ratings")
     scope = st.segmented_control("Export", ["this run", "all runs"], default="this run", key="scope",
                                  bind="query-params")
-    frame = query(ratings.ratings_frame, run_id if scope != "all runs" else None)
+    frame = query(rate.ratings_frame, run_id if scope != "all runs" else None)
     if frame.empty:
         st.info("No ratings to export yet.")
         return
@@ -157,8 +157,8 @@ def export_block(run_id: str, dataset: str) -> None:
 
 st.title("Rate")
 run, split, rater = pickers()
-items = query(ratings.targets, run.name, split)
-mine = query(ratings.rater_values, run.name, rater) if rater else {}
+items = query(rate.targets, run.name, split)
+mine = query(rate.rater_values, run.name, rater) if rater else {}
 done = int(items["example_id"].isin(list(mine)).sum())
 st.progress(done / max(len(items), 1), text=f"{done:,} of {len(items):,} rated by {widgets.plain(rater or '—')}")
 if st.toggle("Only outputs I have not rated", key="todo", bind="query-params", disabled=not rater):

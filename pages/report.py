@@ -5,7 +5,7 @@ import json
 
 import streamlit as st
 
-from backend import report
+from backend.views import report
 from ui import export, widgets
 from ui.resources import StoreLocked, query, store
 

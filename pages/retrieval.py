@@ -8,9 +8,8 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from backend import explore
-from backend.retrieval import inspector
-from backend.store import queries
+from backend.views import example
+from backend.views import retrieval as inspector
 from ui import charts, export, widgets
 from ui.resources import query, retrievers, store
 
@@ -31,7 +30,7 @@ def pick_question() -> tuple[str, list[str], str]:
     if not example_id:
         return "", [], ""
     try:
-        row = query(explore.example_detail, DATASET, example_id)["example"]
+        row = query(example.example_row, DATASET, example_id)
     except KeyError as exc:
         st.error(f"Example id: {widgets.message(exc.args[0])}")
         return "", [], ""
@@ -120,7 +119,7 @@ def attribution() -> None:
 
 
 st.title("Retrieval")
-widgets.require(queries.loaded_datasets, empty="The store is empty: run `python -m backend ingest` and reload.")
+widgets.require(inspector.loaded_datasets, empty="The store is empty: run `python -m backend ingest` and reload.")
 scored = query(inspector.datasets_with_gold)
 if len(scored) > 1:
     DATASET = st.selectbox("Dataset (with gold passages)", scored, key="dataset", bind="query-params")

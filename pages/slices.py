@@ -6,7 +6,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from backend import explore, slices
+from backend.views import explore
+from backend.views import slices
 from ui import charts, export, widgets
 from ui.resources import query
 

@@ -7,17 +7,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from backend.datasets.base import DataError
-from backend import jobs, pair_views
-from backend.imports import datasets as user_datasets
-from backend.studio import facts, templates, variants
+from backend.views import studio
 from ui import charts, export, widgets
 from ui.resources import StoreLocked, computed, query, store, store_ref
 
 SHOWN = 200  # preview rows
 
 
-def preview(made: templates.Expansion, source: str) -> None:
+def preview(made: studio.Expansion, source: str) -> None:
     items, conditions = made.frame["item"].nunique(), len(made.conditions)
     a, b, c, d = st.columns(4)
     a.metric("Dataset", made.name)
@@ -29,15 +26,15 @@ def preview(made: templates.Expansion, source: str) -> None:
                  {"template": source}), f"preview-{source}")
 
 
-def save(made: templates.Expansion, source: str, key: str) -> None:
+def save(made: studio.Expansion, source: str, key: str) -> None:
     """Replace checkbox and Save button; on success, what to run and where to look."""
     replace = st.checkbox(f"Replace my dataset {widgets.plain(made.name)} if it exists (its runs are kept)", key=f"{key}_replace")
     if not st.button("Save as a dataset", type="primary", key=f"{key}_save", icon=":material/save:"):
         return
     try:
         with store() as con:
-            counts = templates.save(con, made, source, replace)
-    except (DataError, ValueError, StoreLocked) as exc:
+            counts = studio.save_template(con, made, source, replace)
+    except (studio.DataError, ValueError, StoreLocked) as exc:
         st.error("Not saved", icon=":material/error:")
         st.code(str(exc), language=None, wrap_lines=True)
         return
@@ -45,17 +42,17 @@ def save(made: templates.Expansion, source: str, key: str) -> None:
     st.caption("Run a model on it in the *Run a model* tab (it says how to get one if none can run here), or in a "
                "terminal (`python -m backend models` lists the models that load here):")
     st.code(f".venv/bin/python -m backend predict --model MODEL --dataset {made.name}", language="bash")
-    for pair_set in templates.pair_sets(made):
+    for pair_set in studio.template_pairs(made):
         st.page_link("pages/pairs.py", label=f"Minimal pairs: {widgets.plain(pair_set)}", icon=":material/compare_arrows:",
                      query_params={"pairs": pair_set})
     st.page_link("pages/projection.py", label="Its cells on the Projection page", icon=":material/stacked_line_chart:",
                  query_params={"cell_dataset": made.name})
 
 
-def expanded(text: str, source: str) -> templates.Expansion | None:
+def expanded(text: str, source: str) -> studio.Expansion | None:
     try:
-        return computed(templates.expand, text, source)
-    except templates.TemplateError as exc:
+        return computed(studio.expand, text, source)
+    except studio.TemplateError as exc:
         st.error("This cannot be expanded: fix it and the preview follows. Nothing was stored.", icon=":material/error:")
         st.code(str(exc), language=None, wrap_lines=True)
         return None
@@ -69,7 +66,7 @@ def from_template() -> None:
     if upload is not None:
         text, source = upload.getvalue().decode("utf-8", errors="replace"), upload.name
     else:
-        text, source = st.text_area("Template", value=templates.example_text(), height=420, key="template_text"), "template.yaml"
+        text, source = st.text_area("Template", value=studio.example_template(), height=420, key="template_text"), "template.yaml"
     made = expanded(text, source)
     if made is not None:
         preview(made, source)
@@ -92,24 +89,24 @@ def from_sentence() -> None:
         st.info("Type a premise and its presupposition to see the variants.")
         return
     try:
-        proposed = variants.variants(sentence)
-    except variants.CannotTransform as exc:
+        proposed = studio.variants(sentence)
+    except studio.CannotTransform as exc:
         st.warning(f"The rules cannot transform this sentence: {widgets.message(exc)}. Rephrase it, or write the "
                    "variants as a template.")
         return
-    refused = {op: text for op, text in proposed.items() if isinstance(text, variants.CannotTransform)}
+    refused = {op: text for op, text in proposed.items() if isinstance(text, studio.CannotTransform)}
     for operator, why in refused.items():
         st.warning(f"No {widgets.plain(operator)} variant: {widgets.message(why)}.")
     rows = pd.DataFrame([{"operator": op, "premise": text, "hypothesis": presupposition.strip(), "gold": "E"}
                          for op, text in proposed.items() if op not in refused])
     edited = st.data_editor(rows, key=f"family_rows-{sentence}-{presupposition}", hide_index=True, width="stretch",
                             column_config={"operator": st.column_config.TextColumn(disabled=True),
-                                           "gold": st.column_config.SelectboxColumn(options=list(templates.LABELS))})
+                                           "gold": st.column_config.SelectboxColumn(options=list(studio.LABELS))})
     if not name.strip() or not trigger.strip():
         st.info("Name the dataset and its trigger to save the family: the Projection page groups families by "
                 "trigger.")
         return
-    text = variants.template(name.strip(), trigger.strip(), edited.to_dict("records"))
+    text = studio.variant_template(name.strip(), trigger.strip(), edited.to_dict("records"))
     made = expanded(text, f"{name.strip()}.yaml")
     if made is not None:
         save(made, f"{name.strip()}.yaml", "family")
@@ -127,7 +124,7 @@ def from_facts() -> None:
                "question with {subject}.")
     left, middle, right = st.columns([2, 1, 1])
     source = left.selectbox("Facts", list(SOURCES), format_func=SOURCES.get, key="facts_source")
-    threshold = middle.slider("Least similarity", 0.0, 1.0, facts.SIMILARITY, 0.05, key="facts_threshold")
+    threshold = middle.slider("Least similarity", 0.0, 1.0, studio.SIMILARITY, 0.05, key="facts_threshold")
     name = right.text_input("Dataset name", key="facts_name", placeholder="my-false-assumptions")
     upload = None
     if source == "triples":
@@ -143,8 +140,8 @@ def from_facts() -> None:
         return
     try:
         with st.spinner("Embedding the entities' paragraphs…"):
-            generated = computed(facts.generate, *args)
-    except (DataError, ValueError) as exc:
+            generated = computed(studio.generate_facts, *args)
+    except (studio.DataError, ValueError) as exc:
         st.error("No pairs were generated", icon=":material/error:")
         st.code(str(exc), language=None, wrap_lines=True)
         return
@@ -162,10 +159,10 @@ def from_facts() -> None:
     replace = st.checkbox(f"Replace my dataset {widgets.plain(name.strip())} if it exists", key="facts_replace")
     if st.button("Save as a dataset", type="primary", key="facts_save", icon=":material/save:"):
         try:
-            made = facts.bundle(generated, name.strip(), upload.name if upload else facts.STAGED[source])
+            made = studio.facts_bundle(generated, name.strip(), upload.name if upload else studio.STAGED[source])
             with store() as con:
-                counts = user_datasets.save(con, made, replace=replace)
-        except (DataError, ValueError, StoreLocked) as exc:
+                counts = studio.save_dataset(con, made, replace=replace)
+        except (studio.DataError, ValueError, StoreLocked) as exc:
             st.error("Not saved", icon=":material/error:")
             st.code(str(exc), language=None, wrap_lines=True)
             return
@@ -177,7 +174,7 @@ def from_facts() -> None:
 def job_progress(run_id: str, dataset: str) -> None:
     """The started run's progress, refreshed every 2 s (only this fragment reruns)."""
     with store() as con:
-        state = jobs.progress(con, run_id, dataset)
+        state = studio.progress(con, run_id, dataset)
     done, total = state["done"], max(state["total"], 1)
     eta = f", about {state['eta'] / 60:.1f} min left" if state["eta"] else ""
     st.progress(min(done / total, 1.0), text=f"{widgets.plain(run_id)}: {widgets.plain(state['status'])} — {done:,} of {state['total']:,} examples{eta}")
@@ -186,7 +183,7 @@ def job_progress(run_id: str, dataset: str) -> None:
     if state["status"] == "stopped":
         st.warning("The run's process stopped before the end (see its last log line): start it again to resume.")
     if state["status"] == "complete":
-        sets = query(pair_views.pair_sets)
+        sets = query(studio.stored_pair_sets)
         for pair_set in sets.loc[sets["dataset"] == dataset, "pair_set"]:
             st.page_link("pages/pairs.py", label=f"Its pairs: {widgets.plain(pair_set)}", icon=":material/compare_arrows:",
                          query_params={"pairs": pair_set, "run": run_id})
@@ -197,24 +194,24 @@ def job_progress(run_id: str, dataset: str) -> None:
 def no_model(task: str) -> None:
     """Never a dead end: the ways to get a model for `task`, with a button for the one that runs from here."""
     st.warning(f"No model that can be loaded here does {widgets.plain(task)} yet. Ways on:", icon=":material/route:")
-    training = jobs.TRAINING.get(task)
+    training = studio.TRAINING.get(task)
     if training:
         command, model, cost = training
         st.markdown(f"1. **Train one here**: the bundled MiniLM fine-tuned as {widgets.plain(model)}, "
                     f"{widgets.plain(cost)}, in the background (in a terminal: python -m backend "
                     f"{widgets.plain(' '.join(command))}). When it is done it is listed in the Model box above.")
         key = f"train-{task}"
-        if jobs.alive(key):
-            st.info(f"Training… {widgets.plain(jobs.last_line(key))}", icon=":material/hourglass:")
+        if studio.alive(key):
+            st.info(f"Training… {widgets.plain(studio.last_line(key))}", icon=":material/hourglass:")
             st.button("Refresh", key="train_refresh", icon=":material/refresh:")
         elif st.button(f"Train {widgets.plain(model)} now", type="primary", key="train_start", icon=":material/school:"):
             try:
-                jobs.start_training(store_ref(), task)
+                studio.start_training(store_ref(), task)
             except ValueError as exc:
                 st.error(widgets.message(exc))
             st.rerun()
-        elif jobs.read(key):
-            st.caption(f"The last training said: {widgets.plain(jobs.last_line(key))}")
+        elif studio.job_log(key):
+            st.caption(f"The last training said: {widgets.plain(studio.last_line(key))}")
     st.markdown("2. **Register a model you have** (a local folder, or a hub id when online) in "
                 "data/registry.local.toml: see the README's *Models and live inference*; `python -m backend models` "
                 "says which load here.\n3. **Import a run** you made elsewhere: its predictions, on the Import page.")
@@ -224,7 +221,7 @@ def no_model(task: str) -> None:
 def run_model() -> None:
     st.caption("Run a model on one of your datasets in the background: it runs as its own process (the dashboard "
                "stays responsive for everyone), writes as it goes, and resumes where it stopped if started again.")
-    mine = query(jobs.choices)
+    mine = query(studio.model_choices)
     if not mine:
         st.info("Save a generated dataset first (or import one).")
         return
@@ -235,13 +232,13 @@ def run_model() -> None:
     if not models:
         no_model(task)
         return
-    prompts = jobs.template_choices(model, task)
+    prompts = studio.template_choices(model, task)
     template = st.selectbox("Prompt template", prompts, key="job_template", format_func=widgets.option,
                             help="How the model is asked (`python -m backend prompts` lists them; add yours in "
                                  "data/prompts/). Each template is a run of its own.") if prompts else None
     if st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
         try:
-            st.session_state["job"] = (jobs.start(store_ref(), model, dataset, task, template), dataset)
+            st.session_state["job"] = (studio.start_run(store_ref(), model, dataset, task, template), dataset)
         except ValueError as exc:
             st.error(widgets.message(exc))
     if "job" in st.session_state:

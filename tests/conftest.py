@@ -36,7 +36,7 @@ def pages_through_app():
 @pytest.fixture(scope="session")
 def real_store(tmp_path_factory) -> Path:
     """A store ingested from ../shared/datasets, with the results of that ingest."""
-    from backend.ingest import ingest
+    from backend.imports.ingest import ingest
 
     shared("nope")
     path = tmp_path_factory.mktemp("store") / "lab.duckdb"
@@ -94,7 +94,9 @@ def lab(real_store, tmp_path_factory) -> dict:
     the real store with IfQA S-dev retrieval runs, an open-book QA run and a writing run."""
     import shutil
 
-    from backend import live, runs
+    from backend.execution import live
+    from backend.execution import runs
+    from backend.execution import batch
     from backend.models import loading
     from backend.retrieval.evaluate import evaluate_retrievers
     from backend.retrieval.index import build_all
@@ -122,8 +124,8 @@ def lab(real_store, tmp_path_factory) -> dict:
         (data / "indexes").symlink_to(real_indexes, target_is_directory=True)
         patch.setenv("PLAB_DATA_DIR", str(data))
         evaluate_retrievers(con, retrievers, "ifqa", splits=("S-dev",), k=100)
-        runs.predict(con, runs.Request("tiny-gen", "ifqa", "qa", "S-dev", "bm25", k=3, limit=6), retrievers, progress=False)
-        runs.predict(con, runs.Request("tiny-gen", "falseqa", "write", "test", limit=5), progress=False)
+        batch.predict(con, runs.Request("tiny-gen", "ifqa", "qa", "S-dev", "bm25", k=3, limit=6), retrievers, progress=False)
+        batch.predict(con, runs.Request("tiny-gen", "falseqa", "write", "test", limit=5), progress=False)
         con.close()
     yield {"store": store, "data": data}
     for name in models:

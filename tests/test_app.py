@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend.markdown import plain
+from backend.views.markdown import plain
 
 ROOT = Path(__file__).resolve().parent.parent
 

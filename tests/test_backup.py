@@ -8,8 +8,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from backend import explore, ratings
-from backend.__main__ import main
+from backend.views import explore
+from backend.views import rate
+from backend.cli.main import main
 from backend.api import Lab
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
@@ -35,8 +36,8 @@ def store(real_store, tmp_path) -> Path:
     bundle, _ = user_datasets.check(read(frame, name="mine.csv"), user_datasets.DatasetOptions(name="mine", task="nli"))
     with session(path) as con:
         user_datasets.save(con, bundle)
-        ratings.save(con, RUN, "test-0", "ann", {"acceptability": 1}, note="=HYPERLINK(\"x\")")
-        ratings.save(con, RUN, "test-1", "bob", {"acceptability": 0})
+        rate.save(con, RUN, "test-0", "ann", {"acceptability": 1}, note="=HYPERLINK(\"x\")")
+        rate.save(con, RUN, "test-1", "bob", {"acceptability": 0})
     return path
 
 
@@ -68,8 +69,8 @@ def test_backup_then_restore_gives_back_every_user_row(store, tmp_path):
 def test_restore_replaces_rows_with_the_same_keys_and_keeps_the_rest(store, tmp_path):
     with session(store) as con:
         backup.write(con, "test", target=tmp_path / "b")
-        ratings.save(con, RUN, "test-0", "ann", {"acceptability": 0})  # changed after the backup
-        ratings.save(con, RUN, "test-2", "cat", {"acceptability": 1})  # new after the backup
+        rate.save(con, RUN, "test-0", "ann", {"acceptability": 0})  # changed after the backup
+        rate.save(con, RUN, "test-2", "cat", {"acceptability": 1})  # new after the backup
         backup.restore(con, tmp_path / "b")
         got = dict(((e, r), v) for e, r, v in con.execute(
             "SELECT example_id, rater_id, value FROM ratings WHERE run_id = $r", {"r": RUN}).fetchall())
@@ -81,7 +82,7 @@ def test_destructive_actions_back_up_first(store):
     frame = pd.DataFrame({"id": ["test-0", "test-1", "test-2"], "label": ["N", "N", "N"]})
     assert lab.import_run(frame, dataset="falseqa", model="mine", replace=True).ok
     lab.delete_run(RUN)
-    from backend.ingest import ingest
+    from backend.imports.ingest import ingest
     assert ingest(["nope"], store=store)[0].status == "loaded"
     found = [meta["reason"] for _, meta in backup.listing(store)]
     assert found[:3] == ["re-ingest nope", f"delete run {RUN}", f"replace run {RUN}"]
@@ -202,7 +203,7 @@ def test_a_copy_of_the_store_file_alone_holds_every_write_while_the_store_is_sti
     live = {"run_id": "live/m/detect", "dataset_id": "live", "task": "detect", "model_id": "m", "source": "live"}
     with session(store):  # a dashboard keeps the store open: no close to checkpoint the WAL
         with session(store) as con:
-            ratings.save(con, RUN, "test-2", "cat", {"acceptability": 1})
+            rate.save(con, RUN, "test-2", "cat", {"acceptability": 1})
             writer.store_live(con, live, [{"run_id": live["run_id"], "example_id": "q", "label": "FP"}])
         shutil.copy(store, tmp_path / "copy.duckdb")  # the .duckdb file only, not its .wal
     copy = duckdb.connect(str(tmp_path / "copy.duckdb"))

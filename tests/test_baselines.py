@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from backend import baselines
+from backend.datasets import baselines
 from backend.datasets import DATASETS
 
 

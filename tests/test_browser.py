@@ -224,7 +224,7 @@ def test_a_family_made_from_one_sentence_is_saved_and_opened_as_pairs_in_chromiu
 @pytest.fixture()
 def served_with_map(real_store, tmp_path):
     """A copy of the real store with a PCA map of NOPE cached (test embedder) in its own data folder."""
-    from backend import embedding_map
+    from backend.views import map as embedding_map
     from backend.store.access import session
     from tests.test_studio import WordsEmbedder
 

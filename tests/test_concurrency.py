@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backend import ratings
+from backend.views import rate
 from backend.store import writer
 from backend.store.access import session
 from tests.conftest import WRITE_RUN
@@ -25,7 +25,7 @@ def store(lab, tmp_path) -> Path:
 
 def items(store: Path) -> list[str]:
     with session(store) as con:
-        return ratings.targets(con, WRITE_RUN)["example_id"].tolist()
+        return rate.targets(con, WRITE_RUN)["example_id"].tolist()
 
 
 def race(store: Path, jobs: list) -> list:
@@ -49,19 +49,19 @@ def race(store: Path, jobs: list) -> list:
 
 def stored(store: Path, example: str, rater: str) -> dict:
     with session(store) as con:
-        return ratings.rater_values(con, WRITE_RUN, rater).get(example, {})
+        return rate.rater_values(con, WRITE_RUN, rater).get(example, {})
 
 
 def test_one_rater_in_many_tabs_saving_the_same_item_keeps_one_saved_rating_and_tells_the_others(store):
     example = items(store)[0]
     for round_ in range(5):  # 5 rounds × 8 tabs = 40 saves of the same rating
         shown = stored(store, example, "ann")
-        jobs = [lambda con, v=v: ratings.save(con, WRITE_RUN, example, "ann", {"fluency": v % 4}, loaded=shown)
+        jobs = [lambda con, v=v: rate.save(con, WRITE_RUN, example, "ann", {"fluency": v % 4}, loaded=shown)
                 for v in range(round_, round_ + 8)]
         results = race(store, jobs)
         saved = [i for i, r in enumerate(results) if r == 1]
-        refused = [r for r in results if isinstance(r, ratings.RatingConflict)]
-        assert all(r == 1 or isinstance(r, ratings.RatingConflict) for r in results), results  # no raw errors
+        refused = [r for r in results if isinstance(r, rate.RatingConflict)]
+        assert all(r == 1 or isinstance(r, rate.RatingConflict) for r in results), results  # no raw errors
         assert len(saved) >= 1 and len(saved) + len(refused) == 8
         final = stored(store, example, "ann")["fluency"]
         assert final in {(round_ + i) % 4 for i in saved}  # the store holds a value a tab was told was saved
@@ -70,7 +70,7 @@ def test_one_rater_in_many_tabs_saving_the_same_item_keeps_one_saved_rating_and_
 
 def test_many_raters_and_items_at_once_are_all_stored(store):
     targets = items(store)
-    jobs = [lambda con, i=i: ratings.save(con, WRITE_RUN, targets[i % len(targets)], f"race{i}", {"fluency": i % 4},
+    jobs = [lambda con, i=i: rate.save(con, WRITE_RUN, targets[i % len(targets)], f"race{i}", {"fluency": i % 4},
                                           loaded={}) for i in range(12)]
     assert race(store, jobs) == [1] * 12
     assert all(stored(store, targets[i % len(targets)], f"race{i}") == {"fluency": float(i % 4)} for i in range(12))
@@ -79,10 +79,10 @@ def test_many_raters_and_items_at_once_are_all_stored(store):
 def test_an_untouched_form_never_clears_what_another_tab_saved(store):
     example = items(store)[0]
     with session(store) as con:
-        ratings.save(con, WRITE_RUN, example, "ann", {"fluency": 2}, loaded={})  # tab 1 saves
-        with pytest.raises(ratings.RatingConflict, match="another session changed"):  # tab 2, opened before, saves nothing
-            ratings.save(con, WRITE_RUN, example, "ann", {"fluency": None, "correction": None}, loaded={})
-        ratings.save(con, WRITE_RUN, example, "ann", {"correction": 1, "fluency": None}, loaded={})  # tab 2 rates another
+        rate.save(con, WRITE_RUN, example, "ann", {"fluency": 2}, loaded={})  # tab 1 saves
+        with pytest.raises(rate.RatingConflict, match="another session changed"):  # tab 2, opened before, saves nothing
+            rate.save(con, WRITE_RUN, example, "ann", {"fluency": None, "correction": None}, loaded={})
+        rate.save(con, WRITE_RUN, example, "ann", {"correction": 1, "fluency": None}, loaded={})  # tab 2 rates another
     assert stored(store, example, "ann") == {"fluency": 2.0, "correction": 1.0}
 
 

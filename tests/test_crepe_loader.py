@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from backend.config import settings
-from backend.datasets import crepe
 from backend.datasets.base import DataError, Source
+from backend.imports import ingest
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crepe"
 NPY = "sample-outputs/detection-gold-comment-track-combined.npy"
@@ -19,7 +19,7 @@ PRESUP_TXT = "sample-outputs/writing-gold-comment-track-unified-presupposition-p
 
 
 def load(folder: Path):
-    return crepe.load({"crepe": Source("crepe", folder, "command line")})
+    return ingest.loaded("crepe", {"crepe": Source("crepe", folder, "command line")})
 
 
 def copy_fixture(tmp_path: Path, drop: tuple[str, ...] = ()) -> Path:

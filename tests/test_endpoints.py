@@ -17,16 +17,22 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from backend import evaluate, leaderboard, live, registry, runs
+from backend.views import evaluate
+from backend.views import overview
+from backend.execution import live
+from backend.models import registry
+from backend.execution import runs
+from backend.execution import batch
 from benchmarks import llama_server
-from backend.__main__ import main as cli
+from backend.cli.main import main as cli
 from backend.models import availability, loading
-from backend.models.endpoints import cache, client, spend
+from backend.models.endpoints import client, spend
+from backend.store import endpoint_cache as cache
 from backend.models.output import RunStopped
 from backend.models.prompted import demo_fields, item_fields
 from backend.models.prompts import demos, parsers, templates
 from backend.retrieval.bm25 import BM25Retriever
-from backend.retrieval.index import corpus_passages
+from backend.store.passages import corpus_passages
 from backend.store.connection import connect
 
 CANARY = f"sk-canary-{uuid.uuid4().hex}"   # the server's key: it must never be written anywhere
@@ -98,7 +104,7 @@ def test_nope_run_stores_raw_text_parse_status_and_label_probabilities(endpoint)
     """A NOPE run (zero-shot, answer first): every response kept raw; an unparsed one has no label and
     counts wrong in the `evaluate` table; the stored P(label) is the verbaliser mass of the kept top_logprobs."""
     store = endpoint["store"]
-    run_id = runs.predict(store, runs.Request(NAME, "nope", split="main", limit=36, chunk=12), progress=False)
+    run_id = batch.predict(store, runs.Request(NAME, "nope", split="main", limit=36, chunk=12), progress=False)
     assert run_id == f"nope/{NAME}/nli/nli-zero-shot@1/main/first36"
     rows = _rows(store, run_id)
     assert len(rows) == 36 and all(r["text"]["generation"] is not None and r["text"]["prompt"] for r in rows)
@@ -115,7 +121,7 @@ def test_nope_run_stores_raw_text_parse_status_and_label_probabilities(endpoint)
     con = connect(store)
     try:
         table = evaluate.evaluate(con, "nope", [run_id])["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
-        board = leaderboard.headline(con)
+        board = overview.headline(con)
         config = json.loads(con.execute("SELECT config FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()[0])
     finally:
         con.close()
@@ -145,7 +151,7 @@ def test_falseqa_few_shot_prompts_are_reproducible_from_the_run(endpoint):
     """Few-shot FalseQA: demonstrations come from the train split (never a scored item), each prediction
     names them, and the prompt re-rendered from the run's config equals the one sent."""
     store = endpoint["store"]
-    run_id = runs.predict(store, runs.Request(NAME, "falseqa", split="test", template="detect-few-shot", shots=3, limit=24),
+    run_id = batch.predict(store, runs.Request(NAME, "falseqa", split="test", template="detect-few-shot", shots=3, limit=24),
                           progress=False)
     assert run_id == f"falseqa/{NAME}/detect/detect-few-shot@1+k3/test/first24"
     rows = _rows(store, run_id)
@@ -178,7 +184,7 @@ def test_ifqa_open_book_run_reads_bm25_passages_and_is_scored(endpoint):
     finally:
         con.close()
     bm25 = BM25Retriever.build(ids, texts)
-    run_id = runs.predict(store, runs.Request(NAME, "ifqa", split="S-dev", retriever="bm25", k=2, limit=10),
+    run_id = batch.predict(store, runs.Request(NAME, "ifqa", split="S-dev", retriever="bm25", k=2, limit=10),
                           {"bm25": bm25}, progress=False)
     assert run_id == f"ifqa/{NAME}/qa/qa-retrieve-then-read@1/bm25@2/S-dev/first10"
     rows = _rows(store, run_id)
@@ -186,7 +192,7 @@ def test_ifqa_open_book_run_reads_bm25_passages_and_is_scored(endpoint):
     assert all((r["answer"] is not None) == (r["text"]["parse"] == "ok") for r in rows)
     con = connect(store)
     try:
-        board = leaderboard.headline(con)
+        board = overview.headline(con)
     finally:
         con.close()
     assert board.loc[board["run"] == run_id, "metric"].tolist() == ["exact match"]
@@ -195,7 +201,7 @@ def test_ifqa_open_book_run_reads_bm25_passages_and_is_scored(endpoint):
 def test_samples_give_each_label_its_share_of_the_sampled_responses(endpoint):
     """Self-consistency: 4 responses per item at temperature 0.7; P(label) is its share of those that parsed."""
     store = endpoint["store"]
-    run_id = runs.predict(store, runs.Request(NAME, "falseqa", split="test", samples=4, limit=6), progress=False)
+    run_id = batch.predict(store, runs.Request(NAME, "falseqa", split="test", samples=4, limit=6), progress=False)
     assert run_id == f"falseqa/{NAME}/detect/detect-zero-shot@1+n4@t0.7/test/first6"
     rows = _rows(store, run_id)
     assert len(rows) == 6
@@ -214,10 +220,10 @@ def test_samples_give_each_label_its_share_of_the_sampled_responses(endpoint):
 def test_a_rerun_sends_no_request_and_a_run_sharing_items_reuses_them(endpoint):
     store, server = endpoint["store"], endpoint["server"]
     first = runs.Request(NAME, "nope", "nli", split="main", limit=36, chunk=12)
-    runs.predict(store, first, progress=False)  # done above or now: either way every answer is cached
+    batch.predict(store, first, progress=False)  # done above or now: either way every answer is cached
     before = server.completions()
     sharing = runs.Request(NAME, "nope", split="main", limit=20)  # another run id, items shared with the first
-    run_id = runs.predict(store, sharing, progress=False)
+    run_id = batch.predict(store, sharing, progress=False)
     assert server.completions() == before
     rows = _rows(store, run_id)
     assert len(rows) == 20 and all(r["text"]["cached"] for r in rows)
@@ -242,13 +248,13 @@ def test_a_server_that_dies_midway_stops_the_run_clearly_and_it_resumes(endpoint
     killer = threading.Thread(target=lambda: (_wait(lambda: server.completions() >= baseline + 8), server.stop()))
     killer.start()
     with pytest.raises(RunStopped, match="run the same command again: the run resumes"):
-        runs.predict(store, request, progress=False)
+        batch.predict(store, request, progress=False)
     killer.join()
     run_id = "nope/llama-smol/nli/nli-few-shot@1+k1/main/first20"
     stored = _rows(store, run_id)
     assert 5 <= len(stored) < 20 and not any(r["error"] for r in stored)
     server.start()
-    assert runs.predict(store, request, progress=False) == run_id
+    assert batch.predict(store, request, progress=False) == run_id
     rows = _rows(store, run_id)
     assert len(rows) == 20 and len({r["example_id"] for r in rows}) == 20 and not any(r["error"] for r in rows)
     con = connect(store, read_only=True)
@@ -269,7 +275,7 @@ def test_a_wrong_key_stops_a_run_as_unauthorised_with_the_remedy(endpoint, monke
     loading.unload(NAME)
     try:
         with pytest.raises(client.Unauthorised, match=r"refused the key in \$PLAB_TEST_LLM_KEY"):
-            runs.predict(endpoint["store"], runs.Request(NAME, "falseqa", split="test", limit=3), progress=False)
+            batch.predict(endpoint["store"], runs.Request(NAME, "falseqa", split="test", limit=3), progress=False)
     finally:
         loading.unload(NAME)
 
@@ -347,7 +353,7 @@ def test_the_playground_asks_an_endpoint_and_pages_show_its_prompt_and_parse_rat
     """A live question to the endpoint is answered and stored with its prompt; the Overview counts the
     NOPE run's unparsed responses and the Example page shows the prompt sent and the raw response."""
     store = endpoint["store"]
-    nope_run = runs.predict(store, runs.Request(NAME, "nope", split="main", limit=36, chunk=12), progress=False)
+    nope_run = batch.predict(store, runs.Request(NAME, "nope", split="main", limit=36, chunk=12), progress=False)
     assert any(e.model == NAME and e.task == "nli" and e.available for e in live.engines("nli"))
     con = connect(store)
     try:

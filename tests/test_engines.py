@@ -9,7 +9,9 @@ import shutil
 import numpy as np
 import pytest
 
-from backend import engines, runs
+from backend.execution import executors
+from backend.execution import runs
+from backend.execution import batch
 from backend.store.access import session
 from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
 
@@ -21,8 +23,8 @@ def cluster(tiny, tmp_path, monkeypatch):  # noqa: F811
     """A local Ray cluster whose workers see the tiny models' registry and the fault marker."""
     import ray
 
-    monkeypatch.setenv(engines.FAULT_MARKER, str(tmp_path / "crashed-once"))
-    engines.init(num_cpus=2)
+    monkeypatch.setenv(executors.FAULT_MARKER, str(tmp_path / "crashed-once"))
+    executors.init(num_cpus=2)
     yield tmp_path / "crashed-once"
     ray.shutdown()
 
@@ -38,8 +40,8 @@ def test_ray_predicts_as_local_survives_a_killed_actor_and_resumes_across_engine
     stores = {name: tmp_path / f"{name}.duckdb" for name in ("local", "ray", "resumed")}
     for path in stores.values():
         shutil.copy(real_store, path)
-    run_id = runs.predict(stores["local"], request, progress=False)
-    assert runs.predict(stores["ray"], request, progress=False, engine="ray") == run_id
+    run_id = batch.predict(stores["local"], request, progress=False)
+    assert batch.predict(stores["ray"], request, progress=False, engine="ray") == run_id
     assert cluster.exists()  # an actor died on its first chunk; Ray restarted it and retried the chunk
     local, ray_ = _predictions(stores["local"], run_id), _predictions(stores["ray"], run_id)
     assert len(ray_) == 60 and ray_["example_id"].is_unique  # nothing lost, nothing twice
@@ -50,12 +52,12 @@ def test_ray_predicts_as_local_survives_a_killed_actor_and_resumes_across_engine
                                              [run_id]).fetchone()
     assert (status, engine) == ("complete", "ray") and device.startswith("ray:")
     # an interrupted local run (half its predictions) is finished on Ray: the same 60 predictions
-    runs.predict(stores["resumed"], request, progress=False)
+    batch.predict(stores["resumed"], request, progress=False)
     with session(stores["resumed"]) as con:
         con.execute("DELETE FROM predictions WHERE run_id = ? AND example_id IN (SELECT example_id FROM predictions "
                     "WHERE run_id = ? ORDER BY example_id LIMIT 30)", [run_id, run_id])
         con.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = ?", [run_id])
-    runs.predict(stores["resumed"], request, progress=False, engine="ray")
+    batch.predict(stores["resumed"], request, progress=False, engine="ray")
     resumed = _predictions(stores["resumed"], run_id)
     assert list(resumed["example_id"]) == list(local["example_id"]) and list(resumed["label"]) == list(local["label"])
 
@@ -63,14 +65,14 @@ def test_ray_predicts_as_local_survives_a_killed_actor_and_resumes_across_engine
 def test_passages_embedded_on_ray_give_the_local_index_s_hits(cluster, real_store):
     from backend.models.embed import Embedder
     from backend.retrieval.dense import DenseRetriever
-    from backend.retrieval.index import corpus_passages
+    from backend.store.passages import corpus_passages
 
     with session(real_store) as con:
         doc_ids, texts = corpus_passages(con, "wiki")
         questions = [q for (q,) in con.execute("SELECT input FROM examples WHERE dataset_id = 'ifqa' LIMIT 20").fetchall()]
     doc_ids, texts = doc_ids[:600], texts[:600]  # two shards, one an actor (MiniLM: ~20 passages/s a CPU)
     embedder = Embedder()
-    shards = list(engines.embed_shards(texts, embedder.path))  # as `index --engine ray` adds them
+    shards = list(executors.embed_shards(texts, embedder.path))  # as `index --engine ray` adds them
     assert [len(s) for s in shards] == [300, 300] and shards[0].shape[1] == embedder.dimension
     here = DenseRetriever.build(doc_ids, texts, embedder)
     there = DenseRetriever.from_shards(doc_ids, iter(shards), embedder)

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from backend import evaluate
-from backend.__main__ import main
+from backend.views import evaluate
+from backend.cli.main import main
 
 # DOMAIN.md / the NOPE paper's Table 4 (accuracy %, models trained on MNLI+SNLI+ANLI+FEVER)
 PAPER_TABLE4 = {
@@ -97,7 +97,7 @@ def test_falseqa_trivial_baselines(real_store):
 
 @pytest.mark.slow
 def test_nearest_neighbour_baseline_with_the_bundled_embedder(real_store, tmp_path):
-    from backend import baselines
+    from backend.datasets import baselines
     from backend.models.embed import Embedder
     from backend.store.connection import connect
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend import explore
+from backend.views import example, explore
 from backend.store.connection import connect
 from ui import widgets
 
@@ -133,7 +133,7 @@ def test_facet_values_and_runs(real_con):
 
 
 def test_nope_example_detail(real_con):
-    detail = explore.example_detail(real_con, "nope", "1")
+    detail = example.example_detail(real_con, "nope", "1")
     assert detail["example"]["hypothesis"] and detail["example"]["extra"]["base_id"] == "1"
     assert detail["crowd"]["labels"]["n"].sum() == 5 and len(detail["crowd"]["ratings"]) == 5
     negation = detail["pairs"][detail["pairs"]["kind"] == "negation"]
@@ -144,7 +144,7 @@ def test_nope_example_detail(real_con):
 
 def test_ifqa_example_detail_has_gold_passages(real_con):
     example_id = real_con.execute("SELECT min(example_id) FROM qrels WHERE dataset_id = 'ifqa'").fetchall()[0][0]
-    qrels = explore.example_detail(real_con, "ifqa", example_id)["qrels"]
+    qrels = example.example_detail(real_con, "ifqa", example_id)["qrels"]
     assert len(qrels) >= 1 and qrels["text"].str.len().gt(20).all()
 
 
@@ -158,14 +158,14 @@ def test_retrieved_passages_are_marked_gold(real_store, tmp_path):
                    VALUES ('ifqa/test/bm25', 'ifqa', 'retrieve', 'bm25', '{"corpus_id": "wiki"}', 'batch', 'complete', now())""")
     con.execute("INSERT INTO retrievals VALUES ('ifqa/test/bm25', $e, 1, $o, 2.0), ('ifqa/test/bm25', $e, 2, $g, 1.0)",
                 {"e": example_id, "o": other, "g": gold})
-    hits = explore.example_detail(con, "ifqa", example_id)["retrievals"]
+    hits = example.example_detail(con, "ifqa", example_id)["retrievals"]
     con.close()
     assert list(hits["gold"]) == [False, True] and hits["text"].notna().all()
 
 
 def test_unknown_example_says_what_ids_look_like(real_con):
     with pytest.raises(KeyError, match="'1-neg'"):
-        explore.example_detail(real_con, "nope", "no-such-id")
+        example.example_detail(real_con, "nope", "no-such-id")
 
 
 # --- pages (AppTest) ---

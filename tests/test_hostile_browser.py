@@ -25,7 +25,10 @@ import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
 
-from backend import pair_views, ratings, report, saved_slices
+from backend.views import pairs
+from backend.views import rate
+from backend.views import report
+from backend.views import saved_slices
 from backend.api import Lab
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
@@ -129,8 +132,8 @@ def payload_lab(lab, tmp_path_factory) -> dict:
         writer.store_live(con, live, [{"run_id": live["run_id"], "example_id": "payload-q", "answer": PAYLOAD,
                                        "text": json.dumps({"input": {"question": PAYLOAD}})}])
         for rater in (RATER, MAIL_RATER):  # imported runs are not rated: the live run is
-            ratings.save(con, live["run_id"], "payload-q", rater, {"acceptability": 1}, note=PAYLOAD)
-        pair_sets = pair_views.pair_sets(con)
+            rate.save(con, live["run_id"], "payload-q", rater, {"acceptability": 1}, note=PAYLOAD)
+        pair_sets = pairs.pair_sets(con)
         slices = [value[:80] for value in PAYLOADS.values()]
         for name in slices:
             saved_slices.save(con, name, DATASET, (("gold_label", ("E",)),), note=PAYLOAD)

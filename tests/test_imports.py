@@ -12,10 +12,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from backend import evaluate, explore, leaderboard
+from backend.views import evaluate
+from backend.views import explore
+from backend.views import overview
 from backend.api import Lab
 from backend.datasets.base import DataError
-from backend.descriptions import Description
+from backend.datasets.description import Description
 from backend.imports import datasets as user_datasets
 from backend.imports import matching, predictions
 from backend.imports.files import read
@@ -175,7 +177,7 @@ def test_a_nope_paper_run_exported_as_text_and_word_labels_imports_with_identica
         calibration = nope.pop("Human vs model: crowd label shares vs model probabilities")
         tables = {**nope, **evaluate.classification_report(con, "nope", [ROBERTA, copy])}
         compared = _same_tables(ROBERTA, copy, {**tables, **({"calibration": calibration} if with_probs else {})})
-        board = leaderboard.headline(con).set_index("run")
+        board = overview.headline(con).set_index("run")
         for split in ("main", "adv"):
             filters = (("split", (split,)),)
             a, b = (explore.slice_summary(con, "nope", filters, run_a=r) for r in (ROBERTA, copy))
@@ -201,7 +203,7 @@ def test_an_ifqa_qa_run_imports_by_question_with_identical_exact_match(lab, tmp_
     assert report.ok and report.matched == 6 and report.match_by == "text (question)"
     copy = "ifqa/user/my-reader"
     with session(store) as con:
-        board = leaderboard.headline(con).set_index("run")
+        board = overview.headline(con).set_index("run")
         stored = con.execute("SELECT example_id, answer FROM predictions WHERE run_id = $r ORDER BY 1", {"r": copy}).fetchall()
         before = con.execute("SELECT example_id, answer FROM predictions WHERE run_id = $r ORDER BY 1", {"r": QA_RUN}).fetchall()
     assert stored == before
@@ -215,7 +217,7 @@ def test_user_runs_survive_a_reingest_replace_only_when_asked_and_delete(store):
     with pytest.raises(predictions.RunExists, match="replace it"):
         lab.import_run(frame, dataset="falseqa", model="mine")
     assert lab.import_run(frame.assign(label=["N", "N"]), dataset="falseqa", model="mine", replace=True).ok
-    from backend.ingest import ingest
+    from backend.imports.ingest import ingest
     assert ingest(["falseqa"], store=store)[0].status == "loaded"
     kept = lab.predictions("falseqa/user/mine")
     assert kept["label"].tolist() == ["N", "N"]

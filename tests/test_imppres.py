@@ -59,7 +59,7 @@ def test_a_broken_line_names_the_file_line_and_field(tmp_path, field, value, pro
 
 
 def test_evaluate_breaks_imppres_and_commitmentbank_down_by_operator(real_con):
-    from backend import evaluate
+    from backend.views import evaluate
     for dataset, operators in (("imppres", set(imppres.OPERATORS)), ("commitmentbank", {"negation", "modal", "question", "conditional"})):
         table = evaluate.evaluate(real_con, dataset)["Accuracy by facet"]
         by_operator = table[table["facet"] == "extra.operator"]

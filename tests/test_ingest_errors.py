@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.ingest import ingest
+from backend.imports.ingest import ingest
 from backend.store.connection import connect
 from tests.conftest import shared
 
@@ -123,7 +123,7 @@ def test_a_failed_dataset_does_not_stop_the_others(tmp_path):
 def test_a_failed_baseline_refresh_does_not_claim_the_store_is_unchanged(tmp_path, monkeypatch):
     import duckdb
 
-    from backend import baselines
+    from backend.datasets import baselines
 
     def fail(con, dataset_ids=None, embedder=None):
         raise duckdb.IOException("simulated: disk full")

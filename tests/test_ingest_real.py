@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.ingest import ingest
+from backend.imports.ingest import ingest
 from backend.store.connection import connect
 
 

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from backend import leaderboard
+from backend.views import overview
 
 
 @pytest.fixture(scope="module")
 def board(real_store):
     from backend.store.connection import connect
     con = connect(real_store)
-    yield leaderboard.headline(con).set_index(["run", "split"])
+    yield overview.headline(con).set_index(["run", "split"])
     con.close()
 
 
@@ -43,13 +43,13 @@ def test_cached_rows_equal_fresh_ones_and_a_changed_run_is_scored_again(store_co
 
     run = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
     with session(store_copy) as con:
-        first = leaderboard.headline(con)  # scores every run and caches the rows
+        first = overview.headline(con)  # scores every run and caches the rows
         assert con.execute("SELECT count(*) FROM run_metrics").fetchone()[0] == first["run"].nunique()
-        cached = leaderboard.headline(con)
+        cached = overview.headline(con)
         pd.testing.assert_frame_equal(first.reset_index(drop=True), cached.reset_index(drop=True))
         before = first.set_index(["run", "split"]).loc[(run, "main"), "value"]
         con.execute("UPDATE predictions SET label = 'E' WHERE run_id = ?", [run])  # the run changes
-        after = leaderboard.headline(con).set_index(["run", "split"]).loc[(run, "main"), "value"]
+        after = overview.headline(con).set_index(["run", "split"]).loc[(run, "main"), "value"]
         gold_e = con.execute("SELECT avg((gold_label = 'E')::INT) FROM examples WHERE dataset_id = 'nope' "
                              "AND split = 'main'").fetchone()[0]
     assert after != before and after == pytest.approx(gold_e)  # all E: accuracy is the share of E

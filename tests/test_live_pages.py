@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from backend import live
-from backend.markdown import plain
+from backend.execution import live
+from backend.views.markdown import plain
 from backend.store.connection import connect
 from tests.conftest import QA_RUN, WRITE_RUN
 
@@ -218,8 +218,8 @@ def test_explore_offers_correctness_only_for_runs_with_labels(page):
 def test_rate_only_unrated_outputs(page, lab):
     con = connect(lab["store"])
     first = con.execute("SELECT min(example_id) FROM predictions WHERE run_id = $r", {"r": WRITE_RUN}).fetchall()[0][0]
-    from backend import ratings
-    ratings.save(con, WRITE_RUN, first, "todo-rater", {"fluency": 1})
+    from backend.views import rate
+    rate.save(con, WRITE_RUN, first, "todo-rater", {"fluency": 1})
     con.close()
     at = page("rate", {"run": WRITE_RUN, "rater": "todo-rater", "todo": "true"})
     assert not at.exception and at.toggle(key="todo").value
@@ -240,14 +240,14 @@ def test_rate_rejects_a_bad_rater_id_and_keeps_what_was_saved(page, lab):
 
 
 def test_rate_agreement_between_two_raters_and_exports(page, lab):
-    from backend import ratings
+    from backend.views import rate
 
     con = connect(lab["store"])
     con.execute("DELETE FROM ratings WHERE source = 'user'")  # only the two raters below
     examples = [r[0] for r in con.execute("SELECT example_id FROM predictions WHERE run_id = $r ORDER BY 1", {"r": WRITE_RUN}).fetchall()]
     for i, example in enumerate(examples):
         for rater in ("r1", "r2"):
-            ratings.save(con, WRITE_RUN, example, rater, {"fluency": i % 4, "consistency": (i + (rater == "r2")) % 4})
+            rate.save(con, WRITE_RUN, example, rater, {"fluency": i % 4, "consistency": (i + (rater == "r2")) % 4})
     con.close()
     at = page("rate", {"run": WRITE_RUN})
     assert not at.exception

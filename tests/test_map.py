@@ -9,10 +9,10 @@ import sys
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from backend import embedding_map, explore
+from backend.views import map as embedding_map
+from backend.views import explore
 from backend.store.access import session
 from tests.test_studio import TEMPLATE, WordsEmbedder
 
@@ -55,7 +55,7 @@ def test_a_map_is_cached_per_dataset_version_and_points_carry_correctness(store_
 
 
 def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_copy, data_dir, open_page):
-    from backend import jobs
+    from backend.execution import jobs
     from backend.studio import templates
 
     with session(store_copy) as con:

@@ -1,7 +1,7 @@
 """The one rendering rule, checked statically (issue 25): every argument that Streamlit renders as Markdown
 — bodies of markdown, captions, alerts, toasts; widget labels and help; the options of radio, pills and
 segmented controls — is a constant of the lab's own, a number, or text passed through the escaping
-function (`plain` / `message`, backend.markdown). A new page cannot show outside text as Markdown
+function (`plain` / `message`, backend.views.markdown). A new page cannot show outside text as Markdown
 without this test naming the file and line."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.markdown import JOINER, plain
+from backend.views.markdown import JOINER, plain
 from tests.test_hostile_browser import GFM, PAYLOAD, PAYLOADS, autolinkable
 
 ROOT = Path(__file__).resolve().parent.parent

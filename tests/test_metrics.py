@@ -135,7 +135,7 @@ def test_large_slices_are_scored_from_label_cells_like_items():
     import numpy as np
     import pandas as pd
 
-    from backend.explore import _summary_of_cells
+    from backend.views.explore import _summary_of_cells
     from backend.metrics import bootstrap, classification
 
     rng = np.random.default_rng(1)

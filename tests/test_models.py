@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from backend import registry
+from backend.models import registry
 from backend.models import availability, detect, loading, nli, prompted
 from backend.models.prompts import parsers, templates
 from tests import tiny_models

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend import nope_views as nv
+from backend.views import nope as nv
 from backend.store.connection import connect
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from backend import outputs, ratings
+from backend.views import outputs
+from backend.views import rate
 from backend.metrics.squad import exact_match, token_f1
 from backend.store.access import session
 from tests.conftest import QA_RUN, WRITE_RUN
@@ -27,9 +28,9 @@ def compared(lab, tmp_path):
                 CASE WHEN row_number() OVER (ORDER BY p.example_id) % 2 = 1 THEN e.gold_answers[1] ELSE 'no idea' END AS answer)
             FROM predictions p JOIN examples e ON e.dataset_id = 'ifqa' AND e.example_id = p.example_id
             WHERE p.run_id = $r""", {"o": ORACLE, "r": QA_RUN})
-        first = ratings.targets(con, QA_RUN)["example_id"].iloc[0]
-        ratings.save(con, ORACLE, first, "ann", {"acceptability": 1})
-        ratings.save(con, ORACLE, first, "bob", {"acceptability": 0})
+        first = rate.targets(con, QA_RUN)["example_id"].iloc[0]
+        rate.save(con, ORACLE, first, "ann", {"acceptability": 1})
+        rate.save(con, ORACLE, first, "bob", {"acceptability": 0})
     return store, first
 
 
@@ -37,7 +38,7 @@ def test_scores_outcomes_and_ratings_match_the_metrics(compared):
     store, first = compared
     with session(store) as con:
         frame = outputs.side_by_side(con, QA_RUN, ORACLE)
-        gold = ratings.targets(con, QA_RUN).set_index("example_id")["gold_answers"]
+        gold = rate.targets(con, QA_RUN).set_index("example_id")["gold_answers"]
     assert len(frame) == 6
     for row in frame.itertuples():
         answers = list(gold[row.example_id])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend import pair_views as pv
+from backend.views import pairs as pv
 from backend.store.connection import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ def con(real_store):
 
 def synqa2_store(tmp: Path, replace: tuple[str, str] | None = None) -> Path:
     """A store ingested from the Syn-(QA)² fixtures (optionally with one string replaced in the CSVs)."""
-    from backend.ingest import ingest
+    from backend.imports.ingest import ingest
 
     source = tmp / "synqa2"
     shutil.copytree(FIXTURES, source)

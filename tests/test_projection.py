@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from backend import contamination, projection
+from backend.models import contamination, training_data
+from backend.views import projection
 from backend.store import writer
 
 
@@ -80,10 +81,10 @@ def test_a_model_profile_sits_beside_people_and_contaminated_cells_are_left_out(
 
 
 def test_contamination_names_and_reasons():
-    assert contamination.names(json.loads('["SNLI", "falseqa train"]')) == ("snli", "falseqa:train")
-    assert contamination.reason("falseqa", "test", ["falseqa:train"]) == ""
-    assert contamination.reason("falseqa", "train", ["falseqa:train"]) == "its model was trained on falseqa:train"
-    assert contamination.reason("nope", None, ["mnli", "snli"]) == ""
+    assert training_data.names(json.loads('["SNLI", "falseqa train"]')) == ("snli", "falseqa:train")
+    assert training_data.reason("falseqa", "test", ["falseqa:train"]) == ""
+    assert training_data.reason("falseqa", "train", ["falseqa:train"]) == "its model was trained on falseqa:train"
+    assert training_data.reason("nope", None, ["mnli", "snli"]) == ""
 
 
 # ---- the page ----
@@ -109,7 +110,7 @@ def test_the_page_shows_the_cells_and_lists_a_cell_s_items_from_the_url(page):
 def test_a_detector_trained_on_falseqa_is_shown_beside_its_falseqa_score_on_qaqa(real_con):
     """Transfer: the same model's run on (QA)² and on FalseQA's held-out test split, side by side; its
     FalseQA run on the train split would be contaminated, so it is not the in-distribution score."""
-    from backend import evaluate
+    from backend.views import evaluate
 
     def store(run_id, dataset, split):
         ids = [r[0] for r in real_con.execute("SELECT example_id FROM examples WHERE dataset_id = $d AND split = $s",

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from backend import ratings
+from backend.views import rate
 from backend.metrics import bootstrap
-from backend.ratings import RatingError
+from backend.views.rate import RatingError
 from backend.store.connection import CRITERIA, connect
 from backend.store.writer import replace_runs
 
@@ -60,33 +60,33 @@ def _rate(con, run_id: str, criterion: str, by_rater: dict[str, list], examples:
     for rater, scores in by_rater.items():
         for example_id, score in zip(examples, scores):
             if score is not None:
-                ratings.save(con, run_id, example_id, rater, {criterion: score})
+                rate.save(con, run_id, example_id, rater, {criterion: score})
 
 
 def test_criteria_for_each_task():
-    assert ratings.criteria_for("write") == ["fluency", "presupposition", "correction", "consistency"]
+    assert rate.criteria_for("write") == ["fluency", "presupposition", "correction", "consistency"]
     for task in ("qa", "detect", "nli"):
-        assert ratings.criteria_for(task) == ["acceptability"]
+        assert rate.criteria_for(task) == ["acceptability"]
 
 
 def test_rubric_describes_every_score_of_every_rated_criterion():
     scales = {c: (lo, hi) for c, _, lo, hi, *_ in CRITERIA}
-    assert set(ratings.RUBRIC) == {"fluency", "presupposition", "correction", "consistency", "acceptability"}
-    for criterion, levels in ratings.RUBRIC.items():
+    assert set(rate.RUBRIC) == {"fluency", "presupposition", "correction", "consistency", "acceptability"}
+    for criterion, levels in rate.RUBRIC.items():
         low, high = scales[criterion]
         assert sorted(levels) == list(range(low, high + 1)), criterion
         texts = list(levels.values())
         assert all(isinstance(t, str) and len(t) > 20 and "\n" not in t for t in texts)
         assert len(set(texts)) == len(texts)
-    assert ratings.RUBRIC["acceptability"][1].startswith("Acceptable")
+    assert rate.RUBRIC["acceptability"][1].startswith("Acceptable")
 
 
 def test_rateable_runs_lists_model_runs_writing_and_qa_first(store):
     con, ifqa, _ = store
-    ratings.save(con, QA, ifqa[0], "ann", {"acceptability": 1})
-    ratings.save(con, QA, ifqa[0], "bob", {"acceptability": 0})
-    ratings.save(con, QA, ifqa[1], "bob", {"acceptability": 1})
-    frame = ratings.rateable_runs(con)
+    rate.save(con, QA, ifqa[0], "ann", {"acceptability": 1})
+    rate.save(con, QA, ifqa[0], "bob", {"acceptability": 0})
+    rate.save(con, QA, ifqa[1], "bob", {"acceptability": 1})
+    frame = rate.rateable_runs(con)
     assert list(frame.columns) == ["run_id", "dataset_id", "task", "model_id", "n", "rated"]
     # no baselines, imports, running runs, runs with only errors, retrieval runs
     assert frame["run_id"].tolist() == [QA, WRITE, NLI, LIVE]
@@ -96,7 +96,7 @@ def test_rateable_runs_lists_model_runs_writing_and_qa_first(store):
 
 def test_targets_of_a_write_run_show_the_writing_and_the_gold_data(store):
     con, _, _ = store
-    frame = ratings.targets(con, WRITE)
+    frame = rate.targets(con, WRITE)
     assert frame["example_id"].tolist() == CREPE[:4]  # the failed prediction is not offered
     assert list(frame.columns) == ["example_id", "split", "input", "context", "hypothesis", "gold_label", "gold_answers",
                                    "gold_presuppositions", "gold_corrections", "label", "answer", "output_text"]
@@ -111,24 +111,24 @@ def test_targets_show_a_free_form_generation_when_the_format_was_ignored(store):
     con, _, _ = store
     text = {"presupposition": "", "correction": "", "generation": "The common cold is a serious illness."}
     replace_runs(con, [_run("crepe/free", "crepe", "write")], [{"run_id": "crepe/free", "example_id": CREPE[0], "text": text}])
-    shown = ratings.targets(con, "crepe/free")["output_text"].tolist()
+    shown = rate.targets(con, "crepe/free")["output_text"].tolist()
     assert shown == ["(not in the Presupposition/Correction format) The common cold is a serious illness."]
 
 
 def test_targets_fall_back_to_the_answer_and_filter_by_split(store):
     con, ifqa, _ = store
-    frame = ratings.targets(con, QA)
+    frame = rate.targets(con, QA)
     assert frame["example_id"].tolist() == sorted(ifqa)
     assert frame.set_index("example_id").loc[ifqa[2], "output_text"] == "answer 2"
     assert isinstance(frame.iloc[0]["gold_answers"], list) and frame.iloc[0]["gold_answers"]
-    s_dev = ratings.targets(con, QA, split="S-dev")
+    s_dev = rate.targets(con, QA, split="S-dev")
     assert s_dev["example_id"].tolist() == sorted(ifqa[6:]) and set(s_dev["split"]) == {"S-dev"}
-    assert ratings.targets(con, QA, split="no-such-split").empty
+    assert rate.targets(con, QA, split="no-such-split").empty
 
 
 def test_targets_of_a_live_run_take_the_input_from_the_prediction(store):
     con, _, _ = store
-    frame = ratings.targets(con, LIVE)
+    frame = rate.targets(con, LIVE)
     assert len(frame) == 1
     row = frame.iloc[0]
     assert row["example_id"] == LIVE_EXAMPLE and row["split"] is None and row["gold_label"] is None
@@ -139,27 +139,27 @@ def test_targets_of_a_live_run_take_the_input_from_the_prediction(store):
 def test_targets_of_an_unknown_run_say_where_runs_are_listed(store):
     con, _, _ = store
     with pytest.raises(RatingError, match="rateable_runs") as error:
-        ratings.targets(con, "no/such/run")
+        rate.targets(con, "no/such/run")
     assert error.value.field == "run_id" and str(error.value).startswith("run_id: no run 'no/such/run'")
 
 
 def test_save_round_trip_and_upsert(store):
     con, _, _ = store
     scores = {"fluency": 3, "presupposition": 2, "correction": 1, "consistency": 0}
-    assert ratings.save(con, WRITE, "sycon-001", " ann@lab.org ", scores) == 4
-    frame = ratings.ratings_frame(con, WRITE)
+    assert rate.save(con, WRITE, "sycon-001", " ann@lab.org ", scores) == 4
+    frame = rate.ratings_frame(con, WRITE)
     assert list(frame.columns) == ["dataset_id", "run_id", "example_id", "rater_id", "criterion", "value", "note", "rated_at"]
     assert frame["criterion"].tolist() == ["consistency", "correction", "fluency", "presupposition"]
     assert frame["value"].tolist() == [0.0, 1.0, 3.0, 2.0]
     assert set(frame["rater_id"]) == {"ann@lab.org"} and set(frame["dataset_id"]) == {"crepe"}
     assert frame["note"].isna().all()
     assert con.execute("SELECT DISTINCT source FROM ratings WHERE run_id = $r", {"r": WRITE}).fetchall() == [("user",)]
-    assert ratings.rater_values(con, WRITE, "ann@lab.org") == {"sycon-001": {"consistency": 0.0, "correction": 1.0,
+    assert rate.rater_values(con, WRITE, "ann@lab.org") == {"sycon-001": {"consistency": 0.0, "correction": 1.0,
                                                                              "fluency": 3.0, "presupposition": 2.0}}
     first_time = frame["rated_at"].max()
 
-    assert ratings.save(con, WRITE, "sycon-001", "ann@lab.org", {"fluency": 1, "consistency": 3.0}, note="hedges") == 2
-    again = ratings.ratings_frame(con, WRITE)
+    assert rate.save(con, WRITE, "sycon-001", "ann@lab.org", {"fluency": 1, "consistency": 3.0}, note="hedges") == 2
+    again = rate.ratings_frame(con, WRITE)
     assert len(again) == 4  # overwritten, not added
     values = again.set_index("criterion")
     assert values["value"].to_dict() == {"consistency": 3.0, "correction": 1.0, "fluency": 1.0, "presupposition": 2.0}
@@ -169,25 +169,25 @@ def test_save_round_trip_and_upsert(store):
 
 def test_none_clears_a_criterion(store):
     con, _, _ = store
-    ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 2, "correction": 2, "consistency": 2})
-    ratings.save(con, WRITE, "sycon-000", "bob", {"fluency": 3})
-    assert ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": None, "correction": 0, "presupposition": None}) == 1
-    assert ratings.rater_values(con, WRITE, "ann") == {"sycon-000": {"consistency": 2.0, "correction": 0.0}}
-    assert ratings.rater_values(con, WRITE, "bob") == {"sycon-000": {"fluency": 3.0}}  # another rater's rating stays
-    assert ratings.save(con, WRITE, "sycon-000", "ann", dict.fromkeys(ratings.criteria_for("write"))) == 0  # clears all
-    assert ratings.rater_values(con, WRITE, "ann") == {} and ratings.rater_values(con, WRITE, "bob")
+    rate.save(con, WRITE, "sycon-000", "ann", {"fluency": 2, "correction": 2, "consistency": 2})
+    rate.save(con, WRITE, "sycon-000", "bob", {"fluency": 3})
+    assert rate.save(con, WRITE, "sycon-000", "ann", {"fluency": None, "correction": 0, "presupposition": None}) == 1
+    assert rate.rater_values(con, WRITE, "ann") == {"sycon-000": {"consistency": 2.0, "correction": 0.0}}
+    assert rate.rater_values(con, WRITE, "bob") == {"sycon-000": {"fluency": 3.0}}  # another rater's rating stays
+    assert rate.save(con, WRITE, "sycon-000", "ann", dict.fromkeys(rate.criteria_for("write"))) == 0  # clears all
+    assert rate.rater_values(con, WRITE, "ann") == {} and rate.rater_values(con, WRITE, "bob")
 
 
 def test_ratings_frame_holds_only_user_ratings_of_every_run(store):
     con, ifqa, _ = store
     assert con.execute("SELECT count(*) FROM ratings WHERE source = 'crowd'").fetchone()[0] > 0  # the real NOPE ratings
-    assert ratings.ratings_frame(con).empty
-    ratings.save(con, WRITE, "sycon-002", "ann", {"fluency": 2})
-    ratings.save(con, QA, ifqa[3], "ann", {"acceptability": 0})
-    frame = ratings.ratings_frame(con)
+    assert rate.ratings_frame(con).empty
+    rate.save(con, WRITE, "sycon-002", "ann", {"fluency": 2})
+    rate.save(con, QA, ifqa[3], "ann", {"acceptability": 0})
+    frame = rate.ratings_frame(con)
     assert frame[["run_id", "example_id", "criterion"]].values.tolist() == [[QA, ifqa[3], "acceptability"],
                                                                           [WRITE, "sycon-002", "fluency"]]
-    assert ratings.ratings_frame(con, QA)["run_id"].tolist() == [QA]
+    assert rate.ratings_frame(con, QA)["run_id"].tolist() == [QA]
 
 
 INVALID = [  # (run, example, rater, values, note) changes → field at fault, words of the message
@@ -220,17 +220,17 @@ INVALID = [  # (run, example, rater, values, note) changes → field at fault, w
 @pytest.mark.parametrize("change, field, words", INVALID, ids=[f"{i}-{c[1]}" for i, c in enumerate(INVALID)])
 def test_a_rejected_save_names_its_field_and_changes_nothing(store, change, field, words):
     con, ifqa, _ = store
-    ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 2, "correction": 2, "consistency": 1}, note="first")
-    ratings.save(con, QA, ifqa[0], "ann", {"acceptability": 1})
-    before, user_before = _all_ratings(con), ratings.ratings_frame(con)
+    rate.save(con, WRITE, "sycon-000", "ann", {"fluency": 2, "correction": 2, "consistency": 1}, note="first")
+    rate.save(con, QA, ifqa[0], "ann", {"acceptability": 1})
+    before, user_before = _all_ratings(con), rate.ratings_frame(con)
     call = {"run_id": WRITE, "example_id": "sycon-000", "rater_id": "ann", "values": {"fluency": 3}, "note": None, **change}
     if call["example_id"] is None:
         call["example_id"] = ifqa[0]
     with pytest.raises(RatingError) as error:
-        ratings.save(con, **call)
+        rate.save(con, **call)
     assert error.value.field == field
     assert str(error.value).startswith(f"{field}: ") and words in str(error.value)
-    pd.testing.assert_frame_equal(ratings.ratings_frame(con), user_before)
+    pd.testing.assert_frame_equal(rate.ratings_frame(con), user_before)
     pd.testing.assert_frame_equal(_all_ratings(con), before)
 
 
@@ -254,37 +254,37 @@ class FailOnSecondWrite:
 
 def test_a_failure_inside_the_transaction_rolls_everything_back(store):
     con, _, _ = store
-    ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 1, "presupposition": 1, "correction": 1, "consistency": 1})
-    before = ratings.ratings_frame(con)
+    rate.save(con, WRITE, "sycon-000", "ann", {"fluency": 1, "presupposition": 1, "correction": 1, "consistency": 1})
+    before = rate.ratings_frame(con)
     failing = FailOnSecondWrite(con)
     with pytest.raises(duckdb.IOException, match="simulated"):
-        ratings.save(failing, WRITE, "sycon-000", "ann", {"fluency": 3, "presupposition": None, "correction": 3})
+        rate.save(failing, WRITE, "sycon-000", "ann", {"fluency": 3, "presupposition": None, "correction": 3})
     assert failing.writes == 2 and failing.seen_inside == 3.0  # the first upsert had been applied ...
-    pd.testing.assert_frame_equal(ratings.ratings_frame(con), before)  # ... and was rolled back
-    assert ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 0}) == 1  # no transaction left open
+    pd.testing.assert_frame_equal(rate.ratings_frame(con), before)  # ... and was rolled back
+    assert rate.save(con, WRITE, "sycon-000", "ann", {"fluency": 0}) == 1  # no transaction left open
 
 
 def test_a_database_error_on_write_leaves_the_store_as_it_was(store):
     con, _, path = store
-    ratings.save(con, WRITE, "sycon-000", "ann", {"fluency": 1})
-    before = ratings.ratings_frame(con)
+    rate.save(con, WRITE, "sycon-000", "ann", {"fluency": 1})
+    before = rate.ratings_frame(con)
     con.close()
     reader = duckdb.connect(str(path), read_only=True)  # validation reads fine; the INSERT itself fails
     with pytest.raises(duckdb.Error, match="read-only"):
-        ratings.save(reader, WRITE, "sycon-000", "ann", {"fluency": 3})
+        rate.save(reader, WRITE, "sycon-000", "ann", {"fluency": 3})
     assert reader.execute("SELECT 1").fetchone() == (1,)  # rolled back, usable
-    pd.testing.assert_frame_equal(ratings.ratings_frame(reader), before)
+    pd.testing.assert_frame_equal(rate.ratings_frame(reader), before)
     reader.close()
 
 
 def test_agreement_of_identical_raters_is_perfect(store):
     con, _, _ = store
     _rate(con, WRITE, "fluency", {"ann": [0, 2, 3, 1], "bob": [0, 2, 3, None]}, CREPE)  # sycon-003: one rater only
-    row = ratings.agreement(con, WRITE).set_index("criterion").loc["fluency"]
+    row = rate.agreement(con, WRITE).set_index("criterion").loc["fluency"]
     assert (row["raters"], row["items"], row["ratings"], row["rater_pairs"]) == (2, 3, 7, 1)
     assert row["alpha"] == pytest.approx(1.0) and row["kappa"] == pytest.approx(1.0)
     assert row["alpha_low"] == pytest.approx(1.0) and row["alpha_high"] == pytest.approx(1.0)
-    assert list(ratings.agreement(con, WRITE)["criterion"]) == ["fluency"]  # unrated criteria have no row
+    assert list(rate.agreement(con, WRITE)["criterion"]) == ["fluency"]  # unrated criteria have no row
 
 
 def test_agreement_on_krippendorff_2011_binary_example(store):
@@ -297,7 +297,7 @@ def test_agreement_on_krippendorff_2011_binary_example(store):
     a = [0, 1, 0, 0, 0, 0, 0, 0, 1, 0]
     b = [1, 1, 1, 0, 0, 1, 0, 0, 0, 0]
     _rate(con, QA, "acceptability", {"A": a, "B": b}, ifqa)
-    row = ratings.agreement(con, QA).iloc[0]
+    row = rate.agreement(con, QA).iloc[0]
     assert row["criterion"] == "acceptability" and (row["raters"], row["items"], row["ratings"]) == (2, 10, 20)
     assert row["alpha"] == pytest.approx(1 - 76 / 84) and round(row["alpha"], 3) == 0.095
     assert row["kappa"] == pytest.approx(1 / 11) and row["rater_pairs"] == 1
@@ -312,7 +312,7 @@ def test_agreement_with_a_third_rater_on_two_items(store):
     con, ifqa, _ = store
     _rate(con, QA, "acceptability", {"A": [0, 1, 0, 0, 0, 0, 0, 0, 1, 0], "B": [1, 1, 1, 0, 0, 1, 0, 0, 0, 0],
                                      "C": [0, 1]}, ifqa)
-    row = ratings.agreement(con, QA).iloc[0]
+    row = rate.agreement(con, QA).iloc[0]
     assert (row["raters"], row["items"], row["ratings"], row["rater_pairs"]) == (3, 10, 22, 3)
     assert row["alpha"] == pytest.approx(0.2)
     assert row["kappa"] == pytest.approx((1 / 11 + 1 + 0) / 3)
@@ -325,18 +325,18 @@ def test_agreement_on_an_ordinal_scale(store):
     Quadratic kappa (Cohen 1968): sum w*O = 1, sum w*E = (13 + 6 + 10) / 3, kappa = 1 - 3/29."""
     con, _, _ = store
     _rate(con, WRITE, "consistency", {"A": [0, 1, 3], "B": [0, 2, 3]}, CREPE)
-    row = ratings.agreement(con, WRITE).iloc[0]
+    row = rate.agreement(con, WRITE).iloc[0]
     assert row["criterion"] == "consistency"
     assert row["alpha"] == pytest.approx(1 - 10 / 198) and row["kappa"] == pytest.approx(26 / 29)
 
 
 def test_agreement_is_nan_when_undefined(store):
     con, ifqa, _ = store
-    assert ratings.agreement(con, WRITE).empty and "alpha" in ratings.agreement(con, WRITE).columns
+    assert rate.agreement(con, WRITE).empty and "alpha" in rate.agreement(con, WRITE).columns
     _rate(con, WRITE, "fluency", {"A": [2, 2, 2], "B": [2, 2, 2]}, CREPE)  # no variation
     _rate(con, WRITE, "correction", {"A": [1, 3, 2]}, CREPE)  # one rater
     _rate(con, QA, "acceptability", {"A": [1, 0], "B": [1, None, 0]}, ifqa)  # a single shared item
-    frame = pd.concat([ratings.agreement(con, WRITE), ratings.agreement(con, QA)]).set_index("criterion")
+    frame = pd.concat([rate.agreement(con, WRITE), rate.agreement(con, QA)]).set_index("criterion")
     assert frame.loc["fluency", ["items", "rater_pairs"]].tolist() == [3, 0]
     assert frame.loc["correction", ["raters", "items", "rater_pairs"]].tolist() == [1, 0, 0]
     assert frame.loc["acceptability", ["items", "rater_pairs"]].tolist() == [1, 0]
@@ -348,7 +348,7 @@ def test_summary_averages_items_with_a_bootstrap_interval(store):
     con, _, _ = store
     _rate(con, WRITE, "fluency", {"A": [0, 2, 3], "B": [0, 2, 1]}, CREPE)
     _rate(con, WRITE, "presupposition", {"A": [3]}, CREPE)
-    frame = ratings.summary(con, WRITE).set_index("criterion")
+    frame = rate.summary(con, WRITE).set_index("criterion")
     assert list(frame.index) == ["fluency", "presupposition"]  # rubric order
     fluency = frame.loc["fluency"]
     expected = bootstrap.mean(np.array([0.0, 2.0, 2.0]))  # per-item means: the item is the resampling unit

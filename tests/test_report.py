@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from backend import report
+from backend.views import report
 from backend.store.access import session
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"

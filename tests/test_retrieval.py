@@ -217,7 +217,7 @@ def store(tmp_path, monkeypatch):
 
 
 def test_corpus_hash_ignores_insertion_order_and_sees_any_text_change(tmp_path):
-    from backend.retrieval.index import corpus_hash
+    from backend.store.passages import corpus_hash
 
     forward = make_store(tmp_path / "a.duckdb")
     backward = make_store(tmp_path / "b.duckdb", dict(reversed(PASSAGES.items())))
@@ -253,7 +253,7 @@ def test_build_all_reuses_saved_indexes_until_the_corpus_changes(store, monkeypa
 
 def test_evaluate_retrievers_stores_runs_and_recall_computed_by_hand(store, monkeypatch):
     from backend.retrieval.evaluate import evaluate_retrievers
-    from backend.retrieval.index import corpus_hash
+    from backend.store.passages import corpus_hash
 
     fixed = Fixed("fixed", ["d-moon", "d-eiffel", "d-penicillin", "d-python"])
     retrievers = {"bm25": BM25Retriever.build(DOC_IDS, TEXTS), "fixed": fixed}
@@ -299,7 +299,7 @@ MEASURED_RECALL_AT_20 = {"bm25": (0.94, 0.98), "dense": (0.93, 0.98), "hybrid": 
 def real_store_path(tmp: Path) -> Path:
     """The IfQA + corpus store ingested from ../shared/datasets, else a copy of /tmp/t3.duckdb, else skip."""
     from backend.config import settings
-    from backend.ingest import ingest
+    from backend.imports.ingest import ingest
 
     if (settings().shared_datasets / "ifqa").is_dir() and (settings().shared_datasets / "corpus").is_dir():
         results = ingest(["ifqa", "corpus"], store=tmp / "real.duckdb")
@@ -317,7 +317,8 @@ def test_real_corpus_recall_at_20_on_ifqa_s_dev(tmp_path):
     `python -m backend index` already built for this exact corpus (same hash) are copied instead."""
     from backend.config import settings
     from backend.retrieval.evaluate import evaluate_retrievers
-    from backend.retrieval.index import build_all, corpus_hash
+    from backend.retrieval.index import build_all
+    from backend.store.passages import corpus_hash
 
     con = connect(real_store_path(tmp_path))
     prebuilt = settings().data_dir / "indexes" / f"wiki-{corpus_hash(con, 'wiki')[:12]}"

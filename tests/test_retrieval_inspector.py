@@ -9,11 +9,11 @@ import pytest
 
 from backend.metrics import squad
 from backend.metrics.retrieval import first_gold_rank
-from backend.retrieval import inspector
+from backend.views import retrieval as inspector
 from backend.retrieval.base import Hit
 from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.evaluate import evaluate_retrievers
-from backend.retrieval.index import corpus_passages
+from backend.store.passages import corpus_passages
 from backend.store.connection import connect
 from backend.store.writer import replace_runs
 
@@ -123,8 +123,8 @@ def test_recall_curves_match_the_evaluation(store_copy, bm25):
     assert (full["n"] == row["n"]).all() and row["n"] == 697  # questions without qrels are left out
     assert np.all(np.diff(full["recall"]) >= 0) and (full["low"] <= full["recall"]).all() and (full["recall"] <= full["high"]).all()
     assert short["recall"].tolist() == full["recall"].tolist()[:3]  # same ranking, shallower run
-    from backend import leaderboard
-    board = leaderboard.headline(con).set_index("run").loc["ifqa/retrieval/bm25"]
+    from backend.views import overview
+    board = overview.headline(con).set_index("run").loc["ifqa/retrieval/bm25"]
     assert (board["metric"], board["n"]) == ("Recall@20", 697)  # the Overview counts the same questions
     assert board["value"] == pytest.approx(row["Recall@20"])
     # Recall@3 counted independently from fresh searches

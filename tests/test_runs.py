@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from backend import runs
-from backend.ingest import ingest
+from backend.execution import runs
+from backend.execution import batch
+from backend.imports.ingest import ingest
 from backend.store import queries
+from backend.store import runs as store_runs
 from backend.store.connection import connect
-from tests import tiny_models
 from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
 from tests.test_sources import make_falseqa
 
@@ -26,13 +27,13 @@ def request(**kw):
 
 
 def test_a_run_is_stored_with_provenance(store):
-    run_id = runs.predict(store, request(), progress=False)
+    run_id = batch.predict(store, request(), progress=False)
     assert run_id == "falseqa/tiny-fp/detect/test"
     row = store.execute("SELECT status, model_id, device, code_version, packages->>'$.torch', config->>'$.strategy', seconds "
                         "FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
     assert row[:3] == ("complete", "tiny-fp", "cpu") and row[3] and row[4].startswith("2.") and row[5] == "classifier"
     assert row[6] > 0
-    assert queries.run_status(store, run_id)["predictions"] == 10
+    assert store_runs.status(store, run_id)["predictions"] == 10
     assert store.execute("SELECT count(*) FROM predictions WHERE run_id=$r AND latency_ms > 0 AND label IN ('FP','N')",
                          {"r": run_id}).fetchone()[0] == 10
 
@@ -49,15 +50,15 @@ def test_an_interrupted_run_is_not_complete_and_resumes(store, monkeypatch):
 
     monkeypatch.setattr(runs.Runner, "__call__", flaky)
     with pytest.raises(KeyboardInterrupt):
-        runs.predict(store, request(), progress=False)
+        batch.predict(store, request(), progress=False)
     run_id = request().run_id()
-    status = queries.run_status(store, run_id)
+    status = store_runs.status(store, run_id)
     assert (status["status"], status["predictions"]) == ("interrupted", 4)
     assert run_id not in set(queries.runs_frame(store, "falseqa")["run_id"])   # evaluations see complete runs only
     monkeypatch.setattr(runs.Runner, "__call__", real)
-    runs.predict(store, request(), progress=False)
-    assert queries.run_status(store, run_id)["status"] == "complete"
-    assert queries.run_status(store, run_id)["predictions"] == 10
+    batch.predict(store, request(), progress=False)
+    assert store_runs.status(store, run_id)["status"] == "complete"
+    assert store_runs.status(store, run_id)["predictions"] == 10
 
 
 def test_a_failing_example_is_recorded_and_the_run_completes(store, monkeypatch):
@@ -69,23 +70,23 @@ def test_a_failing_example_is_recorded_and_the_run_completes(store, monkeypatch)
         return real(self, rows)
 
     monkeypatch.setattr(runs.Runner, "__call__", picky)
-    run_id = runs.predict(store, request(), progress=False)
+    run_id = batch.predict(store, request(), progress=False)
     errors = store.execute("SELECT example_id, error FROM predictions WHERE run_id=$r AND error IS NOT NULL", {"r": run_id}).fetchall()
     assert errors == [("test-3", "ValueError: cannot read question 3")]
-    assert queries.run_status(store, run_id)["status"] == "complete"
+    assert store_runs.status(store, run_id)["status"] == "complete"
 
 
 def test_wrong_model_for_task_is_a_clear_error(store):
     with pytest.raises(ValueError, match="cannot do task 'nli'"):
-        runs.predict(store, runs.Request(model="tiny-fp", dataset="falseqa", task="nli"), progress=False)
+        batch.predict(store, runs.Request(model="tiny-fp", dataset="falseqa", task="nli"), progress=False)
     with pytest.raises(ValueError, match="pass --retriever"):
-        runs.predict(store, runs.Request(model="tiny-nli", dataset="falseqa"), progress=False)
+        batch.predict(store, runs.Request(model="tiny-nli", dataset="falseqa"), progress=False)
     with pytest.raises(ValueError, match="does not read retrieved passages"):  # its id would claim bm25@5
-        runs.predict(store, runs.Request(model="tiny-fp", dataset="falseqa", retriever="bm25"), progress=False)
+        batch.predict(store, runs.Request(model="tiny-fp", dataset="falseqa", retriever="bm25"), progress=False)
 
 
 def test_live_query_is_cached_and_stored(store):
-    from backend import live
+    from backend.execution import live
 
     live.clear_cache()
     query = live.Query(model="tiny-nli", task="nli", premise="he stopped smoking", hypothesis="he smoked")
@@ -96,11 +97,11 @@ def test_live_query_is_cached_and_stored(store):
     stored = store.execute("SELECT label, text->>'$.input.premise' FROM predictions WHERE run_id = $r",
                            {"r": first.run_id}).fetchall()
     assert stored == [(first.output.label, "he stopped smoking")]
-    assert queries.run_status(store, first.run_id)["status"] == "live"
+    assert store_runs.status(store, first.run_id)["status"] == "live"
 
 
 def test_a_failed_live_store_keeps_the_earlier_answer(store, monkeypatch):
-    from backend import live
+    from backend.execution import live
     from backend.store import writer
 
     live.clear_cache()
@@ -131,7 +132,7 @@ def test_a_failed_live_store_keeps_the_earlier_answer(store, monkeypatch):
     (dict(task="detect", question="x" * 1600), "question: 1,600 characters; at most 1,000"),
 ])
 def test_live_inputs_are_bounded_with_a_clear_message(store, query, message):
-    from backend import live
+    from backend.execution import live
 
     with pytest.raises(ValueError, match=message):
         live.ask(store, live.Query(model="tiny-fp", **query))
@@ -141,7 +142,7 @@ def test_a_command_on_a_store_another_process_holds_says_what_to_do(tmp_path, ca
     import subprocess
     import sys
 
-    from backend.__main__ import main
+    from backend.cli.main import main
 
     path = tmp_path / "held.duckdb"
     connect(path).close()
@@ -165,7 +166,7 @@ def test_live_questions_from_many_sessions_share_one_queue_and_batch(tmp_path, t
     import threading
     import time
 
-    from backend import live
+    from backend.execution import live
     from backend.store.access import session
     path = tmp_path / "lab.duckdb"
     with session(path, create=True) as con:
@@ -216,7 +217,8 @@ def test_the_dashboard_s_live_answers_run_in_a_worker_process_that_restarts_when
     import os
     import signal
 
-    from backend import live, live_worker
+    from backend.execution import live
+    from backend.execution import live_worker
     from backend.store.access import session
     path = tmp_path / "lab.duckdb"
     with session(path, create=True):
@@ -256,11 +258,11 @@ def test_a_prompted_run_names_its_template_and_refuses_to_resume_with_a_changed_
     header = '{#\nname: mine\nversion: 1\ntask: detect\nstrategy: zero-shot\nverbalisers: {FP: ["yes"], N: ["no"]}\n#}\n'
     (folder / "mine.j2").write_text(header + "False assumption? {{ item.question }}")
     mine = runs.Request(model="tiny-gen", dataset="falseqa", task="detect", split="test", chunk=4, template="mine")
-    run_id = runs.predict(store, mine, progress=False)
+    run_id = batch.predict(store, mine, progress=False)
     assert run_id == "falseqa/tiny-gen/detect/mine@1/test"
     texts = [r[0] for r in store.execute("SELECT text->>'$.prompt' FROM predictions WHERE run_id = $r", {"r": run_id}).fetchall()]
     assert len(texts) == 10 and all(t.startswith("False assumption? ") for t in texts)
     (folder / "mine.j2").write_text(header + "Is something false in: {{ item.question }}")
     with pytest.raises(ValueError, match="bump the template's version"):
-        runs.predict(store, mine, progress=False)
+        batch.predict(store, mine, progress=False)
 

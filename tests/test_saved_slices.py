@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend import explore, saved_slices
+from backend.views import explore
+from backend.views import saved_slices
 from backend.store.access import session
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from backend import slices
-from backend.markdown import plain
+from backend.views import slices
+from backend.views.markdown import plain
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 

@@ -13,7 +13,7 @@ import pytest
 from backend.config import settings
 from backend.datasets import DATASETS
 from backend.datasets import sources
-from backend.ingest import ingest
+from backend.imports.ingest import ingest
 from tests.conftest import shared
 
 

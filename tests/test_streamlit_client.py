@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from backend.markdown import plain
+from backend.views.markdown import plain
 from benchmarks.streamlit_client import PageFailed, Session
 from tests.test_browser import served_lab  # noqa: F401 - the fixture: a server on the lab's store
 
@@ -28,7 +28,7 @@ async def three_askers(base: str) -> list[list[list[str]]]:
 
 @pytest.mark.slow
 def test_sessions_without_a_browser_ask_at_once_and_each_answer_is_stored(served_lab, lab):  # noqa: F811
-    from backend import live
+    from backend.execution import live
     from backend.store.access import session
 
     for asked, texts in zip((QUESTIONS[i::3] for i in range(3)), asyncio.run(three_askers(served_lab))):

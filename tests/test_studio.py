@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from backend import projection
+from backend.datasets.description import OPERATORS
+from backend.views import projection
 from backend.studio import templates
 from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
 
@@ -109,7 +110,7 @@ def test_the_overview_shows_a_generated_datasets_template_as_code_collapsed(real
     assert template[0].code[0].language == "yaml" and "{name} stopped" in template[0].code[0].value
 
 def test_the_generate_command_stores_nothing_when_the_template_is_wrong(tmp_path, capsys):
-    from backend.__main__ import main
+    from backend.cli.main import main
 
     path = tmp_path / "bad.yaml"
     path.write_text(TEMPLATE.replace("operator: question", "operator: doubt"))
@@ -126,7 +127,7 @@ def test_the_shipped_example_template_expands():
 
     path = Path(__file__).resolve().parent.parent / "data" / "templates" / "stop-under-operators.yaml"
     made = templates.expand(path.read_text(), str(path))
-    assert len(made.frame) == 4 * 5 and set(made.frame["operator"]) == set(projection.OPERATORS)
+    assert len(made.frame) == 4 * 5 and set(made.frame["operator"]) == set(OPERATORS)
     assert "Did the teacher stop running last year?" in set(made.frame["input"])
 
 
@@ -236,7 +237,7 @@ def finished(store, run_id: str, dataset: str, seconds: float = 180) -> dict:
     """The job's progress once it completes or stops (or after `seconds`)."""
     import time
 
-    from backend import jobs
+    from backend.execution import jobs
     from backend.store.access import session
 
     deadline, state = time.monotonic() + seconds, {}
@@ -250,7 +251,7 @@ def finished(store, run_id: str, dataset: str, seconds: float = 180) -> dict:
 
 
 def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_store, tmp_path, tiny):  # noqa: F811
-    from backend import jobs
+    from backend.execution import jobs
     from backend.store.access import session
 
     store = tmp_path / "lab.duckdb"
@@ -346,7 +347,7 @@ def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store
     """HotpotQA swaps → a detection dataset with pairs → a detector run in its own process → the Minimal
     pairs page shows the pair set with the run's 2×2 outcomes."""
 
-    from backend import jobs
+    from backend.execution import jobs
     from backend.store.access import session
     from backend.studio import facts
     from tests.conftest import shared
@@ -403,9 +404,9 @@ def test_run_a_model_with_no_model_for_the_task_shows_the_ways_on_and_starts_tra
     import os
     import signal
 
-    from backend import jobs
+    from backend.execution import jobs
     from backend.imports import datasets as user_datasets
-    from backend.markdown import plain
+    from backend.views.markdown import plain
     from backend.store.access import session
 
     monkeypatch.setenv("PLAB_DATA_DIR", str(tmp_path / "data"))  # no trained or registered model here

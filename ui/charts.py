@@ -125,10 +125,10 @@ def to_json(chart: alt.Chart | dict) -> str:
 
 
 def to_png(chart: alt.Chart | dict, scale: float = 2.0) -> bytes:
-    import vl_convert as vlc
+    import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
     return vlc.vegalite_to_png(to_json(chart), scale=scale)
 
 
 def to_svg(chart: alt.Chart | dict) -> bytes:
-    import vl_convert as vlc
+    import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
     return vlc.vegalite_to_svg(to_json(chart)).encode()

@@ -1,5 +1,5 @@
 """Download buttons: every chart as PNG and SVG, every table as CSV, Parquet and LaTeX, with
-provenance; and a *Pin* button on each that adds it to the report (backend/report.py).
+provenance; and a *Pin* button on each that adds it to the report (backend/views/report.py).
 
 Files are generated only when a button is clicked (callable `data`), so rendering stays fast.
 """
@@ -15,8 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import streamlit as st
 
-from backend import report
+from backend.views import report
 from ui import charts
+from ui.resources import StoreLocked, chart_spec, store
 from ui.text import plain
 
 
@@ -35,7 +36,6 @@ def chart(figure: alt.Chart | Callable[..., alt.Chart], title: str, caption: str
     `select` returns the chart's selection event instead (e.g. a dragged region), rerunning on each.
     """
     if args is not None:
-        from ui.resources import chart_spec
         figure = chart_spec(figure, args, title, caption)
         plot_height = figure.get("height")
     else:
@@ -80,8 +80,6 @@ def _pin_button(row, kind: str, key: str, title: str, caption: str, content: Cal
 
 def _pin(kind: str, key: str, title: str, caption: str, content: Callable[[], str]) -> None:
     """Callback: add the chart or table to the report (the spec or rows are made only now) and say so."""
-    from ui.resources import StoreLocked, store
-
     try:
         with store() as con:
             report.pin(con, kind, title, caption, content(), st.context.url)

@@ -95,8 +95,8 @@ def _timed(log: str) -> Iterator[None]:
 # function reads datasets and runs ('data') and may show user ratings ('ratings'); those of the modules
 # below also read live answers (READS_LIVE) or saved slices and the report (READS_SAVED). Other
 # modules' caches survive a live answer, a saved slice or a pinned chart being stored.
-READS_LIVE = ("backend.live", "backend.ratings")
-READS_SAVED = ("backend.saved_slices", "backend.report")  # saved slices and report items
+READS_LIVE = ("backend.execution.live", "backend.views.rate")
+READS_SAVED = ("backend.views.saved_slices", "backend.views.report")  # saved slices and report items
 
 
 def store_version(module: str = "") -> str:
@@ -145,7 +145,7 @@ def chart_spec(build: Callable, args: tuple, title: str, caption: str) -> dict:
 
 @st.cache_resource(show_spinner=False)
 def _retrievers(path: str, corpus_id: str) -> dict:
-    from backend.retrieval.index import load_all
+    from backend.retrieval.index import load_all  # lazy: start-up time (torch, faiss)
     with store() as con:
         return load_all(con, corpus_id)
 

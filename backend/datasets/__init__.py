@@ -2,14 +2,14 @@
 
 To add a dataset: write `backend/datasets/<name>.py` with `load(sources) -> Bundle`, add a
 `DatasetSpec` below (markers, licence, how to add the files), add it to LOADERS, and (if public)
-its files and SHA-256 to `manifest.toml`. `backend.ingest` does the rest.
+its files and SHA-256 to `manifest.toml`. `backend.imports.ingest` does the rest.
 """
 from __future__ import annotations
 
 from backend.datasets import commitmentbank, corpus, crepe, falseqa, ifqa, imppres, nope, qaqa, synqa2
 from backend.datasets.base import Loader
 from backend.datasets.sources import DatasetSpec
-from backend.descriptions import Description
+from backend.datasets.description import Description
 
 _DETECT = crepe.DETECT
 

@@ -1,7 +1,7 @@
 """What every loader shares: the error type, the bundle of rows it returns, and checked readers.
 
 A loader reads the official files of one dataset and returns a `Bundle` of plain rows. It never
-touches the store: `backend.ingest` writes a bundle in one transaction, so a file that fails to
+touches the store: `backend.imports.ingest` writes a bundle in one transaction, so a file that fails to
 parse leaves the store exactly as it was.
 """
 from __future__ import annotations
@@ -11,32 +11,12 @@ import hashlib
 import io
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from backend.validation import DataError, jsonl_lines  # noqa: F401 — loaders import them from here
-
-
-@dataclass
-class Bundle:
-    """Rows for the store tables, as lists of dicts keyed by column name (a user dataset's examples may
-    be a DataFrame: the writer types it column by column)."""
-
-    dataset: dict[str, Any]
-    examples: list[dict] | Any = field(default_factory=list)
-    pairs: list[dict] = field(default_factory=list)
-    passages: list[dict] = field(default_factory=list)
-    qrels: list[dict] = field(default_factory=list)
-    runs: list[dict] = field(default_factory=list)
-    predictions: list[dict] = field(default_factory=list)
-    ratings: list[dict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    TABLES = ("examples", "pairs", "passages", "qrels", "runs", "predictions", "ratings")
-
-    def counts(self) -> dict[str, int]:
-        return {t: len(getattr(self, t)) for t in self.TABLES}
+from backend.datasets.validation import DataError, jsonl_lines  # noqa: F401 — loaders import them from here
+from backend.store.bundle import Bundle
 
 
 @dataclass(frozen=True)

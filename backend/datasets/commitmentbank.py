@@ -17,8 +17,9 @@ import csv
 import io
 import math
 
-from backend.datasets.base import Bundle, DataError, Source, read_text
-from backend.descriptions import Description
+from backend.datasets.base import DataError, Source, read_text
+from backend.store.bundle import Bundle
+from backend.datasets.description import Description
 
 FILE = "CommitmentBank-items.csv"
 HEADER = ["", "uID", "Verb", "Embedding", "Context", "Target", "Prompt", "ModalType", "MatTense", "MatSubjLemma",
@@ -27,7 +28,7 @@ HEADER = ["", "uID", "Verb", "Embedding", "Context", "Target", "Prompt", "ModalT
 COLUMN = {name: i for i, name in enumerate(HEADER) if name != "Embedding"} | {"operator_fine": 3, "operator": 12}
 OPERATORS = ("negation", "modal", "question", "conditional")
 THRESHOLD = 1.0  # |Mean| ≥ 1: the speaker is taken to be committed (E) or committed to the negation (C)
-# Projection (backend.projection): every item (the complement of a clause-embedding predicate under one
+# Projection (backend.views.projection): every item (the complement of a clause-embedding predicate under one
 # of four operators); a rater's commitment rating of +1 or more says the complement survives. Family:
 # NOPE's clause-embedding predicates, factive or not.
 PROJECTION = {"trigger": "trigger_type", "operator": "operator",

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.datasets import ifqa
-from backend.datasets.base import Bundle, DataError, Source, doc_id, need, normalise_space, read_json
+from backend.datasets.base import DataError, Source, doc_id, need, normalise_space, read_json
+from backend.store.bundle import Bundle
 
 CORPUS_ID = ifqa.CORPUS_ID
 POOLS = {

@@ -22,17 +22,15 @@ Files read from the source folder:
 """
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from backend.datasets.base import Bundle, DataError, Source, iter_jsonl, need, need_str_list, normalise_space, read_text
-from backend.descriptions import Description
-from backend.imports.files import read
-from backend.imports.predictions import Options, store_rows
+from backend.datasets.base import DataError, Source, iter_jsonl, need, need_str_list, normalise_space, read_text
+from backend.store.bundle import Bundle, Shipped
+from backend.datasets.description import Description
 
 log = logging.getLogger(__name__)
 
@@ -179,10 +177,10 @@ def sample_output_runs(root: Path, dev_rows: list[dict] | None, bundle: Bundle) 
         return
     if (root / DETECTION).is_file():
         bundle.runs.append(_detection_run())
-        bundle.predictions += detection_predictions(root / DETECTION, dev_rows)
+        bundle.shipped.append(detection_predictions(root / DETECTION, dev_rows))
     if all((root / rel).is_file() for rel in WRITING.values()):
         bundle.runs.append(_writing_run())
-        bundle.predictions += writing_predictions(root, [r for r in dev_rows if r["gold_label"] == "FP"])
+        bundle.shipped.append(writing_predictions(root, [r for r in dev_rows if r["gold_label"] == "FP"]))
     else:
         bundle.notes.append(f"writing predictions need both {list(WRITING.values())}: writing run not imported")
 
@@ -205,9 +203,9 @@ def _examples(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame([{k: r.get(k) for k in ("example_id", "split", "input", "hypothesis")} for r in rows])
 
 
-def detection_predictions(path: Path, dev_rows: list[dict]) -> list[dict]:
-    """Softmax over the logits (order N, FP) and the argmax label, row i ↔ dev.jsonl row i; checked by the
-    same import path as a user's predictions."""
+def detection_predictions(path: Path, dev_rows: list[dict]) -> Shipped:
+    """The logits (order N, FP), row i ↔ dev.jsonl row i; ingest checks them by the same import path as a
+    user's predictions (softmax, argmax label)."""
     try:
         logits = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -217,11 +215,11 @@ def detection_predictions(path: Path, dev_rows: list[dict]) -> list[dict]:
     if logits.shape[0] != len(dev_rows):
         raise DataError(path, f"{logits.shape[0]} rows of logits, but dev.jsonl has {len(dev_rows)} examples")
     frame = pd.DataFrame({"example_id": [r["example_id"] for r in dev_rows], "logits": list(logits.astype(np.float64))})
-    options = Options(dataset="crepe", label_order=("N", "FP"), match="id", strict=True)
-    return store_rows(read(frame, name=str(path)), _examples(dev_rows), DESCRIPTION, options, DETECT_RUN)
+    options = {"dataset": "crepe", "label_order": ("N", "FP"), "match": "id", "strict": True}
+    return Shipped(DETECT_RUN, frame, str(path), _examples(dev_rows), options)
 
 
-def writing_predictions(root: Path, fp_rows: list[dict]) -> list[dict]:
+def writing_predictions(root: Path, fp_rows: list[dict]) -> Shipped:
     """One {presupposition, correction} per FP dev row, in file order."""
     columns = {}
     for field, rel in WRITING.items():
@@ -230,6 +228,5 @@ def writing_predictions(root: Path, fp_rows: list[dict]) -> list[dict]:
             raise DataError(root / rel, f"{len(lines)} lines, but dev.jsonl has {len(fp_rows)} false-presupposition examples")
         columns[field] = lines
     frame = pd.DataFrame({"example_id": [r["example_id"] for r in fp_rows], **columns})
-    options = Options(dataset="crepe", task="write", match="id", strict=True)
-    rows = store_rows(read(frame, name=", ".join(WRITING.values())), _examples(fp_rows), DESCRIPTION, options, WRITE_RUN)
-    return [{**row, "text": json.loads(row["text"])} for row in rows]
+    options = {"dataset": "crepe", "task": "write", "match": "id", "strict": True}
+    return Shipped(WRITE_RUN, frame, ", ".join(WRITING.values()), _examples(fp_rows), options)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import ast
 
-from backend.datasets.base import Bundle, DataError, Source, read_csv
+from backend.datasets.base import DataError, Source, read_csv
+from backend.store.bundle import Bundle
 
 SPLITS = ("train", "valid", "test")
 

@@ -12,7 +12,8 @@ import hashlib
 import re
 from pathlib import Path
 
-from backend.datasets.base import Bundle, DataError, Source, doc_id, need, need_str_list, read_json
+from backend.datasets.base import DataError, Source, doc_id, need, need_str_list, read_json
+from backend.store.bundle import Bundle
 
 FILES = {
     f"{part}-{split}": f"dataset/{folder}/{split}.json"

@@ -12,8 +12,9 @@ The implicature part (two gold labels, logical and pragmatic) has another shape 
 """
 from __future__ import annotations
 
-from backend.datasets.base import Bundle, DataError, Source, iter_jsonl, need
-from backend.descriptions import Description
+from backend.datasets.base import DataError, Source, iter_jsonl, need
+from backend.store.bundle import Bundle
+from backend.datasets.description import Description
 
 FOLDER = "dataset/presupposition"
 TRIGGERS = ("all_n_presupposition", "both_presupposition", "change_of_state", "cleft_existence", "cleft_uniqueness",
@@ -23,7 +24,7 @@ OPERATORS = ("unembedded", "negated", "interrogative", "modal", "conditional")
 KINDS = ("positive", "negated", "neutral")
 LABELS = {"entailment": "E", "neutral": "N", "contradiction": "C"}
 PAIR_KINDS = {"negated": "negation", "interrogative": "question", "modal": "modal", "conditional": "conditional"}
-# Projection (backend.projection): the items whose hypothesis is the presupposition itself; gold E by
+# Projection (backend.views.projection): the items whose hypothesis is the presupposition itself; gold E by
 # construction under every operator. Families: IMPPRES triggers → NOPE's trigger names where NOPE has
 # the same trigger (clefts; change of state; "both"/"all N" are numeric determiners; the embedded
 # question); "only" and possessed definites have no NOPE counterpart and keep their own family.

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from backend.datasets.base import Bundle, DataError, Source, iter_jsonl, need, need_str_list, read_csv
-from backend.descriptions import Description
-from backend.imports.files import read
-from backend.imports.predictions import Options, store_rows
+from backend.datasets.base import DataError, Source, iter_jsonl, need, need_str_list, read_csv
+from backend.store.bundle import Bundle, Shipped
+from backend.datasets.description import Description
 
 LABELS = ("E", "N", "C")
-# Projection (backend.projection): main-corpus items; the hypothesis is the presupposition; a crowd
+# Projection (backend.views.projection): main-corpus items; the hypothesis is the presupposition; a crowd
 # label E says it survives. NOPE's trigger names are the shared family vocabulary.
 PROJECTION = {"trigger": "trigger_type", "operator": "polarity", "where": {"split": "main"},
               "operators": {"non-negated": "unembedded", "negated": "negation"},
@@ -45,7 +44,7 @@ def load(sources: dict[str, Source]) -> Bundle:
     by_id = {e["example_id"]: e for e in bundle.examples}
     bundle.pairs = negation_pairs(by_id) + adversarial_pairs(by_id)
     bundle.ratings = crowd_ratings(bundle.examples, _worker_index(root / WORKERS)) + prior_ratings(root / PRIORS, by_id)
-    bundle.runs, bundle.predictions = imported_runs(root, by_id)
+    bundle.runs, bundle.shipped = imported_runs(root, by_id)
     return bundle
 
 
@@ -196,9 +195,10 @@ def prior_ratings(path: Path, by_id: dict[str, dict]) -> list[dict]:
     return rows
 
 
-def imported_runs(root: Path, by_id: dict[str, dict]) -> tuple[list[dict], list[dict]]:
-    """One run per model × training data × seed from model_results/, over main and adversarial, read
-    through the same import path as a user's predictions (matched by uid; e/n/c labels; softmax of the logits)."""
+def imported_runs(root: Path, by_id: dict[str, dict]) -> tuple[list[dict], list[Shipped]]:
+    """One run per model × training data × seed from model_results/, over main and adversarial; ingest reads
+    its files through the same import path as a user's predictions (matched by uid; e/n/c labels; softmax
+    of the logits)."""
     groups: dict[tuple, list[tuple[Path, str]]] = defaultdict(list)
     results = root / "model_results"
     for path in sorted(results.rglob("*.jsonl")) if results.is_dir() else []:
@@ -206,9 +206,9 @@ def imported_runs(root: Path, by_id: dict[str, dict]) -> tuple[list[dict], list[
         if match:
             groups[(match["model"], match["train"], int(match["seed"]))].append((path, match["split"]))
     examples = pd.DataFrame([{k: e.get(k) for k in ("example_id", "split", "input", "hypothesis")} for e in by_id.values()])
-    options = Options(dataset="nope", columns={"example_id": "uid", "label": "predicted_label", "logits": "logits"},
-                      label_order=LABELS, match="id", strict=True)
-    runs, predictions = [], []
+    options = {"dataset": "nope", "columns": {"example_id": "uid", "label": "predicted_label", "logits": "logits"},
+               "label_order": LABELS, "match": "id", "strict": True}
+    runs, shipped = [], []
     for (model, train, seed), files in sorted(groups.items()):
         run_id = f"nope/{model}/{train}/{seed}"
         runs.append({
@@ -219,6 +219,5 @@ def imported_runs(root: Path, by_id: dict[str, dict]) -> tuple[list[dict], list[
             "source": "import", "status": "complete",
             "provenance": ", ".join(p.relative_to(root).as_posix() for p, _ in files),
         })
-        for path, _split in files:
-            predictions += store_rows(read(path), examples, DESCRIPTION, options, run_id)
-    return runs, predictions
+        shipped += [Shipped(run_id, path, str(path), examples, options) for path, _split in files]
+    return runs, shipped

@@ -10,8 +10,9 @@ change are kept in `extra` (the last two are Explore facets). Empty cells are th
 """
 from __future__ import annotations
 
-from backend.datasets.base import Bundle, DataError, Source, read_csv
-from backend.descriptions import Description
+from backend.datasets.base import DataError, Source, read_csv
+from backend.store.bundle import Bundle
+from backend.datasets.description import Description
 
 FILES = {"eval": "Data/QAQA.csv", "adaptation": "Data/QAQA_adaptation_set_Dec2022.csv"}
 LABELS = {"has_invalid": "FP", "all_valid": "N"}

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 from backend.config import Settings, source_env_var
 from backend.datasets.base import DataError, Source
-from backend.descriptions import Description
+from backend.datasets.description import Description
 
 log = logging.getLogger(__name__)
 MANIFEST = Path(__file__).with_name("manifest.toml")

@@ -25,7 +25,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from backend.datasets.base import Bundle, DataError, Source, read_csv
+from backend.datasets.base import DataError, Source, read_csv
+from backend.store.bundle import Bundle
 
 log = logging.getLogger(__name__)
 

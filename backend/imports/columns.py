@@ -12,7 +12,7 @@ import re
 
 import pandas as pd
 
-from backend.descriptions import Description
+from backend.datasets.description import Description
 
 GUESSES = {
     "example_id": ("example_id", "id", "uid", "guid", "qid", "item_id", "pair_id_item"),

@@ -15,17 +15,19 @@ from dataclasses import dataclass, field, replace
 import duckdb
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from backend import baselines, projection
+from backend.datasets import baselines
+from backend.datasets.description import OPERATOR_WORDS
 from backend.datasets import DATASETS
-from backend.datasets.base import Bundle, DataError
-from backend.descriptions import Description
+from backend.datasets.base import DataError
+from backend.store.bundle import Bundle
+from backend.datasets.description import Description
 from backend.imports import columns as cols
 from backend.imports.files import Table
 from backend.store.queries import FACETS
 from backend.store import backup
 from backend.store.writer import replace_dataset
+from backend.store import queries
 
 NAME = re.compile(r"^[a-z][a-z0-9_-]{1,39}$")
 MAX_FACET_VALUES = 20  # a text column with at most this many distinct values (and repeats) becomes a facet
@@ -121,7 +123,7 @@ def _description(frame: pd.DataFrame, roles: dict, options: DatasetOptions, file
 
 
 def _projection(table: Table, column: str) -> dict:
-    """A projection spec (backend.projection) from the operator column and the trigger_type column; the
+    """A projection spec (backend.views.projection) from the operator column and the trigger_type column; the
     hypothesis is taken as the presupposition and the gold label says whether it survives."""
     frame = table.frame
     for name in (column, "trigger_type"):
@@ -130,11 +132,11 @@ def _projection(table: Table, column: str) -> dict:
                                         f"operator's; triggers come from trigger_type); the columns are {list(frame.columns)}",
                             field=name)
     words = frame[column].astype(str).str.strip().str.lower()
-    _first_bad(table, ~words.isin(projection.OPERATOR_WORDS) | frame[column].isna(),
-               lambda i: f"operator {frame[column].iloc[i]!r} is not one of {sorted(projection.OPERATOR_WORDS)}", column)
+    _first_bad(table, ~words.isin(OPERATOR_WORDS) | frame[column].isna(),
+               lambda i: f"operator {frame[column].iloc[i]!r} is not one of {sorted(OPERATOR_WORDS)}", column)
     values = frame[column].astype(str).str.strip()
     return {"trigger": "trigger_type", "operator": column,
-            "operators": {v: projection.OPERATOR_WORDS[v.lower()] for v in sorted(values.unique())}}
+            "operators": {v: OPERATOR_WORDS[v.lower()] for v in sorted(values.unique())}}
 
 
 def _categorical(values: pd.Series) -> bool:
@@ -176,15 +178,11 @@ def _examples(table: Table, roles: dict, description: Description, options: Data
 
 def _json_rows(frame: pd.DataFrame) -> np.ndarray:
     """Each row as a JSON object (column → value, NULL for missing), built by DuckDB: a million rows in seconds."""
-    try:
-        arrow = pa.Table.from_pandas(frame, preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in a column: the slow, general way
-        rest = frame.astype(object).where(frame.notna(), None)
-        return np.array([json.dumps(r, default=str) for r in rest.to_dict("records")], dtype=object)
-    fields = ", ".join(f"{_quote(c)} := {_quote(c)}" for c in frame.columns)
-    with duckdb.connect() as con:  # in memory: nothing to do with the store
-        con.register("rest", arrow)
-        return con.execute(f"SELECT to_json(struct_pack({fields}))::VARCHAR FROM rest").df().iloc[:, 0].to_numpy(dtype=object)
+    fast = queries.json_rows(frame)
+    if fast is not None:
+        return fast
+    rest = frame.astype(object).where(frame.notna(), None)  # mixed types in a column: the slow, general way
+    return np.array([json.dumps(r, default=str) for r in rest.to_dict("records")], dtype=object)
 
 
 def _quote(name: str) -> str:
@@ -261,7 +259,7 @@ def save(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False) 
     """Write the dataset in one transaction (replacing it, and its old baseline runs, only when asked),
     then its trivial baselines; BaselinesFailed if only those could not be written."""
     name = bundle.dataset["dataset_id"]
-    if con.execute("SELECT 1 FROM datasets WHERE dataset_id = $d", {"d": name}).fetchone() and not replace:
+    if queries.dataset_exists(con, name) and not replace:
         raise DatasetExists(f"dataset {name!r} is loaded; replace it (--replace; your runs on it are kept) or choose another --name")
     if replace:
         backup.before(con, f"replace dataset {name}")

@@ -22,7 +22,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
-from backend.validation import DataError, jsonl_lines
+from backend.datasets.validation import DataError, jsonl_lines
 
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
            ".parquet": "parquet", ".pq": "parquet"}

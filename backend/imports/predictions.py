@@ -19,14 +19,17 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from backend.validation import DataError
-from backend.descriptions import Description, describe
+from backend.datasets.validation import DataError
+from backend.datasets.description import Description
+from backend.datasets.catalogue import describe
 from backend.imports import columns as cols
 from backend.imports import matching
-from backend import contamination
+from backend.models import training_data
 from backend.imports.files import Table
 from backend.imports.report import ImportRejected, Problem, Report
 from backend.store import backup, writer
+from backend.store import runs as store_runs
+from backend.store import queries
 
 PROB_TOLERANCE = 1e-3
 
@@ -45,7 +48,7 @@ class Options:
     split: str | None = None                    # match only this split's examples
     match: str = "auto"                         # auto (id if the file has ids, else text) | id | text
     strict: bool = False                        # rows that match no example reject the import
-    trained_on: tuple[str, ...] = ()            # datasets the model was trained on (backend.contamination)
+    trained_on: tuple[str, ...] = ()            # datasets the model was trained on (backend.models.contamination)
 
 
 @dataclass
@@ -286,14 +289,13 @@ def _run(options: Options, description: Description, task: str, model: str, repo
                        "columns": report.columns, "match_by": report.match_by, "probabilities": report.probabilities,
                        "label_order": list(options.label_order), "label_map": options.label_map, "split": options.split,
                        "rows": report.rows, "matched": report.matched, "coverage": round(report.coverage, 6),
-                       "trained_on": list(contamination.names(list(options.trained_on)))},
+                       "trained_on": list(training_data.names(list(options.trained_on)))},
             "provenance": f"imported from {Path(report.file).name} (SHA-256 {report.sha256})", "device": None,
             "code_version": "backend.imports"}
 
 
 def examples_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
-    return con.execute("SELECT example_id, split, input, hypothesis FROM examples WHERE dataset_id = $d",
-                       {"d": dataset_id}).df()
+    return queries.examples_to_match(con, dataset_id)
 
 
 def plan(con: duckdb.DuckDBPyConnection, table: Table, options: Options) -> Plan:
@@ -357,8 +359,7 @@ def _arrow(run_id: str, plan_: Plan) -> pa.Table:
 
 def existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
     """The source of the run with this id ('user', 'import', 'batch', …), or None when the id is free."""
-    row = con.execute("SELECT source FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
-    return row[0] if row else None
+    return store_runs.field(con, run_id, "source")
 
 
 def delete(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
@@ -374,11 +375,6 @@ def delete(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
 
 def user_runs(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None) -> pd.DataFrame:
     """The user's imported runs with their provenance, newest first."""
-    return con.execute("""
-        SELECT r.run_id, r.dataset_id, r.task, r.model_id, r.model_revision, r.created_at,
-               count(p.example_id) AS predictions, r.config->>'$.coverage' AS coverage, r.config->>'$.file' AS file,
-               r.config->>'$.sha256' AS sha256, r.config->>'$.notes' AS notes
-        FROM runs r LEFT JOIN predictions p USING (run_id)
-        WHERE r.source = 'user' AND ($d IS NULL OR r.dataset_id = $d)
-        GROUP BY ALL ORDER BY r.created_at DESC, r.run_id
-    """, {"d": dataset_id}).df()
+    frame = store_runs.listing(con, dataset_id, status=None, sources=("user",), order="newest")
+    return frame[["run_id", "dataset_id", "task", "model_id", "model_revision", "created_at", "predictions", "coverage",
+                  "file", "sha256", "notes"]]

@@ -9,7 +9,7 @@ import time
 import pandas as pd
 
 from backend.models.endpoints import client as endpoint_client
-from backend.registry import ModelSpec, ModelUnavailable, model_card, specs, weights_path
+from backend.models.registry import ModelSpec, ModelUnavailable, model_card, specs, weights_path
 
 PROBE_TTL_S = 30.0   # pages list models on every rerun: an unreachable endpoint costs its probe once per 30 s
 _PROBES: dict = {}

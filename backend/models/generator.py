@@ -9,7 +9,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.utils import logging as hf_logging

@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 
-from backend import registry
+from backend.models import registry
 from backend.models.classifier import SequenceClassifier
 from backend.models.embed import Embedder
 from backend.models.endpoints.client import Endpoint, Settings

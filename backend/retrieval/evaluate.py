@@ -19,24 +19,13 @@ import duckdb
 import pandas as pd
 
 from backend.metrics.retrieval import first_gold_rank, mrr, recall_at_k
-from backend.retrieval.index import corpus_hash
+from backend.store.passages import corpus_hash
 from backend.store.writer import replace_runs
+from backend.store.passages import questions
 
 log = logging.getLogger(__name__)
 CUTOFFS = (1, 5, 20, 100)
 MAX_STORED = 100
-
-
-def questions(con: duckdb.DuckDBPyConnection, dataset_id: str, splits, corpus_id: str) -> pd.DataFrame:
-    """example_id, split, input and the gold doc_ids (a possibly empty list) of the chosen splits."""
-    return con.execute("""
-        SELECT e.example_id, e.split, e.input,
-               coalesce(list(q.doc_id ORDER BY q.doc_id) FILTER (WHERE q.doc_id IS NOT NULL), []) AS gold
-        FROM examples e LEFT JOIN qrels q
-          ON q.dataset_id = e.dataset_id AND q.example_id = e.example_id AND q.corpus_id = $c
-        WHERE e.dataset_id = $d AND list_contains($s, e.split)
-        GROUP BY ALL ORDER BY e.split, e.example_id
-    """, {"d": dataset_id, "s": list(splits), "c": corpus_id}).df()
 
 
 def metrics_row(ranks: list[int | None], k: int) -> dict:

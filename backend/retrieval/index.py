@@ -14,33 +14,20 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Callable, Iterator
 
 import duckdb
+import numpy as np
 
 from backend.config import settings
+from backend.models.embed import Embedder
+from backend.store.passages import corpus_hash, corpus_passages
 from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.dense import DenseRetriever, embedder_name
 from backend.retrieval.fusion import HybridRetriever
 
 log = logging.getLogger(__name__)
-
-
-def corpus_hash(con: duckdb.DuckDBPyConnection, corpus_id: str) -> str:
-    """SHA-256 hex over the corpus's (doc_id, text) pairs sorted by doc_id; computed inside DuckDB."""
-    row = con.execute("""
-        SELECT sha256(string_agg(doc_id || chr(31) || text, chr(30) ORDER BY doc_id))
-        FROM passages WHERE corpus_id = $c
-    """, {"c": corpus_id}).fetchall()
-    if not row or row[0][0] is None:
-        raise LookupError(f"no passages for corpus {corpus_id!r} in the store: run `python -m backend ingest --only corpus`")
-    return row[0][0]
-
-
-def corpus_passages(con: duckdb.DuckDBPyConnection, corpus_id: str) -> tuple[list[str], list[str]]:
-    """(doc_ids, texts) of a corpus sorted by doc_id (the order the indexes use)."""
-    rows = con.execute("SELECT doc_id, text FROM passages WHERE corpus_id = $c ORDER BY doc_id",
-                       {"c": corpus_id}).fetchall()
-    return [r[0] for r in rows], [r[1] for r in rows]
+Shards = Callable[[list[str]], Iterator[np.ndarray]]  # passages' texts → their vectors, shard by shard, in order
 
 
 def index_root(corpus_id: str, digest: str) -> Path:
@@ -92,28 +79,25 @@ class _Corpus:
 
 
 def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=None,
-              dense_kind: str = "flat", allow_build: bool = True, engine: str = "local", address: str | None = None) -> dict:
+              dense_kind: str = "flat", allow_build: bool = True, shards: Shards | None = None) -> dict:
     """{"bm25", "dense", "hybrid"} retrievers over a corpus, loading saved indexes where present.
 
-    `embedder` defaults to the bundled MiniLM `Embedder` (constructed here, only when called). With
-    `engine="ray"` the passages are embedded by parallel Ray actors and the index is built here.
+    `embedder` defaults to the bundled MiniLM `Embedder` (constructed here, only when called). `shards`,
+    when given, embeds the passages elsewhere (`index --engine ray`: `execution.executors.embed_shards`,
+    yielding vectors in passage order) and the index is built here from what it yields.
     """
     digest = corpus_hash(con, corpus_id)
     root, corpus = index_root(corpus_id, digest), _Corpus(con, corpus_id)
     if allow_build:  # a load-only call (the dashboard) leaves the data folder as it is
         root.mkdir(parents=True, exist_ok=True)
     bm25 = load_or_build(root / "bm25", BM25Retriever.load, lambda: BM25Retriever.build(*corpus.rows()), f"{corpus_id} bm25", allow_build)
-    if embedder is None:
-        from backend.models.embed import Embedder
-        embedder = Embedder()
+    embedder = Embedder() if embedder is None else embedder
     folder = root / dense_folder(embedder_name(embedder), dense_kind)
 
     def build_dense() -> DenseRetriever:
         doc_ids, texts = corpus.rows()
-        if engine == "ray":
-            from backend import engines
-            shards = engines.embed_shards(texts, getattr(embedder, "path", None), address)
-            return DenseRetriever.from_shards(doc_ids, shards, embedder, kind=dense_kind)
+        if shards is not None:
+            return DenseRetriever.from_shards(doc_ids, shards(texts), embedder, kind=dense_kind)
         return DenseRetriever.build(doc_ids, texts, embedder, kind=dense_kind)
 
     dense = load_or_build(folder, lambda f: DenseRetriever.load(f, embedder), build_dense, f"{corpus_id} {folder.name}", allow_build)
@@ -122,9 +106,7 @@ def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=
 
 def load_saved(root: Path, embedder=None) -> dict:
     """The retrievers saved in an index folder, without a store (a Ray actor loads them so)."""
-    if embedder is None:
-        from backend.models.embed import Embedder
-        embedder = Embedder()
+    embedder = Embedder() if embedder is None else embedder
     folder = root / dense_folder(embedder_name(embedder))
     if not (root / "bm25").is_dir() or not folder.is_dir():
         raise FileNotFoundError(f"no saved indexes in {root}: build them with `python -m backend index`")

@@ -156,3 +156,8 @@ def _prune(store: Path) -> None:
 
 def _sql_path(path: Path) -> str:
     return str(path).replace("'", "''")
+
+
+def user_dataset_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The ids of the datasets users imported."""
+    return [r[0] for r in con.execute(USER_DATASETS).fetchall()]

@@ -12,7 +12,7 @@ import duckdb
 
 from backend.config import settings
 
-from backend.store import migrations
+from backend.store import backup, migrations
 
 CRITERIA = [
     # criterion, kind, min, max, labels, description
@@ -72,7 +72,6 @@ def known_damage(path: Path) -> StoreDamaged | None:
 
 def damage(detail: str, path: Path | str | None = None) -> StoreDamaged:
     """StoreDamaged naming what is wrong and, from the backups found, what to do."""
-    from backend.store import backup  # here: backup imports the writer, which must not import this module first
     target = store_path(path)
     found = backup.listing(target)
     where = (f"your own rows are in {len(found)} backup(s) in {backup.folder(target)} (newest {found[0][0].name}): "

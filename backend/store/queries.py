@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 
 import duckdb
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from backend import contamination
-from backend.datasets import DATASETS
 
 
 def loaded_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -75,15 +75,24 @@ def pair_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return con.execute("SELECT dataset_id, kind, count(*) AS n FROM pairs GROUP BY ALL ORDER BY ALL").df()
 
 
-def missing_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Known datasets that are not in the store, with how to add each."""
-    loaded = {row[0] for row in con.execute("SELECT dataset_id FROM datasets").fetchall()}
-    rows = [{"dataset_id": s.name, "title": s.title, "how_to_add": s.how_to_add}
-            for s in DATASETS.values() if s.name not in loaded]
-    return pd.DataFrame(rows, columns=["dataset_id", "title", "how_to_add"])
+def dataset_ids(con: duckdb.DuckDBPyConnection, with_examples: bool = False) -> list[str]:
+    """The stored datasets' ids, sorted (only those with examples, when asked)."""
+    table = "examples" if with_examples else "datasets"
+    return [r[0] for r in con.execute(f"SELECT DISTINCT dataset_id FROM {table} ORDER BY 1").fetchall()]
 
 
-CLASSIFICATION_TASKS = ("nli", "detect")  # tasks whose runs predict labels (accuracy, confusion, bias)
+def dataset_sha256(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
+    """The SHA-256 of the dataset's files as ingested (None: no such dataset)."""
+    row = con.execute("SELECT sha256 FROM datasets WHERE dataset_id = $d", {"d": dataset_id}).fetchone()
+    return row[0] if row else None
+
+
+def dataset_description(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
+    """The description JSON stored with a dataset (None: no such dataset, or stored before descriptions)."""
+    row = con.execute("SELECT description FROM datasets WHERE dataset_id = $d", {"d": dataset_id}).fetchone()
+    return row[0] if row else None
+
+
 SOURCE_NAMES = {"import": "paper-reported", "baseline": "baseline", "batch": "model run", "live": "live", "user": "your import"}  # runs.source, shown
 FACETS = ["split", "gold_label", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
 
@@ -124,20 +133,6 @@ def pairs_frame(con: duckdb.DuckDBPyConnection, dataset_id: str, kind: str | Non
     """, {"d": dataset_id, "k": kind}).df()
 
 
-def runs_frame(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
-    """Complete runs of a dataset with their labels and training data pulled out of config, and why a
-    run is contaminated ('' when it is not: `backend.contamination`)."""
-    frame = con.execute("""
-        SELECT run_id, task, model_id, source, seed, status, provenance, created_at,
-               config->>'$.training_data' AS training_data,
-               CAST(config->'$.labels' AS VARCHAR[]) AS labels,
-               coalesce(CAST(config->>'$.in_paper_tables' AS BOOLEAN), FALSE) AS in_paper_tables
-        FROM runs WHERE dataset_id = $d AND status = 'complete' ORDER BY run_id
-    """, {"d": dataset_id}).df()
-    flagged = contamination.flags(con, dataset_id)
-    return frame.assign(contaminated=[flagged.get(r, "") for r in frame["run_id"]])
-
-
 def predictions_frame(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
     return con.execute("""
         SELECT run_id, example_id, label, probs, answer FROM predictions
@@ -160,14 +155,113 @@ def run_inputs(con: duckdb.DuckDBPyConnection, dataset_id: str, split: str | Non
     """, {"d": dataset_id, "s": split, "l": only_label}).df()
 
 
+def run_training(con: duckdb.DuckDBPyConnection, dataset_id: str) -> list[tuple]:
+    """(run id, model id, the split it predicted or None, its config's `trained_on` JSON or None) per run of a dataset."""
+    return con.execute("""
+        SELECT run_id, model_id, config->>'$.split' AS split, config->'$.trained_on' AS trained_on
+        FROM runs WHERE dataset_id = $d
+    """, {"d": dataset_id}).fetchall()
+
+
 def run_template_sha(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
     """The hash of the prompt template a stored run was made with (None: not prompted, or no such run)."""
     row = con.execute("SELECT config->>'$.prompt.template_sha256' FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
     return row[0] if row else None
 
 
-def run_status(con: duckdb.DuckDBPyConnection, run_id: str) -> dict | None:
-    row = con.execute("""SELECT r.status, r.seconds, count(p.example_id) FROM runs r
-                         LEFT JOIN predictions p USING (run_id) WHERE r.run_id = $r GROUP BY ALL""",
-                      {"r": run_id}).fetchone()
-    return None if row is None else {"status": row[0], "seconds": row[1], "predictions": row[2]}
+def dataset_exists(con: duckdb.DuckDBPyConnection, dataset_id: str) -> bool:
+    return con.execute("SELECT 1 FROM datasets WHERE dataset_id = $d", {"d": dataset_id}).fetchone() is not None
+
+
+def example_count(con: duckdb.DuckDBPyConnection, dataset_id: str) -> int:
+    return con.execute("SELECT count(*) FROM examples WHERE dataset_id = $d", {"d": dataset_id}).fetchone()[0]
+
+
+def examples_to_match(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """example_id, split, input and hypothesis of every example (what predictions are matched against)."""
+    return con.execute("SELECT example_id, split, input, hypothesis FROM examples WHERE dataset_id = $d",
+                       {"d": dataset_id}).df()
+
+
+def extra_json(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """example_id and `extra` (every field without a column of its own, as JSON text)."""
+    return con.execute("SELECT example_id, extra FROM examples WHERE dataset_id = $d", {"d": dataset_id}).df()
+
+
+def probs_of(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+    """example_id and the probabilities (in the run's label order) of every prediction of the run."""
+    return con.execute("SELECT example_id, probs FROM predictions WHERE run_id = $r", {"r": run_id}).df()
+
+
+def predicted_ids(con: duckdb.DuckDBPyConnection, run_id: str) -> set[str]:
+    """The example ids a run has stored predictions for."""
+    return {r[0] for r in con.execute("SELECT example_id FROM predictions WHERE run_id = ?", [run_id]).fetchall()}
+
+
+def live_answers(con: duckdb.DuckDBPyConnection, limit: int) -> pd.DataFrame:
+    """The newest live answers: when asked, run, model, task, input, hypothesis, label, answer, latency, error."""
+    return con.execute("""
+        SELECT p.text->>'$.asked_at' AS asked_at, r.run_id, r.model_id, r.task,
+               coalesce(p.text->>'$.input.question', p.text->>'$.input.premise') AS input,
+               p.text->>'$.input.hypothesis' AS hypothesis, p.label, p.answer, p.latency_ms, p.error
+        FROM predictions p JOIN runs r USING (run_id)
+        WHERE r.source = 'live' ORDER BY asked_at DESC NULLS LAST, p.run_id LIMIT $n
+    """, {"n": limit}).df()
+
+
+def projection_rows(con: duckdb.DuckDBPyConnection, dataset_id: str, trigger: str, operator: str,
+                    where: dict) -> pd.DataFrame:
+    """example_id, trigger, raw_operator (as text), gold_label, input, hypothesis of the examples whose fields
+    equal `where`'s values; each field an examples column (`FACETS`) or a key of `extra`."""
+    params: dict = {"d": dataset_id}
+
+    def column(name: str) -> str:
+        if name in FACETS:
+            return f"e.{name}"
+        params[f"k{len(params)}"] = "$." + json.dumps(name)
+        return f"json_extract_string(e.extra, ${list(params)[-1]})"
+
+    conditions = []
+    for key, value in where.items():
+        field = column(key)
+        params[f"v{len(params)}"] = str(value).lower() if isinstance(value, bool) else str(value)
+        conditions.append(f"CAST({field} AS VARCHAR) = ${list(params)[-1]}")
+    return con.execute(f"""
+        SELECT e.example_id, CAST({column(trigger)} AS VARCHAR) AS trigger,
+               CAST({column(operator)} AS VARCHAR) AS raw_operator, e.gold_label, e.input, e.hypothesis
+        FROM examples e WHERE e.dataset_id = $d AND {" AND ".join(conditions) or "TRUE"} ORDER BY e.example_id
+    """, params).df()
+
+
+def crowd_survival(con: duckdb.DuckDBPyConnection, dataset_id: str, criterion: str, label: str | None,
+                   least: float | None) -> pd.DataFrame:
+    """Per example, the share of its crowd judgements on `criterion` that equal `label` (or, without a label,
+    reach `least`): example_id, survives."""
+    return con.execute("""
+        SELECT example_id, avg(CASE WHEN $label IS NOT NULL THEN CAST(label = $label AS DOUBLE)
+                                    ELSE CAST(value >= $least AS DOUBLE) END) AS survives
+        FROM ratings WHERE dataset_id = $d AND source = 'crowd' AND criterion = $c GROUP BY example_id
+    """, {"d": dataset_id, "c": criterion, "label": label, "least": least}).df()
+
+
+def positive_share(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str], positive: str) -> pd.DataFrame:
+    """Per example, the share of the runs that labelled it `positive` (`said`) and how many runs labelled it."""
+    return con.execute("""
+        SELECT p.example_id, avg(CAST(p.label = $pos AS DOUBLE)) AS said, count(*) AS runs
+        FROM predictions p JOIN runs r USING (run_id)
+        WHERE r.dataset_id = $d AND list_contains($runs, p.run_id) AND p.label IS NOT NULL GROUP BY p.example_id
+    """, {"d": dataset_id, "runs": run_ids, "pos": positive}).df()
+
+
+def json_rows(frame: pd.DataFrame) -> np.ndarray | None:
+    """Each row of an Arrow-typable frame as a JSON object (column → value, NULL for missing), built by an
+    in-memory DuckDB (not the store): a million rows in seconds. None when the frame has mixed-type columns."""
+    try:
+        arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    quote = lambda name: '"' + str(name).replace('"', '""') + '"'  # noqa: E731
+    fields = ", ".join(f"{quote(c)} := {quote(c)}" for c in frame.columns)
+    with duckdb.connect() as con:
+        con.register("rest", arrow)
+        return con.execute(f"SELECT to_json(struct_pack({fields}))::VARCHAR FROM rest").df().iloc[:, 0].to_numpy(dtype=object)

@@ -10,15 +10,15 @@ import json
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-if TYPE_CHECKING:  # the loaders import the import path, which writes through this module
-    from backend.datasets.base import Bundle
+from backend.store.bundle import Bundle
+
 
 ARROW_TYPES = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "BOOLEAN": pa.bool_(), "INTEGER": pa.int32(),

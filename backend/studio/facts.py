@@ -33,7 +33,11 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from backend.datasets.base import Bundle, DataError
+from backend.config import settings
+from backend.datasets.base import DataError
+from backend.store.bundle import Bundle
+from backend.imports import datasets as user_datasets
+from backend.imports.files import read
 
 SIMILARITY = 0.3  # least cosine between the original and the replacement entity's text
 STAGED = {"hotpotqa": "hotpotqa_train.json", "musique": "musique_train.json"}  # under corpus/hipporag_legacy_data
@@ -41,7 +45,6 @@ STAGED = {"hotpotqa": "hotpotqa_train.json", "musique": "musique_train.json"}  #
 
 def staged(source: str) -> Path:
     """The staged HotpotQA or MuSiQue file beside the corpus (SOURCE.md there says where it comes from)."""
-    from backend.config import settings
     return settings().shared_datasets / "corpus" / "hipporag_legacy_data" / STAGED[source]
 
 
@@ -69,7 +72,7 @@ class _Vectors:
 
     def __init__(self, embedder=None):
         if embedder is None:
-            from backend.models.embed import Embedder
+            from backend.models.embed import Embedder  # lazy: start-up time (torch)
             embedder = Embedder()
         self.embedder, self.known = embedder, {}
 
@@ -208,8 +211,6 @@ def generate(source: str, threshold: float = SIMILARITY, upload: bytes | None = 
 
 def bundle(generated: Generated, name: str, source: str) -> Bundle:
     """The pairs as a user detection dataset (N: the assumption holds; FP: it does not), one pair each."""
-    from backend.imports import datasets as user_datasets
-    from backend.imports.files import read
 
     if not generated.rows:
         raise ValueError("no pairs were generated: " + "; ".join(f"{what}: {n}" for what, n in generated.steps))

@@ -38,8 +38,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from backend.datasets.base import Bundle, DataError
-from backend.projection import OPERATORS
+from backend.datasets.base import DataError
+from backend.store.bundle import Bundle
+from backend.datasets.description import OPERATORS
+from backend.imports import datasets as user_datasets
+from backend.imports.files import read
 
 MAX_EXAMPLES = 200_000
 LABELS = ("E", "N", "C")
@@ -162,8 +165,6 @@ def expand(text: str, path: str = "template.yaml", limit: int = MAX_EXAMPLES) ->
 def bundle(expansion: Expansion, source: str = "template.yaml") -> Bundle:
     """The expansion as a user dataset: examples, pairs (base condition vs each other, per item), a
     description with the projection spec, and the template as provenance."""
-    from backend.imports import datasets as user_datasets
-    from backend.imports.files import read
 
     frame = expansion.frame.assign(trigger_type=expansion.trigger, split="generated")
     options = user_datasets.DatasetOptions(name=expansion.name, task="nli", operator_column="operator",
@@ -192,7 +193,6 @@ def example_text() -> str:
 
 def save(con, expansion: Expansion, source: str, replace: bool = False) -> dict[str, int]:
     """Store the expansion as a user dataset (one transaction; DatasetExists unless `replace`)."""
-    from backend.imports import datasets as user_datasets
 
     return user_datasets.save(con, bundle(expansion, source), replace=replace)
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+import yaml
+
 from lemminflect import getAllLemmas, getInflection
 
 MODALS = {"will", "would", "can", "could", "shall", "should", "may", "might", "must"}
@@ -122,7 +124,6 @@ def variants(sentence: str) -> dict[str, str]:
 def template(name: str, trigger: str, rows: list[dict]) -> str:
     """A one-item template (YAML, for `templates.expand`) from edited variants: each row's operator,
     premise, hypothesis and gold label; the first row is the family's base. Braces are kept literal."""
-    import yaml
 
     literal = lambda text: str(text).replace("{", "{{").replace("}", "}}")  # noqa: E731
     conditions = [{"name": str(r["operator"]), "operator": str(r["operator"]), "premise": literal(r["premise"]),

@@ -17,8 +17,10 @@ import logging
 import duckdb
 import pandas as pd
 
-from backend import registry, runs
-from backend.descriptions import describe, described as describe_all
+from backend.models import registry
+from backend.execution import runs
+from backend.execution import batch
+from backend.datasets.catalogue import describe, described as describe_all
 from backend.store import queries
 from backend.store.access import StoreRef, opener
 from backend.training import nli_data
@@ -62,7 +64,7 @@ def evaluate_nli(store: StoreRef, name: str = "minilm-nli") -> dict[str, str]:
     IMPPRES or CommitmentBank when loaded), as batch runs (a store path: opened per chunk)."""
     with opener(store)() as con:
         datasets = [d for d, described in describe_all(con).items() if described.task == "nli"]
-    return {dataset: runs.predict(store, runs.Request(model=name, dataset=dataset)) for dataset in datasets}
+    return {dataset: batch.predict(store, runs.Request(model=name, dataset=dataset)) for dataset in datasets}
 
 
 def detect_splits(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, str, tuple[str, ...]]:
@@ -95,13 +97,5 @@ def train_detector(dataset: str, frames: dict[str, pd.DataFrame], minutes: float
 def evaluate_detector(con: duckdb.DuckDBPyConnection, dataset: str) -> list[str]:
     """The trained detector on the dev and test splits, as batch runs."""
     _, dev, evaluation = detect_splits(con, dataset)
-    return [runs.predict(con, runs.Request(model=f"minilm-fp-{dataset}", dataset=dataset, split=split))
+    return [batch.predict(con, runs.Request(model=f"minilm-fp-{dataset}", dataset=dataset, split=split))
             for split in dict.fromkeys((dev, *evaluation))]
-
-
-def summary(con: duckdb.DuckDBPyConnection, dataset: str, splits: list[str] | None = None) -> pd.DataFrame:
-    """Accuracy of every complete run on the dataset's splits (default: all), for the closing print-out."""
-    from backend import evaluate
-
-    table = evaluate.evaluate(con, dataset)["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
-    return table[table["split"].isin(splits or table["split"])][["run", "split", "accuracy", "macro-F1", "n"]]

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import openai
 
-from backend.models.endpoints import cache, spend
+from backend.models.endpoints import spend
+from backend.store import endpoint_cache as cache
 from backend.models.output import Completion, RunStopped
 
 PROBE_TIMEOUT_S = 3.0
@@ -126,7 +127,7 @@ def _first_answer_token(logprobs) -> tuple[tuple[str, float], ...] | None:
 
 @dataclass
 class Stats:
-    """What an endpoint did in this process (the benchmark reads it; runs show `runs.Meter`)."""
+    """What an endpoint did in this process (the benchmark reads it; runs show `batch.Meter`)."""
     requests: int = 0
     cached: int = 0
     tokens_in: int = 0

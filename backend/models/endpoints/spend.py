@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from backend.models.endpoints import cache
 from backend.models.output import RunStopped
+from backend.store import endpoint_cache
 
 
 class BudgetReached(RunStopped):
@@ -24,15 +24,12 @@ def today() -> str:
 
 
 def spent_today(endpoint: str, where: Path | None = None) -> float:
-    row = cache.connect(where).execute("SELECT usd FROM spend WHERE endpoint = ? AND day = ?", (endpoint, today())).fetchone()
-    return row[0] if row else 0.0
+    return endpoint_cache.spent(endpoint, today(), where)
 
 
 def charge(endpoint: str, usd: float, where: Path | None = None) -> None:
     if usd > 0:
-        cache.connect(where).execute("""INSERT INTO spend VALUES (?, ?, ?)
-                                        ON CONFLICT (endpoint, day) DO UPDATE SET usd = usd + excluded.usd""",
-                                     (endpoint, today(), usd))
+        endpoint_cache.add_spend(endpoint, today(), usd, where)
 
 
 def cost(tokens_in: int, tokens_out: int, price_in: float, price_out: float) -> float:

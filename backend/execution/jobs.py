@@ -1,0 +1,145 @@
+"""Batch runs (and embedding maps) started from the dashboard: each is its own `python -m backend predict`
+(or `map`) process, so the
+dashboard's other users are never held up (the run opens the store per chunk, like any terminal
+command) and an interrupted run is resumed by starting it again.
+
+A job is recorded as `<data_dir>/jobs/<run id>.json` (pid, command, start time, log file); its
+progress comes from the store (the run's status and how many predictions it has stored, against
+the examples it will predict) and its log's last lines.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from backend.models import registry
+from backend.execution import runs
+from backend.models import availability
+from backend.models.prompts import templates
+from backend.config import REPO_ROOT, settings
+from backend.datasets.catalogue import described
+from backend.store import queries
+from backend.store import runs as store_runs
+
+
+def _folder() -> Path:
+    return settings().data_dir / "jobs"
+
+
+def _file(run_id: str) -> Path:
+    return _folder() / (re.sub(r"[^\w.-]+", "_", run_id) + ".json")
+
+
+def _spawn(key: str, store: Path | str, args: list[str]) -> None:
+    """`python -m backend --store STORE ARGS…` as a process of its own, recorded under `key`."""
+    if alive(key):
+        raise ValueError(f"{key} is already running (process {read(key)['pid']})")
+    _folder().mkdir(parents=True, exist_ok=True)
+    log = _file(key).with_suffix(".log")
+    command = [sys.executable, "-m", "backend", "--store", str(store), *args]
+    with log.open("w") as out:
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True, env={**os.environ, "TQDM_MININTERVAL": "2"})
+    _file(key).write_text(json.dumps({"pid": process.pid, "run_id": key, "command": command,
+                                      "started": time.time(), "log": str(log)}))
+
+
+def start(store: Path | str, model: str, dataset: str, task: str = "nli", template: str | None = None) -> str:
+    """Start (or resume) `predict --model M --dataset D --task T [--template X]` in a process of its own;
+    the run id (a generator's names its prompt template)."""
+    request = runs.with_template(runs.Request(model=model, dataset=dataset, task=task, template=template),
+                                 registry.spec(model))
+    _spawn(request.run_id(), store, ["predict", "--model", model, "--dataset", dataset, "--task", task]
+           + (["--template", request.template] if request.template else []))
+    return request.run_id()
+
+
+def template_choices(model: str, task: str) -> list[str]:
+    """The prompt templates a model can be run with on a task ([] for a model that is not prompted);
+    few-shot ones draw their demonstrations from the dataset (its training split, else other folds)."""
+    if runs.STRATEGIES.get((registry.spec(model).task, task)) != "prompted":
+        return []
+    return sorted(t.name for t in templates.for_task(task) if t.strategy != "retrieve-then-read")
+
+
+# What `train` makes for a task when no loadable model does it: the command, the model it registers, its cost
+TRAINING = {"nli": (["train", "nli"], "minilm-nli", "about 25 minutes on 2 CPU cores"),
+            "detect": (["train", "detect", "--dataset", "falseqa"], "minilm-fp-falseqa", "about 3 minutes on 2 CPU cores")}
+
+
+def start_training(store: Path | str, task: str) -> str:
+    """Start `train` for `task` (the bundled MiniLM fine-tuned here, see TRAINING) in a process of its own; its key."""
+    if task not in TRAINING:
+        raise ValueError(f"task: nothing is trained here for {task!r}; expected one of {', '.join(TRAINING)}")
+    key = f"train-{task}"
+    _spawn(key, store, TRAINING[task][0])
+    return key
+
+
+def start_map(store: Path | str, dataset: str, method: str) -> str:
+    """Start `map DATASET --method M` (embed + reduce, minutes for large sets) in a process of its own; its key."""
+    key = f"map-{dataset}-{method}"
+    _spawn(key, store, ["map", dataset, "--method", method])
+    return key
+
+
+def last_line(key: str) -> str:
+    """The job's log's last non-empty line (progress bars' carriage returns split lines)."""
+    job = read(key)
+    if not job or not Path(job["log"]).is_file():
+        return ""
+    lines = [line for line in re.split(r"[\r\n]+", Path(job["log"]).read_text(errors="replace")) if line.strip()]
+    return lines[-1][-200:] if lines else ""
+
+
+def read(run_id: str) -> dict | None:
+    path = _file(run_id)
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def alive(run_id: str) -> bool:
+    job = read(run_id)
+    if job is None:
+        return False
+    try:
+        os.kill(job["pid"], 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:  # a finished child not yet reaped is a zombie: not running
+        return Path(f"/proc/{job['pid']}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
+    """status (not started | running | complete | interrupted | stopped), done, total, seconds, eta
+    (seconds left at the rate so far), and the log's last line."""
+    stored, total = store_runs.status(con, run_id), queries.example_count(con, dataset)
+    job = read(run_id)
+    status, done = (stored["status"], stored["predictions"]) if stored else ("not started", 0)
+    running = alive(run_id)
+    if status == "running" and not running:
+        status = "stopped"  # the process is gone: start it again to resume
+    elif running and status != "complete":
+        status = "running"
+    seconds = time.time() - job["started"] if job else 0.0
+    rate = done / seconds if seconds > 0 and done else 0.0
+    last = last_line(run_id)
+    return {"status": status, "done": int(done), "total": int(total), "seconds": seconds,
+            "eta": (total - done) / rate if rate and status == "running" else None, "log": last}
+
+
+def choices(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, list[str]]]:
+    """Your datasets → (their task, the models that can be loaded here and run on them without a retriever)."""
+
+    ready = [m for m in registry.specs().values() if availability.status(m)[0]]
+    return {d: (description.task, [m.name for m in ready
+                                   if runs.STRATEGIES.get((m.task, description.task)) not in (None, "nli-retrieval")])
+            for d, description in described(con).items() if description.user}

@@ -1,0 +1,59 @@
+"""Import: what the Import page does with a user's file — read its columns, check it as a run's
+predictions or as a dataset against the store (a validation report before anything is written), save,
+list and delete the user's runs. `python -m backend import-run / import-dataset / delete-run` call the
+same functions of `backend.imports`."""
+from __future__ import annotations
+
+import duckdb
+
+from backend.datasets import catalogue
+from backend.datasets.description import Description
+from backend.imports import datasets as user_datasets
+from backend.imports import predictions
+from backend.imports.columns import TASK_ROLES
+from backend.imports.files import FORMATS, read
+from backend.store.bundle import Bundle
+
+DATASET_ROLES = tuple(user_datasets.ROLE_GUESSES)  # the columns a dataset file may map
+TASKS = {"run": ("nli", "detect", "qa", "write"), "dataset": ("nli", "detect", "qa")}
+RunOptions, DatasetOptions, RunPlan = predictions.Options, user_datasets.DatasetOptions, predictions.Plan
+BaselinesFailed = user_datasets.BaselinesFailed
+described, dataset_named_by = catalogue.described, predictions.dataset_from_name
+existing_run, user_runs, delete_run = predictions.existing_run, predictions.user_runs, predictions.delete
+FILE_TYPES = sorted({suffix.lstrip(".") for suffix in FORMATS})
+
+
+def roles(task: str) -> tuple[str, ...]:
+    """The columns a predictions file of `task` may map (`TASK_ROLES`)."""
+    return TASK_ROLES[task]
+
+
+def file_columns(data: bytes, name: str) -> list[str]:
+    """The columns of an uploaded file, as read."""
+    return list(read(data, name).frame.columns)
+
+
+def check_run(con: duckdb.DuckDBPyConnection, data: bytes, name: str, options: RunOptions,
+              datasets: list[str]) -> tuple[RunPlan, tuple | None]:
+    """The file checked as predictions on `options.dataset`, and — when none of its rows matched and no
+    column is missing — the dataset among `datasets` its rows match best ((name, rows), or () when none
+    does; None when it was not looked for)."""
+    table = read(data, name)
+    plan = predictions.plan(con, table, options)
+    unmatched = plan.report.matched == 0 and not any(p.kind == "column" for p in plan.report.problems)
+    best = (predictions.best_dataset(con, table, options, datasets) or ()) if unmatched else None
+    return plan, best
+
+
+def save_run(con: duckdb.DuckDBPyConnection, plan: RunPlan, replace: bool = False) -> str:
+    return predictions.save(con, plan, replace=replace)
+
+
+def check_dataset(data: bytes, name: str, options: DatasetOptions) -> tuple[Bundle, Description]:
+    """What the file would store as a dataset (ValueError naming the file, line and field otherwise)."""
+    return user_datasets.check(read(data, name), options)
+
+
+def save_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False) -> dict[str, int]:
+    return user_datasets.save(con, bundle, replace=replace)
+

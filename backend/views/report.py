@@ -1,0 +1,183 @@
+"""The report: charts and tables pinned from any page, kept in the store in the user's order, exported
+as one HTML file (images embedded), one Markdown file, and each table as LaTeX (booktabs).
+
+A pinned chart is its Vega-Lite spec with the data inlined (so it renders later exactly as pinned,
+whatever the store holds then); a pinned table is every one of its rows, with their count (a table over
+MAX_ROWS is refused: download it instead), so no export holds fewer rows than its caption counts. Both
+keep the provenance caption the page showed under them (dataset, filters, n, runs, date).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import uuid
+from datetime import datetime, timezone
+
+import duckdb
+import pandas as pd
+
+from backend.views.markdown import plain, table_cell
+from backend.store import report_items
+
+KINDS = ("chart", "table")
+MAX_ROWS = 100_000  # a pinned table holds every row up to this many; a larger one is refused, never cut
+LEGACY_CAP = 2_000  # earlier versions kept only a table's first 2,000 rows, without recording how many there were
+LONG_TABLE = 40     # rows past which the LaTeX export is a longtable (it breaks across pages)
+LONG_CELL = 40      # characters past which a text column becomes a p{} paragraph column in LaTeX
+
+
+class ReportError(ValueError):
+    """A pin or a move that cannot be done; names the field."""
+
+
+def pin(con: duckdb.DuckDBPyConnection, kind: str, title: str, caption: str, content: str, page: str | None = None) -> str:
+    """Add an item at the end of the report; returns its id. `content`: a Vega-Lite JSON spec, or a table
+    as `table_json(frame)`."""
+    if kind not in KINDS:
+        raise ReportError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    if not title.strip():
+        raise ReportError("title: a pinned item needs a title")
+    try:
+        json.loads(content)
+    except (TypeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"content: not JSON ({exc})") from None
+    item_id = uuid.uuid4().hex[:12]
+    report_items.append(con, item_id, kind, title.strip(), caption, content, page,
+                        datetime.now(timezone.utc).replace(tzinfo=None))
+    return item_id
+
+
+def table_json(frame: pd.DataFrame) -> str:
+    """A table as pinned: every row, column order kept, values as JSON (others as text), and the row count."""
+    if len(frame) > MAX_ROWS:
+        raise ReportError(f"content: the table has {len(frame):,} rows and a report table holds at most {MAX_ROWS:,}; "
+                          "filter it first, or download it as CSV or Parquet")
+    split = frame.to_json(orient="split", index=False, default_handler=str, date_format="iso")
+    return f'{split[:-1]},"rows":{len(frame)}}}'
+
+
+def table_frame(content: str) -> pd.DataFrame:
+    table = json.loads(content)
+    return pd.DataFrame(table["data"], columns=table["columns"])
+
+
+def table_note(content: str) -> str:
+    """What a pinned table's caption must add about its rows: '' for a whole table; for a table pinned by an
+    earlier version that cut at LEGACY_CAP rows, that it may be cut."""
+    table = json.loads(content)
+    if "rows" in table or len(table["data"]) != LEGACY_CAP:
+        return ""
+    return (f" (The first {LEGACY_CAP:,} rows only: pinned by an earlier version that kept at most {LEGACY_CAP:,} "
+            "rows; pin the table again for every row.)")
+
+
+def caption_of(row) -> str:
+    """An item's caption with what it must say about its rows."""
+    return row.caption + (table_note(row.content) if row.kind == "table" else "")
+
+
+def items(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The report's items in order: item_id, kind, title, caption, content, page, pinned_at."""
+    return report_items.listing(con)
+
+
+def move(con: duckdb.DuckDBPyConnection, item_id: str, steps: int) -> None:
+    """Move an item up (negative) or down (positive) by `steps` places."""
+    report_items.reorder(con, item_id, steps, ReportError)
+
+
+def remove(con: duckdb.DuckDBPyConnection, item_id: str) -> bool:
+    return report_items.remove(con, item_id)
+
+
+def chart_png(spec: str, scale: float = 2.0) -> bytes:
+    import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
+    return vlc.vegalite_to_png(spec, scale=scale)
+
+
+def latex(frame: pd.DataFrame, title: str, caption: str) -> str:
+    """A booktabs table (\\toprule, \\midrule, \\bottomrule) with the title and provenance as its caption;
+    text escaped for LaTeX, numbers to 3 decimals; every row. Over LONG_TABLE rows a longtable (it breaks across
+    pages; needs \\usepackage{longtable}); text columns with cells over LONG_CELL characters as p{} columns
+    sharing the text width, so the table fits the page."""
+    numeric = frame.select_dtypes("number").columns
+    styler = frame.style.hide(axis="index").format(escape="latex", precision=3, subset=list(numeric), na_rep="--")
+    text_columns = [c for c in frame.columns if c not in numeric]
+    if text_columns:
+        styler = styler.format(escape="latex", subset=text_columns, na_rep="--")
+    styler = styler.format_index(escape="latex", axis="columns")
+    full = f"{title}. {caption}".replace("\n", " ")
+    long = len(frame) > LONG_TABLE
+    return styler.to_latex(hrules=True, caption=_escape_latex(full), position_float=None if long else "centering",
+                           label=f"tab:{_label(title)}", environment="longtable" if long else "table",
+                           column_format=_column_format(frame, numeric))
+
+
+def _column_format(frame: pd.DataFrame, numeric) -> str:
+    """r for numbers, l for short text, p{} for paragraph-long text (sharing 90% of the text width)."""
+    lengths = {c: frame[c].astype(str).str.len().max() if len(frame) else 0 for c in frame.columns}
+    wide = [c for c in frame.columns if c not in numeric and lengths[c] > LONG_CELL]
+    share = 0.9 / len(wide) if wide else 0
+    return "".join("r" if c in numeric else f"p{{{share:.2f}\\linewidth}}" if c in wide else "l" for c in frame.columns)
+
+
+LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+         "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _escape_latex(text: str) -> str:
+    """The caption escaped as Styler's escape="latex" escapes cells (pandas keeps its function private)."""
+    return "".join(LATEX.get(ch, ch) for ch in text)
+
+
+def _label(title: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in title.lower()).strip("-")[:40] or "table"
+
+
+def _rendered(frame: pd.DataFrame):
+    """Each item with its chart as base64 PNG (vl-convert) or its table as a frame."""
+    for row in frame.itertuples():
+        if row.kind == "chart":
+            yield row, base64.b64encode(chart_png(row.content)).decode(), None
+        else:
+            yield row, None, table_frame(row.content)
+
+
+def export_html(frame: pd.DataFrame) -> str:
+    """The whole report as one HTML file: charts as embedded PNG images, tables as HTML, each with its caption."""
+    parts = []
+    for row, image, table in _rendered(frame):
+        parts.append(f"<section><h2>{html.escape(row.title)}</h2>")
+        parts.append(f'<img alt="{html.escape(row.title, quote=True)}" src="data:image/png;base64,{image}">' if image
+                     else table.to_html(index=False, escape=True, border=0, na_rep="—"))
+        parts.append(f'<p class="caption">{html.escape(caption_of(row))}</p></section>')
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}img{max-width:100%}"
+             "table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #ddd}"
+             ".caption{color:#666;font-size:12px}")
+    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Presupposition Lab report</title>"
+            f"<style>{style}</style></head><body><h1>Presupposition Lab report</h1><p class=\"caption\">{len(frame)} "
+            f"items, exported {made}</p>{''.join(parts)}</body></html>")
+
+
+def export_markdown(frame: pd.DataFrame) -> str:
+    """The whole report as one Markdown file: charts as embedded PNG data URIs, tables as pipe tables; every
+    title, caption, column name and cell escaped (backend.views.markdown), so no viewer renders a link from them."""
+    parts = ["# Presupposition Lab report\n"]
+    for row, image, table in _rendered(frame):
+        parts.append(f"## {plain(row.title)}\n")
+        parts.append(f"![{plain(row.title)}](data:image/png;base64,{image})\n" if image else _markdown_table(table) + "\n")
+        parts.append(f"*{plain(caption_of(row))}*\n")
+    return "\n".join(parts)
+
+
+def _markdown_table(table: pd.DataFrame) -> str:
+    return table.map(table_cell).rename(columns=plain).to_markdown(index=False)
+
+
+def export_latex(frame: pd.DataFrame) -> str:
+    """Every pinned table as a LaTeX table (needs \\usepackage{booktabs}, and longtable for long ones)."""
+    tables = [latex(table_frame(row.content), row.title, caption_of(row)) for row in frame.itertuples()
+              if row.kind == "table"]
+    return "% \\usepackage{booktabs}\n% \\usepackage{longtable}  (tables over 40 rows)\n\n" + "\n".join(tables)
