@@ -1,4 +1,5 @@
 """Presupposition Lab: the entrypoint. Page config, then st.navigation over the pages in PAGES."""
+
 import streamlit as st
 
 from ui.resources import page_session

@@ -13,22 +13,22 @@
 Every call opens the store for that call only (`backend.store.access`), so a notebook works while
 the dashboard runs, and what it imports shows in the dashboard at its next rerun.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
 
-from backend.models import contamination
-from backend.views import explore
-from backend.views import overview
 from backend.datasets.catalogue import describe, described
 from backend.imports import predictions as imports
 from backend.imports.files import read
 from backend.imports.report import Report
+from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
+from backend.views import explore, overview
 
 
 class Lab:
@@ -43,9 +43,21 @@ class Lab:
         label, headline splits, facets, whether you imported it)."""
         with self._session() as con:
             loaded, found = queries.loaded_datasets(con), described(con)
-        info = pd.DataFrame([{"dataset_id": i, "task": d.task, "labels": list(d.labels), "positive": d.positive,
-                              "headline_splits": list(d.headline_splits), "facets": list(d.facets), "user": d.user}
-                             for i, d in found.items()], columns=_DESCRIPTION_COLUMNS)
+        info = pd.DataFrame(
+            [
+                {
+                    "dataset_id": i,
+                    "task": d.task,
+                    "labels": list(d.labels),
+                    "positive": d.positive,
+                    "headline_splits": list(d.headline_splits),
+                    "facets": list(d.facets),
+                    "user": d.user,
+                }
+                for i, d in found.items()
+            ],
+            columns=_DESCRIPTION_COLUMNS,
+        )
         return loaded[["dataset_id", "title", "examples", "license"]].merge(info, on="dataset_id", how="left")
 
     def examples(self, dataset: str, **facets) -> pd.DataFrame:
@@ -68,8 +80,12 @@ class Lab:
             dataset = _dataset_of(con, run_id)
             frame = explore.slice_frame(con, dataset, _filters(facets), run_a=run_id, limit=None)
             probs = queries.probs_of(con, run_id)
-        frame = frame.rename(columns={"label_a": "label", "p_a": "prob_label", "correct_a": "correct", "answer_a": "answer"})
-        return frame.drop(columns=[c for c in frame.columns if c.endswith("_b")]).merge(probs, on="example_id", how="left")
+        frame = frame.rename(
+            columns={"label_a": "label", "p_a": "prob_label", "correct_a": "correct", "answer_a": "answer"}
+        )
+        return frame.drop(columns=[c for c in frame.columns if c.endswith("_b")]).merge(
+            probs, on="example_id", how="left"
+        )
 
     def metrics(self, dataset: str, run_id: str, **facets) -> dict:
         """What Explore shows for a slice: n, accuracy and macro-F1 (value, 95% CI, n), confusion, label shares."""
@@ -103,8 +119,22 @@ class Lab:
 
 
 _DESCRIPTION_COLUMNS = ["dataset_id", "task", "labels", "positive", "headline_splits", "facets", "user"]
-_EXAMPLE_COLUMNS = ["example_id", "split", "input", "context", "hypothesis", "gold_label", "gold_answers",
-                    "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
+_EXAMPLE_COLUMNS = [
+    "example_id",
+    "split",
+    "input",
+    "context",
+    "hypothesis",
+    "gold_label",
+    "gold_answers",
+    "trigger_type",
+    "polarity",
+    "adversarial",
+    "answer_type",
+    "question_type",
+    "hop",
+    "ambiguous",
+]
 
 
 def _filters(facets: dict) -> explore.Filters:
@@ -116,4 +146,3 @@ def _dataset_of(con, run_id: str) -> str:
     if dataset_id is None:
         raise LookupError(f"no run {run_id!r}")
     return dataset_id
-

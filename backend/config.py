@@ -8,6 +8,7 @@
 | one dataset folder | PLAB_SOURCE_<NAME>     | (none; e.g. PLAB_SOURCE_CREPE)  |
 | allow downloads    | PLAB_OFFLINE=1 forbids | downloads allowed when online   |
 """
+
 from __future__ import annotations
 
 import os

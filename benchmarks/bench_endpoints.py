@@ -12,6 +12,7 @@ cached re-run against the first run, on llama.cpp's server serving SmolLM2 (`scr
 2. Cache: a run of `--cached-items` items, then the same run again in a fresh copy of the store with
    the response cache kept (the server's request count must not move). Target ≥ 50×.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,10 +26,8 @@ from pathlib import Path
 
 import openai
 
-from backend.models import registry
-from backend.execution import runs
-from backend.execution import batch
-from backend.models import loading, prompted
+from backend.execution import batch, runs
+from backend.models import loading, prompted, registry
 from backend.models.prompts import templates
 from backend.store import queries
 from backend.store.connection import connect, existing_store
@@ -44,9 +43,15 @@ async def bare(url: str, key: str, prompts: list[str], concurrency: int) -> floa
 
     async def one(prompt: str):
         async with gate:
-            return await client.chat.completions.create(model="smollm2", messages=[{"role": "user", "content": prompt}],
-                                                        max_tokens=prompted.MAX_TOKENS["detect"], temperature=0,
-                                                        logprobs=True, top_logprobs=prompted.TOP_LOGPROBS)
+            return await client.chat.completions.create(
+                model="smollm2",
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=prompted.MAX_TOKENS["detect"],
+                temperature=0,
+                logprobs=True,
+                top_logprobs=prompted.TOP_LOGPROBS,
+            )
+
     started = time.perf_counter()
     await asyncio.gather(*(one(p) for p in prompts))
     await client.close()
@@ -56,7 +61,9 @@ async def bare(url: str, key: str, prompts: list[str], concurrency: int) -> floa
 def lab(store: Path, items: int, label: str) -> tuple[float, str]:
     loading.unload(NAME)
     started = time.perf_counter()
-    run_id = batch.predict(store, runs.Request(NAME, "falseqa", "detect", split="test", limit=items, chunk=64), progress=False)
+    run_id = batch.predict(
+        store, runs.Request(NAME, "falseqa", "detect", split="test", limit=items, chunk=64), progress=False
+    )
     seconds = time.perf_counter() - started
     print(f"  lab {label}: {items} items in {seconds:.1f} s ({items / seconds:.2f} items/s)")
     return seconds, run_id
@@ -75,19 +82,25 @@ def main() -> None:
     server = llama_server.Server(work / "server.log", key)
     server.start()
     try:
-        registry.add_endpoint(NAME, base_url=server.url, model="smollm2", api_key_env=KEY_ENV,
-                              max_concurrency=args.concurrency)
+        registry.add_endpoint(
+            NAME, base_url=server.url, model="smollm2", api_key_env=KEY_ENV, max_concurrency=args.concurrency
+        )
         pristine = existing_store(args.store)
         con = connect(pristine, read_only=True)
         rows = queries.run_inputs(con, "falseqa", "test")
         con.close()
         template = templates.get("detect-zero-shot")
-        prompts = [template.render(prompted.item_fields(r)) for r in rows.head(max(args.items, args.cached_items)).to_dict("records")]
-        print(f"llama.cpp server (llama-cpp-python, one slot: requests are served one at a time), SmolLM2-135M Q4_1, "
-              f"2 threads; concurrency {args.concurrency}; FalseQA test, detect-zero-shot")
+        prompts = [
+            template.render(prompted.item_fields(r))
+            for r in rows.head(max(args.items, args.cached_items)).to_dict("records")
+        ]
+        print(
+            f"llama.cpp server (llama-cpp-python, one slot: requests are served one at a time), SmolLM2-135M Q4_1, "
+            f"2 threads; concurrency {args.concurrency}; FalseQA test, detect-zero-shot"
+        )
 
         # 1. Overhead: bare, lab, bare on the first --items prompts; the lab's cache starts empty.
-        overhead = prompts[:args.items]
+        overhead = prompts[: args.items]
         first = asyncio.run(bare(server.url, key, overhead, args.concurrency))
         print(f"  bare loop 1: {args.items / first:.2f} items/s")
         store = work / "lab-1.duckdb"
@@ -109,11 +122,15 @@ def main() -> None:
         shutil.copy(pristine, store)
         before = server.completions()
         again_s, _ = lab(store, args.cached_items, "re-run (cached)")
-        print(f"cache: first {first_s:.1f} s ({sent} requests), re-run {again_s:.2f} s "
-              f"({server.completions() - before} requests): {first_s / again_s:.0f}× faster (target ≥ 50×)")
-        print(f"tokens in the first run: {stats.tokens_in:,} in, {stats.tokens_out:,} out over {sent} requests: "
-              f"{stats.tokens_in / first_s:.0f} prompt tokens/s, {stats.tokens_out / first_s:.1f} generated tokens/s; "
-              f"latency p50 {stats.latency_ms(0.5):.0f} ms, p95 {stats.latency_ms(0.95):.0f} ms")
+        print(
+            f"cache: first {first_s:.1f} s ({sent} requests), re-run {again_s:.2f} s "
+            f"({server.completions() - before} requests): {first_s / again_s:.0f}× faster (target ≥ 50×)"
+        )
+        print(
+            f"tokens in the first run: {stats.tokens_in:,} in, {stats.tokens_out:,} out over {sent} requests: "
+            f"{stats.tokens_in / first_s:.0f} prompt tokens/s, {stats.tokens_out / first_s:.1f} generated tokens/s; "
+            f"latency p50 {stats.latency_ms(0.5):.0f} ms, p95 {stats.latency_ms(0.95):.0f} ms"
+        )
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)

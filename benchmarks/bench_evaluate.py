@@ -6,6 +6,7 @@ Side by side: the vectorised engine (`backend.views.evaluate.nope_report`: one s
 matrix products) and a naive baseline that loops over resamples in Python for the same Figure 5
 and Table 4 estimates. Target: the full report in under 10 s on the 2-core machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,10 +15,10 @@ import time
 
 import numpy as np
 
-from backend.views import evaluate
 from backend.metrics import nope
 from backend.metrics.bootstrap import RESAMPLES
 from backend.store.connection import connect
+from backend.views import evaluate
 
 TARGET_SECONDS = 10.0
 
@@ -32,11 +33,20 @@ def naive_figure5_and_table4(con) -> int:
     items, pairs, scored = evaluate.nope_inputs(con)
     names, rows, _ = evaluate.rows_for(scored, groups=True)
     position = {e: i for i, e in enumerate(items.index)}
-    subsets = [np.flatnonzero(m) for m in
-               [(items["split"] == s).to_numpy() & (items["trigger_type"] == t).to_numpy()
-                for s in ("main", "adv") for t in items["trigger_type"].unique()]]
-    kinds = np.array([nope.projection_subset(a, b) for a, b in zip(items.loc[pairs["example_a"], "gold_label"],
-                                                                     items.loc[pairs["example_b"], "gold_label"])])
+    subsets = [
+        np.flatnonzero(m)
+        for m in [
+            (items["split"] == s).to_numpy() & (items["trigger_type"] == t).to_numpy()
+            for s in ("main", "adv")
+            for t in items["trigger_type"].unique()
+        ]
+    ]
+    kinds = np.array(
+        [
+            nope.projection_subset(a, b)
+            for a, b in zip(items.loc[pairs["example_a"], "gold_label"], items.loc[pairs["example_b"], "gold_label"])
+        ]
+    )
     for kind in nope.SUBSETS:
         chosen = pairs[kinds == kind]
         subsets += [np.array([position[e] for e in chosen[col]]) for col in ("example_a", "example_b")]
@@ -67,10 +77,14 @@ def main() -> None:
     full = timed(lambda: evaluate.nope_report(con), args.repeat)
     naive = timed(lambda: naive_figure5_and_table4(con), 1)
     print(f"runs: {len(runs)} complete NLI runs ({imported} imported) + groups; {RESAMPLES} resamples per interval")
-    print(f"vectorised full NOPE report (all analyses): median {full:.2f} s over {args.repeat}; "
-          f"target {TARGET_SECONDS:.0f} s; ratio {full / TARGET_SECONDS:.2f} of target")
-    print(f"naive per-resample loop, Figure 5 + Table 4 intervals only: {naive:.2f} s; "
-          f"the vectorised full report is {naive / full:.1f}x faster while doing more")
+    print(
+        f"vectorised full NOPE report (all analyses): median {full:.2f} s over {args.repeat}; "
+        f"target {TARGET_SECONDS:.0f} s; ratio {full / TARGET_SECONDS:.2f} of target"
+    )
+    print(
+        f"naive per-resample loop, Figure 5 + Table 4 intervals only: {naive:.2f} s; "
+        f"the vectorised full report is {naive / full:.1f}x faster while doing more"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ read-only (as the dashboard does) and times `slice_frame` (500-row page) and `sl
 (n, accuracy and macro-F1 with 1,000-resample CIs, confusion) for five typical slices.
 Target: every slice query under 100 ms (DESIGN.md); the ratio is median / target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,18 +19,27 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend.views import explore
 from backend.config import settings
 from backend.store.connection import connect
+from backend.views import explore
 
 TARGET_MS = 100.0
 REAL_RUN, OTHER_RUN, SYNTHETIC = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0", "nope/synthetic/{}"
 SLICES = {  # name → slice arguments (filters, run_a, run_b, search, correctness), sort
     "whole dataset, run A": (((), REAL_RUN, None, "", "all"), "example_id"),
-    "clefts × negated, runs A and B": (((("trigger_type", ("clefts",)), ("polarity", ("negated",))), REAL_RUN, OTHER_RUN, "", "all"), "disagree_first"),
+    "clefts × negated, runs A and B": (
+        ((("trigger_type", ("clefts",)), ("polarity", ("negated",))), REAL_RUN, OTHER_RUN, "", "all"),
+        "disagree_first",
+    ),
     "search 'street', run A": (((), REAL_RUN, None, "street", "all"), "example_id"),
-    "synthetic run A, predicted N, incorrect": (((("label_a", ("N",)),), SYNTHETIC.format(7), None, "", "incorrect"), "p_a_desc"),
-    "adversarial, gold N|C, split adv": (((("adversarial", (True,)), ("gold_label", ("N", "C")), ("split", ("adv",))), REAL_RUN, None, "", "all"), "p_a_asc"),
+    "synthetic run A, predicted N, incorrect": (
+        ((("label_a", ("N",)),), SYNTHETIC.format(7), None, "", "incorrect"),
+        "p_a_desc",
+    ),
+    "adversarial, gold N|C, split adv": (
+        ((("adversarial", (True,)), ("gold_label", ("N", "C")), ("split", ("adv",))), REAL_RUN, None, "", "all"),
+        "p_a_asc",
+    ),
 }
 
 
@@ -40,11 +50,16 @@ def grow(path: Path, rows: int) -> tuple[int, int]:
     items = con.execute("SELECT count(*) FROM examples WHERE dataset_id = 'nope'").fetchall()[0][0]
     runs = max(0, math.ceil((rows - have) / items))
     con.execute("SELECT setseed(0.42)")
-    con.execute("""
+    con.execute(
+        """
         INSERT INTO runs (run_id, dataset_id, task, model_id, config, source, status, created_at)
-        SELECT 'nope/synthetic/' || i, 'nope', 'nli', 'synthetic', '{"labels": ["E", "N", "C"]}', 'batch', 'complete', now()
-        FROM range($n) t(i)""", {"n": runs})
-    con.execute("""
+        SELECT 'nope/synthetic/' || i, 'nope', 'nli', 'synthetic', '{"labels": ["E", "N", "C"]}', 'batch', 'complete',
+        now()
+        FROM range($n) t(i)""",
+        {"n": runs},
+    )
+    con.execute(
+        """
         INSERT INTO predictions (run_id, example_id, label, probs, example_key)
         WITH raw AS (
             SELECT 'nope/synthetic/' || i AS run_id, e.example_id, e.example_key, [random(), random(), random()] AS r
@@ -52,7 +67,9 @@ def grow(path: Path, rows: int) -> tuple[int, int]:
             ORDER BY i, e.example_id)
         SELECT run_id, example_id, ['E', 'N', 'C'][list_position(r, list_max(r))],
                list_transform(r, lambda x: x / list_sum(r)), example_key
-        FROM raw""", {"n": runs})
+        FROM raw""",
+        {"n": runs},
+    )
     total = con.execute("SELECT count(*) FROM predictions").fetchall()[0][0]
     con.close()
     return runs, total
@@ -79,8 +96,10 @@ def main() -> None:
         shutil.copyfile(args.store, copy)  # read the original, never write it
         started = time.perf_counter()
         runs, total = grow(copy, args.rows)
-        print(f"store copy: +{runs} synthetic NOPE runs → {total:,} prediction rows "
-              f"({time.perf_counter() - started:.1f} s to generate)")
+        print(
+            f"store copy: +{runs} synthetic NOPE runs → {total:,} prediction rows "
+            f"({time.perf_counter() - started:.1f} s to generate)"
+        )
         con = connect(copy, read_only=True)
         worst = time_slices(con, args.repeat)
         con.close()
@@ -89,16 +108,21 @@ def main() -> None:
 
 def time_slices(con, repeat: int) -> float:
     """Print each slice's frame and summary times; return the worst ratio to the target."""
-    print(f"{'slice':<42} {'rows':>6} {'frame ms':>9} {'summary ms':>11} {'ratio':>6}   (median of {repeat}; "
-          f"target {TARGET_MS:.0f} ms each; ratio = slowest / target)")
+    print(
+        f"{'slice':<42} {'rows':>6} {'frame ms':>9} {'summary ms':>11} {'ratio':>6}   (median of {repeat}; "
+        f"target {TARGET_MS:.0f} ms each; ratio = slowest / target)"
+    )
     worst = 0.0
     for name, (slice_args, sort) in SLICES.items():
-        frame_ms, _ = timed_ms(lambda: explore.slice_frame(con, "nope", *slice_args, sort=sort), repeat)
-        summary_ms, first = timed_ms(lambda: explore.slice_summary(con, "nope", *slice_args), repeat)
+        frame_ms, _ = timed_ms(lambda a=slice_args, s=sort: explore.slice_frame(con, "nope", *a, sort=s), repeat)
+        summary_ms, first = timed_ms(lambda a=slice_args: explore.slice_summary(con, "nope", *a), repeat)
         n = explore.slice_count(con, "nope", *slice_args)
         ratio = max(frame_ms, summary_ms) / TARGET_MS
         worst = max(worst, ratio)
-        print(f"{name:<42} {n:>6,} {frame_ms:>9.1f} {summary_ms:>11.1f} {ratio:>6.2f}   (summary first call {first:.0f} ms)")
+        print(
+            f"{name:<42} {n:>6,} {frame_ms:>9.1f} {summary_ms:>11.1f} {ratio:>6.2f}   (summary first call {first:.0f} "
+            f"ms)"
+        )
     return worst
 
 

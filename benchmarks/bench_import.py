@@ -10,6 +10,7 @@ prints seconds, the target and the ratio (measured / target), and beside it the 
 the same file with pyarrow alone, the floor any import has to pay.
 Targets (issue 11): Parquet < 10 s, CSV < 20 s, 100k rows by text < 5 s, Explore slice < 100 ms.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,12 +26,12 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from backend.views import explore
 from backend.config import settings
 from backend.imports import datasets as user_datasets
 from backend.imports import predictions
 from backend.imports.files import read
 from backend.store.access import session
+from backend.views import explore
 
 WORDS = np.array(["entailment", "neutral", "contradiction"])
 
@@ -38,13 +39,26 @@ WORDS = np.array(["entailment", "neutral", "contradiction"])
 def synthetic(rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     ids = np.char.add("x", np.arange(rows).astype(str))
-    dataset = pd.DataFrame({"id": ids, "premise": np.char.add("The lab stopped counting item number ", ids),
-                            "hypothesis": np.char.add("The lab counted item ", ids),
-                            "label": WORDS[rng.integers(0, 3, rows)], "split": np.where(rng.random(rows) < 0.5, "dev", "test"),
-                            "genre": rng.choice(["news", "fiction", "spoken", "academic"], rows)})
+    dataset = pd.DataFrame(
+        {
+            "id": ids,
+            "premise": np.char.add("The lab stopped counting item number ", ids),
+            "hypothesis": np.char.add("The lab counted item ", ids),
+            "label": WORDS[rng.integers(0, 3, rows)],
+            "split": np.where(rng.random(rows) < 0.5, "dev", "test"),
+            "genre": rng.choice(["news", "fiction", "spoken", "academic"], rows),
+        }
+    )
     probs = rng.dirichlet([1, 1, 1], rows)
-    preds = pd.DataFrame({"id": ids, "predicted_label": WORDS[probs.argmax(axis=1)],
-                          "prob_entailment": probs[:, 0], "prob_neutral": probs[:, 1], "prob_contradiction": probs[:, 2]})
+    preds = pd.DataFrame(
+        {
+            "id": ids,
+            "predicted_label": WORDS[probs.argmax(axis=1)],
+            "prob_entailment": probs[:, 0],
+            "prob_neutral": probs[:, 1],
+            "prob_contradiction": probs[:, 2],
+        }
+    )
     return dataset, preds
 
 
@@ -85,8 +99,11 @@ def main() -> None:
         preds.to_csv(root / "preds.csv", index=False)
         text = preds.head(args.text_rows).merge(dataset[["id", "premise", "hypothesis"]], on="id").drop(columns="id")
         text.sample(frac=1, random_state=0).to_csv(root / "text.csv", index=False)
-        print(f"{args.rows:,} examples and predictions; files: Parquet {(root / 'preds.parquet').stat().st_size / 2**20:.0f} MiB, "
-              f"CSV {(root / 'preds.csv').stat().st_size / 2**20:.0f} MiB")
+        print(
+            f"{args.rows:,} examples and predictions; files: Parquet "
+            f"{(root / 'preds.parquet').stat().st_size / 2**20:.0f} MiB, "
+            f"CSV {(root / 'preds.csv').stat().st_size / 2**20:.0f} MiB"
+        )
 
         seconds, _ = timed(lambda: _import_dataset(store, root / "dataset.parquet"))
         print(f"{'import-dataset, ' + format(args.rows, ',') + ' examples (Parquet)':46} {seconds:7.2f} s  (no target)")
@@ -113,17 +130,24 @@ def _import_dataset(store: Path, path: Path) -> None:
 
 def explore_slices(store: Path, repeat: int = 5) -> None:
     run = "bench/user/from-parquet"
-    slices = {"whole dataset": (), "split test, gold N": (("split", ("test",)), ("gold_label", ("N",))),
-              "genre news (a facet of the file), predicted E": (("extra.genre", ("news",)), ("label_a", ("E",)))}
+    slices = {
+        "whole dataset": (),
+        "split test, gold N": (("split", ("test",)), ("gold_label", ("N",))),
+        "genre news (a facet of the file), predicted E": (("extra.genre", ("news",)), ("label_a", ("E",))),
+    }
     with session(store) as con:
         for name, filters in slices.items():
-            for what, fn in (("rows", lambda: explore.slice_frame(con, "bench", filters, run_a=run)),
-                             ("count", lambda: explore.slice_count(con, "bench", filters, run_a=run)),
-                             ("summary", lambda: explore.slice_summary(con, "bench", filters, run_a=run))):
+            for what, fn in (
+                ("rows", lambda f=filters: explore.slice_frame(con, "bench", f, run_a=run)),
+                ("count", lambda f=filters: explore.slice_count(con, "bench", f, run_a=run)),
+                ("summary", lambda f=filters: explore.slice_summary(con, "bench", f, run_a=run)),
+            ):
                 times = [timed(fn)[0] * 1000 for _ in range(repeat)]
                 median = statistics.median(times)
-                print(f"Explore, 1M-row run: {name + ' (' + what + ')':58} median {median:6.1f} ms  target 100 ms  "
-                      f"ratio {median / 100:4.2f}")
+                print(
+                    f"Explore, 1M-row run: {name + ' (' + what + ')':58} median {median:6.1f} ms  target 100 ms  "
+                    f"ratio {median / 100:4.2f}"
+                )
 
 
 if __name__ == "__main__":

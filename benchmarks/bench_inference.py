@@ -12,6 +12,7 @@
    (`backend.execution.live.ask`, detect by NLI over retrieval), distinct questions so nothing is cached;
    and the same with BM25 + the question-only detector. Target < 1.5 s on CPU, < 150 ms on GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,7 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from backend.execution import live
-from backend.models import registry
-from backend.models import availability
+from backend.models import availability, registry
 from backend.models.classifier import SequenceClassifier
 from backend.models.embed import packaged_minilm
 from backend.retrieval.index import build_all
@@ -62,10 +62,16 @@ def flops_per_item(path: Path, inputs: list) -> float:
     config = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True)
     weights = sum(p.numel() for name, p in config.named_parameters() if "embeddings" not in name)
     firsts, seconds = zip(*[(x, None) if isinstance(x, str) else x for x in inputs])
-    lengths = np.array([len(ids) for ids in tokenizer(list(firsts), None if seconds[0] is None else list(seconds),
-                                                       truncation=True, max_length=256)["input_ids"]])
+    lengths = np.array(
+        [
+            len(ids)
+            for ids in tokenizer(
+                list(firsts), None if seconds[0] is None else list(seconds), truncation=True, max_length=256
+            )["input_ids"]
+        ]
+    )
     layers, hidden = config.config.num_hidden_layers, config.config.hidden_size
-    return float(np.mean(2 * weights * lengths + 4 * layers * hidden * lengths ** 2))
+    return float(np.mean(2 * weights * lengths + 4 * layers * hidden * lengths**2))
 
 
 def matmul_peak(device: torch.device, n: int = 1024, windows: int = 10) -> float:
@@ -78,7 +84,7 @@ def matmul_peak(device: torch.device, n: int = 1024, windows: int = 10) -> float
             torch.mm(a, b)
         if device.type == "cuda":
             torch.cuda.synchronize()
-        best = max(best, 5 * 2 * n ** 3 / (time.perf_counter() - started) / 1e9)
+        best = max(best, 5 * 2 * n**3 / (time.perf_counter() - started) / 1e9)
     return best
 
 
@@ -95,11 +101,16 @@ def compare(title: str, path: Path, inputs: list) -> None:
     slow = naive(path, inputs, torch.device(device))
     print(f"{title}, device {device}")
     print(f"   naive per-example loop  {len(inputs) / slow:7.1f} items/s")
-    print(f"   batched (ours)          {len(inputs) / fast:7.1f} items/s   {slow / fast:.1f}x the naive loop (target 2x)")
+    print(
+        f"   batched (ours)          {len(inputs) / fast:7.1f} items/s   {slow / fast:.1f}x the naive loop (target 2x)"
+    )
     work = flops_per_item(path, inputs) * len(inputs) / 1e9
     peak = matmul_peak(torch.device(device))
-    print(f"   roofline: {work / len(inputs):.2f} GFLOP/item; naive {work / slow:.0f} GFLOP/s, ours {work / fast:.0f} GFLOP/s, "
-          f"float32 matmul peak {peak:.0f} GFLOP/s; no batching can beat {peak * slow / work:.1f}x here")
+    print(
+        f"   roofline: {work / len(inputs):.2f} GFLOP/item; naive {work / slow:.0f} GFLOP/s, ours {work / fast:.0f} "
+        f"GFLOP/s, "
+        f"float32 matmul peak {peak:.0f} GFLOP/s; no batching can beat {peak * slow / work:.1f}x here"
+    )
 
 
 def latency(con, retrievers, model: str, retriever: str, questions: list[str]) -> list[float]:
@@ -109,8 +120,18 @@ def latency(con, retrievers, model: str, retriever: str, questions: list[str]) -
     for question in questions:
         started = time.perf_counter()
         retrievers[retriever].search(question, 20)
-        live.ask(con, live.Query(model=model, task="detect", question=question, k=20,
-                                 retriever=retriever if registry.spec(model).task == "nli" else None), retrievers, store=False)
+        live.ask(
+            con,
+            live.Query(
+                model=model,
+                task="detect",
+                question=question,
+                k=20,
+                retriever=retriever if registry.spec(model).task == "nli" else None,
+            ),
+            retrievers,
+            store=False,
+        )
         times.append(1000 * (time.perf_counter() - started))
     return times[3:]  # the first queries warm the caches
 
@@ -130,18 +151,25 @@ def main() -> None:
     detector = registry.spec("minilm-fp-falseqa")
     if availability.status(detector)[0]:
         questions = list(queries.run_inputs(con, "falseqa", "test")["input"].head(args.pairs))
-        compare(f"1b. batch detection, {len(questions)} FalseQA questions (~15 tokens), minilm-fp-falseqa",
-                registry.weights_path(detector), questions)
+        compare(
+            f"1b. batch detection, {len(questions)} FalseQA questions (~15 tokens), minilm-fp-falseqa",
+            registry.weights_path(detector),
+            questions,
+        )
     retrievers = build_all(con)
     questions = list(queries.run_inputs(con, "falseqa", "test")["input"].sample(args.queries, random_state=1))
-    print(f"2. live playground query, warm, retrieve top-20 + model, median / p95 over {len(questions) - 3} new questions")
+    print(
+        f"2. live playground query, warm, retrieve top-20 + model, median / p95 over {len(questions) - 3} new questions"
+    )
     for model, retriever in (("minilm-nli", "hybrid"), ("minilm-fp-falseqa", "bm25")):
         if not availability.status(registry.spec(model))[0]:
             print(f"   {model}: not trained yet, skipped")
             continue
         times = latency(con, retrievers, model, retriever, questions)
-        print(f"   {retriever:6} top-20 + {model:18} median {statistics.median(times):6.0f} ms   "
-              f"p95 {np.percentile(times, 95):6.0f} ms   (target < 1500 ms on CPU)")
+        print(
+            f"   {retriever:6} top-20 + {model:18} median {statistics.median(times):6.0f} ms   "
+            f"p95 {np.percentile(times, 95):6.0f} ms   (target < 1500 ms on CPU)"
+        )
 
 
 if __name__ == "__main__":

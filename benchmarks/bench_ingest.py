@@ -4,6 +4,7 @@
 
 Prints per-dataset seconds and the total against the 30 s target (ratio = total / target).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,11 @@ def main() -> None:
     for name in runs[0][1]:
         print(f"{name:8} {statistics.median(r[1][name] for r in runs):6.2f} s")
     median = statistics.median(totals)
-    print(f"full ingest: median {median:.2f} s over {args.repeat} runs (min {min(totals):.2f}, max {max(totals):.2f}); "
-          f"target {TARGET_SECONDS:.0f} s; ratio {median / TARGET_SECONDS:.2f} of target ({TARGET_SECONDS / median:.1f}x faster)")
+    print(
+        f"full ingest: median {median:.2f} s over {args.repeat} runs (min {min(totals):.2f}, max {max(totals):.2f}); "
+        f"target {TARGET_SECONDS:.0f} s; ratio {median / TARGET_SECONDS:.2f} of target "
+        f"({TARGET_SECONDS / median:.1f}x faster)"
+    )
 
 
 if __name__ == "__main__":

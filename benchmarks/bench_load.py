@@ -10,6 +10,7 @@ another), then the same Explore loads while `--askers` users keep asking the mod
 Prints p50/p95 of each and the ratio under load / alone. Target (issue 12): Explore p95 under load
 ≤ 2 × alone.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,9 +26,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from backend.execution import live
-from backend.execution import live_worker
 from backend.config import settings
+from backend.execution import live, live_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
@@ -45,8 +45,14 @@ def explore_load(i: int, views: int) -> float:
     started = time.perf_counter()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     view = i % views
-    at.query_params.update({"dataset": "nope", "run_a": RUN, "trigger_type": TRIGGERS[view % len(TRIGGERS)],
-                            "sort": SORTS[view % len(SORTS)]})
+    at.query_params.update(
+        {
+            "dataset": "nope",
+            "run_a": RUN,
+            "trigger_type": TRIGGERS[view % len(TRIGGERS)],
+            "sort": SORTS[view % len(SORTS)],
+        }
+    )
     at = at.switch_page("pages/explore.py").run()
     assert not at.exception, at.exception[0].message
     return time.perf_counter() - started
@@ -55,14 +61,18 @@ def explore_load(i: int, views: int) -> float:
 def ask(store: Path, model: str, n: int) -> float:
     task = "detect" if n % 2 else "qa"
     started = time.perf_counter()
-    live.ask(store, live.Query(model=model, task=task, question=f"Why did the lab close laboratory number {n} in 1990?"))
+    live.ask(
+        store, live.Query(model=model, task=task, question=f"Why did the lab close laboratory number {n} in 1990?")
+    )
     return time.perf_counter() - started
 
 
 def line(what: str, alone: list[float], loaded: list[float]) -> None:
     ratio = p95(loaded) / p95(alone)
-    print(f"{what:34} alone p50 {statistics.median(alone):6.2f} s  p95 {p95(alone):6.2f} s   "
-          f"under load p50 {statistics.median(loaded):6.2f} s  p95 {p95(loaded):6.2f} s   ratio p95 {ratio:5.2f}")
+    print(
+        f"{what:34} alone p50 {statistics.median(alone):6.2f} s  p95 {p95(alone):6.2f} s   "
+        f"under load p50 {statistics.median(loaded):6.2f} s  p95 {p95(loaded):6.2f} s   ratio p95 {ratio:5.2f}"
+    )
 
 
 def main() -> None:
@@ -71,7 +81,9 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--loads", type=int, default=20)
     parser.add_argument("--askers", type=int, default=5)
-    parser.add_argument("--views", type=int, default=4, help="distinct Explore views cycled (a large number: no cache hits)")
+    parser.add_argument(
+        "--views", type=int, default=4, help="distinct Explore views cycled (a large number: no cache hits)"
+    )
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as folder:
@@ -88,6 +100,7 @@ def main() -> None:
         def asker():
             while not stop.is_set():
                 asked.append(ask(store, args.model, next(counter)))
+
         users = [threading.Thread(target=asker) for _ in range(args.askers)]
         for user in users:
             user.start()
@@ -96,11 +109,16 @@ def main() -> None:
         stop.set()
         for user in users:
             user.join()
-        print(f"{args.askers} users asking {args.model} (detect and QA, new questions) beside 1 user loading Explore; "
-              f"torch threads for live answers: {live_worker.live_threads()} of {os.cpu_count()} cores")
+        print(
+            f"{args.askers} users asking {args.model} (detect and QA, new questions) beside 1 user loading Explore; "
+            f"torch threads for live answers: {live_worker.live_threads()} of {os.cpu_count()} cores"
+        )
         line("Explore page load (AppTest)", explore_alone, explore_loaded)
         line(f"Playground question ({args.model})", asks_alone, asked)
-        print(f"target: Explore p95 under load <= 2 x alone: {'met' if p95(explore_loaded) <= 2 * p95(explore_alone) else 'MISSED'}")
+        print(
+            f"target: Explore p95 under load <= 2 x alone: "
+            f"{'met' if p95(explore_loaded) <= 2 * p95(explore_alone) else 'MISSED'}"
+        )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ Where the askers are (`--askers-in`):
 - `chromium`: five Chromium tabs on this machine, as in the issue's probe: on 2 cores their drawing
   takes the CPU the viewer's browser and the server need (`--reload`: reload the page for each question).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,10 @@ def p95(values: list[float]) -> float:
 async def explore(page, base: str, i: int) -> tuple[float, float, float]:
     """One Explore load: (seconds, its start and end as Unix times, to line it up with the server's reruns)."""
     started, wall = time.perf_counter(), time.time()
-    await page.goto(f"{base}/explore?dataset=nope&run_a={RUN}&trigger_type={TRIGGERS[i % len(TRIGGERS)]}",
-                    wait_until="domcontentloaded")
+    await page.goto(
+        f"{base}/explore?dataset=nope&run_a={RUN}&trigger_type={TRIGGERS[i % len(TRIGGERS)]}",
+        wait_until="domcontentloaded",
+    )
     await page.get_by_text("select a row to open it").first.wait_for(timeout=300_000)
     await page.wait_for_function(CHARTS_DRAWN, timeout=300_000)
     seconds = time.perf_counter() - started
@@ -92,8 +95,11 @@ async def ask_protocol(tab: Session, n: int) -> float:
 def reruns(log: Path) -> list[tuple[float, float]]:
     """(start, end) as Unix times of every Explore rerun the server logged."""
     lines = log.read_text().splitlines() if log.exists() else []
-    return [(float(start), float(end)) for path, _, start, end in (line.split("\t") for line in lines)
-            if path.endswith("/explore")]
+    return [
+        (float(start), float(end))
+        for path, _, start, end in (line.split("\t") for line in lines)
+        if path.endswith("/explore")
+    ]
 
 
 def phases(loads: list[tuple[float, float, float]], log: Path) -> dict[str, list[float]]:
@@ -131,6 +137,7 @@ async def run(base: str, loads: int, askers: int, askers_in: str, reload: bool, 
         async def asker(ask_one):
             while not stop.is_set():
                 asked.append(await ask_one(next(counter)))
+
         users = [asyncio.create_task(asker(ask_one)) for ask_one in asks]
         await asyncio.sleep(5)
         before, started = len(asked), time.perf_counter()
@@ -140,15 +147,22 @@ async def run(base: str, loads: int, askers: int, askers_in: str, reload: bool, 
         await asyncio.gather(*users)
         await browser.close()
     by, under = phases(explore_alone, log), phases(explore_loaded, log)
-    for what, alone, loaded in (("Explore load (browser)", by["browser"], under["browser"]),
-                                ("  navigation to rerun start", by["page"], under["page"]),
-                                ("  rerun (server side)", by["server"], under["server"]),
-                                ("  rerun end to drawn", by["draw"], under["draw"]),
-                                (f"Playground question ({askers_in})", asks_alone, asked)):
-        print(f"{what:32} alone p50 {statistics.median(alone):6.2f} s  p95 {p95(alone):6.2f} s   under load "
-              f"p50 {statistics.median(loaded):6.2f} s  p95 {p95(loaded):6.2f} s   ratio p95 {p95(loaded) / p95(alone):5.2f}")
-    print(f"questions answered while Explore was timed under load: {load[0]} in {load[1]:.0f} s "
-          f"({60 * load[0] / load[1]:.1f} a minute)")
+    for what, alone, loaded in (
+        ("Explore load (browser)", by["browser"], under["browser"]),
+        ("  navigation to rerun start", by["page"], under["page"]),
+        ("  rerun (server side)", by["server"], under["server"]),
+        ("  rerun end to drawn", by["draw"], under["draw"]),
+        (f"Playground question ({askers_in})", asks_alone, asked),
+    ):
+        print(
+            f"{what:32} alone p50 {statistics.median(alone):6.2f} s  p95 {p95(alone):6.2f} s   under load "
+            f"p50 {statistics.median(loaded):6.2f} s  p95 {p95(loaded):6.2f} s   ratio p95 "
+            f"{p95(loaded) / p95(alone):5.2f}"
+        )
+    print(
+        f"questions answered while Explore was timed under load: {load[0]} in {load[1]:.0f} s "
+        f"({60 * load[0] / load[1]:.1f} a minute)"
+    )
     met = p95(under["browser"]) <= 2 * p95(by["browser"])
     print(f"target: Explore p95 under load <= 2 x alone: {'met' if met else 'MISSED'}")
 
@@ -158,16 +172,26 @@ def main() -> None:
     parser.add_argument("--store", default=str(settings().store_path))
     parser.add_argument("--loads", type=int, default=12)
     parser.add_argument("--askers", type=int, default=5)
-    parser.add_argument("--reload", action="store_true", help="reload the Playground for every question (default: type it)")
-    parser.add_argument("--askers-in", choices=["protocol", "chromium"], default="protocol",
-                        help="protocol: sessions without a browser, as if the askers' browsers were on other machines; "
-                             "chromium: tabs on this machine")
+    parser.add_argument(
+        "--reload", action="store_true", help="reload the Playground for every question (default: type it)"
+    )
+    parser.add_argument(
+        "--askers-in",
+        choices=["protocol", "chromium"],
+        default="protocol",
+        help="protocol: sessions without a browser, as if the askers' browsers were on other machines; "
+        "chromium: tabs on this machine",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "bench.duckdb"
         shutil.copyfile(args.store, store)
-        log = Path(folder) / "reruns.tsv"  # the server's side: each rerun's seconds, start and end (ui.resources.page_session)
-        for base in serve({"PLAB_STORE": str(store), "PLAB_RERUN_LOG": str(log)}):  # the server inherits this environment (PLAB_LIVE_THREADS)
+        log = (
+            Path(folder) / "reruns.tsv"
+        )  # the server's side: each rerun's seconds, start and end (ui.resources.page_session)
+        for base in serve(
+            {"PLAB_STORE": str(store), "PLAB_RERUN_LOG": str(log)}
+        ):  # the server inherits this environment (PLAB_LIVE_THREADS)
             asyncio.run(run(base, args.loads, args.askers, args.askers_in, args.reload, log))
 
 

@@ -1,7 +1,8 @@
 """The Map page's server-side render time on a real dataset of more than 10,000 items (issue 15:
 < 1 s warm for 10,000 points), beside the Explore page on the same dataset as the baseline.
 
-    PLAB_STORE=data/presupposition_lab.duckdb .venv/bin/python -m benchmarks.bench_map [--dataset imppres] [--method umap]
+    PLAB_STORE=data/presupposition_lab.duckdb .venv/bin/python -m benchmarks.bench_map [--dataset imppres] [--method
+    umap]
 
 The map must be computed first (`python -m backend map imppres --method umap`; its time is printed
 by that command). Times are the server's script thread on one rerun, through app.py
@@ -9,6 +10,7 @@ by that command). Times are the server's script thread on one rerun, through app
 the next renders (cached, as a user sees it when changing the colour or a filter
 that was used before).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,9 +40,13 @@ def main() -> None:
     args = parser.parse_args()
     cold, warm, at = timed("pages/map.py", {"dataset": args.dataset, "method": args.method}, args.repeat)
     if at.info and "No " in at.info[0].value:
-        raise SystemExit(f"no {args.method} map of {args.dataset}: run `python -m backend map {args.dataset} --method {args.method}`")
-    maps = sorted((settings().data_dir / "indexes" / "maps").glob(f"{args.dataset}-*-{args.method}.parquet"),
-                  key=lambda p: p.stat().st_mtime)
+        raise SystemExit(
+            f"no {args.method} map of {args.dataset}: run `python -m backend map {args.dataset} --method {args.method}`"
+        )
+    maps = sorted(
+        (settings().data_dir / "indexes" / "maps").glob(f"{args.dataset}-*-{args.method}.parquet"),
+        key=lambda p: p.stat().st_mtime,
+    )
     points = pq.read_metadata(maps[-1]).num_rows
     base_cold, base_warm, _ = timed("pages/explore.py", {"dataset": args.dataset}, args.repeat)
     print(f"{args.dataset} ({points:,} points), {args.method}")

@@ -7,6 +7,7 @@ runs it (ui.apptest.render). Cold = the page's first render in this process (its
 first page also pays the process's one-time imports); warm = median of the next renders (cached
 query results, as a user sees when moving between pages). Target: < 1 s.
 """
+
 from __future__ import annotations
 
 import argparse

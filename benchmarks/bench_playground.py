@@ -11,6 +11,7 @@ Distinct FalseQA test questions, so nothing is answered from the cache; the firs
 For open-book QA it also times the prefill alone (one forward pass over the prompt with its five
 passages, i.e. generating one token), the part no decoding trick can shorten.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,13 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from backend.execution import live
-from backend.models import registry
-from backend.models import availability, loading, prompted
+from backend.models import availability, loading, prompted, registry
 from backend.models.prompts import templates
-from backend.views import retrieval as inspector
 from backend.retrieval.index import load_all
 from backend.store import queries
 from backend.store.connection import connect, existing_store
+from backend.views import retrieval as inspector
 
 TARGET_MS = 1500
 CASES = [  # (model, task, retriever the page shows, retriever the model reads or None)
@@ -57,7 +57,9 @@ def prefill(con, retriever, model: str, questions: list[str]) -> tuple[list[floa
         started = time.perf_counter()
         generator.generate(prompt, max_new_tokens=1)
         times.append(1000 * (time.perf_counter() - started))
-        lengths.append(len(generator.tokenizer.apply_chat_template([{"role": "user", "content": prompt[0]}])["input_ids"]))
+        lengths.append(
+            len(generator.tokenizer.apply_chat_template([{"role": "user", "content": prompt[0]}])["input_ids"])
+        )
     return times, lengths
 
 
@@ -72,8 +74,10 @@ def main() -> None:
         con = connect(copy)
         retrievers = load_all(con)
         questions = list(queries.run_inputs(con, "falseqa", "test")["input"].sample(args.queries, random_state=2))
-        print(f"Playground 'Ask', warm: top-20 retrieval panel + one model, stored; median / p95 over "
-              f"{len(questions) - 3} new questions, then the same questions again (cache)")
+        print(
+            f"Playground 'Ask', warm: top-20 retrieval panel + one model, stored; median / p95 over "
+            f"{len(questions) - 3} new questions, then the same questions again (cache)"
+        )
         for model, task, shown, read in CASES:
             if not availability.status(registry.spec(model))[0]:
                 print(f"   {model:18} {task:6}: not available here, skipped")
@@ -83,12 +87,19 @@ def main() -> None:
             again = [click(con, retrievers, model, task, shown, read, q) for q in questions][3:]
             median = statistics.median(new)
             reads = f"reads {read} top-5" if read else "question only"
-            print(f"   {model:18} {task:6} ({reads:17}) new: median {median:6.0f} ms  p95 {np.percentile(new, 95):6.0f} ms"
-                  f"  = {median / TARGET_MS:.2f} of the {TARGET_MS} ms target   again: median {statistics.median(again):5.0f} ms")
+            print(
+                f"   {model:18} {task:6} ({reads:17}) new: median {median:6.0f} ms  p95 {np.percentile(new, 95):6.0f} "
+                f"ms"
+                f"  = {median / TARGET_MS:.2f} of the {TARGET_MS} ms target   again: median "
+                f"{statistics.median(again):5.0f} ms"
+            )
             if task == "qa" and read:
                 times, lengths = prefill(con, retrievers[read], model, questions[3:])
-                print(f"   {'':18} of which the prefill alone (prompt median {statistics.median(lengths):.0f} tokens): "
-                      f"median {statistics.median(times):6.0f} ms  = {statistics.median(times) / TARGET_MS:.2f} of the target")
+                print(
+                    f"   {'':18} of which the prefill alone (prompt median {statistics.median(lengths):.0f} tokens): "
+                    f"median {statistics.median(times):6.0f} ms  = {statistics.median(times) / TARGET_MS:.2f} of the "
+                    f"target"
+                )
         con.close()
 
 

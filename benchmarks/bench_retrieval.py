@@ -9,6 +9,7 @@
    flat add). `--cached-dense` loads the dense index built by `python -m backend index` instead.
 3. Single-query latency, warm: BM25, dense (embed + FAISS search), hybrid (both + RRF).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,16 +22,19 @@ import numpy as np
 from backend.retrieval.bm25 import BM25Retriever, tokenize
 from backend.retrieval.dense import DenseRetriever
 from backend.retrieval.fusion import HybridRetriever
-from backend.store.passages import corpus_passages
 from backend.store.connection import connect
+from backend.store.passages import corpus_passages
 
 TARGET_RATIO = 10.0
 K = 100
 
 
 def questions(con, n: int) -> list[str]:
-    rows = con.execute("""SELECT input FROM examples WHERE dataset_id = 'ifqa' AND split = 'S-dev'
-                          ORDER BY example_id LIMIT $n""", {"n": n}).fetchall()
+    rows = con.execute(
+        """SELECT input FROM examples WHERE dataset_id = 'ifqa' AND split = 'S-dev'
+                          ORDER BY example_id LIMIT $n""",
+        {"n": n},
+    ).fetchall()
     return [r[0] for r in rows]
 
 
@@ -61,9 +65,14 @@ def bench_bm25(doc_ids: list[str], texts: list[str], queries: list[str]) -> BM25
     agree = np.mean([bool(h) and h[0].doc_id == b[0] for h, b in zip(found, base_found)])
     print(f"\n1. BM25 over {len(doc_ids):,} passages, {n} IfQA S-dev questions, top {K}")
     print(f"   rank_bm25 BM25Okapi (baseline)     {n / baseline:9.0f} q/s")
-    for label, seconds in [("bm25s search_many (batched)", batched), (f"bm25s search_many, {os.cpu_count()} threads", threaded),
-                           ("bm25s search (one at a time)", single)]:
-        print(f"   {label:35}{n / seconds:9.0f} q/s   {baseline / seconds:6.1f}x rank_bm25 (target {TARGET_RATIO:.0f}x)")
+    for label, seconds in [
+        ("bm25s search_many (batched)", batched),
+        (f"bm25s search_many, {os.cpu_count()} threads", threaded),
+        ("bm25s search (one at a time)", single),
+    ]:
+        print(
+            f"   {label:35}{n / seconds:9.0f} q/s   {baseline / seconds:6.1f}x rank_bm25 (target {TARGET_RATIO:.0f}x)"
+        )
     print(f"   top-1 agreement with rank_bm25: {agree:.1%} (lucene vs Okapi IDF)")
     print(f"   index build: bm25s {build_ours:.2f} s, rank_bm25 {build_base:.2f} s ({build_base / build_ours:.1f}x)")
     return ours
@@ -75,8 +84,10 @@ def bench_dense_build(doc_ids: list[str], texts: list[str], embedder) -> DenseRe
     embed_s, vectors = timed(lambda: embedder.encode(texts))
     index = new_index(embedder.dimension, "flat")
     add_s, _ = timed(lambda: index.add(vectors))
-    print(f"\n2. Dense index build: MiniLM embedding of {len(texts):,} passages {embed_s:.1f} s "
-          f"({len(texts) / embed_s:.0f} passages/s on {embedder.device}), FAISS flat add {add_s * 1000:.0f} ms")
+    print(
+        f"\n2. Dense index build: MiniLM embedding of {len(texts):,} passages {embed_s:.1f} s "
+        f"({len(texts) / embed_s:.0f} passages/s on {embedder.device}), FAISS flat add {add_s * 1000:.0f} ms"
+    )
     return DenseRetriever(index, doc_ids, embedder)
 
 
@@ -99,7 +110,9 @@ def main() -> None:
     parser.add_argument("--store", default=None)
     parser.add_argument("--queries", type=int, default=700)
     parser.add_argument("--corpus", default="wiki")
-    parser.add_argument("--cached-dense", action="store_true", help="load the saved dense index instead of timing its build")
+    parser.add_argument(
+        "--cached-dense", action="store_true", help="load the saved dense index instead of timing its build"
+    )
     args = parser.parse_args()
     con = connect(args.store, read_only=True)
     doc_ids, texts = corpus_passages(con, args.corpus)
@@ -107,9 +120,11 @@ def main() -> None:
     print(f"{len(doc_ids):,} passages, {len(queries)} questions, {os.cpu_count()} CPUs")
     bm25 = bench_bm25(doc_ids, texts, queries)
     from backend.models.embed import Embedder
+
     embedder = Embedder()
     if args.cached_dense:
         from backend.retrieval.index import build_all
+
         dense = build_all(con, args.corpus, embedder)["dense"]
     else:
         dense = bench_dense_build(doc_ids, texts, embedder)

@@ -9,6 +9,7 @@ grown / target. The leaderboard's first call scores every run it has not cached 
 synthetic runs, once, as a batch run's completion would); later calls read the cache and check
 each run's fingerprint.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,10 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend.views import evaluate
-from backend.views import overview
 from backend.config import settings
 from backend.store.connection import connect
+from backend.views import evaluate, overview
 from benchmarks.bench_evaluate import timed as seconds
 from benchmarks.bench_explore import grow, time_slices
 
@@ -46,6 +46,7 @@ def page_seconds(store: Path, page: str, repeat: int) -> tuple[float, float]:
     def cold():
         st.cache_data.clear()
         return render(page, at=at)[0]
+
     colds = [cold() for _ in range(repeat)]
     return statistics.median(colds), statistics.median(render(page, at=at)[0] for _ in range(repeat))
 
@@ -75,8 +76,10 @@ def main() -> None:
         base_cold, base_warm = page_seconds(copy, "pages/overview.py", args.repeat)
         started = time.perf_counter()
         runs, total = grow(copy, args.rows)
-        print(f"store: {have:,} predictions; copy grown by {runs:,} synthetic NOPE runs to {total:,} "
-              f"({time.perf_counter() - started:.0f} s)")
+        print(
+            f"store: {have:,} predictions; copy grown by {runs:,} synthetic NOPE runs to {total:,} "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
         con = connect(copy)
         worst = time_slices(con, args.repeat)
         first, board, report = pages(con, args.repeat)
@@ -86,7 +89,9 @@ def main() -> None:
     print(f"{'Overview leaderboard, new runs scored':<42} {base_first:>7.2f}s {first:>7.2f}s {'—':>7} {'':>6}")
     print(f"{'Overview leaderboard (headline)':<42} {base_board:>7.2f}s {board:>7.2f}s {'1 s':>7} {board:>6.2f}")
     print(f"{'evaluate nope (5 paper runs)':<42} {base_report:>7.2f}s {report:>7.2f}s {'10 s':>7} {report / 10:>6.2f}")
-    print(f"{'Overview page, cold (query caches cleared)':<42} {base_cold:>7.2f}s {cold:>7.2f}s {'1 s':>7} {cold:>6.2f}")
+    print(
+        f"{'Overview page, cold (query caches cleared)':<42} {base_cold:>7.2f}s {cold:>7.2f}s {'1 s':>7} {cold:>6.2f}"
+    )
     print(f"{'Overview page, warm':<42} {base_warm:>7.2f}s {warm:>7.2f}s {'1 s':>7} {warm:>6.2f}")
     print(f"Explore slices: worst ratio {worst:.2f} of 100 ms")
 

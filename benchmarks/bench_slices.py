@@ -7,6 +7,7 @@ Both search every combination of up to three facets and every value combination 
 the lab's search also tests and BH-corrects each. Prints the median seconds, the ratio to the
 baseline and to the target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,7 +63,10 @@ def main() -> None:
     print(f"{args.items:,} items, {args.facets} facets, depth 3, support 30: {found.tested:,} slices tested")
     print(f"  pandas groupby baseline (no tests)  {base:.3f} s")
     print(f"  slice discovery (tests + BH)        {ours:.3f} s   ratio to baseline {ours / base:.2f}")
-    print(f"ratio {ours / TARGET_SECONDS:.2f} of the {TARGET_SECONDS:.0f} s target ({'met' if ours < TARGET_SECONDS else 'MISSED'})")
+    print(
+        f"ratio {ours / TARGET_SECONDS:.2f} of the {TARGET_SECONDS:.0f} s target "
+        f"({'met' if ours < TARGET_SECONDS else 'MISSED'})"
+    )
 
 
 if __name__ == "__main__":

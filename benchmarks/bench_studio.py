@@ -6,6 +6,7 @@ and stored in a fresh store (pairs included).
 Prints the median seconds of each step and the ratio of expand + check against the 10 s target
 (issue 14; storing is reported beside it, it is the ordinary dataset write).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,10 @@ def template(sentences: int) -> str:
     (the -ing form fixed: the sentences need not make sense to be timed)."""
     conditions = templates.example_text().partition("conditions:")[2]
     names = ", ".join(f"Person{i}" for i in range(sentences // 20))
-    return (f"name: bench\ntrigger: change_of_state\nslots:\n  name: [{names}]\n  doing: [smoking]\n"
-            f"  do: [smoke, swim, run, sing]\nconditions:{conditions}")
+    return (
+        f"name: bench\ntrigger: change_of_state\nslots:\n  name: [{names}]\n  doing: [smoking]\n"
+        f"  do: [smoke, swim, run, sing]\nconditions:{conditions}"
+    )
 
 
 def main() -> None:
@@ -45,6 +48,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             from backend.imports import datasets as user_datasets
             from backend.store.access import session
+
             started = time.perf_counter()
             with session(Path(tmp) / "bench.duckdb", create=True) as con:
                 user_datasets.save(con, bundle)
@@ -53,8 +57,10 @@ def main() -> None:
     for step, values in timings.items():
         print(f"  {step:16} {statistics.median(values):6.2f} s")
     generation = statistics.median(timings["expand"]) + statistics.median(timings["check (bundle)"])
-    print(f"generation (expand + check) {generation:.2f} s: ratio {generation / TARGET_SECONDS:.2f} of the "
-          f"{TARGET_SECONDS:.0f} s target ({'met' if generation < TARGET_SECONDS else 'MISSED'})")
+    print(
+        f"generation (expand + check) {generation:.2f} s: ratio {generation / TARGET_SECONDS:.2f} of the "
+        f"{TARGET_SECONDS:.0f} s target ({'met' if generation < TARGET_SECONDS else 'MISSED'})"
+    )
 
 
 if __name__ == "__main__":

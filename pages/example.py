@@ -1,6 +1,7 @@
 """Example: one example in full. The URL names it (`dataset`, `example`): text, gold, facets, every
 run's output and probabilities, pair partners (one click away), NOPE's crowd labels and ratings,
 each retrieval run's top passages (gold ones marked) and the gold passages."""
+
 import altair as alt
 import streamlit as st
 
@@ -9,16 +10,23 @@ from ui import charts, export, widgets
 from ui.resources import query
 
 FACETS = ["split", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
-GOLD_LISTS = {"gold_answers": "Gold answers", "gold_presuppositions": "Presupposition (gold)",
-              "gold_corrections": "Correction (gold)"}
+GOLD_LISTS = {
+    "gold_answers": "Gold answers",
+    "gold_presuppositions": "Presupposition (gold)",
+    "gold_corrections": "Correction (gold)",
+}
 
 
 def pick() -> tuple[str, str]:
     """Dataset and example id, both bound to the URL; stops when the store is missing or empty."""
     left, right = st.columns([1, 2])
     dataset = widgets.dataset_select(left)
-    chosen = right.text_input("Example id", key="example", bind="query-params",
-                               placeholder="e.g. 1, 1-neg (NOPE), S-dev-0 (IfQA), test-0 (FalseQA)")
+    chosen = right.text_input(
+        "Example id",
+        key="example",
+        bind="query-params",
+        placeholder="e.g. 1, 1-neg (NOPE), S-dev-0 (IfQA), test-0 (FalseQA)",
+    )
     return dataset, (chosen or "").strip()
 
 
@@ -50,14 +58,21 @@ def show_predictions(detail: dict, caption: str) -> None:
     st.subheader("Model outputs")
     frame = detail["predictions"]
     if frame.empty:
-        st.info("No run has predicted this example yet: ask a model about it on the Playground, or make a run "
-                "with `python -m backend predict --model M --dataset D`.")
+        st.info(
+            "No run has predicted this example yet: ask a model about it on the Playground, or make a run "
+            "with `python -m backend predict --model M --dataset D`."
+        )
         return
     prompted = frame[frame["prompt"].notna()]
     frame = frame.drop(columns=["prompt", "response"])
     frame = frame.loc[:, frame.notna().any()]
-    export.table(frame, f"Model outputs for {detail['example']['example_id']}", caption, key="predictions",
-                 column_config={"p": st.column_config.NumberColumn("p(label)", format="%.3f")})
+    export.table(
+        frame,
+        f"Model outputs for {detail['example']['example_id']}",
+        caption,
+        key="predictions",
+        column_config={"p": st.column_config.NumberColumn("p(label)", format="%.3f")},
+    )
     for row in prompted.itertuples():
         with st.expander(f"Prompt sent and response: {widgets.plain(row.run_id)}"):
             st.caption(f"Parse: {widgets.plain(row.parse or 'n/a')}. The prompt, exactly as sent:")
@@ -81,11 +96,20 @@ def show_pairs(detail: dict, dataset: str) -> None:
         text = row.partner_hypothesis if isinstance(row.partner_hypothesis, str) else row.partner_input
         left, right = st.columns([1, 4])
         partner = widgets.plain(row.partner)
-        left.button(partner, key=f"pair-{row.pair_id}", on_click=go_to, args=(row.partner,),
-                    icon=":material/arrow_forward:", help=f"open {partner}")
+        left.button(
+            partner,
+            key=f"pair-{row.pair_id}",
+            on_click=go_to,
+            args=(row.partner,),
+            icon=":material/arrow_forward:",
+            help=f"open {partner}",
+        )
         link = widgets.page_url("example", dataset=dataset, example=row.partner)
-        right.markdown(f"**{widgets.plain(row.kind)}** pair: this is *{widgets.plain(row.role)}*, [{partner}]({link}) is "
-                       f"*{widgets.plain(row.partner_role)}* (gold {widgets.label_badge(row.partner_gold)}) — {widgets.plain(text)}")
+        right.markdown(
+            f"**{widgets.plain(row.kind)}** pair: this is *{widgets.plain(row.role)}*, [{partner}]({link}) is "
+            f"*{widgets.plain(row.partner_role)}* (gold {widgets.label_badge(row.partner_gold)}) — "
+            f"{widgets.plain(text)}"
+        )
 
 
 def show_crowd(detail: dict, dataset: str) -> None:
@@ -96,12 +120,21 @@ def show_crowd(detail: dict, dataset: str) -> None:
         labels = crowd["labels"]
         order = list(labels["label"])
         caption = charts.provenance(dataset, int(labels["n"].sum()), {"example": detail["example"]["example_id"]})
-        bars = alt.Chart(labels).mark_bar().encode(
-            x=alt.X("label:N", sort=order, title="crowd label"), y=alt.Y("n:Q", title="raters", axis=alt.Axis(tickMinStep=1)),
-            color=alt.Color("label:N", scale=charts.label_scale(order), legend=None), tooltip=["label", "n"])
+        bars = (
+            alt.Chart(labels)
+            .mark_bar()
+            .encode(
+                x=alt.X("label:N", sort=order, title="crowd label"),
+                y=alt.Y("n:Q", title="raters", axis=alt.Axis(tickMinStep=1)),
+                color=alt.Color("label:N", scale=charts.label_scale(order), legend=None),
+                tooltip=["label", "n"],
+            )
+        )
         export.chart(bars.properties(width=charts.WIDTH // 2, height=160), "Crowd labels", caption, key="crowd")
-        st.markdown("**Crowd ratings (0–100, how likely the hypothesis is true):** "
-                    + ", ".join(f"{v:g}" for v in crowd["ratings"]))
+        st.markdown(
+            "**Crowd ratings (0–100, how likely the hypothesis is true):** "
+            + ", ".join(f"{v:g}" for v in crowd["ratings"])
+        )
     if not ratings.empty:
         with st.expander(f"All ratings ({len(ratings)})"):
             caption = charts.provenance(dataset, len(ratings), {"example": detail["example"]["example_id"]})
@@ -117,10 +150,16 @@ def show_passages(detail: dict) -> None:
             ranks = list(hits.loc[hits["gold"], "rank"])
             found = f"gold at rank {', '.join(map(str, ranks))}" if ranks else "no gold passage in the top 10"
             with st.expander(f"{widgets.plain(run_id)} — top {len(hits)} ({widgets.plain(found)})"):
-                st.markdown("\n".join(f"{row.rank:d}. ({row.score:.3f}) {widgets.passage_markdown(row)}" for row in hits.itertuples()))
+                st.markdown(
+                    "\n".join(
+                        f"{row.rank:d}. ({row.score:.3f}) {widgets.passage_markdown(row)}" for row in hits.itertuples()
+                    )
+                )
     if not qrels.empty:
         st.subheader("Gold passages")
-        st.markdown("\n".join(f"- {widgets.plain(row.doc_id)} {widgets.passage_markdown(row)}" for row in qrels.itertuples()))
+        st.markdown(
+            "\n".join(f"- {widgets.plain(row.doc_id)} {widgets.passage_markdown(row)}" for row in qrels.itertuples())
+        )
 
 
 st.title("Example")

@@ -4,23 +4,37 @@ Every control is bound to the URL (the widget key is the query-parameter name), 
 reproduces the view. The metric line and the confusion matrix cover the whole slice; choosing a
 cell ("gold→predicted") narrows the table; selecting a row opens it on the Example page.
 """
+
 import pandas as pd
 import streamlit as st
 
-from backend.views import explore
-from backend.views import saved_slices
+from backend.views import explore, saved_slices
 from ui import charts, export, widgets
 from ui.resources import StoreLocked, query, store
 
 NO_RUN = "(none)"
 ARROW = "→"
 SHOWN = 500
-FACET_TITLES = {"split": "Split", "gold_label": "Gold label", "trigger_type": "Trigger type", "polarity": "Polarity",
-                "adversarial": "Adversarial", "answer_type": "Answer type", "question_type": "Question type",
-                "hop": "Hops", "ambiguous": "Ambiguous"}
-SORT_TITLES = {"example_id": "example id", "gold_label": "gold label", "label_a": "run A's label",
-               "p_a_desc": "run A most confident first", "p_a_asc": "run A least confident first",
-               "disagree_first": "A and B disagree first", "split": "split"}
+FACET_TITLES = {
+    "split": "Split",
+    "gold_label": "Gold label",
+    "trigger_type": "Trigger type",
+    "polarity": "Polarity",
+    "adversarial": "Adversarial",
+    "answer_type": "Answer type",
+    "question_type": "Question type",
+    "hop": "Hops",
+    "ambiguous": "Ambiguous",
+}
+SORT_TITLES = {
+    "example_id": "example id",
+    "gold_label": "gold label",
+    "label_a": "run A's label",
+    "p_a_desc": "run A most confident first",
+    "p_a_asc": "run A least confident first",
+    "disagree_first": "A and B disagree first",
+    "split": "split",
+}
 
 
 def pick_dataset() -> str:
@@ -33,17 +47,28 @@ def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
     ids = [NO_RUN] + list(runs["run_id"])
     why = dict(zip(runs["run_id"], runs["contaminated"]))
     classified = runs["task"].isin(explore.CLASSIFICATION_TASKS)
-    first = classified & (runs["contaminated"] == "") if (classified & (runs["contaminated"] == "")).any() else classified
+    first = (
+        classified & (runs["contaminated"] == "") if (classified & (runs["contaminated"] == "")).any() else classified
+    )
     label = lambda run: f"{run}  {explore.FLAG}" if why.get(run) else run  # noqa: E731
-    run_a = st.selectbox("Run A", ids, index=1 + int(first.to_numpy().argmax()) if first.any() else 0, key="run_a",
-                         bind="query-params", format_func=label,
-                         help="The slice holds the items run A predicted; metrics and correctness are run A's. "
-                              f"{explore.FLAG}: the run's model was trained on this dataset.")
+    run_a = st.selectbox(
+        "Run A",
+        ids,
+        index=1 + int(first.to_numpy().argmax()) if first.any() else 0,
+        key="run_a",
+        bind="query-params",
+        format_func=label,
+        help="The slice holds the items run A predicted; metrics and correctness are run A's. "
+        f"{explore.FLAG}: the run's model was trained on this dataset.",
+    )
     run_b = st.selectbox("Run B (compare)", ids, index=0, key="run_b", bind="query-params", format_func=label)
     run_a, run_b = (None if r == NO_RUN else r for r in (run_a, run_b))
     for run in (run_a, run_b):
         if run and why.get(run):
-            st.warning(f"{widgets.plain(run)}: {explore.FLAG} ({widgets.plain(why[run])}); its numbers here are not an evaluation.")
+            st.warning(
+                f"{widgets.plain(run)}: {explore.FLAG} ({widgets.plain(why[run])}); its numbers here are not an "
+                f"evaluation."
+            )
     labels = runs.loc[runs["run_id"] == run_a, "labels"]
     return run_a, run_b, list(labels.iloc[0]) if len(labels) else []
 
@@ -58,21 +83,48 @@ def pick_filters(dataset: str, labels_a: list[str], run_b: str | None) -> tuple[
     for facet, values in query(explore.facet_values, dataset).items():
         if len(values) > 1:
             title = FACET_TITLES.get(facet, widgets.plain(facet.removeprefix(explore.EXTRA)))  # a user's column name
-            chosen = st.multiselect(title, values, key=facet, bind="query-params",
-                                    format_func=_yes_no, placeholder="all")
+            chosen = st.multiselect(
+                title, values, key=facet, bind="query-params", format_func=_yes_no, placeholder="all"
+            )
             filters.append((facet, tuple(chosen)))
-    chosen = st.multiselect("Predicted label (run A)", labels_a, key="label_a", bind="query-params",
-                            placeholder="all", disabled=not labels_a)
+    chosen = st.multiselect(
+        "Predicted label (run A)",
+        labels_a,
+        key="label_a",
+        bind="query-params",
+        placeholder="all",
+        disabled=not labels_a,
+    )
     filters.append(("label_a", tuple(chosen)))
-    correctness = st.segmented_control("Run A is", explore.CORRECTNESS, default="all", key="correct",
-                                       bind="query-params", disabled=not labels_a,
-                                       help="Needs a run A that predicts labels (not answers or passages).") or "all"
-    b_is = st.segmented_control("Run B is", explore.CORRECTNESS, default="all", key="correct_b", bind="query-params",
-                                disabled=not run_b, help="Needs a run B that predicts labels.") or "all"
+    correctness = (
+        st.segmented_control(
+            "Run A is",
+            explore.CORRECTNESS,
+            default="all",
+            key="correct",
+            bind="query-params",
+            disabled=not labels_a,
+            help="Needs a run A that predicts labels (not answers or passages).",
+        )
+        or "all"
+    )
+    b_is = (
+        st.segmented_control(
+            "Run B is",
+            explore.CORRECTNESS,
+            default="all",
+            key="correct_b",
+            bind="query-params",
+            disabled=not run_b,
+            help="Needs a run B that predicts labels.",
+        )
+        or "all"
+    )
     if run_b and b_is != "all":
         filters.append(("correct_b", ("true" if b_is == "correct" else "false",)))
-    search = st.text_input("Search input / hypothesis", key="q", bind="query-params",
-                           placeholder="words, case-insensitive")
+    search = st.text_input(
+        "Search input / hypothesis", key="q", bind="query-params", placeholder="words, case-insensitive"
+    )
     return tuple(f for f in filters if f[1]), correctness if labels_a else "all", search
 
 
@@ -84,13 +136,18 @@ def show_metrics(summary: dict, run_a: str | None) -> None:
         if est is None:
             column.metric(f"{widgets.plain(name)} (run A)", "—", help="needs a classification run A and gold labels")
         else:
-            column.metric(f"{widgets.plain(name)} (run A)", f"{100 * est.value:.1f}%",
-                          help=f"95% bootstrap CI over n={est.n:,} items ({explore.RESAMPLES:,} resamples)")
+            column.metric(
+                f"{widgets.plain(name)} (run A)",
+                f"{100 * est.value:.1f}%",
+                help=f"95% bootstrap CI over n={est.n:,} items ({explore.RESAMPLES:,} resamples)",
+            )
             column.caption(f"95% CI [{100 * est.low:.1f}, {100 * est.high:.1f}] · n={est.n:,}")
     if summary.get("unlabelled"):
-        st.warning(f"Run A gave no label for {summary['unlabelled']:,} of the {summary['scored']:,} items scored here "
-                   f"({summary['unlabelled'] / summary['scored']:.1%}): responses it could not parse, refusals, empty "
-                   "responses or errors. They count as wrong; filter by *correctness* to read them.")
+        st.warning(
+            f"Run A gave no label for {summary['unlabelled']:,} of the {summary['scored']:,} items scored here "
+            f"({summary['unlabelled'] / summary['scored']:.1%}): responses it could not parse, refusals, empty "
+            "responses or errors. They count as wrong; filter by *correctness* to read them."
+        )
     if run_a is None:
         st.caption("Choose a run A to see its accuracy, confusion matrix and predictions.")
 
@@ -104,12 +161,21 @@ def show_comparison(compare: dict | None) -> None:
     a, b, delta = st.columns(3)
     a.metric("Accuracy A (items both labelled)", f"{100 * compare['accuracy_a'].value:.1f}%")
     b.metric("Accuracy B", f"{100 * compare['accuracy_b'].value:.1f}%", help="95% bootstrap CI below")
-    b.caption(f"95% CI [{100 * compare['accuracy_b'].low:.1f}, {100 * compare['accuracy_b'].high:.1f}] · n={compare['n']:,}")
-    delta.metric("B − A", f"{100 * diff.difference:+.1f} pts",
-                 help=f"Paired bootstrap over the same items ({explore.RESAMPLES:,} resamples); McNemar's exact test on the items "
-                      "exactly one run got right.")
-    delta.caption(f"95% CI [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}] · paired bootstrap p {widgets.plain(p_text(diff.p_value))} · "
-                  f"McNemar p {widgets.plain(p_text(compare['mcnemar_p']))}")
+    b.caption(
+        f"95% CI [{100 * compare['accuracy_b'].low:.1f}, {100 * compare['accuracy_b'].high:.1f}] · n={compare['n']:,}"
+    )
+    delta.metric(
+        "B − A",
+        f"{100 * diff.difference:+.1f} pts",
+        help=f"Paired bootstrap over the same items ({explore.RESAMPLES:,} resamples); McNemar's exact test on the "
+        f"items "
+        "exactly one run got right.",
+    )
+    delta.caption(
+        f"95% CI [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}] · paired bootstrap p "
+        f"{widgets.plain(p_text(diff.p_value))} · "
+        f"McNemar p {widgets.plain(p_text(compare['mcnemar_p']))}"
+    )
 
 
 def p_text(p: float) -> str:
@@ -124,12 +190,23 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
     long["cell"] = long["gold"].astype(str) + ARROW + long["predicted"].astype(str)
     counts = dict(zip(long["cell"], long["n"]))
     options = [f"{g}{ARROW}{p}" for g in summary["labels"] for p in summary["labels"]]
-    cell = st.pills("Confusion cell (gold→predicted; or click one) filters the table", options, key="cell", bind="query-params",
-                    format_func=widgets.option,
-                    help="Counts are in the heatmap: " + ", ".join(f"{widgets.plain(c)} {counts.get(c, 0):,}" for c in options))
+    cell = st.pills(
+        "Confusion cell (gold→predicted; or click one) filters the table",
+        options,
+        key="cell",
+        bind="query-params",
+        format_func=widgets.option,
+        help="Counts are in the heatmap: " + ", ".join(f"{widgets.plain(c)} {counts.get(c, 0):,}" for c in options),
+    )
     long["chosen"] = long["cell"] == cell
-    export.chart(charts.confusion, f"Confusion matrix: {dataset}", caption, key="confusion", choose={"cell": "cell"},
-                 args=(long, tuple(table.columns), tuple(table.index)))
+    export.chart(
+        charts.confusion,
+        f"Confusion matrix: {dataset}",
+        caption,
+        key="confusion",
+        choose={"cell": "cell"},
+        args=(long, tuple(table.columns), tuple(table.index)),
+    )
     if not cell:
         return ()
     gold, predicted = cell.split(ARROW)
@@ -140,13 +217,20 @@ def warn_bias(summary: dict) -> None:
     """Say so when a run gives one label to (almost) the whole slice: its accuracy is then mostly that label's share."""
     compare = summary["compare"]
     bias_b = compare and compare["shares"].rename(columns={"gold": "gold_share", "run B": "predicted_share"})
-    for who, bias, items in (("run A", summary["bias"], "this slice"),
-                             ("run B", bias_b, f"the {compare['n']:,} items it labelled" if compare else "")):
+    for who, bias, items in (
+        ("run A", summary["bias"], "this slice"),
+        ("run B", bias_b, f"the {compare['n']:,} items it labelled" if compare else ""),
+    ):
         skew = explore.dominant_label(bias) if bias is not None else None
         if skew:
-            st.warning(f"**Response bias:** {who} answers **{widgets.plain(skew['label'])}** for {skew['predicted_share']:.1%} of "
-                       f"{items}, where {skew['gold_share']:.1%} of the gold labels are {widgets.plain(skew['label'])}; its accuracy "
-                       "here says little beyond that share.", icon=":material/balance:")
+            st.warning(
+                f"**Response bias:** {who} answers **{widgets.plain(skew['label'])}** for "
+                f"{skew['predicted_share']:.1%} of "
+                f"{items}, where {skew['gold_share']:.1%} of the gold labels are {widgets.plain(skew['label'])}; its "
+                f"accuracy "
+                "here says little beyond that share.",
+                icon=":material/balance:",
+            )
 
 
 def show_bias(summary: dict, dataset: str, caption: str) -> None:
@@ -158,8 +242,13 @@ def show_bias(summary: dict, dataset: str, caption: str) -> None:
         shares = summary["bias"].rename(columns={"gold_share": "gold", "predicted_share": "run A"})
     who = [c for c in ("gold", "run A", "run B") if c in shares]
     long = shares.melt(id_vars="label", value_vars=who, var_name="who", value_name="share")
-    export.chart(charts.label_shares, f"Label shares: {dataset}", caption, key="bias",
-                 args=(long, tuple(summary["labels"]), tuple(who)))
+    export.chart(
+        charts.label_shares,
+        f"Label shares: {dataset}",
+        caption,
+        key="bias",
+        args=(long, tuple(summary["labels"]), tuple(who)),
+    )
 
 
 def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -> None:
@@ -171,19 +260,34 @@ def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -
     frame.insert(0, "open", widgets.example_links(dataset, frame["example_id"]))
     matches = f"**{count:,} examples match**" if count != 1 else "**1 example matches**"
     st.markdown(matches + (f"; the first {SHOWN} are shown (sorted by {SORT_TITLES[sort]})." if count > SHOWN else "."))
-    config = {"open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),
-              "input": st.column_config.TextColumn(width="large"),
-              "p_a": st.column_config.NumberColumn(format="%.3f"), "p_b": st.column_config.NumberColumn(format="%.3f")}
-    event = st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key="rows",
-                         on_select="rerun", selection_mode="single-row")
+    config = {
+        "open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),
+        "input": st.column_config.TextColumn(width="large"),
+        "p_a": st.column_config.NumberColumn(format="%.3f"),
+        "p_b": st.column_config.NumberColumn(format="%.3f"),
+    }
+    event = st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config=config,
+        key="rows",
+        on_select="rerun",
+        selection_mode="single-row",
+    )
     st.caption(widgets.plain(caption) + " · select a row to open it")
     if event.selection.rows:
         chosen = frame["example_id"].iloc[event.selection.rows[0]]
         # `dataset` is bound to a widget here, so Streamlit refuses to set it through query_params; the
         # Example page's `dataset` selectbox shares this one's key and state, and writes it back to the URL.
         st.switch_page("pages/example.py", query_params={"example": chosen})
-    export.downloads(lambda: query(explore.slice_frame, dataset, *args, sort=sort, limit=None).dropna(axis=1, how="all"),
-                     f"slice-{dataset}", caption, key="slice", suffix=" (full slice)")
+    export.downloads(
+        lambda: query(explore.slice_frame, dataset, *args, sort=sort, limit=None).dropna(axis=1, how="all"),
+        f"slice-{dataset}",
+        caption,
+        key="slice",
+        suffix=" (full slice)",
+    )
 
 
 def open_saved() -> None:
@@ -214,8 +318,9 @@ def save_slice(dataset: str, filters: tuple, search: str) -> None:
             except (saved_slices.SliceError, StoreLocked) as exc:
                 st.error(f"Not saved — {widgets.message(exc)}")
                 return
-            st.success(f"Saved {widgets.plain(name.strip())}: the Overview scores every run on it; "
-                       f"`?slice=` opens it here.")
+            st.success(
+                f"Saved {widgets.plain(name.strip())}: the Overview scores every run on it; `?slice=` opens it here."
+            )
 
 
 def active(filters: tuple, search: str, correctness: str) -> dict:
@@ -231,8 +336,13 @@ with st.sidebar:
     runs = query(explore.runs_for, dataset)
     run_a, run_b, labels_a = pick_runs(runs)
     filters, correctness, search = pick_filters(dataset, labels_a, run_b)
-    sort = st.selectbox("Sort", list(explore.SORTS), key="sort", bind="query-params",
-                        help="; ".join(f"{widgets.plain(k)}: {widgets.plain(v)}" for k, v in SORT_TITLES.items()))
+    sort = st.selectbox(
+        "Sort",
+        list(explore.SORTS),
+        key="sort",
+        bind="query-params",
+        help="; ".join(f"{widgets.plain(k)}: {widgets.plain(v)}" for k, v in SORT_TITLES.items()),
+    )
     save_slice(dataset, filters, search)
 
 slice_args = (filters, run_a, run_b, search, correctness)
@@ -266,6 +376,14 @@ if count == 0:
     st.info("No examples in this confusion cell: choose another cell or clear it.")
 else:
     show_table(dataset, table_args, sort, count, caption)
-on_map = {facet: [explore.url_value(facet, v) for v in values] for facet, values in filters if facet in query(explore.facet_values, dataset)}
-st.page_link("pages/map.py", label="See this slice highlighted on the embedding map", icon=":material/scatter_plot:",
-             query_params={"dataset": dataset, **({"run_a": run_a} if run_a else {}), **on_map})
+on_map = {
+    facet: [explore.url_value(facet, v) for v in values]
+    for facet, values in filters
+    if facet in query(explore.facet_values, dataset)
+}
+st.page_link(
+    "pages/map.py",
+    label="See this slice highlighted on the embedding map",
+    icon=":material/scatter_plot:",
+    query_params={"dataset": dataset, **({"run_a": run_a} if run_a else {}), **on_map},
+)

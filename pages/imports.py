@@ -1,6 +1,7 @@
 """Import: bring your own predictions (as a run) or dataset, check them against the store, read the
 validation report, then save; list, replace and delete your runs. The same code as
 `python -m backend import-run / import-dataset / delete-run`. Text from your files is shown as text."""
+
 from __future__ import annotations
 
 import hashlib
@@ -15,7 +16,9 @@ GUESS = "(guess)"
 
 
 def uploaded(label: str, key: str) -> tuple[bytes, str] | None:
-    file = st.file_uploader(label, type=imports.FILE_TYPES, key=key, help="CSV, TSV, JSONL, JSON (a list of records) or Parquet")
+    file = st.file_uploader(
+        label, type=imports.FILE_TYPES, key=key, help="CSV, TSV, JSONL, JSON (a list of records) or Parquet"
+    )
     return (file.getvalue(), file.name) if file is not None else None
 
 
@@ -54,35 +57,56 @@ def run_form(described: dict) -> None:
             st.session_state["run_dataset"] = named
     left, middle, right = st.columns(3)
     dataset = left.selectbox("Dataset", list(described), key="run_dataset", bind="query-params")
-    model = middle.text_input("Model name", key="run_model", placeholder=file[1].rsplit(".", 1)[0] if file else "my-model")
+    model = middle.text_input(
+        "Model name", key="run_model", placeholder=file[1].rsplit(".", 1)[0] if file else "my-model"
+    )
     revision = right.text_input("Revision", key="run_revision", placeholder="checkpoint, commit, …")
     left, right = st.columns([2, 1])
     notes = left.text_input("Notes", key="run_notes")
-    trained_on = right.text_input("Trained on (datasets)", key="run_trained_on", placeholder="mnli, snli, imppres:train",
-                                  help="The datasets the model was trained on (name, or name:split). A run on one of "
-                                       "them is flagged as contaminated and left out of default comparisons.")
+    trained_on = right.text_input(
+        "Trained on (datasets)",
+        key="run_trained_on",
+        placeholder="mnli, snli, imppres:train",
+        help="The datasets the model was trained on (name, or name:split). A run on one of "
+        "them is flagged as contaminated and left out of default comparisons.",
+    )
     description = described[dataset]
     with st.expander("Columns, labels and matching (guessed when left alone)"):
-        task = st.selectbox("Task", imports.TASKS["run"], index=imports.TASKS["run"].index(description.task),
-                            key="run_task")
+        task = st.selectbox(
+            "Task", imports.TASKS["run"], index=imports.TASKS["run"].index(description.task), key="run_task"
+        )
         columns = file_columns(*file) if file else []
         chosen = mapping(imports.roles(task), columns, "run_map")
         a, b, c = st.columns(3)
-        order = a.text_input("Label order (for 0,1,2… and lists)", key="run_order", placeholder="entailment,neutral,contradiction")
+        order = a.text_input(
+            "Label order (for 0,1,2… and lists)", key="run_order", placeholder="entailment,neutral,contradiction"
+        )
         label_map = b.text_input("Label map", key="run_label_map", placeholder="yes=FP, no=N")
         split = c.text_input("Only this split", key="run_split")
         match = a.radio("Match rows by", ["auto", "id", "text"], horizontal=True, key="run_match")
         strict = b.checkbox("Reject if any row matches no example", key="run_strict")
         run_id = c.text_input("Run id", key="run_id", placeholder=f"{dataset}/user/<model>")
     if file is None:
-        st.info("Choose a file to check. Accepted: one row per example with an id or its text, and a label, "
-                "probabilities, logits, an answer, or a presupposition and correction (see the README).")
+        st.info(
+            "Choose a file to check. Accepted: one row per example with an id or its text, and a label, "
+            "probabilities, logits, an answer, or a presupposition and correction (see the README)."
+        )
         return
     options = imports.RunOptions(
-        dataset=dataset, model=model.strip() or None, revision=revision.strip() or None, notes=notes.strip() or None,
-        run_id=run_id.strip() or None, columns=chosen, task=task, split=split.strip() or None, match=match, strict=strict,
-        label_order=tuple(x.strip() for x in order.split(",") if x.strip()), label_map=pairs_text(label_map),
-        trained_on=tuple(x.strip() for x in trained_on.split(",") if x.strip()))
+        dataset=dataset,
+        model=model.strip() or None,
+        revision=revision.strip() or None,
+        notes=notes.strip() or None,
+        run_id=run_id.strip() or None,
+        columns=chosen,
+        task=task,
+        split=split.strip() or None,
+        match=match,
+        strict=strict,
+        label_order=tuple(x.strip() for x in order.split(",") if x.strip()),
+        label_map=pairs_text(label_map),
+        trained_on=tuple(x.strip() for x in trained_on.split(",") if x.strip()),
+    )
     signature = hashlib.sha256(repr((file[1], hashlib.sha256(file[0]).hexdigest(), options)).encode()).hexdigest()
     if st.button("Check", type="primary", key="run_check", icon=":material/fact_check:"):
         try:
@@ -95,8 +119,11 @@ def run_form(described: dict) -> None:
     if held and held[0] == signature:
         show_run_plan(held[1], held[2])
     else:
-        st.caption("Check the file to see the validation report; nothing is written before you save." if not held else
-                   "The file or the options changed since the last check: check again.")
+        st.caption(
+            "Check the file to see the validation report; nothing is written before you save."
+            if not held
+            else "The file or the options changed since the last check: check again."
+        )
 
 
 def use_dataset(name: str) -> None:
@@ -118,8 +145,11 @@ def show_run_plan(plan: imports.RunPlan, best: tuple | None = None) -> None:
     if report.problems or report.skipped:
         st.dataframe(report.table(), hide_index=True, width="stretch")
     if best:
-        st.warning(f"Its rows match **{widgets.plain(best[0])}** best: {best[1]:,} of {report.rows:,} rows. Use it, "
-                   "then check again.", icon=":material/lightbulb:")
+        st.warning(
+            f"Its rows match **{widgets.plain(best[0])}** best: {best[1]:,} of {report.rows:,} rows. Use it, "
+            "then check again.",
+            icon=":material/lightbulb:",
+        )
         st.button(f"Use {widgets.plain(best[0])}", key="run_use_best", on_click=use_dataset, args=(best[0],))
     elif best == ():
         st.info("No other dataset in the store matches its rows either: check the id or text column (and the split).")
@@ -134,8 +164,13 @@ def show_run_plan(plan: imports.RunPlan, best: tuple | None = None) -> None:
             st.error("That run id belongs to a built-in run; choose another run id.")
             return
         replace = st.checkbox("A run of yours has this id: replace it", key="run_replace")
-    if st.button("Save as a run", type="primary", disabled=existing is not None and not replace, key="run_save",
-                 icon=":material/save:"):
+    if st.button(
+        "Save as a run",
+        type="primary",
+        disabled=existing is not None and not replace,
+        key="run_save",
+        icon=":material/save:",
+    ):
         try:
             with store() as con:
                 imports.save_run(con, plan, replace=replace)
@@ -145,8 +180,12 @@ def show_run_plan(plan: imports.RunPlan, best: tuple | None = None) -> None:
         st.session_state.pop("run_plan", None)
         st.success(f"Saved {len(plan.predictions):,} predictions as a run.")
         st.code(run_id, language=None)
-        st.page_link("pages/explore.py", label="Open it in Explore", icon=":material/filter_alt:",
-                     query_params={"dataset": plan.run["dataset_id"], "run_a": run_id})
+        st.page_link(
+            "pages/explore.py",
+            label="Open it in Explore",
+            icon=":material/filter_alt:",
+            query_params={"dataset": plan.run["dataset_id"], "run_a": run_id},
+        )
         st.page_link("pages/overview.py", label="See it on the Overview", icon=":material/dataset:")
 
 
@@ -165,18 +204,30 @@ def dataset_form() -> None:
         label_map = c.text_input("Label map", key="dataset_label_map", placeholder="entailed=E, yes=FP")
         headline = a.text_input("Headline splits", key="dataset_headline", placeholder="all splits")
         train = b.text_input("Train split (baselines)", key="dataset_train")
-        operator = c.text_input("Operator column (Projection page)", key="dataset_operator",
-                                help="The column naming each item's operator (negation, question, modal, conditional, "
-                                     "unembedded); with a trigger_type column, the dataset joins the Projection page.")
+        operator = c.text_input(
+            "Operator column (Projection page)",
+            key="dataset_operator",
+            help="The column naming each item's operator (negation, question, modal, conditional, "
+            "unembedded); with a trigger_type column, the dataset joins the Projection page.",
+        )
     if file is None:
-        st.info("Choose a file: one row per example with its text (and hypothesis for NLI), a gold label or answers; "
-                "a split, pair id and pair role are optional; every other column is kept and few-valued ones become facets.")
+        st.info(
+            "Choose a file: one row per example with its text (and hypothesis for NLI), a gold label or answers; "
+            "a split, pair id and pair role are optional; every other column is kept and few-valued ones become facets."
+        )
         return
     options = imports.DatasetOptions(
-        name=name.strip(), task=task, columns=chosen, split=split.strip() or "all",
-        labels=tuple(x.strip() for x in labels.split(",") if x.strip()), positive=positive.strip() or None,
-        label_map=pairs_text(label_map), headline_splits=tuple(x.strip() for x in headline.split(",") if x.strip()),
-        train_split=train.strip() or None, operator_column=operator.strip() or None)
+        name=name.strip(),
+        task=task,
+        columns=chosen,
+        split=split.strip() or "all",
+        labels=tuple(x.strip() for x in labels.split(",") if x.strip()),
+        positive=positive.strip() or None,
+        label_map=pairs_text(label_map),
+        headline_splits=tuple(x.strip() for x in headline.split(",") if x.strip()),
+        train_split=train.strip() or None,
+        operator_column=operator.strip() or None,
+    )
     signature = hashlib.sha256(repr((file[1], hashlib.sha256(file[0]).hexdigest(), options)).encode()).hexdigest()
     if st.button("Check", type="primary", key="dataset_check", icon=":material/fact_check:"):
         try:  # checked once per click, not on every rerun (a large file takes seconds)
@@ -186,26 +237,45 @@ def dataset_form() -> None:
             return
     held = st.session_state.get("dataset_plan")
     if not held or held[0] != signature:
-        st.caption("Check the file to see what would be stored." if not held else
-                   "The file or the options changed since the last check: check again.")
+        st.caption(
+            "Check the file to see what would be stored."
+            if not held
+            else "The file or the options changed since the last check: check again."
+        )
         return
     _, bundle, description = held
-    st.code(f"{len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task {description.task}; labels "
-            f"{list(description.labels)}; headline splits {list(description.headline_splits)}; facets "
-            f"{list(description.facets) or 'none'}; columns {description.columns}", language=None, wrap_lines=True)
+    st.code(
+        f"{len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task {description.task}; labels "
+        f"{list(description.labels)}; headline splits {list(description.headline_splits)}; facets "
+        f"{list(description.facets) or 'none'}; columns {description.columns}",
+        language=None,
+        wrap_lines=True,
+    )
     exists = options.name in query(imports.described)
-    replace = st.checkbox("Replace my dataset of this name (my runs on it are kept)", key="dataset_replace") if exists else False
-    if st.button("Save the dataset", type="primary", disabled=exists and not replace, key="dataset_save", icon=":material/save:"):
+    replace = (
+        st.checkbox("Replace my dataset of this name (my runs on it are kept)", key="dataset_replace")
+        if exists
+        else False
+    )
+    if st.button(
+        "Save the dataset", type="primary", disabled=exists and not replace, key="dataset_save", icon=":material/save:"
+    ):
         try:
             with store() as con:
                 counts = imports.save_dataset(con, bundle, replace=replace)
         except (ValueError, StoreLocked, imports.BaselinesFailed) as exc:
-            show_problem("Not saved" if not isinstance(exc, imports.BaselinesFailed) else "Saved, without baselines", exc)
+            show_problem(
+                "Not saved" if not isinstance(exc, imports.BaselinesFailed) else "Saved, without baselines", exc
+            )
             return
         st.session_state.pop("dataset_plan", None)
         st.success("Saved: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items()))
-        st.page_link("pages/explore.py", label="Open it in Explore", icon=":material/filter_alt:",
-                     query_params={"dataset": options.name})
+        st.page_link(
+            "pages/explore.py",
+            label="Open it in Explore",
+            icon=":material/filter_alt:",
+            query_params={"dataset": options.name},
+        )
 
 
 def my_runs() -> None:
@@ -229,9 +299,11 @@ def my_runs() -> None:
 
 
 st.title("Import")
-st.caption("Your own predictions and datasets, checked before anything is written. From a terminal: "
-           "`python -m backend import-run FILE --dataset D`, `import-dataset FILE --name N --task T`; "
-           "from a notebook: `backend.api.Lab().import_run(frame, dataset=...)`.")
+st.caption(
+    "Your own predictions and datasets, checked before anything is written. From a terminal: "
+    "`python -m backend import-run FILE --dataset D`, `import-dataset FILE --name N --task T`; "
+    "from a notebook: `backend.api.Lab().import_run(frame, dataset=...)`."
+)
 found = widgets.require(imports.described, empty="The store is empty: run `python -m backend ingest`, then reload.")
 runs_tab, dataset_tab, mine_tab = st.tabs(["Predictions", "Dataset", "Your runs"])
 with runs_tab:

@@ -1,11 +1,12 @@
 """Map: a dataset's inputs as a 2-D map of the bundled embedder's vectors (UMAP, or PCA as the fast
 fallback), coloured by a run's correctness, the gold label or any facet. Drag a rectangle to list
 the items inside it; Explore's facet filters (same URL parameters) highlight their points."""
+
 import altair as alt
 import streamlit as st
 
-from backend.views import map as embedding_map
 from backend.views import explore
+from backend.views import map as embedding_map
 from ui import charts, export, widgets
 from ui.resources import query, store_ref
 
@@ -17,19 +18,24 @@ SHOWN = 500
 def computing(key: str) -> None:
     """The map job's progress; reruns the page when the map is cached."""
     if embedding_map.alive(key):
-        st.info(f"Computing the map in the background… {widgets.plain(embedding_map.last_line(key))}", icon=":material/hourglass:")
+        st.info(
+            f"Computing the map in the background… {widgets.plain(embedding_map.last_line(key))}",
+            icon=":material/hourglass:",
+        )
         return
     st.session_state.pop("map_job", None)
     st.rerun()
 
 
 def missing(dataset: str, method: str) -> None:
-    st.info(f"No {widgets.plain(method.upper())} map of {widgets.plain(dataset)} yet. Computing it embeds every item "
-            "with the bundled embedder — the slow part, 20 to 90 items a second on 2 CPU cores (70 s for NOPE's "
-            "2,732 items), shown with the time left — then reduces the vectors to 2-D (PCA: under a second; UMAP: "
-            "about 25 s for NOPE). The embeddings are kept, so the other method needs only its reduction; the map is "
-            "cached until the dataset changes. It runs in a process of its own; in a terminal: python -m backend map "
-            f"{widgets.plain(dataset)} --method {widgets.plain(method)}.")
+    st.info(
+        f"No {widgets.plain(method.upper())} map of {widgets.plain(dataset)} yet. Computing it embeds every item "
+        "with the bundled embedder — the slow part, 20 to 90 items a second on 2 CPU cores (70 s for NOPE's "
+        "2,732 items), shown with the time left — then reduces the vectors to 2-D (PCA: under a second; UMAP: "
+        "about 25 s for NOPE). The embeddings are kept, so the other method needs only its reduction; the map is "
+        "cached until the dataset changes. It runs in a process of its own; in a terminal: python -m backend map "
+        f"{widgets.plain(dataset)} --method {widgets.plain(method)}."
+    )
     job = st.session_state.get("map_job")
     if job and embedding_map.alive(job):
         computing(job)
@@ -48,8 +54,13 @@ def missing(dataset: str, method: str) -> None:
 def colour_field(frame, run: str | None) -> str:
     facets = [c for c in frame.columns if c not in ("example_id", "x", "y", "input", "predicted", "correct")]
     options = (["correct"] if run else []) + sorted(facets, key=lambda c: c != "gold_label")  # the label first
-    return st.selectbox("Colour by", options, key="colour", bind="query-params",
-                        help="A run's correctness (right / wrong), the gold label or any facet")
+    return st.selectbox(
+        "Colour by",
+        options,
+        key="colour",
+        bind="query-params",
+        help="A run's correctness (right / wrong), the gold label or any facet",
+    )
 
 
 def highlight_filters(dataset: str) -> tuple:
@@ -57,8 +68,14 @@ def highlight_filters(dataset: str) -> tuple:
     chosen = []
     for facet, values in query(explore.facet_values, dataset).items():
         if 1 < len(values) <= 50:
-            picked = st.multiselect(widgets.plain(facet.removeprefix(explore.EXTRA)), values, key=facet, bind="query-params",
-                                    placeholder="all", format_func=lambda v: {True: "yes", False: "no"}.get(v, str(v)))
+            picked = st.multiselect(
+                widgets.plain(facet.removeprefix(explore.EXTRA)),
+                values,
+                key=facet,
+                bind="query-params",
+                placeholder="all",
+                format_func=lambda v: {True: "yes", False: "no"}.get(v, str(v)),
+            )
             if picked:
                 chosen.append((facet, tuple(picked)))
     return tuple(chosen)
@@ -67,8 +84,10 @@ def highlight_filters(dataset: str) -> tuple:
 st.title("Map")
 with st.sidebar:
     dataset = widgets.dataset_select()
-    method = st.segmented_control("Method", list(embedding_map.METHODS), default="umap", key="method",
-                                  bind="query-params") or "umap"  # no format_func: the URL keeps the id
+    method = (
+        st.segmented_control("Method", list(embedding_map.METHODS), default="umap", key="method", bind="query-params")
+        or "umap"
+    )  # no format_func: the URL keeps the id
     runs = query(explore.runs_for, dataset)
     runs = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
     run = st.selectbox("Run (correctness)", [NO_RUN] + list(runs["run_id"]), key="run_a", bind="query-params")
@@ -87,29 +106,56 @@ frame = query(embedding_map.points, dataset, method, run, where.stat().st_mtime)
 with st.sidebar:
     colour = colour_field(frame, run)
 frame = frame.assign(highlighted=embedding_map.matches(frame, filters))
-caption = charts.provenance(dataset, len(frame), {"method": method, "colour": colour,
-                                                  **{f: "|".join(map(str, v)) for f, v in filters}}, [run] if run else None)
+caption = charts.provenance(
+    dataset,
+    len(frame),
+    {"method": method, "colour": colour, **{f: "|".join(map(str, v)) for f, v in filters}},
+    [run] if run else None,
+)
 region = alt.selection_interval(name="region", encodings=["x", "y"])
-scale = charts.label_scale(sorted(frame[colour].dropna().unique())) if colour in ("gold_label", "predicted") else \
-    alt.Scale(domain=["right", "wrong", "not predicted"], range=["#0072B2", "#D55E00", "#BBBBBB"]) if colour == "correct" \
+scale = (
+    charts.label_scale(sorted(frame[colour].dropna().unique()))
+    if colour in ("gold_label", "predicted")
+    else alt.Scale(domain=["right", "wrong", "not predicted"], range=["#0072B2", "#D55E00", "#BBBBBB"])
+    if colour == "correct"
     else alt.Scale(scheme="tableau10")
-points = alt.Chart(frame).mark_circle(size=14).encode(
-    x=alt.X("x:Q", axis=None), y=alt.Y("y:Q", axis=None),
-    color=alt.Color(f"{colour}:N", scale=scale, title=colour),
-    opacity=alt.condition("datum.highlighted", alt.value(0.85), alt.value(0.08)) if filters else alt.value(0.7),
-    tooltip=["example_id", "input", colour]).add_params(region)
-event = export.chart(points.properties(width=charts.WIDTH, height=520), f"{method.upper()} map of {dataset}", caption,
-                     key="map", select=True)
+)
+points = (
+    alt.Chart(frame)
+    .mark_circle(size=14)
+    .encode(
+        x=alt.X("x:Q", axis=None),
+        y=alt.Y("y:Q", axis=None),
+        color=alt.Color(f"{colour}:N", scale=scale, title=colour),
+        opacity=alt.condition("datum.highlighted", alt.value(0.85), alt.value(0.08)) if filters else alt.value(0.7),
+        tooltip=["example_id", "input", colour],
+    )
+    .add_params(region)
+)
+event = export.chart(
+    points.properties(width=charts.WIDTH, height=520),
+    f"{method.upper()} map of {dataset}",
+    caption,
+    key="map",
+    select=True,
+)
 if filters:
     st.caption(f"{int(frame['highlighted'].sum()):,} of {len(frame):,} points match the highlight filters.")
 box = (event.selection.get("region") or {}) if event else {}
 if box.get("x") and box.get("y"):
     inside = embedding_map.inside(frame, box)
-    st.markdown(f"**{len(inside):,} items in the selected region**"
-                + (f" (the first {SHOWN} shown)" if len(inside) > SHOWN else ""))
+    st.markdown(
+        f"**{len(inside):,} items in the selected region**"
+        + (f" (the first {SHOWN} shown)" if len(inside) > SHOWN else "")
+    )
     table = inside.head(SHOWN).drop(columns=["x", "y", "highlighted"])
     table.insert(0, "open", widgets.example_links(dataset, table["example_id"]))
-    export.table(table, f"Items in a region of the {method} map of {dataset}", caption, "map-region",
-                 column_config={"open": st.column_config.LinkColumn("open", display_text="open ↗", width="small")})
+    export.table(
+        table,
+        f"Items in a region of the {method} map of {dataset}",
+        caption,
+        "map-region",
+        column_config={"open": st.column_config.LinkColumn("open", display_text="open ↗", width="small")},
+    )
 else:
     st.caption("Drag a rectangle on the map to list the items inside it.")

@@ -1,5 +1,6 @@
 """NOPE (Parrish et al., CoNLL 2021): the paper's figures and tables for one run or run group, and
 the items behind any bar or cell (URL-bound pickers, so a pasted URL reproduces the view)."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -41,38 +42,73 @@ def examples(figure: str, cell: dict, key: str, choice: str | None = None) -> No
         return
     where = ", ".join(f"{k} = {v}" for k, v in cell.items() if v)
     st.markdown(f"**{len(frame):,} items**" + (f" in {widgets.plain(where)}" if where else ""))
-    export.table(frame, f"NOPE items {figure}", caption(len(frame), cell, [choice] if choice else None), key,
-                 column_config={"open": st.column_config.LinkColumn("example", display_text="open"),
-                                "correct": st.column_config.NumberColumn(format="%.2f")})
+    export.table(
+        frame,
+        f"NOPE items {figure}",
+        caption(len(frame), cell, [choice] if choice else None),
+        key,
+        column_config={
+            "open": st.column_config.LinkColumn("example", display_text="open"),
+            "correct": st.column_config.NumberColumn(format="%.2f"),
+        },
+    )
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    chosen = left.selectbox("Open one of these items", list(frame["example_id"]), key="cell_example", bind="query-params")
-    right.page_link("pages/example.py", label="Open in Example", icon=":material/article:",
-                    query_params={"dataset": "nope", "example": chosen})
+    chosen = left.selectbox(
+        "Open one of these items", list(frame["example_id"]), key="cell_example", bind="query-params"
+    )
+    right.page_link(
+        "pages/example.py",
+        label="Open in Example",
+        icon=":material/article:",
+        query_params={"dataset": "nope", "example": chosen},
+    )
 
 
 def figure2(report: dict, choice: str) -> None:
     frame = report[nv.FIGURE2]
-    long = frame.melt(id_vars=["trigger_type", "polarity", "n"], value_vars=[f"{l} %" for l in LABELS],
-                      var_name="label", value_name="share").assign(label=lambda f: f["label"].str[0])
+    long = frame.melt(
+        id_vars=["trigger_type", "polarity", "n"],
+        value_vars=[f"{label} %" for label in LABELS],
+        var_name="label",
+        value_name="share",
+    ).assign(label=lambda f: f["label"].str[0])
     short = long["polarity"].map({"non-negated": "non-neg", "negated": "neg"})
     long["bar"] = long["trigger_type"].map(pretty) + " · " + short + " (n=" + long["n"].astype(str) + ")"
     order = list(dict.fromkeys(long.sort_values(["trigger_type", "polarity"], ascending=[True, False])["bar"]))
-    chart = alt.Chart(long).mark_bar().encode(
-        y=alt.Y("bar:N", sort=order, title="Trigger · polarity (n items)",  # the title left of the longest label
-                axis=alt.Axis(labelLimit=320, titlePadding=12, titleAngle=-90, titleX=-300)),
-        x=alt.X("share:Q", stack="zero", title="Share of items (%)", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("label:N", scale=charts.label_scale(LABELS), sort=LABELS, title="Gold label"),
-        order=alt.Order("rank:Q"), tooltip=["trigger_type", "polarity", "label", alt.Tooltip("share:Q", format=".1f"), "n"],
-    ).transform_calculate(rank="indexof(['E','N','C'], datum.label)").properties(width=charts.WIDTH)
+    chart = (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            y=alt.Y(
+                "bar:N",
+                sort=order,
+                title="Trigger · polarity (n items)",  # the title left of the longest label
+                axis=alt.Axis(labelLimit=320, titlePadding=12, titleAngle=-90, titleX=-300),
+            ),
+            x=alt.X("share:Q", stack="zero", title="Share of items (%)", scale=alt.Scale(domain=[0, 100])),
+            color=alt.Color("label:N", scale=charts.label_scale(LABELS), sort=LABELS, title="Gold label"),
+            order=alt.Order("rank:Q"),
+            tooltip=["trigger_type", "polarity", "label", alt.Tooltip("share:Q", format=".1f"), "n"],
+        )
+        .transform_calculate(rank="indexof(['E','N','C'], datum.label)")
+        .properties(width=charts.WIDTH)
+    )
     chart = chart.add_params(charts.pick("trigger_type", "polarity", "label"))
-    export.chart(chart, "NOPE Figure 2: gold label per trigger and polarity", caption(int(frame["n"].sum())), "fig2",
-                 choose={"trigger_type": "cell_trigger", "polarity": "cell_polarity", "label": "cell_label"})
+    export.chart(
+        chart,
+        "NOPE Figure 2: gold label per trigger and polarity",
+        caption(int(frame["n"].sum())),
+        "fig2",
+        choose={"trigger_type": "cell_trigger", "polarity": "cell_polarity", "label": "cell_label"},
+    )
     export.table(frame.round(1), nv.FIGURE2, caption(int(frame["n"].sum())), "fig2-table")
     st.subheader("Items behind a bar (click one, or choose)")
     a, b, c = st.columns(3)
-    cell = {"trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", a),
-            "polarity": pick("Polarity", POLARITIES, "cell_polarity", b),
-            "gold_label": pick("Label (empty = whole bar)", LABELS, "cell_label", c)}
+    cell = {
+        "trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", a),
+        "polarity": pick("Polarity", POLARITIES, "cell_polarity", b),
+        "gold_label": pick("Label (empty = whole bar)", LABELS, "cell_label", c),
+    }
     examples("figure2", cell, "fig2-items")
 
 
@@ -81,73 +117,115 @@ def table2(report: dict, choice: str) -> None:
     export.table(frame, nv.TABLE2, caption(int(frame["n"].iloc[-1])), "tab2")
     st.subheader("Pairs behind a cell")
     a, b = st.columns(2)
-    cell = {"trigger_type": pick("Trigger", list(frame["trigger_type"]), "cell_trigger", a),
-            "change": pick("Label change", ["no change", "E→{N,C}", "{N,C}→E", "other"], "cell_change", b)}
+    cell = {
+        "trigger_type": pick("Trigger", list(frame["trigger_type"]), "cell_trigger", a),
+        "change": pick("Label change", ["no change", "E→{N,C}", "{N,C}→E", "other"], "cell_change", b),
+    }
     examples("table2", cell, "tab2-items")
 
 
 def figure3(report: dict, choice: str) -> None:
     frame = report[nv.FIGURE3].assign(trigger=lambda f: f["trigger_type"].map(pretty))
-    chart = alt.Chart(frame).mark_bar().encode(
-        y=alt.Y("trigger:N", title="Trigger type"), yOffset=alt.YOffset("polarity:N", sort=POLARITIES),
-        x=alt.X("mean_sd:Q", title="Mean SD of the five ratings (0–100 scale)"),
-        color=alt.Color("polarity:N", scale=POLARITY_COLORS, title="Polarity"),
-        tooltip=["trigger_type", "polarity", alt.Tooltip("mean_sd:Q", format=".1f"), "n"],
-    ).properties(width=charts.WIDTH).add_params(charts.pick("trigger_type", "polarity"))
-    export.chart(chart, "NOPE Figure 3: rating spread per trigger and polarity", caption(int(frame["n"].sum())), "fig3",
-                 choose={"trigger_type": "cell_trigger", "polarity": "cell_polarity"})
+    chart = (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            y=alt.Y("trigger:N", title="Trigger type"),
+            yOffset=alt.YOffset("polarity:N", sort=POLARITIES),
+            x=alt.X("mean_sd:Q", title="Mean SD of the five ratings (0–100 scale)"),
+            color=alt.Color("polarity:N", scale=POLARITY_COLORS, title="Polarity"),
+            tooltip=["trigger_type", "polarity", alt.Tooltip("mean_sd:Q", format=".1f"), "n"],
+        )
+        .properties(width=charts.WIDTH)
+        .add_params(charts.pick("trigger_type", "polarity"))
+    )
+    export.chart(
+        chart,
+        "NOPE Figure 3: rating spread per trigger and polarity",
+        caption(int(frame["n"].sum())),
+        "fig3",
+        choose={"trigger_type": "cell_trigger", "polarity": "cell_polarity"},
+    )
     export.table(frame.drop(columns="trigger").round(1), nv.FIGURE3, caption(int(frame["n"].sum())), "fig3-table")
     st.subheader("Items behind a bar (click one, or choose; most spread first)")
     a, b = st.columns(2)
-    cell = {"trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", a),
-            "polarity": pick("Polarity", POLARITIES, "cell_polarity", b)}
+    cell = {
+        "trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", a),
+        "polarity": pick("Polarity", POLARITIES, "cell_polarity", b),
+    }
     examples("figure3", cell, "fig3-items")
 
 
 def table3(report: dict, choice: str) -> None:
     frame = report[nv.TABLE3].round(1)
     export.table(frame, nv.TABLE3, caption(int(frame["items"].sum())), "tab3")
-    st.caption("Unanimous: all five crowd labels agree. Individual = majority: share of single labels equal to the item's label.")
+    st.caption(
+        "Unanimous: all five crowd labels agree. Individual = majority: share of single labels equal to the item's "
+        "label."
+    )
 
 
 def figure5(report: dict, choice: str) -> None:
     frame = report[nv.FIGURE5]
     items = int(frame.loc[frame["trigger_type"] == "all", "n"].sum())  # main + adversarial
-    pct = frame.assign(accuracy=100 * frame["value"], low=100 * frame["low"], high=100 * frame["high"],
-                       trigger=frame["trigger_type"].map(pretty))
-    base = alt.Chart(pct).encode(y=alt.Y("trigger:N", title="Trigger type"), yOffset=alt.YOffset("split:N", sort=["main", "adv"]))
-    bars = base.mark_bar().encode(x=alt.X("accuracy:Q", title="Accuracy (%) with 95% CI", scale=alt.Scale(domain=[0, 100])),
-                                  color=alt.Color("split:N", scale=SPLIT_COLORS, title="Corpus"),
-                                  tooltip=["trigger_type", "split", alt.Tooltip("accuracy:Q", format=".1f"), "n"]
-                                  ).add_params(charts.pick("trigger_type", "split"))
+    pct = frame.assign(
+        accuracy=100 * frame["value"],
+        low=100 * frame["low"],
+        high=100 * frame["high"],
+        trigger=frame["trigger_type"].map(pretty),
+    )
+    base = alt.Chart(pct).encode(
+        y=alt.Y("trigger:N", title="Trigger type"), yOffset=alt.YOffset("split:N", sort=["main", "adv"])
+    )
+    bars = (
+        base.mark_bar()
+        .encode(
+            x=alt.X("accuracy:Q", title="Accuracy (%) with 95% CI", scale=alt.Scale(domain=[0, 100])),
+            color=alt.Color("split:N", scale=SPLIT_COLORS, title="Corpus"),
+            tooltip=["trigger_type", "split", alt.Tooltip("accuracy:Q", format=".1f"), "n"],
+        )
+        .add_params(charts.pick("trigger_type", "split"))
+    )
     chart = (bars + base.mark_rule(color="black").encode(x="low:Q", x2="high:Q")).properties(width=charts.WIDTH)
-    export.chart(chart, f"NOPE Figure 5: accuracy per trigger ({choice})", caption(items, runs=[choice]), "fig5",
-                 choose={"trigger_type": "cell_trigger", "split": "cell_split"})
+    export.chart(
+        chart,
+        f"NOPE Figure 5: accuracy per trigger ({choice})",
+        caption(items, runs=[choice]),
+        "fig5",
+        choose={"trigger_type": "cell_trigger", "split": "cell_split"},
+    )
     table = pct[["split", "trigger_type", "accuracy", "low", "high", "n"]].round(1)
     export.table(table, nv.FIGURE5, caption(items, runs=[choice]), "fig5-table")
     st.subheader("Items behind a bar (click one, or choose)")
     a, b = st.columns(2)
-    cell = {"split": pick("Corpus", ["main", "adv"], "cell_split", a),
-            "trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", b)}
+    cell = {
+        "split": pick("Corpus", ["main", "adv"], "cell_split", a),
+        "trigger_type": pick("Trigger", sorted(frame["trigger_type"].unique()), "cell_trigger", b),
+    }
     examples("figure5", cell, "fig5-items", choice)
 
 
 def table4(report: dict, choice: str) -> None:
     frame = report[nv.TABLE4]
-    st.markdown("**Accuracy (%) on projection subsets of the main negation pairs**, ours beside the paper's "
-                f"Table 4 ({PAPER}; models trained on MNLI+SNLI+ANLI+FEVER).")
+    st.markdown(
+        "**Accuracy (%) on projection subsets of the main negation pairs**, ours beside the paper's "
+        f"Table 4 ({PAPER}; models trained on MNLI+SNLI+ANLI+FEVER)."
+    )
     export.table(frame, nv.TABLE4, caption(int(frame["n"].sum()), runs=[choice]), "tab4")
     st.subheader("Items behind a cell")
     a, b = st.columns(2)
-    cell = {"subset": pick("Subset", ["E→E", "E→{N,C}", "{N,C}→E"], "cell_subset", a),
-            "polarity": pick("Member", POLARITIES, "cell_polarity", b)}
+    cell = {
+        "subset": pick("Subset", ["E→E", "E→{N,C}", "{N,C}→E"], "cell_subset", a),
+        "polarity": pick("Member", POLARITIES, "cell_polarity", b),
+    }
     examples("table4", cell, "tab4-items", choice)
 
 
 def majority_n(report: dict, choice: str) -> None:
     frame = report[nv.MAJORITY_N]
-    table = frame.assign(accuracy=(100 * frame["value"]).round(1), low=(100 * frame["low"]).round(1),
-                         high=(100 * frame["high"]).round(1))[["run", "gold_label", "accuracy", "low", "high", "n"]]
+    table = frame.assign(
+        accuracy=(100 * frame["value"]).round(1), low=(100 * frame["low"]).round(1), high=(100 * frame["high"]).round(1)
+    )[["run", "gold_label", "accuracy", "low", "high", "n"]]
     export.table(table, nv.MAJORITY_N, caption(int(frame["n"].sum()), runs=[choice]), "majn")
     st.subheader("The items")
     examples("majority_n", {}, "majn-items", choice)
@@ -158,18 +236,26 @@ def calibration(report: dict, choice: str) -> None:
     base = alt.Chart(curve).encode(
         x=alt.X("crowd share:Q", title="Crowd share of the label (5 raters)", scale=alt.Scale(domain=[0, 1])),
         y=alt.Y("model probability:Q", title="Mean model probability of the label", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("label:N", scale=charts.label_scale(LABELS), sort=LABELS, title="Label"))
-    dash = alt.StrokeDash("split:N", sort=["main", "adv"], title="Corpus",
-                          legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#555555"))
+        color=alt.Color("label:N", scale=charts.label_scale(LABELS), sort=LABELS, title="Label"),
+    )
+    dash = alt.StrokeDash(
+        "split:N",
+        sort=["main", "adv"],
+        title="Corpus",
+        legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#555555"),
+    )
     lines = base.mark_line().encode(strokeDash=dash) + base.mark_circle(size=40).encode(
-        tooltip=["split", "label", "crowd share", alt.Tooltip("model probability:Q", format=".2f"), "n"])
+        tooltip=["split", "label", "crowd share", alt.Tooltip("model probability:Q", format=".2f"), "n"]
+    )
     diagonal = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [0, 1]})).mark_line(color="#BBBBBB").encode(x="x:Q", y="y:Q")
     chart = (diagonal + lines).properties(width=charts.WIDTH)
     n = int(curve.query("label == 'E'")["n"].sum())
     export.chart(chart, f"NOPE: crowd vs model label probabilities ({choice})", caption(n, runs=[choice]), "calib")
     export.table(report[nv.CALIBRATION].round(3), nv.CALIBRATION, caption(n, runs=[choice]), "calib-table")
-    st.caption("JSD: Jensen–Shannon divergence (bits) between the crowd's label shares and the model's probabilities; "
-               "ECE: expected calibration error of the top label against the majority label (10 bins).")
+    st.caption(
+        "JSD: Jensen–Shannon divergence (bits) between the crowd's label shares and the model's probabilities; "
+        "ECE: expected calibration error of the top label against the majority label (10 bins)."
+    )
 
 
 RENDER = dict(zip(SECTIONS, [figure2, table2, figure3, table3, figure5, table4, majority_n, calibration]))
@@ -183,24 +269,37 @@ def badge(row: pd.Series) -> None:
         st.badge(f"Paper predictions, not in its tables ({PAPER})", color="blue")
     else:
         st.badge(widgets.plain(row["source"]), color="gray")
-    st.caption(f"{widgets.plain(row['kind'])} · model {widgets.plain(row['model'])} · training data {widgets.plain(row['training data'])} · "
-               f"{row['seeds']:,} run(s)"
-               + (" · accuracy is the mean over seeds" if row["kind"] == "group" else ""))
+    st.caption(
+        f"{widgets.plain(row['kind'])} · model {widgets.plain(row['model'])} · training data "
+        f"{widgets.plain(row['training data'])} · "
+        f"{row['seeds']:,} run(s)" + (" · accuracy is the mean over seeds" if row["kind"] == "group" else "")
+    )
 
 
 st.title("NOPE: naturally occurring presuppositions")
-st.info("Figures 2–3 and Tables 2–3 come from NOPE's crowd ratings; model results come from the paper's stored "
-        f"predictions ({PAPER}, `model_results/`) unless you pick another run. Live small models are weak on NOPE "
-        "(a MiniLM cross-encoder scores below the always-E baseline), so read their runs as what they are.")
-choices = widgets.require(nv.run_choices, empty="No NOPE runs in the store: ingest NOPE with "
-                         "`python -m backend ingest --only nope` and reload.")
+st.info(
+    "Figures 2–3 and Tables 2–3 come from NOPE's crowd ratings; model results come from the paper's stored "
+    f"predictions ({PAPER}, `model_results/`) unless you pick another run. Live small models are weak on NOPE "
+    "(a MiniLM cross-encoder scores below the always-E baseline), so read their runs as what they are."
+)
+choices = widgets.require(
+    nv.run_choices,
+    empty="No NOPE runs in the store: ingest NOPE with `python -m backend ingest --only nope` and reload.",
+)
 
-choice = st.selectbox("Run or group", list(choices["name"]), key="run", bind="query-params",
-                      help="A group is every seed of one model × training data (the paper's tables show groups).")
+choice = st.selectbox(
+    "Run or group",
+    list(choices["name"]),
+    key="run",
+    bind="query-params",
+    help="A group is every seed of one model × training data (the paper's tables show groups).",
+)
 badge(choices.set_index("name").loc[choice])
 if choices.set_index("name").loc[choice, "contaminated"]:
-    st.warning(f"{nv.FLAG}: {widgets.plain(choices.set_index('name').loc[choice, 'contaminated'])}; "
-               "these numbers are not an evaluation of the model on NOPE.")
+    st.warning(
+        f"{nv.FLAG}: {widgets.plain(choices.set_index('name').loc[choice, 'contaminated'])}; "
+        "these numbers are not an evaluation of the model on NOPE."
+    )
 with st.expander("All NOPE runs and groups"):
     listing = choices.assign(run_ids=choices["run_ids"].map(", ".join))
     export.table(listing, "NOPE runs and groups", caption(len(listing)), "choices")

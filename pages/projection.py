@@ -2,6 +2,7 @@
 (crowd), as the dataset states it (gold, by construction), and as a chosen model predicts it — side by
 side across every dataset with a projection spec (`backend.views.projection`). Cells click through to their
 items; the model, the cell and the contamination switch are in the URL."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -29,19 +30,44 @@ def heatmap(table, caption: str) -> None:
     frame = table.assign(row=row_label(table), pct=(100 * table["human"]).round(0))
     order = list(dict.fromkeys(frame["row"]))
     base = alt.Chart(frame).encode(
-        x=alt.X("operator:N", sort=OPERATORS, title="Operator",  # every operator labelled, over its column
-                axis=alt.Axis(labelAngle=0, orient="top", labelOverlap=False, labelAlign="center")),
-        y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=420, labelOverlap=False)))
-    cells = base.mark_rect(stroke="white").encode(
-        color=alt.Color("human:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="Survives (share)"),
-        tooltip=["dataset", "trigger", "family", "operator", "judged_by", alt.Tooltip("human:Q", format=".2f"),
-                 alt.Tooltip("human_low:Q", format=".2f"), alt.Tooltip("human_high:Q", format=".2f"), "n"],
-    ).add_params(charts.pick("dataset", "trigger", "operator"))
-    text = base.mark_text(fontSize=11).encode(text=alt.Text("pct:Q", format=".0f"),
-                                               color=alt.condition("datum.human > 0.6", alt.value("white"), alt.value("black")))
+        x=alt.X(
+            "operator:N",
+            sort=OPERATORS,
+            title="Operator",  # every operator labelled, over its column
+            axis=alt.Axis(labelAngle=0, orient="top", labelOverlap=False, labelAlign="center"),
+        ),
+        y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=420, labelOverlap=False)),
+    )
+    cells = (
+        base.mark_rect(stroke="white")
+        .encode(
+            color=alt.Color("human:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="Survives (share)"),
+            tooltip=[
+                "dataset",
+                "trigger",
+                "family",
+                "operator",
+                "judged_by",
+                alt.Tooltip("human:Q", format=".2f"),
+                alt.Tooltip("human_low:Q", format=".2f"),
+                alt.Tooltip("human_high:Q", format=".2f"),
+                "n",
+            ],
+        )
+        .add_params(charts.pick("dataset", "trigger", "operator"))
+    )
+    text = base.mark_text(fontSize=11).encode(
+        text=alt.Text("pct:Q", format=".0f"),
+        color=alt.condition("datum.human > 0.6", alt.value("white"), alt.value("black")),
+    )
     figure = (cells + text).properties(width=charts.WIDTH, height=24 * len(order))  # 84 px a column: its label fits
-    export.chart(figure, "Presupposition survival by trigger and operator (people / gold)", caption, "heat",
-                 choose={"dataset": "cell_dataset", "trigger": "cell_trigger", "operator": "cell_operator"})
+    export.chart(
+        figure,
+        "Presupposition survival by trigger and operator (people / gold)",
+        caption,
+        "heat",
+        choose={"dataset": "cell_dataset", "trigger": "cell_trigger", "operator": "cell_operator"},
+    )
 
 
 def profile_chart(frame, model: str, caption: str) -> None:
@@ -49,21 +75,42 @@ def profile_chart(frame, model: str, caption: str) -> None:
     model (orange), each with its CI."""
     long = frame.assign(cell=row_label(frame))
     people = long.assign(who="people / gold", rate=long["human"], low=long["human_low"], high=long["human_high"])
-    said = long[long["model"].notna()].assign(who="model", rate=lambda f: f["model"], low=lambda f: f["model_low"],
-                                               high=lambda f: f["model_high"])
+    said = long[long["model"].notna()].assign(
+        who="model", rate=lambda f: f["model"], low=lambda f: f["model_low"], high=lambda f: f["model_high"]
+    )
     data = pd.concat([people, said])[["cell", "trigger", "dataset", "operator", "who", "rate", "low", "high", "n"]]
     base = alt.Chart(data).encode(
         x=alt.X("operator:N", sort=OPERATORS, title=None, axis=alt.Axis(labelAngle=-40, labelOverlap=False)),
         color=alt.Color("who:N", scale=WHO, title=None),
-        xOffset=alt.XOffset("who:N", sort=["people / gold", "model"]))
+        xOffset=alt.XOffset("who:N", sort=["people / gold", "model"]),
+    )
     points = base.mark_point(filled=True, size=45).encode(
         y=alt.Y("rate:Q", title="Survives (share)", scale=alt.Scale(domain=[0, 1])),
-        tooltip=["dataset", "trigger", "operator", "who", alt.Tooltip("rate:Q", format=".2f"),
-                 alt.Tooltip("low:Q", format=".2f"), alt.Tooltip("high:Q", format=".2f"), "n"])
+        tooltip=[
+            "dataset",
+            "trigger",
+            "operator",
+            "who",
+            alt.Tooltip("rate:Q", format=".2f"),
+            alt.Tooltip("low:Q", format=".2f"),
+            alt.Tooltip("high:Q", format=".2f"),
+            "n",
+        ],
+    )
     rules = base.mark_rule().encode(y="low:Q", y2="high:Q")
-    figure = alt.layer(rules, points).properties(width=140, height=120).facet(
-        facet=alt.Facet("cell:N", title=None, sort=list(dict.fromkeys(long["cell"])),
-                        header=alt.Header(labelFontSize=10, labelLimit=200)), columns=4)
+    figure = (
+        alt.layer(rules, points)
+        .properties(width=140, height=120)
+        .facet(
+            facet=alt.Facet(
+                "cell:N",
+                title=None,
+                sort=list(dict.fromkeys(long["cell"])),
+                header=alt.Header(labelFontSize=10, labelLimit=200),
+            ),
+            columns=4,
+        )
+    )
     export.chart(figure, f"Projection profile: {model} against people / gold", caption, "profile")
 
 
@@ -71,52 +118,90 @@ def items_of(cell: dict, model: str | None, include: bool) -> None:
     if not all(cell.values()):
         st.info("Click a cell of the chart above, or choose a dataset, trigger and operator, to list its items.")
         return
-    frame = widgets.linked_items(cell["dataset"], pj.cell_items, cell["dataset"], cell["trigger"], cell["operator"],
-                                 model, include)
+    frame = widgets.linked_items(
+        cell["dataset"], pj.cell_items, cell["dataset"], cell["trigger"], cell["operator"], model, include
+    )
     if frame is None:
         return
     origin = widgets.generated_from(cell["dataset"])
-    st.markdown(f"**{len(frame):,} items** in {widgets.plain(cell['dataset'])} · {widgets.plain(cell['trigger'])} · "
-                f"{widgets.plain(cell['operator'])}")
-    export.table(frame, "Projection cell items", charts.provenance(origin, len(frame), cell, [model] if model else None),
-                 "cell-items", column_config={"open": st.column_config.LinkColumn("example", display_text="open"),
-                                              "survives": st.column_config.NumberColumn(format="%.2f")})
+    st.markdown(
+        f"**{len(frame):,} items** in {widgets.plain(cell['dataset'])} · {widgets.plain(cell['trigger'])} · "
+        f"{widgets.plain(cell['operator'])}"
+    )
+    export.table(
+        frame,
+        "Projection cell items",
+        charts.provenance(origin, len(frame), cell, [model] if model else None),
+        "cell-items",
+        column_config={
+            "open": st.column_config.LinkColumn("example", display_text="open"),
+            "survives": st.column_config.NumberColumn(format="%.2f"),
+        },
+    )
 
 
 st.title("Projection across operators")
-st.caption("How often a presupposition survives an operator, per trigger: people's judgements (crowd labels or "
-           "ratings), the gold label where a dataset builds it in, and a model's share of E, each with a 95% "
-           "bootstrap interval over items. Datasets take part through the projection spec in their description; "
-           "triggers are grouped into families named after NOPE's triggers (the mapping is in ARCHITECTURE.md).")
-table = widgets.require(pj.human_table, empty="No dataset with a projection spec is loaded: ingest NOPE, IMPPRES "
-                        "or CommitmentBank (`python -m backend ingest`) and reload.")
+st.caption(
+    "How often a presupposition survives an operator, per trigger: people's judgements (crowd labels or "
+    "ratings), the gold label where a dataset builds it in, and a model's share of E, each with a 95% "
+    "bootstrap interval over items. Datasets take part through the projection spec in their description; "
+    "triggers are grouped into families named after NOPE's triggers (the mapping is in ARCHITECTURE.md)."
+)
+table = widgets.require(
+    pj.human_table,
+    empty="No dataset with a projection spec is loaded: ingest NOPE, IMPPRES "
+    "or CommitmentBank (`python -m backend ingest`) and reload.",
+)
 choices = query(pj.model_choices)
 names = list(choices["name"])
 left, right = st.columns([3, 1], vertical_alignment="bottom")
-model = left.selectbox("Model (every run of it on these datasets; seeds averaged)", names, index=0 if names else None,
-                       key="model", bind="query-params", placeholder="no NLI runs on these datasets yet")
-include = right.toggle("Include contaminated runs", key="contaminated", bind="query-params",
-                       help="Cells where the model was trained on the dataset are left empty unless this is on.")
+model = left.selectbox(
+    "Model (every run of it on these datasets; seeds averaged)",
+    names,
+    index=0 if names else None,
+    key="model",
+    bind="query-params",
+    placeholder="no NLI runs on these datasets yet",
+)
+include = right.toggle(
+    "Include contaminated runs",
+    key="contaminated",
+    bind="query-params",
+    help="Cells where the model was trained on the dataset are left empty unless this is on.",
+)
 frame = table
 if model:
     frame = query(pj.profile, model, include)
     flagged = choices.set_index("name").loc[model, "contaminated"]
     if flagged:
         said = "; ".join(f"{widgets.plain(d)}: {widgets.plain(why)}" for d, why in flagged.items())
-        st.warning(f"{widgets.plain(pj.FLAG)} — {said}. "
-                   + ("Shown, but these are not evaluations." if include else "Those cells are left out."))
-caption = charts.provenance(", ".join(sorted(table["dataset"].unique())), int(table["n"].sum()), None, [model] if model else None)
+        st.warning(
+            f"{widgets.plain(pj.FLAG)} — {said}. "
+            + ("Shown, but these are not evaluations." if include else "Those cells are left out.")
+        )
+caption = charts.provenance(
+    ", ".join(sorted(table["dataset"].unique())), int(table["n"].sum()), None, [model] if model else None
+)
 heatmap(table, caption)
 if model:
     profile_chart(frame, model, caption)
 shown = frame.round(3)
-export.table(shown, "Projection cells", caption, "cells",
-             column_config={"contaminated": st.column_config.TextColumn(width="medium")})
+export.table(
+    shown,
+    "Projection cells",
+    caption,
+    "cells",
+    column_config={"contaminated": st.column_config.TextColumn(width="medium")},
+)
 
 st.subheader("Items behind a cell (click one, or choose)")
 a, b, c = st.columns(3)
 cell = {"dataset": pick("Dataset", sorted(table["dataset"].unique()), "cell_dataset", a)}
-cell["trigger"] = pick("Trigger", sorted(table.loc[table["dataset"] == cell["dataset"], "trigger"].unique())
-                       if cell["dataset"] else [], "cell_trigger", b)
+cell["trigger"] = pick(
+    "Trigger",
+    sorted(table.loc[table["dataset"] == cell["dataset"], "trigger"].unique()) if cell["dataset"] else [],
+    "cell_trigger",
+    b,
+)
 cell["operator"] = pick("Operator", OPERATORS, "cell_operator", c)
 items_of(cell, model, include)

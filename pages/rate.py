@@ -2,6 +2,7 @@
 beside the form), other runs binary acceptability. A rater id, previous/next with keyboard shortcuts
 (P / N, Ctrl+Enter saves), each save upserted atomically; a rejected rating says why and keeps what
 was typed. Below: agreement between raters per criterion, mean ratings, and the ratings as CSV/Parquet."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -14,8 +15,11 @@ from ui.resources import StoreError, StoreLocked, query, store
 
 
 def pickers() -> tuple[pd.Series, str | None, str]:
-    runs = widgets.require(rate.rateable_runs, empty="No run has outputs to rate yet: ask the models on the "
-                           "Playground page, or run one with `python -m backend predict` (see the README).")
+    runs = widgets.require(
+        rate.rateable_runs,
+        empty="No run has outputs to rate yet: ask the models on the "
+        "Playground page, or run one with `python -m backend predict` (see the README).",
+    )
     left, middle, right = st.columns([3, 1, 1])
     run_id = left.selectbox("Run", list(runs["run_id"]), key="run", bind="query-params")  # the id: a stable link
     run = runs.set_index("run_id").loc[run_id]
@@ -23,8 +27,14 @@ def pickers() -> tuple[pd.Series, str | None, str]:
     items = query(rate.targets, run_id)
     splits = ["all"] + sorted(items["split"].dropna().unique())
     split = middle.selectbox("Split", splits, key="split", bind="query-params")
-    rater = right.text_input("Rater id", key="rater", bind="query-params", max_chars=64,
-                             placeholder="e.g. your initials", help="Letters, digits and . _ - @; your ratings are kept per rater id.")
+    rater = right.text_input(
+        "Rater id",
+        key="rater",
+        bind="query-params",
+        max_chars=64,
+        placeholder="e.g. your initials",
+        help="Letters, digits and . _ - @; your ratings are kept per rater id.",
+    )
     return run, None if split == "all" else split, (rater or "").strip()
 
 
@@ -48,8 +58,14 @@ def show_item(item: pd.Series) -> None:
         st.markdown(f"**Context:** {widgets.plain(item['context'])}")
     if isinstance(item.get("hypothesis"), str) and item["hypothesis"]:
         st.markdown(f"**Hypothesis:** {widgets.plain(item['hypothesis'])}")
-    gold = [(title, item.get(field)) for field, title in (("gold_answers", "Gold answers"),
-            ("gold_presuppositions", "Gold presuppositions"), ("gold_corrections", "Gold corrections"))]
+    gold = [
+        (title, item.get(field))
+        for field, title in (
+            ("gold_answers", "Gold answers"),
+            ("gold_presuppositions", "Gold presuppositions"),
+            ("gold_corrections", "Gold corrections"),
+        )
+    ]
     for title, values in gold:
         if values is not None and len(values):
             st.markdown(f"**{widgets.plain(title)}:** " + " · ".join(map(widgets.plain, values)))
@@ -67,20 +83,32 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
     values = {c: st.session_state.get(f"{key}|{c}") for c in rate.criteria_for(task)}
     try:
         with store() as con:
-            written = rate.save(con, run_id, example_id, rater, values, st.session_state.get(f"{key}|note") or None,
-                                   loaded=st.session_state.get(f"{key}|loaded", {}))
+            written = rate.save(
+                con,
+                run_id,
+                example_id,
+                rater,
+                values,
+                st.session_state.get(f"{key}|note") or None,
+                loaded=st.session_state.get(f"{key}|loaded", {}),
+            )
     except rate.RatingConflict as exc:
         fill(key, task, exc.stored)
         st.session_state["rate_error"] = (key, str(exc), "")
         return
     except (rate.RatingError, StoreLocked, StoreError) as exc:
-        said = f"the store could not write it ({type(exc).__name__}); try again" if isinstance(exc, StoreError) else str(exc)
+        said = (
+            f"the store could not write it ({type(exc).__name__}); try again"
+            if isinstance(exc, StoreError)
+            else str(exc)
+        )
         st.session_state["rate_error"] = (key, said, " Nothing saved before has changed; your choices are kept above.")
         return
     fill(key, task, {c: v for c, v in values.items() if v is not None} if written else {})
     st.session_state.pop("rate_error", None)
-    st.session_state["saved_note"] = (f"Saved {example_id} as {rater}." if written
-                                      else f"Cleared {rater}'s ratings of {example_id}.")
+    st.session_state["saved_note"] = (
+        f"Saved {example_id} as {rater}." if written else f"Cleared {rater}'s ratings of {example_id}."
+    )
     if not st.session_state.get("todo"):  # with "only unrated" on, the next output takes this one's place
         move(1, int(st.session_state.get("total", 1)))
 
@@ -102,11 +130,22 @@ def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> Non
         for criterion in rate.criteria_for(run["task"]):
             scale = rate.RUBRIC[criterion]
             name = (lambda v: f"{v:d} — {'yes' if v else 'no'}") if len(scale) == 2 else widgets.plain
-            st.segmented_control(widgets.plain(criterion.capitalize()), list(scale), format_func=name, key=f"{key}|{criterion}",
-                                 help=" · ".join(f"{v:d}: {widgets.plain(text)}" for v, text in scale.items()))
+            st.segmented_control(
+                widgets.plain(criterion.capitalize()),
+                list(scale),
+                format_func=name,
+                key=f"{key}|{criterion}",
+                help=" · ".join(f"{v:d}: {widgets.plain(text)}" for v, text in scale.items()),
+            )
         st.text_input("Note (optional)", key=f"{key}|note", max_chars=2000)
-        st.form_submit_button("Save and next", type="primary", shortcut="Ctrl+Enter", icon=":material/save:",
-                              on_click=submit, args=(run.name, run["task"], item["example_id"], rater, key))
+        st.form_submit_button(
+            "Save and next",
+            type="primary",
+            shortcut="Ctrl+Enter",
+            icon=":material/save:",
+            on_click=submit,
+            args=(run.name, run["task"], item["example_id"], rater, key),
+        )
     error = st.session_state.get("rate_error")
     if error and error[0] == key:
         st.error(f"Not saved: {widgets.plain(error[1])}.{widgets.message(error[2])}")
@@ -115,7 +154,10 @@ def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> Non
 def rubric(task: str) -> None:
     st.markdown("**Rubric**")
     for criterion in rate.criteria_for(task):
-        st.caption(f"**{widgets.plain(criterion.capitalize())}** — " + " · ".join(f"**{v:d}** {widgets.plain(text)}" for v, text in rate.RUBRIC[criterion].items()))
+        st.caption(
+            f"**{widgets.plain(criterion.capitalize())}** — "
+            + " · ".join(f"**{v:d}** {widgets.plain(text)}" for v, text in rate.RUBRIC[criterion].items())
+        )
 
 
 def agreement_block(run_id: str, dataset: str, task: str) -> None:
@@ -127,32 +169,46 @@ def agreement_block(run_id: str, dataset: str, task: str) -> None:
     caption = charts.provenance(dataset, int(agree["ratings"].sum()), runs=[run_id])
     if (agree["items"] == 0).all():
         st.info("Agreement needs at least two raters on the same outputs: ask a colleague to rate with their own id.")
-    export.table(agree, "Inter-rater agreement", caption, key="agreement", column_config={
-        "alpha": st.column_config.NumberColumn("Krippendorff's α", format="%.3f"),
-        "alpha_low": st.column_config.NumberColumn("α low", format="%.3f"),
-        "alpha_high": st.column_config.NumberColumn("α high", format="%.3f"),
-        "kappa": st.column_config.NumberColumn("mean pairwise Cohen's κ", format="%.3f")})
+    export.table(
+        agree,
+        "Inter-rater agreement",
+        caption,
+        key="agreement",
+        column_config={
+            "alpha": st.column_config.NumberColumn("Krippendorff's α", format="%.3f"),
+            "alpha_low": st.column_config.NumberColumn("α low", format="%.3f"),
+            "alpha_high": st.column_config.NumberColumn("α high", format="%.3f"),
+            "kappa": st.column_config.NumberColumn("mean pairwise Cohen's κ", format="%.3f"),
+        },
+    )
     means = query(rate.summary, run_id)
     if not means.empty:
         bars = alt.Chart(means).encode(y=alt.Y("criterion:N", title=None), tooltip=list(means.columns))
         top = max(max(rate.RUBRIC[c]) for c in rate.criteria_for(task))
         scale = alt.Scale(domain=[0, top], nice=False)
-        figure = (bars.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title="mean rating (95% CI)", scale=scale,
-                                                                axis=alt.Axis(tickCount=top)), x2="high:Q")
-                  + bars.mark_point(filled=True, size=60).encode(x="mean:Q"))
-        export.chart(figure.properties(width=charts.WIDTH, height=30 * len(means)), "Mean ratings", caption, key="means")
+        figure = bars.mark_rule(strokeWidth=2).encode(
+            x=alt.X("low:Q", title="mean rating (95% CI)", scale=scale, axis=alt.Axis(tickCount=top)), x2="high:Q"
+        ) + bars.mark_point(filled=True, size=60).encode(x="mean:Q")
+        export.chart(
+            figure.properties(width=charts.WIDTH, height=30 * len(means)), "Mean ratings", caption, key="means"
+        )
 
 
 def export_block(run_id: str, dataset: str) -> None:
     st.subheader("Ratings")
-    scope = st.segmented_control("Export", ["this run", "all runs"], default="this run", key="scope",
-                                 bind="query-params")
+    scope = st.segmented_control(
+        "Export", ["this run", "all runs"], default="this run", key="scope", bind="query-params"
+    )
     frame = query(rate.ratings_frame, run_id if scope != "all runs" else None)
     if frame.empty:
         st.info("No ratings to export yet.")
         return
-    export.table(frame, "Ratings", charts.provenance(dataset, len(frame), runs=[run_id] if scope != "all runs" else None),
-                 key="ratings")
+    export.table(
+        frame,
+        "Ratings",
+        charts.provenance(dataset, len(frame), runs=[run_id] if scope != "all runs" else None),
+        key="ratings",
+    )
 
 
 st.title("Rate")

@@ -1,6 +1,7 @@
 """Report: the charts and tables pinned from any page (*Pin to report* under each), in an order you
 set, each with its provenance caption; exported as one HTML file (images embedded), one Markdown
 file, and every table as LaTeX (booktabs)."""
+
 import json
 
 import streamlit as st
@@ -23,12 +24,32 @@ def show(row, first: bool, last: bool) -> None:
     with st.container(border=True):
         head, up, down, drop = st.columns([10, 1, 1, 1], vertical_alignment="center")
         head.markdown(f"**{widgets.plain(row.title)}** · {widgets.plain(row.kind)}")
-        up.button("", key=f"up-{row.item_id}", icon=":material/arrow_upward:", disabled=first, help="Move up",
-                  on_click=change, args=(report.move, row.item_id, -1))
-        down.button("", key=f"down-{row.item_id}", icon=":material/arrow_downward:", disabled=last, help="Move down",
-                    on_click=change, args=(report.move, row.item_id, 1))
-        drop.button("", key=f"remove-{row.item_id}", icon=":material/delete:", help="Remove from the report",
-                    on_click=change, args=(report.remove, row.item_id))
+        up.button(
+            "",
+            key=f"up-{row.item_id}",
+            icon=":material/arrow_upward:",
+            disabled=first,
+            help="Move up",
+            on_click=change,
+            args=(report.move, row.item_id, -1),
+        )
+        down.button(
+            "",
+            key=f"down-{row.item_id}",
+            icon=":material/arrow_downward:",
+            disabled=last,
+            help="Move down",
+            on_click=change,
+            args=(report.move, row.item_id, 1),
+        )
+        drop.button(
+            "",
+            key=f"remove-{row.item_id}",
+            icon=":material/delete:",
+            help="Remove from the report",
+            on_click=change,
+            args=(report.remove, row.item_id),
+        )
         if row.kind == "chart":
             export.pinned_chart(json.loads(row.content))
         else:
@@ -37,8 +58,10 @@ def show(row, first: bool, last: bool) -> None:
 
 
 st.title("Report")
-st.caption("Pin any chart or table with the *Pin to report* button under it; order them here and export the report "
-           "for your paper. Each item keeps the caption its page gave it (dataset, filters, n, runs, date).")
+st.caption(
+    "Pin any chart or table with the *Pin to report* button under it; order them here and export the report "
+    "for your paper. Each item keeps the caption its page gave it (dataset, filters, n, runs, date)."
+)
 try:
     pinned = query(report.items)
 except (FileNotFoundError, StoreLocked) as exc:
@@ -49,13 +72,37 @@ if pinned.empty:
     st.stop()
 tables = int((pinned["kind"] == "table").sum())
 row = st.container(horizontal=True)
-row.download_button("HTML (images embedded)", lambda: report.export_html(pinned).encode(), "report.html", "text/html",
-                    on_click="ignore", icon=":material/html:", key="report-html", width="content")
-row.download_button("Markdown", lambda: report.export_markdown(pinned).encode(), "report.md", "text/markdown",
-                    on_click="ignore", icon=":material/markdown:", key="report-md", width="content")
-row.download_button(f"LaTeX ({tables} tables)", lambda: report.export_latex(pinned).encode(), "report-tables.tex",
-                    "application/x-tex", on_click="ignore", icon=":material/functions:", key="report-tex",
-                    width="content", disabled=not tables)
+row.download_button(
+    "HTML (images embedded)",
+    lambda: report.export_html(pinned).encode(),
+    "report.html",
+    "text/html",
+    on_click="ignore",
+    icon=":material/html:",
+    key="report-html",
+    width="content",
+)
+row.download_button(
+    "Markdown",
+    lambda: report.export_markdown(pinned).encode(),
+    "report.md",
+    "text/markdown",
+    on_click="ignore",
+    icon=":material/markdown:",
+    key="report-md",
+    width="content",
+)
+row.download_button(
+    f"LaTeX ({tables} tables)",
+    lambda: report.export_latex(pinned).encode(),
+    "report-tables.tex",
+    "application/x-tex",
+    on_click="ignore",
+    icon=":material/functions:",
+    key="report-tex",
+    width="content",
+    disabled=not tables,
+)
 st.markdown(f"**{len(pinned)} items**")
 for i, item in enumerate(pinned.itertuples()):
     show(item, i == 0, i == len(pinned) - 1)

@@ -3,6 +3,7 @@ gold passage marked and its rank in each; Recall@K curves with 95% intervals fro
 retrieval runs; and, for a retrieval-augmented QA run, every error attributed to a *retrieval miss*
 (no gold passage among the passages the reader saw) or a *reading miss* (one was there). A click
 on a bar of the attribution chart, or a pill, narrows the table; each row opens its example."""
+
 from __future__ import annotations
 
 import altair as alt
@@ -14,17 +15,28 @@ from ui import charts, export, widgets
 from ui.resources import query, retrievers, store
 
 DATASET = "ifqa"  # the dataset with gold passages (qrels) in the corpus; chosen below when there are several
-OUTCOME_COLORS = {"correct": "#009E73", "reading miss": "#E69F00", "retrieval miss": "#D55E00",
-                  "no gold passage": "#999999", "failed": "#000000"}
+OUTCOME_COLORS = {
+    "correct": "#009E73",
+    "reading miss": "#E69F00",
+    "retrieval miss": "#D55E00",
+    "no gold passage": "#999999",
+    "failed": "#000000",
+}
 
 
 def pick_question() -> tuple[str, list[str], str]:
     """An IfQA example (URL `example`) or a typed question (URL `q`); its gold passages."""
     left, right = st.columns([1, 3])
-    example_id = left.text_input("IfQA example id", key="example", bind="query-params",
-                                 placeholder="e.g. S-dev-0").strip()
-    typed = right.text_input("…or type a question", key="q", bind="query-params", max_chars=1000,
-                             placeholder="If the Berlin Wall had not fallen, …").strip()
+    example_id = left.text_input(
+        "IfQA example id", key="example", bind="query-params", placeholder="e.g. S-dev-0"
+    ).strip()
+    typed = right.text_input(
+        "…or type a question",
+        key="q",
+        bind="query-params",
+        max_chars=1000,
+        placeholder="If the Berlin Wall had not fallen, …",
+    ).strip()
     if typed:
         return typed, [], "typed question (no gold passage)"
     if not example_id:
@@ -53,13 +65,19 @@ def side_by_side(question: str, gold: list[str], source: str) -> None:
         st.caption(f"{len(gold)} gold passage(s); ranks looked up within each retriever's top {inspector.GOLD_DEPTH}.")
     for column, (name, part) in zip(st.columns(len(shared)), hits.groupby("retriever", sort=False)):
         rank = ranks.loc[ranks["retriever"] == name, "gold_rank"].iloc[0]
-        found = "no gold passage" if not gold else (f"gold at rank {rank}" if rank else f"gold not in top {inspector.GOLD_DEPTH}")
+        found = (
+            "no gold passage"
+            if not gold
+            else (f"gold at rank {rank}" if rank else f"gold not in top {inspector.GOLD_DEPTH}")
+        )
         with column:
             st.markdown(f"#### {widgets.plain(name)}\n{widgets.plain(found)}")
             for row in part.itertuples():
                 st.markdown(f"**{row.rank:d}.** ({row.score:.3f}) {widgets.passage_markdown(row, 200)}")
     with st.expander("As a table (CSV/Parquet)"):
-        export.table(hits, "Retrieved passages", charts.provenance(DATASET, len(hits), {"question": question[:80]}), key="hits")
+        export.table(
+            hits, "Retrieved passages", charts.provenance(DATASET, len(hits), {"question": question[:80]}), key="hits"
+        )
 
 
 def recall_curves() -> None:
@@ -67,18 +85,36 @@ def recall_curves() -> None:
     split = st.selectbox("Split", ["all", "S-dev", "S-test"], key="split", bind="query-params")
     curves = query(inspector.recall_curves, DATASET, None if split == "all" else split)
     if curves.empty:
-        st.info("No stored retrieval runs: run `python -m backend index` (it evaluates BM25, dense and hybrid on IfQA).")
+        st.info(
+            "No stored retrieval runs: run `python -m backend index` (it evaluates BM25, dense and hybrid on IfQA)."
+        )
         return
     base = alt.Chart(curves).encode(
         x=alt.X("k:Q", scale=alt.Scale(type="log"), title="K (log scale)"),
-        color=alt.Color("retriever:N", title="retriever", scale=alt.Scale(
-            domain=list(charts.RETRIEVER_COLORS), range=list(charts.RETRIEVER_COLORS.values()))),
-        tooltip=["retriever", "k", alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
-                 alt.Tooltip("high:Q", format=".3f"), "n"])
-    band = base.mark_area(opacity=0.2).encode(y=alt.Y("low:Q", title="Recall@K (95% CI)", scale=alt.Scale(zero=False)), y2="high:Q")
+        color=alt.Color(
+            "retriever:N",
+            title="retriever",
+            scale=alt.Scale(domain=list(charts.RETRIEVER_COLORS), range=list(charts.RETRIEVER_COLORS.values())),
+        ),
+        tooltip=[
+            "retriever",
+            "k",
+            alt.Tooltip("recall:Q", format=".3f"),
+            alt.Tooltip("low:Q", format=".3f"),
+            alt.Tooltip("high:Q", format=".3f"),
+            "n",
+        ],
+    )
+    band = base.mark_area(opacity=0.2).encode(
+        y=alt.Y("low:Q", title="Recall@K (95% CI)", scale=alt.Scale(zero=False)), y2="high:Q"
+    )
     figure = (band + base.mark_line(point=True).encode(y="recall:Q")).properties(width=charts.WIDTH, height=260)
-    caption = charts.provenance(DATASET, int(curves.groupby("retriever")["n"].max().iloc[0]), {"split": split},
-                                runs=sorted(set(curves["retriever"])))
+    caption = charts.provenance(
+        DATASET,
+        int(curves.groupby("retriever")["n"].max().iloc[0]),
+        {"split": split},
+        runs=sorted(set(curves["retriever"])),
+    )
     export.chart(figure, "Recall@K by retriever", caption, key="recall")
     with st.expander("Table"):
         export.table(curves, "Recall at K", caption, key="recall-table")
@@ -88,8 +124,10 @@ def attribution() -> None:
     st.subheader("QA errors: retrieval miss or reading miss?")
     runs = query(inspector.qa_runs, DATASET)
     if runs.empty:
-        st.info("No retrieval-augmented QA run yet. Make one with `python -m backend predict --model smollm2-135m "
-                "--dataset ifqa --split S-dev --retriever hybrid`, then reload.")
+        st.info(
+            "No retrieval-augmented QA run yet. Make one with `python -m backend predict --model smollm2-135m "
+            "--dataset ifqa --split S-dev --retriever hybrid`, then reload."
+        )
         return
     left, right = st.columns([3, 1])
     run_id = left.selectbox("QA run", list(runs["run_id"]), key="qa_run", bind="query-params")
@@ -98,23 +136,57 @@ def attribution() -> None:
     summary = inspector.attribution_summary(frame, None if by == "(none)" else by)
     caption = charts.provenance(DATASET, len(frame), {"by": by}, runs=[run_id])
     outcomes = list(summary["outcome"].unique())
-    outcome = st.pills("Show (or click a bar)", outcomes, key="outcome", bind="query-params", format_func=widgets.option)
+    outcome = st.pills(
+        "Show (or click a bar)", outcomes, key="outcome", bind="query-params", format_func=widgets.option
+    )
     y = alt.Y(f"{by}:N", title=None) if by != "(none)" else alt.Y("outcome:N", sort=outcomes, title=None)
-    bars = alt.Chart(summary.assign(lit=(summary["outcome"] == outcome) | (outcome is None))).mark_bar().encode(
-        x=alt.X("n:Q", stack=True, title="predictions"), y=y,
-        color=alt.Color("outcome:N", sort=outcomes, scale=alt.Scale(domain=outcomes, range=[OUTCOME_COLORS[o] for o in outcomes])),
-        opacity=alt.condition("datum.lit", alt.value(1.0), alt.value(0.4)),
-        tooltip=[*([by] if by != "(none)" else []), "outcome", "n", alt.Tooltip("share:Q", format=".1%"),
-                 alt.Tooltip("low:Q", format=".1%"), alt.Tooltip("high:Q", format=".1%")]).add_params(charts.pick("outcome"))
+    bars = (
+        alt.Chart(summary.assign(lit=(summary["outcome"] == outcome) | (outcome is None)))
+        .mark_bar()
+        .encode(
+            x=alt.X("n:Q", stack=True, title="predictions"),
+            y=y,
+            color=alt.Color(
+                "outcome:N",
+                sort=outcomes,
+                scale=alt.Scale(domain=outcomes, range=[OUTCOME_COLORS[o] for o in outcomes]),
+            ),
+            opacity=alt.condition("datum.lit", alt.value(1.0), alt.value(0.4)),
+            tooltip=[
+                *([by] if by != "(none)" else []),
+                "outcome",
+                "n",
+                alt.Tooltip("share:Q", format=".1%"),
+                alt.Tooltip("low:Q", format=".1%"),
+                alt.Tooltip("high:Q", format=".1%"),
+            ],
+        )
+        .add_params(charts.pick("outcome"))
+    )
     height = 24 * summary[by if by != "(none)" else "outcome"].nunique()
-    export.chart(bars.properties(width=charts.WIDTH, height=max(60, height)), "Where QA errors come from",
-                 caption, key="attribution", choose={"outcome": "outcome"})
-    export.table(summary, "Attribution summary", caption, key="attribution-summary",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("share", "low", "high")})
+    export.chart(
+        bars.properties(width=charts.WIDTH, height=max(60, height)),
+        "Where QA errors come from",
+        caption,
+        key="attribution",
+        choose={"outcome": "outcome"},
+    )
+    export.table(
+        summary,
+        "Attribution summary",
+        caption,
+        key="attribution-summary",
+        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("share", "low", "high")},
+    )
     shown = frame if not outcome else frame[frame["outcome"] == outcome]
     shown = shown.assign(open=widgets.example_links(DATASET, shown["example_id"]))
-    export.table(shown, "QA predictions with their outcome", charts.provenance(DATASET, len(shown), {"outcome": outcome}, runs=[run_id]),
-                 key="attribution-rows", column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
+    export.table(
+        shown,
+        "QA predictions with their outcome",
+        charts.provenance(DATASET, len(shown), {"outcome": outcome}, runs=[run_id]),
+        key="attribution-rows",
+        column_config={"open": st.column_config.LinkColumn("open", display_text="open")},
+    )
     st.caption("A row's *open* link shows the example with the passages each run retrieved, gold ones marked.")
 
 
@@ -129,6 +201,9 @@ question, gold, source = pick_question()
 if question:
     side_by_side(question, gold, source)
 else:
-    st.info(f"Type a {widgets.plain(DATASET)} example id (e.g. S-dev-0 for IfQA) or a question to see the three retrievers' hits side by side.")
+    st.info(
+        f"Type a {widgets.plain(DATASET)} example id (e.g. S-dev-0 for IfQA) or a question to see the three "
+        f"retrievers' hits side by side."
+    )
 recall_curves()
 attribution()

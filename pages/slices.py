@@ -2,23 +2,25 @@
 does overall — or, with a run B, where B is worse than A (or where B's advantage shrinks) — each with n,
 rate or B − A (accuracy, as on Explore), 95% interval, lift and a Benjamini–Hochberg-corrected p-value,
 and a link that opens the slice in Explore."""
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from backend.views import explore
-from backend.views import slices
+from backend.views import explore, slices
 from ui import charts, export, widgets
 from ui.resources import query
 
 NO_RUN = "(none)"
 SHOWN = 100
-TESTS = {"one run": "Test: one-sided exact binomial of the slice's errors against the overall error rate.",
-         "worse": "B − A is accuracy (negative: B is worse). Test: is the slice's B − A below 0? McNemar's exact "
-                  "test (one-sided) on the items exactly one run got right; lift = the slice's B − A minus the overall.",
-         "shrinks": "B − A is accuracy (negative: B is worse). Test: is the slice's B − A below that of the items "
-                    "outside it (one-sided Welch t-test)? A slice where B is better, but less than overall, counts; "
-                    "lift = the slice's B − A minus the overall."}
+TESTS = {
+    "one run": "Test: one-sided exact binomial of the slice's errors against the overall error rate.",
+    "worse": "B − A is accuracy (negative: B is worse). Test: is the slice's B − A below 0? McNemar's exact "
+    "test (one-sided) on the items exactly one run got right; lift = the slice's B − A minus the overall.",
+    "shrinks": "B − A is accuracy (negative: B is worse). Test: is the slice's B − A below that of the items "
+    "outside it (one-sided Welch t-test)? A slice where B is better, but less than overall, counts; "
+    "lift = the slice's B − A minus the overall.",
+}
 
 
 def controls(dataset: str) -> tuple:
@@ -29,22 +31,37 @@ def controls(dataset: str) -> tuple:
         st.stop()
     ids = list(runs["run_id"])
     run_a = st.selectbox("Run A", ids, key="run_a", bind="query-params")
-    run_b = st.selectbox("Run B (compare B with A)", [NO_RUN] + [r for r in ids if r != run_a],
-                         key="run_b", bind="query-params")
+    run_b = st.selectbox(
+        "Run B (compare B with A)", [NO_RUN] + [r for r in ids if r != run_a], key="run_b", bind="query-params"
+    )
     run_b = None if run_b == NO_RUN else run_b
-    question = st.radio("Find slices where B's accuracy is", list(slices.QUESTIONS), key="question",
-                        bind="query-params", disabled=run_b is None,  # the URL value is the option: no format_func
-                        help="Both in accuracy, B − A (negative: B is worse), as on Explore. *Worse*: the slice's "
-                             "B − A is tested against 0 (McNemar's exact test). *Shrinks*: against the B − A of the "
-                             "items outside it (Welch), so a slice where B is better, but less than overall, counts.")
+    question = st.radio(
+        "Find slices where B's accuracy is",
+        list(slices.QUESTIONS),
+        key="question",
+        bind="query-params",
+        disabled=run_b is None,  # the URL value is the option: no format_func
+        help="Both in accuracy, B − A (negative: B is worse), as on Explore. *Worse*: the slice's "
+        "B − A is tested against 0 (McNemar's exact test). *Shrinks*: against the B − A of the "
+        "items outside it (Welch), so a slice where B is better, but less than overall, counts.",
+    )
     support = st.number_input("Least items in a slice", 5, 100_000, 30, 5, key="support", bind="query-params")
-    depth = st.slider("Facets per slice (at most)", 1, slices.MAX_DEPTH, slices.MAX_DEPTH, key="depth", bind="query-params")
+    depth = st.slider(
+        "Facets per slice (at most)", 1, slices.MAX_DEPTH, slices.MAX_DEPTH, key="depth", bind="query-params"
+    )
     others = ()
     if run_b is None:
-        candidates = [r for r in ids if r != run_a and not runs.set_index("run_id").loc[r, "source"] == "baseline"]
-        others = tuple(st.multiselect("Other runs' correctness as facets", candidates, default=[],
-                                      key="others", help="Slices such as 'RoBERTa wrong ∧ trigger = clefts'. Each adds "
-                                      "combinations to test (and to correct for)."))
+        candidates = [r for r in ids if r != run_a and runs.set_index("run_id").loc[r, "source"] != "baseline"]
+        others = tuple(
+            st.multiselect(
+                "Other runs' correctness as facets",
+                candidates,
+                default=[],
+                key="others",
+                help="Slices such as 'RoBERTa wrong ∧ trigger = clefts'. Each adds "
+                "combinations to test (and to correct for).",
+            )
+        )
     return run_a, run_b, int(support), int(depth), others, question
 
 
@@ -54,12 +71,17 @@ def chart(table: pd.DataFrame, metric: str, overall: float, caption: str) -> Non
         return
     base = alt.Chart(top).encode(y=alt.Y("slice:N", sort=list(top["slice"]), title=None, axis=alt.Axis(labelLimit=420)))
     bars = base.mark_point(filled=True, size=60, color="#D55E00").encode(
-        x=alt.X(f"{metric}:Q", title="B − A (accuracy)" if metric == "B − A" else metric), tooltip=["slice", "n", alt.Tooltip(f"{metric}:Q", format=".3f"),
-                                                      alt.Tooltip("q (BH):Q", format=".2g")])
+        x=alt.X(f"{metric}:Q", title="B − A (accuracy)" if metric == "B − A" else metric),
+        tooltip=["slice", "n", alt.Tooltip(f"{metric}:Q", format=".3f"), alt.Tooltip("q (BH):Q", format=".2g")],
+    )
     rules = base.mark_rule(color="#D55E00").encode(x="low:Q", x2="high:Q")
     line = alt.Chart(pd.DataFrame({"overall": [overall]})).mark_rule(strokeDash=[4, 4]).encode(x="overall:Q")
-    export.chart((rules + bars + line).properties(width=charts.WIDTH, height=22 * len(top)),
-                 f"The most significant slices ({metric}; dashed: overall)", caption, key="slices-chart")
+    export.chart(
+        (rules + bars + line).properties(width=charts.WIDTH, height=22 * len(top)),
+        f"The most significant slices ({metric}; dashed: overall)",
+        caption,
+        key="slices-chart",
+    )
 
 
 st.title("Slice finder")
@@ -72,14 +94,24 @@ if run_b:
     st.subheader(f"Slices {widgets.plain(slices.QUESTIONS[question])}")
 a, b, c, d = st.columns(4)
 a.metric("Items scored", f"{found.n:,}")
-b.metric("B − A accuracy, overall" if run_b else "Error rate, overall", f"{100 * found.overall:+.1f} pts" if run_b
-         else f"{100 * found.overall:.1f}%")
-c.metric("Slices tested", f"{found.tested:,}", help=f"every combination of up to {depth:d} of {len(found.facets)} facets "
-         f"with at least {support:,} items; the p-values are corrected for all of them (Benjamini–Hochberg)")
+b.metric(
+    "B − A accuracy, overall" if run_b else "Error rate, overall",
+    f"{100 * found.overall:+.1f} pts" if run_b else f"{100 * found.overall:.1f}%",
+)
+c.metric(
+    "Slices tested",
+    f"{found.tested:,}",
+    help=f"every combination of up to {depth:d} of {len(found.facets)} facets "
+    f"with at least {support:,} items; the p-values are corrected for all of them (Benjamini–Hochberg)",
+)
 significant = found.slices[found.slices["significant"]] if found.tested else found.slices
 d.metric("Significant (q < 0.05)", f"{int(significant['worse'].sum()):,}" if found.tested else "0")
-st.caption(f"Searched in {found.seconds:.2f} s over the facets: " + ", ".join(widgets.plain(f) for f in found.facets)
-           + ". " + TESTS[question if run_b else "one run"])
+st.caption(
+    f"Searched in {found.seconds:.2f} s over the facets: "
+    + ", ".join(widgets.plain(f) for f in found.facets)
+    + ". "
+    + TESTS[question if run_b else "one run"]
+)
 if not found.tested:
     st.info("No slice has that many items: lower the least number of items.")
     st.stop()
@@ -87,20 +119,35 @@ worse = found.slices[found.slices["worse"]]
 caption = charts.provenance(dataset, found.n, {"support": support, "depth": depth}, [r for r in (run_a, run_b) if r])
 chart(worse, metric, found.overall, caption)
 shown = worse.head(SHOWN).copy()
-shown.insert(0, "open", [widgets.page_url("explore", **slices.explore_params(dataset, run_a, run_b, f, v))
-                         for f, v in zip(shown["facets"], shown["values"])])
+shown.insert(
+    0,
+    "open",
+    [
+        widgets.page_url("explore", **slices.explore_params(dataset, run_a, run_b, f, v))
+        for f, v in zip(shown["facets"], shown["values"])
+    ],
+)
 columns = ["open", "slice", "same as", "n", metric, "low", "high", "lift", "p", "q (BH)", "significant"]
 if run_b:
     columns[5:5] = ["overall B − A", "A right, B wrong", "B right, A wrong"]
 said = {"one run": "err more than overall", "worse": "have B worse than A", "shrinks": "shrink B's advantage"}
-st.markdown(f"**{len(worse):,} slices** {said[question if run_b else 'one run']}; the {min(SHOWN, len(worse)):,} "
-            "most significant:")
-export.table(shown[columns], "Slices", caption, "slices",
-             column_config={"open": st.column_config.LinkColumn("Explore", display_text="open ↗", width="small"),
-                            metric: st.column_config.NumberColumn(format="%.3f"),
-                            "overall B − A": st.column_config.NumberColumn(format="%.3f"),
-                            "low": st.column_config.NumberColumn(format="%.3f"),
-                            "high": st.column_config.NumberColumn(format="%.3f"),
-                            "lift": st.column_config.NumberColumn(format="%.2f"),
-                            "p": st.column_config.NumberColumn(format="%.2e"),
-                            "q (BH)": st.column_config.NumberColumn(format="%.2e")})
+st.markdown(
+    f"**{len(worse):,} slices** {said[question if run_b else 'one run']}; the {min(SHOWN, len(worse)):,} "
+    "most significant:"
+)
+export.table(
+    shown[columns],
+    "Slices",
+    caption,
+    "slices",
+    column_config={
+        "open": st.column_config.LinkColumn("Explore", display_text="open ↗", width="small"),
+        metric: st.column_config.NumberColumn(format="%.3f"),
+        "overall B − A": st.column_config.NumberColumn(format="%.3f"),
+        "low": st.column_config.NumberColumn(format="%.3f"),
+        "high": st.column_config.NumberColumn(format="%.3f"),
+        "lift": st.column_config.NumberColumn(format="%.2f"),
+        "p": st.column_config.NumberColumn(format="%.2e"),
+        "q (BH)": st.column_config.NumberColumn(format="%.2e"),
+    },
+)

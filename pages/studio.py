@@ -2,6 +2,7 @@
 conditions, from one sentence whose variants the rules propose, or false-assumption question pairs from
 facts — preview them, store them as your dataset, run a model on them in the background, and open
 their pairs and projection cells."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -22,13 +23,19 @@ def preview(made: studio.Expansion, source: str) -> None:
     c.metric("Sentences", f"{len(made.frame):,}", help=f"{items:,} items × {conditions:,} conditions")
     d.metric("Pairs", f"{items * (conditions - 1):,}")
     st.markdown(f"**Preview** (the first {min(SHOWN, len(made.frame)):,} of {len(made.frame):,} sentences)")
-    export.table(made.frame.head(SHOWN), f"Preview of {made.name}", charts.provenance(made.name, len(made.frame),
-                 {"template": source}), f"preview-{source}")
+    export.table(
+        made.frame.head(SHOWN),
+        f"Preview of {made.name}",
+        charts.provenance(made.name, len(made.frame), {"template": source}),
+        f"preview-{source}",
+    )
 
 
 def save(made: studio.Expansion, source: str, key: str) -> None:
     """Replace checkbox and Save button; on success, what to run and where to look."""
-    replace = st.checkbox(f"Replace my dataset {widgets.plain(made.name)} if it exists (its runs are kept)", key=f"{key}_replace")
+    replace = st.checkbox(
+        f"Replace my dataset {widgets.plain(made.name)} if it exists (its runs are kept)", key=f"{key}_replace"
+    )
     if not st.button("Save as a dataset", type="primary", key=f"{key}_save", icon=":material/save:"):
         return
     try:
@@ -38,35 +45,54 @@ def save(made: studio.Expansion, source: str, key: str) -> None:
         st.error("Not saved", icon=":material/error:")
         st.code(str(exc), language=None, wrap_lines=True)
         return
-    st.success(f"Stored {widgets.plain(made.name)}: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items()))
-    st.caption("Run a model on it in the *Run a model* tab (it says how to get one if none can run here), or in a "
-               "terminal (`python -m backend models` lists the models that load here):")
+    st.success(
+        f"Stored {widgets.plain(made.name)}: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items())
+    )
+    st.caption(
+        "Run a model on it in the *Run a model* tab (it says how to get one if none can run here), or in a "
+        "terminal (`python -m backend models` lists the models that load here):"
+    )
     st.code(f".venv/bin/python -m backend predict --model MODEL --dataset {made.name}", language="bash")
     for pair_set in studio.template_pairs(made):
-        st.page_link("pages/pairs.py", label=f"Minimal pairs: {widgets.plain(pair_set)}", icon=":material/compare_arrows:",
-                     query_params={"pairs": pair_set})
-    st.page_link("pages/projection.py", label="Its cells on the Projection page", icon=":material/stacked_line_chart:",
-                 query_params={"cell_dataset": made.name})
+        st.page_link(
+            "pages/pairs.py",
+            label=f"Minimal pairs: {widgets.plain(pair_set)}",
+            icon=":material/compare_arrows:",
+            query_params={"pairs": pair_set},
+        )
+    st.page_link(
+        "pages/projection.py",
+        label="Its cells on the Projection page",
+        icon=":material/stacked_line_chart:",
+        query_params={"cell_dataset": made.name},
+    )
 
 
 def expanded(text: str, source: str) -> studio.Expansion | None:
     try:
         return computed(studio.expand, text, source)
     except studio.TemplateError as exc:
-        st.error("This cannot be expanded: fix it and the preview follows. Nothing was stored.", icon=":material/error:")
+        st.error(
+            "This cannot be expanded: fix it and the preview follows. Nothing was stored.", icon=":material/error:"
+        )
         st.code(str(exc), language=None, wrap_lines=True)
         return None
 
 
 def from_template() -> None:
-    st.caption("A template lists conditions (each with its operator, premise, hypothesis and gold label, with `{slot}`s) "
-               "and items that fill the slots — listed, or every combination of the filler lists. Each item becomes a "
-               "family: its first condition is paired with every other. See the README for the format.")
+    st.caption(
+        "A template lists conditions (each with its operator, premise, hypothesis and gold label, with `{slot}`s) "
+        "and items that fill the slots — listed, or every combination of the filler lists. Each item becomes a "
+        "family: its first condition is paired with every other. See the README for the format."
+    )
     upload = st.file_uploader("Template file (YAML)", type=["yaml", "yml"], key="template_file")
     if upload is not None:
         text, source = upload.getvalue().decode("utf-8", errors="replace"), upload.name
     else:
-        text, source = st.text_area("Template", value=studio.example_template(), height=420, key="template_text"), "template.yaml"
+        text, source = (
+            st.text_area("Template", value=studio.example_template(), height=420, key="template_text"),
+            "template.yaml",
+        )
     made = expanded(text, source)
     if made is not None:
         preview(made, source)
@@ -74,37 +100,59 @@ def from_template() -> None:
 
 
 def from_sentence() -> None:
-    st.caption("Type a premise with a presupposition trigger and the presupposition: the rules propose its negated, "
-               "polar-question, modal and conditional-antecedent variants (or say why they cannot). Edit any cell "
-               "before saving; the first row is the family's base.")
-    sentence = st.text_input("Premise (a declarative sentence)", key="family_sentence", placeholder="Jo stopped smoking.")
-    presupposition = st.text_input("Presupposition (the hypothesis of every variant)", key="family_presupposition",
-                                   placeholder="Jo used to smoke.")
+    st.caption(
+        "Type a premise with a presupposition trigger and the presupposition: the rules propose its negated, "
+        "polar-question, modal and conditional-antecedent variants (or say why they cannot). Edit any cell "
+        "before saving; the first row is the family's base."
+    )
+    sentence = st.text_input(
+        "Premise (a declarative sentence)", key="family_sentence", placeholder="Jo stopped smoking."
+    )
+    presupposition = st.text_input(
+        "Presupposition (the hypothesis of every variant)", key="family_presupposition", placeholder="Jo used to smoke."
+    )
     left, right = st.columns(2)
     name = left.text_input("Dataset name", key="family_name", placeholder="my-family")
-    trigger = right.text_input("Trigger (required)", key="family_trigger", placeholder="e.g. change_of_state",
-                               help="The trigger's family, by which the Projection page groups items (e.g. "
-                                    "change_of_state, factive, cleft, aspectual).")
+    trigger = right.text_input(
+        "Trigger (required)",
+        key="family_trigger",
+        placeholder="e.g. change_of_state",
+        help="The trigger's family, by which the Projection page groups items (e.g. "
+        "change_of_state, factive, cleft, aspectual).",
+    )
     if not sentence.strip() or not presupposition.strip():
         st.info("Type a premise and its presupposition to see the variants.")
         return
     try:
         proposed = studio.variants(sentence)
     except studio.CannotTransform as exc:
-        st.warning(f"The rules cannot transform this sentence: {widgets.message(exc)}. Rephrase it, or write the "
-                   "variants as a template.")
+        st.warning(
+            f"The rules cannot transform this sentence: {widgets.message(exc)}. Rephrase it, or write the "
+            "variants as a template."
+        )
         return
     refused = {op: text for op, text in proposed.items() if isinstance(text, studio.CannotTransform)}
     for operator, why in refused.items():
         st.warning(f"No {widgets.plain(operator)} variant: {widgets.message(why)}.")
-    rows = pd.DataFrame([{"operator": op, "premise": text, "hypothesis": presupposition.strip(), "gold": "E"}
-                         for op, text in proposed.items() if op not in refused])
-    edited = st.data_editor(rows, key=f"family_rows-{sentence}-{presupposition}", hide_index=True, width="stretch",
-                            column_config={"operator": st.column_config.TextColumn(disabled=True),
-                                           "gold": st.column_config.SelectboxColumn(options=list(studio.LABELS))})
+    rows = pd.DataFrame(
+        [
+            {"operator": op, "premise": text, "hypothesis": presupposition.strip(), "gold": "E"}
+            for op, text in proposed.items()
+            if op not in refused
+        ]
+    )
+    edited = st.data_editor(
+        rows,
+        key=f"family_rows-{sentence}-{presupposition}",
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "operator": st.column_config.TextColumn(disabled=True),
+            "gold": st.column_config.SelectboxColumn(options=list(studio.LABELS)),
+        },
+    )
     if not name.strip() or not trigger.strip():
-        st.info("Name the dataset and its trigger to save the family: the Projection page groups families by "
-                "trigger.")
+        st.info("Name the dataset and its trigger to save the family: the Projection page groups families by trigger.")
         return
     text = studio.variant_template(name.strip(), trigger.strip(), edited.to_dict("records"))
     made = expanded(text, f"{name.strip()}.yaml")
@@ -112,16 +160,21 @@ def from_sentence() -> None:
         save(made, f"{name.strip()}.yaml", "family")
 
 
-SOURCES = {"hotpotqa": "HotpotQA bridge questions (multi-hop, staged)", "musique": "MuSiQue single-hop sub-questions (staged)",
-           "triples": "Your relation triples (CSV)"}
+SOURCES = {
+    "hotpotqa": "HotpotQA bridge questions (multi-hop, staged)",
+    "musique": "MuSiQue single-hop sub-questions (staged)",
+    "triples": "Your relation triples (CSV)",
+}
 
 
 def from_facts() -> None:
-    st.caption("Syn-(QA)²-style pairs: a question whose assumption holds (N) and its counterpart with one entity "
-               "swapped for a similar one for which it does not (FP). Similarity is the bundled embedder's cosine "
-               "between the entities' paragraphs (the paper's Wikidata properties are not available offline); each "
-               "step says how many candidates it keeps. A triples CSV has subject, relation, object and a template "
-               "question with {subject}.")
+    st.caption(
+        "Syn-(QA)²-style pairs: a question whose assumption holds (N) and its counterpart with one entity "
+        "swapped for a similar one for which it does not (FP). Similarity is the bundled embedder's cosine "
+        "between the entities' paragraphs (the paper's Wikidata properties are not available offline); each "
+        "step says how many candidates it keeps. A triples CSV has subject, relation, object and a template "
+        "question with {subject}."
+    )
     left, middle, right = st.columns([2, 1, 1])
     source = left.selectbox("Facts", list(SOURCES), format_func=SOURCES.get, key="facts_source")
     threshold = middle.slider("Least similarity", 0.0, 1.0, studio.SIMILARITY, 0.05, key="facts_threshold")
@@ -150,9 +203,12 @@ def from_facts() -> None:
     if pairs.empty:
         st.warning("No candidate passed every step: lower the least similarity or add facts.")
         return
-    export.table(pairs.head(SHOWN)[["question", "counterpart", "entity", "replacement", "similarity", "hop", "source_id"]],
-                 "Generated false-assumption pairs", charts.provenance(name or source, len(pairs), {"threshold": threshold}),
-                 f"facts-{source}")
+    export.table(
+        pairs.head(SHOWN)[["question", "counterpart", "entity", "replacement", "similarity", "hop", "source_id"]],
+        "Generated false-assumption pairs",
+        charts.provenance(name or source, len(pairs), {"threshold": threshold}),
+        f"facts-{source}",
+    )
     if not name.strip():
         st.info("Name the dataset to save the pairs.")
         return
@@ -166,8 +222,11 @@ def from_facts() -> None:
             st.error("Not saved", icon=":material/error:")
             st.code(str(exc), language=None, wrap_lines=True)
             return
-        st.success(f"Stored {widgets.plain(name.strip())}: " + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items())
-                   + ". Run a detector on it in the next tab.")
+        st.success(
+            f"Stored {widgets.plain(name.strip())}: "
+            + ", ".join(f"{n:,} {widgets.plain(k)}" for k, n in counts.items())
+            + ". Run a detector on it in the next tab."
+        )
 
 
 @st.fragment(run_every=2)
@@ -177,7 +236,11 @@ def job_progress(run_id: str, dataset: str) -> None:
         state = studio.progress(con, run_id, dataset)
     done, total = state["done"], max(state["total"], 1)
     eta = f", about {state['eta'] / 60:.1f} min left" if state["eta"] else ""
-    st.progress(min(done / total, 1.0), text=f"{widgets.plain(run_id)}: {widgets.plain(state['status'])} — {done:,} of {state['total']:,} examples{eta}")
+    st.progress(
+        min(done / total, 1.0),
+        text=f"{widgets.plain(run_id)}: {widgets.plain(state['status'])} — {done:,} of {state['total']:,} "
+        f"examples{eta}",
+    )
     if state["log"]:
         st.caption(widgets.plain(state["log"]))
     if state["status"] == "stopped":
@@ -185,10 +248,18 @@ def job_progress(run_id: str, dataset: str) -> None:
     if state["status"] == "complete":
         sets = query(studio.stored_pair_sets)
         for pair_set in sets.loc[sets["dataset"] == dataset, "pair_set"]:
-            st.page_link("pages/pairs.py", label=f"Its pairs: {widgets.plain(pair_set)}", icon=":material/compare_arrows:",
-                         query_params={"pairs": pair_set, "run": run_id})
-        st.page_link("pages/projection.py", label="See its projection cells", icon=":material/stacked_line_chart:",
-                     query_params={"cell_dataset": dataset})
+            st.page_link(
+                "pages/pairs.py",
+                label=f"Its pairs: {widgets.plain(pair_set)}",
+                icon=":material/compare_arrows:",
+                query_params={"pairs": pair_set, "run": run_id},
+            )
+        st.page_link(
+            "pages/projection.py",
+            label="See its projection cells",
+            icon=":material/stacked_line_chart:",
+            query_params={"cell_dataset": dataset},
+        )
 
 
 def no_model(task: str) -> None:
@@ -197,14 +268,18 @@ def no_model(task: str) -> None:
     training = studio.TRAINING.get(task)
     if training:
         command, model, cost = training
-        st.markdown(f"1. **Train one here**: the bundled MiniLM fine-tuned as {widgets.plain(model)}, "
-                    f"{widgets.plain(cost)}, in the background (in a terminal: python -m backend "
-                    f"{widgets.plain(' '.join(command))}). When it is done it is listed in the Model box above.")
+        st.markdown(
+            f"1. **Train one here**: the bundled MiniLM fine-tuned as {widgets.plain(model)}, "
+            f"{widgets.plain(cost)}, in the background (in a terminal: python -m backend "
+            f"{widgets.plain(' '.join(command))}). When it is done it is listed in the Model box above."
+        )
         key = f"train-{task}"
         if studio.alive(key):
             st.info(f"Training… {widgets.plain(studio.last_line(key))}", icon=":material/hourglass:")
             st.button("Refresh", key="train_refresh", icon=":material/refresh:")
-        elif st.button(f"Train {widgets.plain(model)} now", type="primary", key="train_start", icon=":material/school:"):
+        elif st.button(
+            f"Train {widgets.plain(model)} now", type="primary", key="train_start", icon=":material/school:"
+        ):
             try:
                 studio.start_training(store_ref(), task)
             except ValueError as exc:
@@ -212,15 +287,19 @@ def no_model(task: str) -> None:
             st.rerun()
         elif studio.job_log(key):
             st.caption(f"The last training said: {widgets.plain(studio.last_line(key))}")
-    st.markdown("2. **Register a model you have** (a local folder, or a hub id when online) in "
-                "data/registry.local.toml: see the README's *Models and live inference*; `python -m backend models` "
-                "says which load here.\n3. **Import a run** you made elsewhere: its predictions, on the Import page.")
+    st.markdown(
+        "2. **Register a model you have** (a local folder, or a hub id when online) in "
+        "data/registry.local.toml: see the README's *Models and live inference*; `python -m backend models` "
+        "says which load here.\n3. **Import a run** you made elsewhere: its predictions, on the Import page."
+    )
     st.page_link("pages/imports.py", label="Import a run", icon=":material/upload_file:")
 
 
 def run_model() -> None:
-    st.caption("Run a model on one of your datasets in the background: it runs as its own process (the dashboard "
-               "stays responsive for everyone), writes as it goes, and resumes where it stopped if started again.")
+    st.caption(
+        "Run a model on one of your datasets in the background: it runs as its own process (the dashboard "
+        "stays responsive for everyone), writes as it goes, and resumes where it stopped if started again."
+    )
     mine = query(studio.model_choices)
     if not mine:
         st.info("Save a generated dataset first (or import one).")
@@ -233,9 +312,18 @@ def run_model() -> None:
         no_model(task)
         return
     prompts = studio.template_choices(model, task)
-    template = st.selectbox("Prompt template", prompts, key="job_template", format_func=widgets.option,
-                            help="How the model is asked (`python -m backend prompts` lists them; add yours in "
-                                 "data/prompts/). Each template is a run of its own.") if prompts else None
+    template = (
+        st.selectbox(
+            "Prompt template",
+            prompts,
+            key="job_template",
+            format_func=widgets.option,
+            help="How the model is asked (`python -m backend prompts` lists them; add yours in "
+            "data/prompts/). Each template is a run of its own.",
+        )
+        if prompts
+        else None
+    )
     if st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
         try:
             st.session_state["job"] = (studio.start_run(store_ref(), model, dataset, task, template), dataset)
@@ -246,7 +334,9 @@ def run_model() -> None:
 
 
 st.title("Minimal-pair studio")
-template_tab, sentence_tab, facts_tab, run_tab = st.tabs(["From a template", "From one sentence", "From facts", "Run a model"])
+template_tab, sentence_tab, facts_tab, run_tab = st.tabs(
+    ["From a template", "From one sentence", "From facts", "Run a model"]
+)
 with template_tab:
     from_template()
 with sentence_tab:

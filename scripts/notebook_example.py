@@ -25,7 +25,11 @@ print(f"{len(clefts)} cleft items on NOPE main; gold labels:", clefts["gold_labe
 
 paper = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 predictions = lab.predictions(paper, split="main")
-print(predictions[["example_id", "trigger_type", "polarity", "gold_label", "label", "correct"]].head().to_string(index=False))
+print(
+    predictions[["example_id", "trigger_type", "polarity", "gold_label", "label", "correct"]]
+    .head()
+    .to_string(index=False)
+)
 
 # %% [markdown]
 # ## The metrics the pages show, with 95% bootstrap intervals
@@ -44,8 +48,13 @@ for polarity in ("non-negated", "negated"):
 items = lab.examples("nope")
 negated = items["input"].str.contains(r"\b(?:not|n't|never)\b", case=False)
 mine = items.assign(premise=items["input"], label=negated.map({True: "neutral", False: "entailment"}))
-report = lab.import_run(mine[["premise", "hypothesis", "label"]], dataset="nope", model="negation-rule",
-                        notes="toy rule from scripts/notebook_example.py", replace=True)
+report = lab.import_run(
+    mine[["premise", "hypothesis", "label"]],
+    dataset="nope",
+    model="negation-rule",
+    notes="toy rule from scripts/notebook_example.py",
+    replace=True,
+)
 print(report.summary())
 
 # %%
@@ -53,7 +62,11 @@ rule = "nope/user/negation-rule"
 for run in (paper, rule):
     print(run, lab.metrics("nope", run, split="main")["accuracy"])
 board = lab.leaderboard()
-print(board[board["dataset"] == "nope"].head(8)[["run", "kind", "split", "value", "low", "high", "n"]].to_string(index=False))
+print(
+    board[board["dataset"] == "nope"]
+    .head(8)[["run", "kind", "split", "value", "low", "high", "n"]]
+    .to_string(index=False)
+)
 
 # %%
 lab.delete_run(rule)  # your runs can be deleted (built-in ones cannot)

@@ -1,4 +1,5 @@
 """Shared fixtures: the real shared datasets, a store ingested from them (once per session)."""
+
 from __future__ import annotations
 
 import os
@@ -94,9 +95,7 @@ def lab(real_store, tmp_path_factory) -> dict:
     the real store with IfQA S-dev retrieval runs, an open-book QA run and a writing run."""
     import shutil
 
-    from backend.execution import live
-    from backend.execution import runs
-    from backend.execution import batch
+    from backend.execution import batch, live, runs
     from backend.models import loading
     from backend.retrieval.evaluate import evaluate_retrievers
     from backend.retrieval.index import build_all
@@ -108,12 +107,25 @@ def lab(real_store, tmp_path_factory) -> dict:
     data.mkdir()
     real_indexes = settings().data_dir / "indexes"
     models = {
-        "tiny-nli": {"task": "nli", "load": "local", "quality": "random tiny model",
-                     "path": str(tiny_models.classifier(root / "nli", ["contradiction", "entailment", "neutral"]))},
-        "tiny-fp": {"task": "detect", "load": "local", "quality": "random tiny model",
-                    "path": str(tiny_models.classifier(root / "fp", ["N", "FP"]))},
-        "tiny-gen": {"task": "generate", "load": "local", "quality": "random tiny model", "batch_size": 4,
-                     "path": str(tiny_models.generator(root / "gen"))},
+        "tiny-nli": {
+            "task": "nli",
+            "load": "local",
+            "quality": "random tiny model",
+            "path": str(tiny_models.classifier(root / "nli", ["contradiction", "entailment", "neutral"])),
+        },
+        "tiny-fp": {
+            "task": "detect",
+            "load": "local",
+            "quality": "random tiny model",
+            "path": str(tiny_models.classifier(root / "fp", ["N", "FP"])),
+        },
+        "tiny-gen": {
+            "task": "generate",
+            "load": "local",
+            "quality": "random tiny model",
+            "batch_size": 4,
+            "path": str(tiny_models.generator(root / "gen")),
+        },
     }
     tiny_models.register(data, models)
     store = root / "lab.duckdb"
@@ -124,7 +136,9 @@ def lab(real_store, tmp_path_factory) -> dict:
         (data / "indexes").symlink_to(real_indexes, target_is_directory=True)
         patch.setenv("PLAB_DATA_DIR", str(data))
         evaluate_retrievers(con, retrievers, "ifqa", splits=("S-dev",), k=100)
-        batch.predict(con, runs.Request("tiny-gen", "ifqa", "qa", "S-dev", "bm25", k=3, limit=6), retrievers, progress=False)
+        batch.predict(
+            con, runs.Request("tiny-gen", "ifqa", "qa", "S-dev", "bm25", k=3, limit=6), retrievers, progress=False
+        )
         batch.predict(con, runs.Request("tiny-gen", "falseqa", "write", "test", limit=5), progress=False)
         con.close()
     yield {"store": store, "data": data}

@@ -1,4 +1,5 @@
 """The dashboard renders the truth about the store (AppTest), and the README's run command serves it."""
+
 from __future__ import annotations
 
 import os
@@ -21,11 +22,14 @@ def app(monkeypatch, request):
     def start(store: Path) -> AppTest:
         monkeypatch.setenv("PLAB_STORE", str(store))
         import streamlit as st
+
         st.cache_resource.clear()
         st.cache_data.clear()
         return AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+
     yield start
     import streamlit as st
+
     st.cache_resource.clear()
 
 
@@ -33,9 +37,17 @@ def test_overview_shows_counts_and_missing_datasets(app, real_store):
     at = app(real_store)
     assert not at.exception
     assert [m.value for m in at.markdown if m.value.startswith("**")][:6] == [  # loaded datasets, by name
-        "**commitmentbank**", "**crepe**", "**falseqa**", "**ifqa**", "**imppres**", "**nope**"]
+        "**commitmentbank**",
+        "**crepe**",
+        "**falseqa**",
+        "**ifqa**",
+        "**imppres**",
+        "**nope**",
+    ]
     nope = next(t.value for t in at.dataframe if "E" in t.value.columns and "adv" in t.value.index)
-    assert nope.loc["main", "E"] == 1922 and nope.loc["adv", "C"] == 119 and nope.loc["all splits", "all splits"] == 2732
+    assert (
+        nope.loc["main", "E"] == 1922 and nope.loc["adv", "C"] == 119 and nope.loc["all splits", "all splits"] == 2732
+    )
     assert any(plain("Syn-(QA)²") in w.value and plain("unzip -P synqa2") in w.value for w in at.warning)  # as text
     assert any(plain("only the 200 SYCON-Bench") in i.value for i in at.info)
 
@@ -58,8 +70,15 @@ def test_readme_run_command_builds_the_store_and_serves(tmp_path):
     assert "bash scripts/run.sh" in readme
     port, store = free_port(), tmp_path / "fresh.duckdb"
     env = {**os.environ, "PORT": str(port), "PLAB_STORE": str(store)}
-    proc = subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "scripts/run.sh"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline, health = time.monotonic() + 1200, None  # first run: ingest, baselines, indexes
         while time.monotonic() < deadline and proc.poll() is None:
@@ -79,11 +98,24 @@ def test_readme_run_command_builds_the_store_and_serves(tmp_path):
     assert "Traceback" not in output
 
 
-@pytest.mark.parametrize("sent, value, same", [
-    (["nope/baseline/always-E"], "nope/baseline/always-E", True), (["nope/gone"], "nope/x", False),
-    (["yes"], True, True), (["true"], True, True), (["no"], True, False), (["5"], 5, True), (["5.0"], 5, True),
-    (["x"], 5, False), (["a", "b"], ["b", "a"], True), (["a", "zzz"], ["a"], False), ([""], None, True), (["a"], None, False),
-])
+@pytest.mark.parametrize(
+    "sent, value, same",
+    [
+        (["nope/baseline/always-E"], "nope/baseline/always-E", True),
+        (["nope/gone"], "nope/x", False),
+        (["yes"], True, True),
+        (["true"], True, True),
+        (["no"], True, False),
+        (["5"], 5, True),
+        (["5.0"], 5, True),
+        (["x"], 5, False),
+        (["a", "b"], ["b", "a"], True),
+        (["a", "zzz"], ["a"], False),
+        ([""], None, True),
+        (["a"], None, False),
+    ],
+)
 def test_a_url_value_is_compared_with_what_the_widget_shows(sent, value, same):
     from ui.urls import matches
+
     assert matches(sent, value) is same

@@ -1,4 +1,5 @@
 """Backups hold every user row, restore puts them back, and an older store is upgraded in place (issue 12)."""
+
 from __future__ import annotations
 
 import shutil
@@ -8,15 +9,14 @@ import duckdb
 import pandas as pd
 import pytest
 
-from backend.views import explore
-from backend.views import rate
-from backend.cli.main import main
 from backend.api import Lab
+from backend.cli.main import main
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
 from backend.store import backup, migrations
 from backend.store.access import session
 from backend.store.connection import CRITERIA, connect
+from backend.views import explore, rate
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUN = "falseqa/user/mine"
@@ -29,14 +29,23 @@ def store(real_store, tmp_path) -> Path:
     path = tmp_path / "lab.duckdb"
     shutil.copy(real_store, path)
     lab = Lab(path)
-    assert lab.import_run(pd.DataFrame({"id": ["test-0", "test-1", "test-2"], "label": ["FP", "N", "FP"]}),
-                          dataset="falseqa", model="mine").ok
-    frame = pd.DataFrame({"id": ["a", "b"], "premise": ["Kim stopped.", "Kim didn't stop."],
-                          "hypothesis": ["Kim did.", "Kim did."], "label": ["entailment", "neutral"]})
+    assert lab.import_run(
+        pd.DataFrame({"id": ["test-0", "test-1", "test-2"], "label": ["FP", "N", "FP"]}),
+        dataset="falseqa",
+        model="mine",
+    ).ok
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "premise": ["Kim stopped.", "Kim didn't stop."],
+            "hypothesis": ["Kim did.", "Kim did."],
+            "label": ["entailment", "neutral"],
+        }
+    )
     bundle, _ = user_datasets.check(read(frame, name="mine.csv"), user_datasets.DatasetOptions(name="mine", task="nli"))
     with session(path) as con:
         user_datasets.save(con, bundle)
-        rate.save(con, RUN, "test-0", "ann", {"acceptability": 1}, note="=HYPERLINK(\"x\")")
+        rate.save(con, RUN, "test-0", "ann", {"acceptability": 1}, note='=HYPERLINK("x")')
         rate.save(con, RUN, "test-1", "bob", {"acceptability": 0})
     return path
 
@@ -63,7 +72,9 @@ def test_backup_then_restore_gives_back_every_user_row(store, tmp_path):
     with session(store) as con:  # keys are given back too: Explore joins on them
         shown = explore.slice_frame(con, "falseqa", run_a=RUN)
         assert shown["label_a"].notna().sum() == 3
-        assert con.execute("SELECT count(*) FROM runs WHERE dataset_id = 'mine' AND source = 'baseline'").fetchone()[0] > 0
+        assert (
+            con.execute("SELECT count(*) FROM runs WHERE dataset_id = 'mine' AND source = 'baseline'").fetchone()[0] > 0
+        )
 
 
 def test_restore_replaces_rows_with_the_same_keys_and_keeps_the_rest(store, tmp_path):
@@ -72,8 +83,12 @@ def test_restore_replaces_rows_with_the_same_keys_and_keeps_the_rest(store, tmp_
         rate.save(con, RUN, "test-0", "ann", {"acceptability": 0})  # changed after the backup
         rate.save(con, RUN, "test-2", "cat", {"acceptability": 1})  # new after the backup
         backup.restore(con, tmp_path / "b")
-        got = dict(((e, r), v) for e, r, v in con.execute(
-            "SELECT example_id, rater_id, value FROM ratings WHERE run_id = $r", {"r": RUN}).fetchall())
+        got = {
+            (e, r): v
+            for e, r, v in con.execute(
+                "SELECT example_id, rater_id, value FROM ratings WHERE run_id = $r", {"r": RUN}
+            ).fetchall()
+        }
     assert got == {("test-0", "ann"): 1.0, ("test-1", "bob"): 0.0, ("test-2", "cat"): 1.0}
 
 
@@ -83,11 +98,16 @@ def test_destructive_actions_back_up_first(store):
     assert lab.import_run(frame, dataset="falseqa", model="mine", replace=True).ok
     lab.delete_run(RUN)
     from backend.imports.ingest import ingest
+
     assert ingest(["nope"], store=store)[0].status == "loaded"
     found = [meta["reason"] for _, meta in backup.listing(store)]
     assert found[:3] == ["re-ingest nope", f"delete run {RUN}", f"replace run {RUN}"]
     replaced = backup.listing(store)[2][0]  # taken before the replace: the original labels
-    assert pd.read_parquet(replaced / "predictions.parquet").sort_values("example_id")["label"].tolist() == ["FP", "N", "FP"]
+    assert pd.read_parquet(replaced / "predictions.parquet").sort_values("example_id")["label"].tolist() == [
+        "FP",
+        "N",
+        "FP",
+    ]
 
 
 def test_automatic_backups_are_pruned_but_manual_ones_kept(store, monkeypatch):
@@ -124,6 +144,7 @@ def test_every_example_and_prediction_has_its_join_key(real_con):
 
 # --- upgrades ---
 
+
 def _schema_3_store(path: Path) -> None:
     """A store as the previous release (schema 3) wrote it, holding user rows."""
     con = duckdb.connect(str(path))
@@ -131,15 +152,22 @@ def _schema_3_store(path: Path) -> None:
     con.executemany("INSERT INTO criteria VALUES ($1, $2, $3, $4, $5, $6)", CRITERIA)
     con.execute("INSERT INTO meta VALUES ('schema_version', '3')")
     con.execute("""INSERT INTO datasets (dataset_id, title, source, sha256, loaded_at, description) VALUES
-        ('mine', 'Mine', 'mine.csv', 'x', now(), '{"task": "detect", "labels": ["N", "FP"], "positive": "FP", "user": true}')""")
-    con.execute("INSERT INTO examples (dataset_id, example_id, split, input, gold_label) VALUES "
-                "('mine', 'q1', 'test', 'Why is the sky green?', 'FP'), ('mine', 'q2', 'test', 'Why is the sky blue?', 'N')")
+        ('mine', 'Mine', 'mine.csv', 'x', now(),
+        '{"task": "detect", "labels": ["N", "FP"], "positive": "FP", "user": true}')""")
+    con.execute(
+        "INSERT INTO examples (dataset_id, example_id, split, input, gold_label) VALUES "
+        "('mine', 'q1', 'test', 'Why is the sky green?', 'FP'), ('mine', 'q2', 'test', 'Why is the sky blue?', 'N')"
+    )
     con.execute("""INSERT INTO runs (run_id, dataset_id, task, model_id, config, source, status, created_at) VALUES
         ('mine/user/m', 'mine', 'detect', 'm', '{"labels": ["N", "FP"]}', 'user', 'complete', now())""")
-    con.execute("INSERT INTO predictions (run_id, example_id, label, probs) VALUES "
-                "('mine/user/m', 'q1', 'FP', [0.2, 0.8]), ('mine/user/m', 'q2', 'FP', [0.4, 0.6])")
-    con.execute("INSERT INTO ratings (dataset_id, example_id, run_id, rater_id, source, criterion, value) VALUES "
-                "('mine', 'q1', 'mine/user/m', 'ann', 'user', 'acceptability', 1)")
+    con.execute(
+        "INSERT INTO predictions (run_id, example_id, label, probs) VALUES "
+        "('mine/user/m', 'q1', 'FP', [0.2, 0.8]), ('mine/user/m', 'q2', 'FP', [0.4, 0.6])"
+    )
+    con.execute(
+        "INSERT INTO ratings (dataset_id, example_id, run_id, rater_id, source, criterion, value) VALUES "
+        "('mine', 'q1', 'mine/user/m', 'ann', 'user', 'acceptability', 1)"
+    )
     con.close()
 
 
@@ -165,9 +193,15 @@ def user_rows_raw(path: Path) -> dict[str, list]:
     con = duckdb.connect(str(path))
     tables = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     try:
-        return {table: con.execute(f"SELECT * EXCLUDE (example_key) FROM ({select}) ORDER BY ALL"
-                                   if table in ("examples", "predictions") and _has_key(con, table) else select).fetchall()
-                for table, select in USER_ROWS.items() if table in tables}
+        return {
+            table: con.execute(
+                f"SELECT * EXCLUDE (example_key) FROM ({select}) ORDER BY ALL"
+                if table in ("examples", "predictions") and _has_key(con, table)
+                else select
+            ).fetchall()
+            for table, select in USER_ROWS.items()
+            if table in tables
+        }
     finally:
         con.close()
 
@@ -200,6 +234,7 @@ def test_a_store_from_a_newer_release_is_refused_not_downgraded(tmp_path):
 
 def test_a_copy_of_the_store_file_alone_holds_every_write_while_the_store_is_still_open(store, tmp_path):
     from backend.store import writer
+
     live = {"run_id": "live/m/detect", "dataset_id": "live", "task": "detect", "model_id": "m", "source": "live"}
     with session(store):  # a dashboard keeps the store open: no close to checkpoint the WAL
         with session(store) as con:
@@ -214,16 +249,17 @@ def test_a_copy_of_the_store_file_alone_holds_every_write_while_the_store_is_sti
 
 def test_a_damaged_store_is_named_with_its_backups_and_the_note_goes_with_a_new_store(store, tmp_path):
     from backend.store.connection import StoreDamaged, damaged
+
     with session(store) as con:
         backup.write(con, "before the damage")
     data = bytearray(store.read_bytes())
     for at in range(len(data) // 4, len(data) - 4096, len(data) // 40):  # corrupted blocks
-        data[at:at + 512] = bytes(512)
+        data[at : at + 512] = bytes(512)
     store.write_bytes(bytes(data))
-    with pytest.raises(duckdb.Error) as failed:  # a query reads a broken block (pages and the CLI turn this into:)
-        with session(store) as con:
-            for table in ("examples", "predictions", "ratings", "passages", "retrievals"):
-                con.execute(f"SELECT * FROM {table}").fetchall()
+    # a query reads a broken block (pages and the CLI turn this into:)
+    with pytest.raises(duckdb.Error) as failed, session(store) as con:
+        for table in ("examples", "predictions", "ratings", "passages", "retrievals"):
+            con.execute(f"SELECT * FROM {table}").fetchall()
     found = damaged(failed.value, store)
     assert isinstance(found, StoreDamaged)
     assert "1 backup(s)" in str(found) and "python -m backend restore" in str(found)

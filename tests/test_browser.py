@@ -1,6 +1,7 @@
 """Every page in a real browser: the README's run command serves the app, headless Chromium
 (Debian's /usr/bin/chromium, driven by Playwright) opens each page, saves a screenshot under
 data/screenshots/ and fails on any exception shown."""
+
 from __future__ import annotations
 
 import os
@@ -17,22 +18,45 @@ from tests.test_app import free_port
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # (URL path, text near the end of the page that proves it rendered everything)
-PAGES = [("", "Models"), ("explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it"),
-         ("example?dataset=nope&example=1", "Pair partners"), ("pairs", "Struck-through words"),
-         ("nope", "Items behind a bar"), ("projection", "Items behind a cell"), ("studio", "Save as a dataset"),
-         ("imports", "Choose a file to check"), ("slices?dataset=nope&run_a=nope/RoBERTa-large/mnli-snli-anli-fever/1", "most significant"),
-         ("report", "Nothing is pinned yet"), ("outputs", "No QA or writing run"), ("map", "Highlight (Explore's filters)")]
-CHARTS_DRAWN = ("() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]"
-                ".every(e => e.querySelector('canvas, svg'))")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+PAGES = [
+    ("", "Models"),
+    ("explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it"),
+    ("example?dataset=nope&example=1", "Pair partners"),
+    ("pairs", "Struck-through words"),
+    ("nope", "Items behind a bar"),
+    ("projection", "Items behind a cell"),
+    ("studio", "Save as a dataset"),
+    ("imports", "Choose a file to check"),
+    ("slices?dataset=nope&run_a=nope/RoBERTa-large/mnli-snli-anli-fever/1", "most significant"),
+    ("report", "Nothing is pinned yet"),
+    ("outputs", "No QA or writing run"),
+    ("map", "Highlight (Explore's filters)"),
+]
+CHARTS_DRAWN = (
+    "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].every(e => e.querySelector('canvas, svg'))"
+)
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def serve(env_extra: dict):
     port = free_port()
     env = {**os.environ, "PORT": str(port), **env_extra}
-    proc = subprocess.Popen(["bash", "scripts/run.sh"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "scripts/run.sh"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         try:
@@ -119,7 +143,13 @@ def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
         page.get_by_text("select a row to open it").first.wait_for(timeout=90_000)
         assert "run_a=nope%2Fbaseline%2Falways-E" in page.url and "split=main" in page.url
         page.get_by_text("80.6%", exact=True).wait_for(timeout=60_000)  # always-E on NOPE main, as on the board
-        shows(page, served, "explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it", "explore-click")
+        shows(
+            page,
+            served,
+            "explore?dataset=nope&run_a=nope/baseline/always-E",
+            "select a row to open it",
+            "explore-click",
+        )
         mark(page, "rect mark", "gold: N", "predicted: E").click(position={"x": 6, "y": 6})  # off the count's text
         page.get_by_text("593 examples match").first.wait_for(timeout=60_000)  # every N item, called E
         assert "cell=N%E2%86%92E" in page.url
@@ -130,8 +160,9 @@ def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
         assert "cell_trigger=clefts" in page.url and "cell_label=E" in page.url
         page.screenshot(path=str(SHOTS / "nope-clicked.png"), full_page=True)
         shows(page, served, "projection", "Items behind a cell", "projection-click")
-        mark(page, "rect mark", "dataset: commitmentbank", "trigger: clause-embedding (factive)", "operator: modal").click(
-            position={"x": 3, "y": 3})
+        mark(
+            page, "rect mark", "dataset: commitmentbank", "trigger: clause-embedding (factive)", "operator: modal"
+        ).click(position={"x": 3, "y": 3})
         page.get_by_text("74 items", exact=True).first.wait_for(timeout=60_000)  # CB factive items under a modal
         assert "cell_dataset=commitmentbank" in page.url and "cell_operator=modal" in page.url
         page.screenshot(path=str(SHOTS / "projection-clicked.png"), full_page=True)
@@ -145,6 +176,7 @@ def test_live_pages_work_in_chromium(served_lab):
     from playwright.sync_api import sync_playwright
 
     from tests.conftest import QA_RUN, WRITE_RUN
+
     with sync_playwright() as p:
         browser, page = browser_page(p)
         shows(page, served_lab, f"retrieval?example=S-dev-0&qa_run={QA_RUN}", "A row's open link shows the example")
@@ -171,13 +203,26 @@ def test_a_link_with_values_the_page_cannot_use_says_so_in_chromium(served):
 
     with sync_playwright() as p:
         browser, page = browser_page(p)
-        shows(page, served, "explore?dataset=nope&run_a=nope/gone/7&trigger_type=clefts&trigger_type=nonsense",
-              "select a row to open it", "explore-unknown-link")
+        shows(
+            page,
+            served,
+            "explore?dataset=nope&run_a=nope/gone/7&trigger_type=clefts&trigger_type=nonsense",
+            "select a row to open it",
+            "explore-unknown-link",
+        )
         notice = page.locator("[data-testid=stAlert]").filter(has_text="is not one of the choices here")
         assert notice.count() == 2, page.inner_text("body")[:2000]
         assert "nope/gone/7" in notice.first.inner_text() and "nonsense" in notice.last.inner_text()
-        shows(page, served, "explore?dataset=nope&run_a=nope/baseline/always-E", "select a row to open it", "explore-known-link")
-        assert page.get_by_text("is not one of the choices here").count() == 0  # a valid link (even = default) says nothing
+        shows(
+            page,
+            served,
+            "explore?dataset=nope&run_a=nope/baseline/always-E",
+            "select a row to open it",
+            "explore-known-link",
+        )
+        assert (
+            page.get_by_text("is not one of the choices here").count() == 0
+        )  # a valid link (even = default) says nothing
         browser.close()
 
 
@@ -203,7 +248,9 @@ def test_a_family_made_from_one_sentence_is_saved_and_opened_as_pairs_in_chromiu
         page.get_by_role("textbox", name="Presupposition (the hypothesis of every variant)").fill("Jo used to smoke.")
         page.get_by_role("textbox", name="Dataset name").first.fill("jo-family")
         page.get_by_role("textbox", name="Dataset name").first.press("Enter")
-        page.get_by_text("Did Jo stop smoking?").first.wait_for(state="attached", timeout=60_000)  # the grid (a canvas) holds it
+        page.get_by_text("Did Jo stop smoking?").first.wait_for(
+            state="attached", timeout=60_000
+        )  # the grid (a canvas) holds it
         page.get_by_text("Name the dataset and its trigger").first.wait_for(timeout=30_000)  # a trigger is required
         assert page.get_by_role("button", name="Save as a dataset").count() == 0  # (hidden tabs' are not counted)
         page.get_by_role("textbox", name="Trigger (required)").fill("change_of_state")
@@ -224,8 +271,8 @@ def test_a_family_made_from_one_sentence_is_saved_and_opened_as_pairs_in_chromiu
 @pytest.fixture()
 def served_with_map(real_store, tmp_path):
     """A copy of the real store with a PCA map of NOPE cached (test embedder) in its own data folder."""
-    from backend.views import map as embedding_map
     from backend.store.access import session
+    from backend.views import map as embedding_map
     from tests.test_studio import WordsEmbedder
 
     store, data = tmp_path / "lab.duckdb", tmp_path / "data"
@@ -249,7 +296,9 @@ def test_a_dragged_region_lists_its_items_and_a_pinned_table_reaches_the_report_
         browser, page = browser_page(p)
         shows(page, served_with_map, "map?dataset=nope&method=pca&trigger_type=clefts", "Drag a rectangle", "map")
         assert page.get_by_text("points match the highlight filters").count() == 1
-        box = page.locator("[data-testid=stVegaLiteChart] canvas, [data-testid=stVegaLiteChart] svg").first.bounding_box()
+        box = page.locator(
+            "[data-testid=stVegaLiteChart] canvas, [data-testid=stVegaLiteChart] svg"
+        ).first.bounding_box()
         page.mouse.move(box["x"] + box["width"] * 0.2, box["y"] + box["height"] * 0.2)
         page.mouse.down()
         page.mouse.move(box["x"] + box["width"] * 0.8, box["y"] + box["height"] * 0.8, steps=8)
@@ -274,7 +323,7 @@ def _damage(store: Path, how: str, good: Path) -> None:
     else:  # corrupted blocks in the middle
         damaged = bytearray(data)
         for at in range(len(data) // 4, len(data) - 4096, len(data) // 40):
-            damaged[at:at + 512] = bytes(512)
+            damaged[at : at + 512] = bytes(512)
         store.write_bytes(bytes(damaged))
 
 
@@ -295,18 +344,31 @@ def test_a_damaged_store_says_what_is_wrong_and_what_to_do_on_every_page(real_st
     with sync_playwright() as p:
         browser, page = browser_page(p)
         for base in serve({"PLAB_STORE": str(store)}):
-            for how, visited in (("empty", ["", "rate"]), ("truncated", ["explore", "playground"]), ("corrupted", pages)):
+            for how, visited in (
+                ("empty", ["", "rate"]),
+                ("truncated", ["explore", "playground"]),
+                ("corrupted", pages),
+            ):
                 _damage(store, how, real_store)  # the dashboard opens the store per rerun: no restart needed
                 for path in visited:
                     page.goto(f"{base}/{path}", wait_until="domcontentloaded")
                     try:
                         page.get_by_text("is damaged").first.wait_for(timeout=60_000)
                     except Exception:
-                        page.screenshot(path=str(SHOTS / f"damaged-{how}-{path or 'overview'}-failed.png"), full_page=True)
+                        page.screenshot(
+                            path=str(SHOTS / f"damaged-{how}-{path or 'overview'}-failed.png"), full_page=True
+                        )
                         raise
                     body = page.inner_text("body")
-                    assert "python -m backend ingest" in body and page.locator("[data-testid='stException']").count() == 0
-                cli = subprocess.run([sys.executable, "-m", "backend", "--store", str(store), "status"], cwd=ROOT,
-                                     capture_output=True, text=True, timeout=120)
+                    assert (
+                        "python -m backend ingest" in body and page.locator("[data-testid='stException']").count() == 0
+                    )
+                cli = subprocess.run(
+                    [sys.executable, "-m", "backend", "--store", str(store), "status"],
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
                 assert cli.returncode == 1 and "is damaged" in cli.stderr and "Traceback" not in cli.stderr
         browser.close()

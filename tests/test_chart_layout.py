@@ -2,6 +2,7 @@
 Figure 2's axis title sits clear of its labels, and a pinned chart on the Report page is drawn as its page drew
 it (full width, its spec's height) rather than in a 270 × 140 box. Checked on the specs the pages send (the
 pixels were checked by screenshots; a chart's layout has no DOM text to assert on)."""
+
 from __future__ import annotations
 
 import json
@@ -11,14 +12,20 @@ from ui import charts, export
 
 def specs(at) -> dict[str, dict]:
     """The Vega-Lite specs a page sent, by the first line of their title."""
+
     def walk(node):
         yield node
         for child in getattr(node, "children", {}).values():
             yield from walk(child)
+
     found = {}
     for node in walk(at._tree):
         proto = getattr(node, "proto", None)
-        if proto is not None and getattr(proto, "DESCRIPTOR", None) is not None and proto.DESCRIPTOR.name == "VegaLiteChart":
+        if (
+            proto is not None
+            and getattr(proto, "DESCRIPTOR", None) is not None
+            and proto.DESCRIPTOR.name == "VegaLiteChart"
+        ):
             spec = json.loads(proto.spec)
             title = spec.get("title", {})
             found[(title.get("text") if isinstance(title, dict) else title) or ""] = spec

@@ -1,5 +1,6 @@
 """CommitmentBank loader (issue 13): the real file's counts as in ../shared/datasets/commitmentbank/SOURCE.md,
 every rating kept, the derived label's rule and counts, and broken rows named by file, line and field."""
+
 from __future__ import annotations
 
 import csv
@@ -25,11 +26,26 @@ def test_the_real_file_loads_with_the_documented_counts():
     assert Counter(e["genre"] for e in extra) == {"BNC": 632, "SWBD": 464, "WSJ": 104}
     assert Counter(e["operator"] for e in extra) == {"negation": 605, "modal": 311, "question": 167, "conditional": 117}
     assert Counter(e["operator_fine"] for e in extra) == {
-        "negation": 572, "modal": 311, "question": 155, "conditional": 116, "modal negation": 33,
-        "negation question": 8, "modal question": 2, "conditional question": 2, "modal conditional": 1}
+        "negation": 572,
+        "modal": 311,
+        "question": 155,
+        "conditional": 116,
+        "modal negation": 33,
+        "negation question": 8,
+        "modal question": 2,
+        "conditional question": 2,
+        "modal conditional": 1,
+    }
     assert Counter(e["factive"] for e in extra) == {"no": 908, "yes": 292}
     assert len(bundle.ratings) == 11_545 and Counter(r["value"] for r in bundle.ratings) == {
-        -3: 1509, -2: 2046, -1: 1066, 0: 2223, 1: 1266, 2: 1438, 3: 1997}
+        -3: 1509,
+        -2: 2046,
+        -1: 1066,
+        0: 2223,
+        1: 1266,
+        2: 1438,
+        3: 1997,
+    }
     assert sum(e["mean_no_target"] is None for e in extra) == 467
     assert Counter(i["gold_label"] for i in items) == {"E": 390, "N": 424, "C": 386}  # the rule in label_of
     first = next(i for i in items if i["example_id"] == "BNC-1002")
@@ -48,13 +64,16 @@ def _broken(tmp_path, column: int, value: str):
     return tmp_path
 
 
-@pytest.mark.parametrize("column, value, field, problem", [
-    (19, "2, x, 3", "Reponses", "expected integers"),
-    (19, "2, 5, 3", "Reponses", "from -3 to 3"),
-    (17, "2.5", "Mean", "is not the mean"),
-    (12, "sometimes", "Embedding (2nd)", "expected one of"),
-    (14, "maybe", "factive", "expected yes or no"),
-])
+@pytest.mark.parametrize(
+    "column, value, field, problem",
+    [
+        (19, "2, x, 3", "Reponses", "expected integers"),
+        (19, "2, 5, 3", "Reponses", "from -3 to 3"),
+        (17, "2.5", "Mean", "is not the mean"),
+        (12, "sometimes", "Embedding (2nd)", "expected one of"),
+        (14, "maybe", "factive", "expected yes or no"),
+    ],
+)
 def test_a_broken_row_names_the_file_line_and_field(tmp_path, column, value, field, problem):
     with pytest.raises(DataError) as found:
         load(_broken(tmp_path, column, value))

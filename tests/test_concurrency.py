@@ -1,5 +1,6 @@
 """Several sessions writing at once lose nothing (issue 12): ratings from threads of one process (browser
 tabs) and from real Chromium tabs on a running dashboard, live answers, and imports from processes."""
+
 from __future__ import annotations
 
 import shutil
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from backend.views import rate
 from backend.store import writer
 from backend.store.access import session
+from backend.views import rate
 from tests.conftest import WRITE_RUN
 
 ITEM = "test-0"
@@ -39,6 +40,7 @@ def race(store: Path, jobs: list) -> list:
                 results[i] = job(con)
             except Exception as exc:  # noqa: BLE001 - the test inspects what each one got
                 results[i] = exc
+
     threads = [threading.Thread(target=run, args=(i, job)) for i, job in enumerate(jobs)]
     for thread in threads:
         thread.start()
@@ -56,8 +58,10 @@ def test_one_rater_in_many_tabs_saving_the_same_item_keeps_one_saved_rating_and_
     example = items(store)[0]
     for round_ in range(5):  # 5 rounds × 8 tabs = 40 saves of the same rating
         shown = stored(store, example, "ann")
-        jobs = [lambda con, v=v: rate.save(con, WRITE_RUN, example, "ann", {"fluency": v % 4}, loaded=shown)
-                for v in range(round_, round_ + 8)]
+        jobs = [
+            lambda con, v=v, shown=shown: rate.save(con, WRITE_RUN, example, "ann", {"fluency": v % 4}, loaded=shown)
+            for v in range(round_, round_ + 8)
+        ]
         results = race(store, jobs)
         saved = [i for i, r in enumerate(results) if r == 1]
         refused = [r for r in results if isinstance(r, rate.RatingConflict)]
@@ -70,8 +74,10 @@ def test_one_rater_in_many_tabs_saving_the_same_item_keeps_one_saved_rating_and_
 
 def test_many_raters_and_items_at_once_are_all_stored(store):
     targets = items(store)
-    jobs = [lambda con, i=i: rate.save(con, WRITE_RUN, targets[i % len(targets)], f"race{i}", {"fluency": i % 4},
-                                          loaded={}) for i in range(12)]
+    jobs = [
+        lambda con, i=i: rate.save(con, WRITE_RUN, targets[i % len(targets)], f"race{i}", {"fluency": i % 4}, loaded={})
+        for i in range(12)
+    ]
     assert race(store, jobs) == [1] * 12
     assert all(stored(store, targets[i % len(targets)], f"race{i}") == {"fluency": float(i % 4)} for i in range(12))
 
@@ -88,21 +94,27 @@ def test_an_untouched_form_never_clears_what_another_tab_saved(store):
 
 def test_live_answers_from_many_sessions_make_one_run_with_every_answer(store):
     run = {"run_id": "live/race/detect", "dataset_id": "live", "task": "detect", "model_id": "race", "source": "live"}
-    jobs = [lambda con, i=i: writer.store_live(con, run, [{"run_id": run["run_id"], "example_id": f"q{i}", "label": "N"}])
-            for i in range(8)]
+    jobs = [
+        lambda con, i=i: writer.store_live(con, run, [{"run_id": run["run_id"], "example_id": f"q{i}", "label": "N"}])
+        for i in range(8)
+    ]
     assert race(store, jobs) == [None] * 8
     with session(store) as con:
         assert con.execute("SELECT count(*) FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone()[0] == 1
-        assert con.execute("SELECT count(*) FROM predictions WHERE run_id = $r", {"r": run["run_id"]}).fetchone()[0] == 8
+        assert (
+            con.execute("SELECT count(*) FROM predictions WHERE run_id = $r", {"r": run["run_id"]}).fetchone()[0] == 8
+        )
 
 
 @pytest.fixture()
 def served_store(store, lab):
     from tests.test_browser import serve
+
     yield from serve({"PLAB_STORE": str(store), "PLAB_DATA_DIR": str(lab["data"])})
 
 
-CLICK_AT = """at => { const button = [...document.querySelectorAll('button')].find(b => b.innerText.includes('Save and next'));
+CLICK_AT = """at =>
+{ const button = [...document.querySelectorAll('button')].find(b => b.innerText.includes('Save and next'));
                      setTimeout(() => button.click(), at - Date.now()); }"""
 
 
@@ -112,6 +124,7 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
     from playwright.sync_api import sync_playwright
 
     from tests.test_browser import browser_page, shows
+
     with sync_playwright() as p:
         browser, first = browser_page(p)
         tabs = [first] + [browser.new_page(viewport={"width": 1400, "height": 2400}) for _ in range(3)]
@@ -123,8 +136,10 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
             for tab in tabs:
                 tab.evaluate(CLICK_AT, at)
             outcome = []
-            for i, (tab, rater) in enumerate(zip(tabs, raters)):
-                tab.get_by_text("Not saved").or_(tab.get_by_text(f"1 of 5 rated by {rater}")).first.wait_for(timeout=60_000)
+            for tab, rater in zip(tabs, raters):
+                tab.get_by_text("Not saved").or_(tab.get_by_text(f"1 of 5 rated by {rater}")).first.wait_for(
+                    timeout=60_000
+                )
                 tab.wait_for_timeout(500)
                 assert tab.locator("[data-testid='stException']").count() == 0
                 alert = tab.locator("[data-testid=stAlert]").filter(has_text="Not saved")

@@ -1,4 +1,5 @@
 """CREPE loader: labelled splits, double labels, the SYCON-Bench subset and the paper's dev sample outputs."""
+
 from __future__ import annotations
 
 import json
@@ -47,13 +48,16 @@ def test_counts_per_split_and_label(bundle, split, total, n_fp):
     assert {e["gold_label"] for e in rows} <= {"FP", "N"}
 
 
-@pytest.mark.parametrize("example_id, gold, labels, ambiguous", [
-    ("8t7x4d", "FP", ["FP", "N"], True),   # annotators disagreed, FP listed first
-    ("8v5n2e", "N", ["N", "FP"], True),    # annotators disagreed, normal listed first
-    ("8r2kqz", "N", ["N"], False),
-    ("8s0j1m", "FP", ["FP"], False),       # "false presupposition"
-    ("8u3b9w", "FP", ["FP"], False),       # "false_presupposition"
-])
+@pytest.mark.parametrize(
+    "example_id, gold, labels, ambiguous",
+    [
+        ("8t7x4d", "FP", ["FP", "N"], True),  # annotators disagreed, FP listed first
+        ("8v5n2e", "N", ["N", "FP"], True),  # annotators disagreed, normal listed first
+        ("8r2kqz", "N", ["N"], False),
+        ("8s0j1m", "FP", ["FP"], False),  # "false presupposition"
+        ("8u3b9w", "FP", ["FP"], False),  # "false_presupposition"
+    ],
+)
 def test_labels_keep_ambiguity_and_both_spellings(bundle, example_id, gold, labels, ambiguous):
     ex = by_id(bundle)[example_id]
     assert (ex["gold_label"], ex["gold_labels"], ex["ambiguous"]) == (gold, labels, ambiguous)
@@ -112,8 +116,10 @@ def test_detection_run_is_aligned_with_dev_rows(bundle):
 def test_writing_run_follows_fp_dev_rows_in_file_order(bundle):
     preds = {p["example_id"]: p for p in bundle.predictions if p["run_id"] == "crepe/gold-comment/writing"}
     assert set(preds) == {"9b4f2k", "9d2m6t"}
-    assert preds["9d2m6t"]["text"] == {"presupposition": "Bulls get angry when they see red.",
-                                       "correction": "Bulls are colour blind and react to the movement of the cape."}
+    assert preds["9d2m6t"]["text"] == {
+        "presupposition": "Bulls get angry when they see red.",
+        "correction": "Bulls are colour blind and react to the movement of the cape.",
+    }
 
 
 def test_sample_outputs_wait_for_dev_jsonl(tmp_path):
@@ -137,11 +143,18 @@ def _short_sycon(folder: Path) -> None:
     path.write_text("\n".join(path.read_text().splitlines()[:2]) + "\n")
 
 
-@pytest.mark.parametrize("damage, drop, expected", [
-    (_short_npy, (), ["detection-gold-comment-track-combined.npy", "3 rows", "dev.jsonl has 4"]),
-    (_extra_presupposition_line, (), ["unified-presupposition-predictions.txt", "3 lines", "2 false-presupposition"]),
-    (_short_sycon, ("test.jsonl",), ["corrections.txt", "2 lines", "questions.txt has 3"]),
-])
+@pytest.mark.parametrize(
+    "damage, drop, expected",
+    [
+        (_short_npy, (), ["detection-gold-comment-track-combined.npy", "3 rows", "dev.jsonl has 4"]),
+        (
+            _extra_presupposition_line,
+            (),
+            ["unified-presupposition-predictions.txt", "3 lines", "2 false-presupposition"],
+        ),
+        (_short_sycon, ("test.jsonl",), ["corrections.txt", "2 lines", "questions.txt has 3"]),
+    ],
+)
 def test_row_count_mismatch_names_the_file(tmp_path, damage, drop, expected):
     folder = copy_fixture(tmp_path, drop=drop)
     damage(folder)
@@ -150,12 +163,24 @@ def test_row_count_mismatch_names_the_file(tmp_path, damage, drop, expected):
     assert all(part in str(err.value) for part in expected), str(err.value)
 
 
-@pytest.mark.parametrize("line2, expected", [
-    (lambda obj: '{"id": "9b4f2k", "question": "Why', ["dev.jsonl, line 2", "not valid JSON"]),
-    (lambda obj: json.dumps({k: v for k, v in obj.items() if k != "comment"}), ["dev.jsonl, line 2", "field 'comment': missing"]),
-    (lambda obj: json.dumps({**obj, "presuppositions": "Bulls hate red."}), ["line 2", "field 'presuppositions'", "expected list"]),
-    (lambda obj: json.dumps({**obj, "labels": ["maybe"]}), ["line 2", "unknown label 'maybe'", "false_presupposition"]),
-])
+@pytest.mark.parametrize(
+    "line2, expected",
+    [
+        (lambda obj: '{"id": "9b4f2k", "question": "Why', ["dev.jsonl, line 2", "not valid JSON"]),
+        (
+            lambda obj: json.dumps({k: v for k, v in obj.items() if k != "comment"}),
+            ["dev.jsonl, line 2", "field 'comment': missing"],
+        ),
+        (
+            lambda obj: json.dumps({**obj, "presuppositions": "Bulls hate red."}),
+            ["line 2", "field 'presuppositions'", "expected list"],
+        ),
+        (
+            lambda obj: json.dumps({**obj, "labels": ["maybe"]}),
+            ["line 2", "unknown label 'maybe'", "false_presupposition"],
+        ),
+    ],
+)
 def test_malformed_dev_line_names_file_line_and_field(tmp_path, line2, expected):
     folder = copy_fixture(tmp_path)
     lines = (folder / "dev.jsonl").read_text().splitlines()

@@ -5,6 +5,7 @@ one fault it cannot produce (a 429 with Retry-After), which uses an httpx MockTr
 
 The server's access log counts the requests it answered, so "sends no request" is read off the server.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,25 +18,21 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from backend.views import evaluate
-from backend.views import overview
-from backend.execution import live
-from backend.models import registry
-from backend.execution import runs
-from backend.execution import batch
-from benchmarks import llama_server
 from backend.cli.main import main as cli
-from backend.models import availability, loading
+from backend.execution import batch, live, runs
+from backend.models import availability, loading, registry
 from backend.models.endpoints import client, spend
-from backend.store import endpoint_cache as cache
 from backend.models.output import RunStopped
 from backend.models.prompted import demo_fields, item_fields
 from backend.models.prompts import demos, parsers, templates
 from backend.retrieval.bm25 import BM25Retriever
-from backend.store.passages import corpus_passages
+from backend.store import endpoint_cache as cache
 from backend.store.connection import connect
+from backend.store.passages import corpus_passages
+from backend.views import evaluate, overview
+from benchmarks import llama_server
 
-CANARY = f"sk-canary-{uuid.uuid4().hex}"   # the server's key: it must never be written anywhere
+CANARY = f"sk-canary-{uuid.uuid4().hex}"  # the server's key: it must never be written anywhere
 KEY_ENV = "PLAB_TEST_LLM_KEY"
 NAME = "llama-smol"
 
@@ -54,8 +51,30 @@ def endpoint(real_store, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PLAB_DATA_DIR", str(data))
         patch.setenv(KEY_ENV, CANARY)
-        assert cli(["models", "add", NAME, "--base-url", server.url, "--model", "smollm2", "--api-key-env", KEY_ENV,
-                    "--max-concurrency", "2", "--timeout-s", "30", "--price-in", "0.5", "--price-out", "1.5"]) == 0
+        assert (
+            cli(
+                [
+                    "models",
+                    "add",
+                    NAME,
+                    "--base-url",
+                    server.url,
+                    "--model",
+                    "smollm2",
+                    "--api-key-env",
+                    KEY_ENV,
+                    "--max-concurrency",
+                    "2",
+                    "--timeout-s",
+                    "30",
+                    "--price-in",
+                    "0.5",
+                    "--price-out",
+                    "1.5",
+                ]
+            )
+            == 0
+        )
         yield {"server": server, "data": data, "store": store}
         loading.unload(NAME)
     if server.process.poll() is None:
@@ -65,12 +84,17 @@ def endpoint(real_store, tmp_path_factory):
 def _rows(store: Path, run_id: str) -> list[dict]:
     con = connect(store, read_only=True)
     try:
-        rows = con.execute("SELECT example_id, label, probs, answer, text, error FROM predictions WHERE run_id = $r "
-                           "ORDER BY example_id", {"r": run_id}).fetchall()
+        rows = con.execute(
+            "SELECT example_id, label, probs, answer, text, error FROM predictions WHERE run_id = $r "
+            "ORDER BY example_id",
+            {"r": run_id},
+        ).fetchall()
     finally:
         con.close()
-    return [{"example_id": e, "label": lab, "probs": p, "answer": a, "text": json.loads(t), "error": err}
-            for e, lab, p, a, t, err in rows]
+    return [
+        {"example_id": e, "label": lab, "probs": p, "answer": a, "text": json.loads(t), "error": err}
+        for e, lab, p, a, t, err in rows
+    ]
 
 
 def _verbaliser_mass(top: list, words: dict[str, str], labels: list[str]) -> list[float]:
@@ -114,9 +138,12 @@ def test_nope_run_stores_raw_text_parse_status_and_label_probabilities(endpoint)
         if r["text"]["parse"] == "ok":  # the label is the response's first word, as said
             assert words[r["text"]["generation"].split()[0].strip(".,!:").lower()] == r["label"]
         if r["probs"] is not None:
-            assert r["probs"] == pytest.approx(_verbaliser_mass(r["text"]["top_logprobs"], words, ["E", "N", "C"]), abs=1e-9)
-            assert r["text"]["other_mass"] == pytest.approx(1 - sum(math.exp(lp) for t, lp in r["text"]["top_logprobs"]
-                                                                     if t.strip().lower() in words), abs=1e-9)
+            assert r["probs"] == pytest.approx(
+                _verbaliser_mass(r["text"]["top_logprobs"], words, ["E", "N", "C"]), abs=1e-9
+            )
+            assert r["text"]["other_mass"] == pytest.approx(
+                1 - sum(math.exp(lp) for t, lp in r["text"]["top_logprobs"] if t.strip().lower() in words), abs=1e-9
+            )
     assert sum(r["probs"] is not None for r in rows) >= 30  # SmolLM2 puts yes/no in its top 10 almost always
     con = connect(store)
     try:
@@ -133,9 +160,15 @@ def test_nope_run_stores_raw_text_parse_status_and_label_probabilities(endpoint)
     assert spent == pytest.approx(sum(0.5 * r["text"]["tokens_in"] + 1.5 * r["text"]["tokens_out"] for r in rows) / 1e6)
     assert board.loc[board["run"] == run_id, "cost"].tolist() == [f"${spent:,.4f}"]
     correct = sum(r["label"] == g for r, g in zip(rows, _gold(store, [r["example_id"] for r in rows])))
-    assert float(table.loc[table["run"] == run_id, "accuracy"].iloc[0].split()[0]) == pytest.approx(100 * correct / 36, abs=0.05)
+    assert float(table.loc[table["run"] == run_id, "accuracy"].iloc[0].split()[0]) == pytest.approx(
+        100 * correct / 36, abs=0.05
+    )
     assert config["prompt"]["template_sha256"] == templates.get("nli-zero-shot").sha256
-    assert config["prompt"]["endpoint"] == {"base_url": endpoint["server"].url, "model": "smollm2", "prices_per_million": [0.5, 1.5]}
+    assert config["prompt"]["endpoint"] == {
+        "base_url": endpoint["server"].url,
+        "model": "smollm2",
+        "prices_per_million": [0.5, 1.5],
+    }
 
 
 def _gold(store: Path, ids: list[str]) -> list[str]:
@@ -151,15 +184,24 @@ def test_falseqa_few_shot_prompts_are_reproducible_from_the_run(endpoint):
     """Few-shot FalseQA: demonstrations come from the train split (never a scored item), each prediction
     names them, and the prompt re-rendered from the run's config equals the one sent."""
     store = endpoint["store"]
-    run_id = batch.predict(store, runs.Request(NAME, "falseqa", split="test", template="detect-few-shot", shots=3, limit=24),
-                          progress=False)
+    run_id = batch.predict(
+        store,
+        runs.Request(NAME, "falseqa", split="test", template="detect-few-shot", shots=3, limit=24),
+        progress=False,
+    )
     assert run_id == f"falseqa/{NAME}/detect/detect-few-shot@1+k3/test/first24"
     rows = _rows(store, run_id)
     con = connect(store, read_only=True)
     try:
         config = json.loads(con.execute("SELECT config FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()[0])
-        examples = con.execute("SELECT example_id, input, hypothesis, gold_label, gold_answers, split FROM examples "
-                               "WHERE dataset_id = 'falseqa'").df().set_index("example_id", drop=False)
+        examples = (
+            con.execute(
+                "SELECT example_id, input, hypothesis, gold_label, gold_answers, split FROM examples "
+                "WHERE dataset_id = 'falseqa'"
+            )
+            .df()
+            .set_index("example_id", drop=False)
+        )
     finally:
         con.close()
     assert config["prompt"]["pool"] == "split:train" and config["prompt"]["shots"] == 3
@@ -170,8 +212,10 @@ def test_falseqa_few_shot_prompts_are_reproducible_from_the_run(endpoint):
         assert len(r["text"]["demos"]) == 3 and set(examples.loc[r["text"]["demos"], "split"]) == {"train"}
         drawn = pool.draw(r["example_id"], 3, config["prompt"]["demo_seed"])
         assert list(drawn["example_id"]) == r["text"]["demos"]
-        again = template.render(item_fields(examples.loc[r["example_id"]].to_dict()),
-                                [demo_fields(template, d) for d in drawn.to_dict("records")])
+        again = template.render(
+            item_fields(examples.loc[r["example_id"]].to_dict()),
+            [demo_fields(template, d) for d in drawn.to_dict("records")],
+        )
         assert again == r["text"]["prompt"]
         assert r["text"]["parse"] in ("ok", "unparsed", "refusal", "empty")
 
@@ -184,8 +228,12 @@ def test_ifqa_open_book_run_reads_bm25_passages_and_is_scored(endpoint):
     finally:
         con.close()
     bm25 = BM25Retriever.build(ids, texts)
-    run_id = batch.predict(store, runs.Request(NAME, "ifqa", split="S-dev", retriever="bm25", k=2, limit=10),
-                          {"bm25": bm25}, progress=False)
+    run_id = batch.predict(
+        store,
+        runs.Request(NAME, "ifqa", split="S-dev", retriever="bm25", k=2, limit=10),
+        {"bm25": bm25},
+        progress=False,
+    )
     assert run_id == f"ifqa/{NAME}/qa/qa-retrieve-then-read@1/bm25@2/S-dev/first10"
     rows = _rows(store, run_id)
     assert len(rows) == 10 and all(r["text"]["prompt"].count("Passage ") == 2 for r in rows)
@@ -281,8 +329,13 @@ def test_a_wrong_key_stops_a_run_as_unauthorised_with_the_remedy(endpoint, monke
 
 
 def test_nothing_listening_is_a_clear_error_within_the_timeout(endpoint, tmp_path):
-    settings = client.Settings(name="gone", base_url=f"http://127.0.0.1:{llama_server.free_port()}/v1", model="smollm2",
-                               timeout_s=3, max_retries=1)
+    settings = client.Settings(
+        name="gone",
+        base_url=f"http://127.0.0.1:{llama_server.free_port()}/v1",
+        model="smollm2",
+        timeout_s=3,
+        max_retries=1,
+    )
     started = time.monotonic()
     with pytest.raises(client.EndpointDown, match="nothing answers at"):
         client.Endpoint(settings, cache_path=tmp_path / "c.sqlite").complete(["hello"])
@@ -292,8 +345,14 @@ def test_nothing_listening_is_a_clear_error_within_the_timeout(endpoint, tmp_pat
 def test_max_cost_stops_before_passing_it(endpoint, tmp_path):
     """Priced at $1,000 per million output tokens, a request of at most 8 tokens may cost $0.008; asked to
     count to 100, the model uses all 8, so a $0.02 limit allows exactly two requests and stops the third."""
-    settings = client.Settings(name="pricey", base_url=endpoint["server"].url, model="smollm2", api_key_env=KEY_ENV,
-                               max_concurrency=1, price_out=1000.0)
+    settings = client.Settings(
+        name="pricey",
+        base_url=endpoint["server"].url,
+        model="smollm2",
+        api_key_env=KEY_ENV,
+        max_concurrency=1,
+        price_out=1000.0,
+    )
     model = client.Endpoint(settings, cache_path=tmp_path / "c.sqlite")
     budget = spend.Budget(limit=0.02)
     prompts = [f"Count from {i} to 100, separated by commas." for i in range(1, 6)]
@@ -301,8 +360,9 @@ def test_max_cost_stops_before_passing_it(endpoint, tmp_path):
         model.complete(prompts, max_tokens=8, budget=budget)
     assert budget.spent == pytest.approx(2 * 0.008)  # two requests of 8 tokens each, then stopped
     assert spend.spent_today("pricey", tmp_path / "c.sqlite") == pytest.approx(budget.spent)
-    capped = client.Endpoint(client.Settings(**{**settings.__dict__, "daily_cap": budget.spent + 0.001}),
-                             cache_path=tmp_path / "c.sqlite")
+    capped = client.Endpoint(
+        client.Settings(**{**settings.__dict__, "daily_cap": budget.spent + 0.001}), cache_path=tmp_path / "c.sqlite"
+    )
     with pytest.raises(spend.BudgetReached, match="today's spending cap"):
         capped.complete(["Count from 9 to 100, separated by commas."], max_tokens=8)
 
@@ -314,18 +374,30 @@ def test_a_429_with_retry_after_is_retried(tmp_path):
 
     def answer(request: httpx2.Request) -> httpx2.Response:
         if request.url.path.endswith("/models"):
-            return httpx2.Response(200, json={"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "x"}]})
+            return httpx2.Response(
+                200, json={"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "x"}]}
+            )
         calls.append(time.monotonic())
         if len(calls) == 1:
             return httpx2.Response(429, headers={"Retry-After": "1"}, json={"error": {"message": "slow down"}})
-        return httpx2.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                          "choices": [{"index": 0, "finish_reason": "stop",
-                                                       "message": {"role": "assistant", "content": "yes"}}],
-                                          "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}})
+        return httpx2.Response(
+            200,
+            json={
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "yes"}}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+            },
+        )
 
     settings = client.Settings(name="mock", base_url="http://mock.test/v1", model="m", max_retries=2)
-    model = client.Endpoint(settings, http_client_factory=lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(answer)),
-                            cache_path=tmp_path / "c.sqlite")
+    model = client.Endpoint(
+        settings,
+        http_client_factory=lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(answer)),
+        cache_path=tmp_path / "c.sqlite",
+    )
     [done] = model.complete(["Is it?"])
     assert done.text == "yes" and len(calls) == 2 and calls[1] - calls[0] >= 0.9
 
@@ -357,9 +429,12 @@ def test_the_playground_asks_an_endpoint_and_pages_show_its_prompt_and_parse_rat
     assert any(e.model == NAME and e.task == "nli" and e.available for e in live.engines("nli"))
     con = connect(store)
     try:
-        answer = live.ask(con, live.Query(model=NAME, task="detect", question="Why did Einstein win three Nobel prizes?"))
-        example = con.execute("SELECT example_id FROM predictions WHERE run_id = $r ORDER BY example_id LIMIT 1",
-                              {"r": nope_run}).fetchone()[0]
+        answer = live.ask(
+            con, live.Query(model=NAME, task="detect", question="Why did Einstein win three Nobel prizes?")
+        )
+        example = con.execute(
+            "SELECT example_id FROM predictions WHERE run_id = $r ORDER BY example_id LIMIT 1", {"r": nope_run}
+        ).fetchone()[0]
     finally:
         con.close()
     assert answer.run_id == f"live/{NAME}/detect/detect-zero-shot@1"
@@ -367,14 +442,21 @@ def test_the_playground_asks_an_endpoint_and_pages_show_its_prompt_and_parse_rat
     pieces = []  # the Playground streams an endpoint's answer as it is written
     con = connect(store)
     try:
-        written = live.ask(con, live.Query(model=NAME, task="write", question="Why is the moon made of cheese?"),
-                           on_text=pieces.append)
+        written = live.ask(
+            con, live.Query(model=NAME, task="write", question="Why is the moon made of cheese?"), on_text=pieces.append
+        )
     finally:
         con.close()
     text = written.output.text
-    assert len(pieces) >= 3 and pieces[-1] == text["generation"] and all(b.startswith(a) for a, b in zip(pieces, pieces[1:]))
+    assert (
+        len(pieces) >= 3
+        and pieces[-1] == text["generation"]
+        and all(b.startswith(a) for a, b in zip(pieces, pieces[1:]))
+    )
     assert text["parse"] in ("ok", "unparsed") and text["prompt"].startswith("The question below takes something")
-    assert (text["tokens_out"] > 0) == text["tokens_reported"] and text["cost"] > 0  # unreported: charged the worst case
+    assert (text["tokens_out"] > 0) == text["tokens_reported"] and text[
+        "cost"
+    ] > 0  # unreported: charged the worst case
     page = open_page(store, "pages/overview.py", {"board": "nope"})
     assert not page.exception
     shown = [t.value for t in page.dataframe if "unparsed" in t.value.columns]

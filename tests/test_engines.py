@@ -2,6 +2,7 @@
 probabilities of the local engine, survives an actor killed mid-run with nothing lost or
 duplicated, and resumes across engines; Ray-embedded passages give the local index's hits; the
 IVF-PQ and HNSW options keep most of the exact index's neighbours."""
+
 from __future__ import annotations
 
 import shutil
@@ -9,9 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from backend.execution import executors
-from backend.execution import runs
-from backend.execution import batch
+from backend.execution import batch, executors, runs
 from backend.store.access import session
 from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
 
@@ -31,8 +30,9 @@ def cluster(tiny, tmp_path, monkeypatch):  # noqa: F811
 
 def _predictions(store, run_id: str):
     with session(store) as con:
-        return con.execute("SELECT example_id, label, probs FROM predictions WHERE run_id = ? ORDER BY example_id",
-                           [run_id]).df()
+        return con.execute(
+            "SELECT example_id, label, probs FROM predictions WHERE run_id = ? ORDER BY example_id", [run_id]
+        ).df()
 
 
 def test_ray_predicts_as_local_survives_a_killed_actor_and_resumes_across_engines(cluster, real_store, tmp_path):
@@ -48,14 +48,18 @@ def test_ray_predicts_as_local_survives_a_killed_actor_and_resumes_across_engine
     assert list(local["label"]) == list(ray_["label"])
     assert np.allclose(np.stack(local["probs"]), np.stack(ray_["probs"]), atol=1e-5)
     with session(stores["ray"]) as con:
-        status, engine, device = con.execute("SELECT status, config->>'$.engine', device FROM runs WHERE run_id = ?",
-                                             [run_id]).fetchone()
+        status, engine, device = con.execute(
+            "SELECT status, config->>'$.engine', device FROM runs WHERE run_id = ?", [run_id]
+        ).fetchone()
     assert (status, engine) == ("complete", "ray") and device.startswith("ray:")
     # an interrupted local run (half its predictions) is finished on Ray: the same 60 predictions
     batch.predict(stores["resumed"], request, progress=False)
     with session(stores["resumed"]) as con:
-        con.execute("DELETE FROM predictions WHERE run_id = ? AND example_id IN (SELECT example_id FROM predictions "
-                    "WHERE run_id = ? ORDER BY example_id LIMIT 30)", [run_id, run_id])
+        con.execute(
+            "DELETE FROM predictions WHERE run_id = ? AND example_id IN (SELECT example_id FROM predictions "
+            "WHERE run_id = ? ORDER BY example_id LIMIT 30)",
+            [run_id, run_id],
+        )
         con.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = ?", [run_id])
     batch.predict(stores["resumed"], request, progress=False, engine="ray")
     resumed = _predictions(stores["resumed"], run_id)
@@ -69,7 +73,9 @@ def test_passages_embedded_on_ray_give_the_local_index_s_hits(cluster, real_stor
 
     with session(real_store) as con:
         doc_ids, texts = corpus_passages(con, "wiki")
-        questions = [q for (q,) in con.execute("SELECT input FROM examples WHERE dataset_id = 'ifqa' LIMIT 20").fetchall()]
+        questions = [
+            q for (q,) in con.execute("SELECT input FROM examples WHERE dataset_id = 'ifqa' LIMIT 20").fetchall()
+        ]
     doc_ids, texts = doc_ids[:600], texts[:600]  # two shards, one an actor (MiniLM: ~20 passages/s a CPU)
     embedder = Embedder()
     shards = list(executors.embed_shards(texts, embedder.path))  # as `index --engine ray` adds them
@@ -122,7 +128,7 @@ def test_an_index_built_shard_by_shard_holds_every_vector_in_order():
     vectors = rng.normal(size=(2_000, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     doc_ids = [f"d{i}" for i in range(len(vectors))]
-    shards = [vectors[i:i + 250] for i in range(0, len(vectors), 250)]
+    shards = [vectors[i : i + 250] for i in range(0, len(vectors), 250)]
     for kind in ("flat", "ivfpq"):
         whole = DenseRetriever.from_vectors(doc_ids, vectors, Unit(), kind)
         sharded = DenseRetriever.from_shards(doc_ids, iter(shards), Unit(), kind)

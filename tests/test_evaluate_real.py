@@ -1,25 +1,33 @@
 """`python -m backend evaluate` on the real NOPE data reproduces the paper, and baselines are real runs."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from backend.views import evaluate
 from backend.cli.main import main
+from backend.views import evaluate
 
 # DOMAIN.md / the NOPE paper's Table 4 (accuracy %, models trained on MNLI+SNLI+ANLI+FEVER)
 PAPER_TABLE4 = {
     "RoBERTa-large · mnli-snli-anli-fever (mean of 5)": [89.9, 89.2, 80.6, 32.7, 35.1, 68.4],
     "nope/DeBERTa-xlarge/mnli-snli-anli-fever/1": [90.8, 88.6, 81.8, 32.1, 38.9, 68.9],
 }
-COLUMNS = ["E→E non-negated", "E→E negated", "E→{N,C} non-negated", "E→{N,C} negated",
-           "{N,C}→E non-negated", "{N,C}→E negated"]
+COLUMNS = [
+    "E→E non-negated",
+    "E→E negated",
+    "E→{N,C} non-negated",
+    "E→{N,C} negated",
+    "{N,C}→E non-negated",
+    "{N,C}→E negated",
+]
 
 
 @pytest.fixture(scope="module")
 def nope_report(real_store):
     from backend.store.connection import connect
+
     con = connect(real_store)
     yield evaluate.evaluate(con, "nope")
     con.close()
@@ -37,7 +45,9 @@ def test_figure2_counts_cover_the_main_corpus(nope_report):
 
 
 def test_table2_label_change(nope_report):
-    table2 = nope_report["Table 2: label change under negation, % of pairs (non-negated → negated)"].set_index("trigger_type")
+    table2 = nope_report["Table 2: label change under negation, % of pairs (non-negated → negated)"].set_index(
+        "trigger_type"
+    )
     assert table2.loc["all", "n"] == 1147
     assert table2.loc["all", ["no change", "E→{N,C}", "{N,C}→E", "other"]].sum() == pytest.approx(100)
     # hard triggers keep their presupposition under negation more often than the soft ones
@@ -57,13 +67,13 @@ def test_figure5_has_every_trigger_on_both_corpora_with_ci(nope_report):
     assert set(roberta["trigger_type"]) >= {"clefts", "re_verbs", "all"} and set(roberta["split"]) == {"main", "adv"}
     assert (roberta["low"] <= roberta["value"]).all() and (roberta["value"] <= roberta["high"]).all()
     main_all = roberta.query("split == 'main' and trigger_type == 'all'").iloc[0]
-    assert main_all["n"] == 2386 and 0.75 < main_all["value"] < 0.85   # DOMAIN.md: ~0.79 on NOPE main
+    assert main_all["n"] == 2386 and 0.75 < main_all["value"] < 0.85  # DOMAIN.md: ~0.79 on NOPE main
 
 
 def test_baselines_stand_beside_models(nope_report):
     headline = nope_report["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
     always_e = headline.query("run == 'nope/baseline/always-E' and split == 'main'").iloc[0]
-    assert always_e["accuracy"].startswith("80.6 ")   # 1,922 of 2,386 main items are E
+    assert always_e["accuracy"].startswith("80.6 ")  # 1,922 of 2,386 main items are E
     assert always_e["most predicted"] == "E 100%"
 
 
@@ -85,12 +95,17 @@ def test_evaluate_cli_prints_markdown_and_writes_json(real_store, tmp_path, caps
 
 def test_falseqa_trivial_baselines(real_store):
     from backend.store.connection import connect
+
     con = connect(real_store)
     headline = evaluate.evaluate(con, "falseqa")["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
     con.close()
     test = headline[headline["split"] == "test"].set_index("run")
-    assert set(test.index) >= {"falseqa/baseline/random", "falseqa/baseline/always-FP", "falseqa/baseline/always-N",
-                               "falseqa/baseline/majority"}
+    assert set(test.index) >= {
+        "falseqa/baseline/random",
+        "falseqa/baseline/always-FP",
+        "falseqa/baseline/always-N",
+        "falseqa/baseline/majority",
+    }
     assert test.loc["falseqa/baseline/always-FP", "accuracy"].startswith("50.0 ")
     assert test.loc["falseqa/baseline/always-FP", "macro-F1"].startswith("33.3 ")
 
@@ -109,20 +124,37 @@ def test_nearest_neighbour_baseline_with_the_bundled_embedder(real_store, tmp_pa
     con.close()
     nn = headline.query("run == 'falseqa/baseline/nearest-neighbour' and split == 'test'").iloc[0]
     low = float(nn["accuracy"].split("[")[1].split(",")[0])
-    assert nn["n"] == 1374 and low > 50.0   # measured 58.3: similar questions share their premise status
+    assert nn["n"] == 1374 and low > 50.0  # measured 58.3: similar questions share their premise status
 
 
 def test_pair_table_counts_every_negation_pair(nope_report):
     table = nope_report["Minimal pairs: pair accuracy, flips and McNemar per run and pair set"]
     always_e = table.query("run == 'nope/baseline/always-E' and pairs == 'negation' and split == 'main'").iloc[0]
-    assert always_e["n"] == 1147 and always_e["both right"] + always_e["a right only"] + always_e["b right only"] + always_e["both wrong"] == 1147
-    assert always_e["flip rate"].startswith("0.0 ")          # a constant never flips
-    assert always_e["gold flip rate"] == 22.9                  # 100 − Table 2's 77.1% 'no change'
+    assert (
+        always_e["n"] == 1147
+        and always_e["both right"] + always_e["a right only"] + always_e["b right only"] + always_e["both wrong"]
+        == 1147
+    )
+    assert always_e["flip rate"].startswith("0.0 ")  # a constant never flips
+    assert always_e["gold flip rate"] == 22.9  # 100 − Table 2's 77.1% 'no change'
 
 
 def test_compare_two_runs_reports_paired_p_values(real_store, capsys):
-    assert main(["--store", str(real_store), "evaluate", "--dataset", "nope", "--compare",
-                 "nope/DeBERTa-xlarge/mnli-snli-anli-fever/1", "nope/baseline/random"]) == 0
+    assert (
+        main(
+            [
+                "--store",
+                str(real_store),
+                "evaluate",
+                "--dataset",
+                "nope",
+                "--compare",
+                "nope/DeBERTa-xlarge/mnli-snli-anli-fever/1",
+                "nope/baseline/random",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     main_row = next(line for line in printed.splitlines() if line.startswith("| main"))
     cells = [c.strip() for c in main_row.strip("|").split("|")]

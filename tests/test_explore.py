@@ -1,5 +1,6 @@
 """Explore and Example: slices agree with direct SQL counts, metrics with direct fractions, example
 details hold what the store knows; the pages render, follow the URL and explain bad ids."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend.views import example, explore
 from backend.store.connection import connect
+from backend.views import example, explore
 from ui import widgets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +20,9 @@ ALWAYS_E = "nope/baseline/always-E"
 
 
 def sql_count(con, where: str, params: dict | None = None) -> int:
-    return con.execute(f"SELECT count(*) FROM examples WHERE dataset_id = 'nope' AND {where}", params or {}).fetchall()[0][0]
+    return con.execute(f"SELECT count(*) FROM examples WHERE dataset_id = 'nope' AND {where}", params or {}).fetchall()[
+        0
+    ][0]
 
 
 def test_facet_filters_match_a_direct_count(real_con):
@@ -48,8 +51,12 @@ def test_search_is_a_case_insensitive_substring_that_narrows(real_con):
 
 
 def test_correctness_of_always_e_is_the_gold_label(real_con):
-    non_e = {r[0] for r in real_con.execute(
-        "SELECT example_id FROM examples WHERE dataset_id = 'nope' AND gold_label <> 'E'").fetchall()}
+    non_e = {
+        r[0]
+        for r in real_con.execute(
+            "SELECT example_id FROM examples WHERE dataset_id = 'nope' AND gold_label <> 'E'"
+        ).fetchall()
+    }
     wrong = explore.slice_frame(real_con, "nope", (), ALWAYS_E, correctness="incorrect", limit=None)
     right = explore.slice_frame(real_con, "nope", (), ALWAYS_E, correctness="correct", limit=None)
     assert set(wrong["example_id"]) == non_e
@@ -59,10 +66,15 @@ def test_correctness_of_always_e_is_the_gold_label(real_con):
 
 def test_summary_accuracy_is_the_direct_fraction_with_an_interval(real_con):
     run = "nope/RoBERTa-large/mnli/1"
-    gold, pred = zip(*real_con.execute("""
+    gold, pred = zip(
+        *real_con.execute(
+            """
         SELECT e.gold_label, p.label FROM examples e JOIN predictions p ON p.example_id = e.example_id
         WHERE e.dataset_id = 'nope' AND p.run_id = $r AND e.trigger_type = 'clefts' AND e.polarity = 'negated'
-    """, {"r": run}).fetchall())
+    """,
+            {"r": run},
+        ).fetchall()
+    )
     summary = explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, run)
     acc = summary["accuracy"]
     assert acc.value == pytest.approx(sum(g == p for g, p in zip(gold, pred)) / len(gold))
@@ -74,8 +86,12 @@ def test_summary_accuracy_is_the_direct_fraction_with_an_interval(real_con):
 
 
 def test_summary_response_bias_is_the_label_shares(real_con):
-    gold = dict(real_con.execute("SELECT gold_label, count(*) FROM examples WHERE dataset_id = 'nope' "
-                                 "AND gold_label IS NOT NULL GROUP BY ALL").fetchall())
+    gold = dict(
+        real_con.execute(
+            "SELECT gold_label, count(*) FROM examples WHERE dataset_id = 'nope' "
+            "AND gold_label IS NOT NULL GROUP BY ALL"
+        ).fetchall()
+    )
     bias = explore.slice_summary(real_con, "nope", (), ALWAYS_E)["bias"].set_index("label")
     assert bias["predicted_share"].to_dict() == {"E": 1.0, "N": 0.0, "C": 0.0}
     assert bias.loc["E", "gold_share"] == pytest.approx(gold["E"] / sum(gold.values()))
@@ -84,11 +100,14 @@ def test_summary_response_bias_is_the_label_shares(real_con):
 
 def test_summary_compares_run_b_with_run_a_on_the_same_items(real_con):
     a, b = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0"
-    rows = real_con.execute("""
+    rows = real_con.execute(
+        """
         SELECT e.gold_label, pa.label, pb.label FROM examples e
         JOIN predictions pa ON pa.example_id = e.example_id AND pa.run_id = $a
         JOIN predictions pb ON pb.example_id = e.example_id AND pb.run_id = $b
-        WHERE e.dataset_id = 'nope' AND e.trigger_type = 'clefts' AND e.polarity = 'negated'""", {"a": a, "b": b}).fetchall()
+        WHERE e.dataset_id = 'nope' AND e.trigger_type = 'clefts' AND e.polarity = 'negated'""",
+        {"a": a, "b": b},
+    ).fetchall()
     right_a = [g == x for g, x, _ in rows]
     right_b = [g == y for g, _, y in rows]
     compare = explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, a, b)["compare"]
@@ -113,11 +132,14 @@ def test_run_b_and_predicted_label_filters(real_con):
     assert disagree.any() and not disagree.iloc[: disagree.sum()].eq(False).any()  # disagreements first
 
 
-@pytest.mark.parametrize("kwargs, allowed", [
-    ({"sort": "input; DROP TABLE examples"}, "example_id"),
-    ({"filters": (("nonsense", ("x",)),)}, "trigger_type"),
-    ({"correctness": "maybe"}, "incorrect"),
-])
+@pytest.mark.parametrize(
+    "kwargs, allowed",
+    [
+        ({"sort": "input; DROP TABLE examples"}, "example_id"),
+        ({"filters": (("nonsense", ("x",)),)}, "trigger_type"),
+        ({"correctness": "maybe"}, "incorrect"),
+    ],
+)
 def test_bad_arguments_name_the_allowed_values(real_con, kwargs, allowed):
     with pytest.raises(ValueError, match=allowed):
         explore.slice_frame(real_con, "nope", run_a=ALWAYS_E, **kwargs)
@@ -152,12 +174,17 @@ def test_retrieved_passages_are_marked_gold(real_store, tmp_path):
     copy = tmp_path / "copy.duckdb"
     shutil.copy(real_store, copy)
     con = connect(copy)
-    example_id, gold = con.execute("SELECT example_id, doc_id FROM qrels WHERE dataset_id = 'ifqa' LIMIT 1").fetchall()[0]
+    example_id, gold = con.execute("SELECT example_id, doc_id FROM qrels WHERE dataset_id = 'ifqa' LIMIT 1").fetchall()[
+        0
+    ]
     other = con.execute("SELECT doc_id FROM passages WHERE doc_id <> $g LIMIT 1", {"g": gold}).fetchall()[0][0]
     con.execute("""INSERT INTO runs (run_id, dataset_id, task, model_id, config, source, status, created_at)
-                   VALUES ('ifqa/test/bm25', 'ifqa', 'retrieve', 'bm25', '{"corpus_id": "wiki"}', 'batch', 'complete', now())""")
-    con.execute("INSERT INTO retrievals VALUES ('ifqa/test/bm25', $e, 1, $o, 2.0), ('ifqa/test/bm25', $e, 2, $g, 1.0)",
-                {"e": example_id, "o": other, "g": gold})
+                   VALUES ('ifqa/test/bm25', 'ifqa', 'retrieve', 'bm25', '{"corpus_id": "wiki"}', 'batch', 'complete',
+                   now())""")
+    con.execute(
+        "INSERT INTO retrievals VALUES ('ifqa/test/bm25', $e, 1, $o, 2.0), ('ifqa/test/bm25', $e, 2, $g, 1.0)",
+        {"e": example_id, "o": other, "g": gold},
+    )
     hits = example.example_detail(con, "ifqa", example_id)["retrievals"]
     con.close()
     assert list(hits["gold"]) == [False, True] and hits["text"].notna().all()
@@ -169,6 +196,7 @@ def test_unknown_example_says_what_ids_look_like(real_con):
 
 
 # --- pages (AppTest) ---
+
 
 @pytest.fixture()
 def app(monkeypatch, real_store):
@@ -182,6 +210,7 @@ def app(monkeypatch, real_store):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.query_params.update(params)
         return at.run().switch_page(page).run()
+
     yield start
     st.cache_resource.clear()
 
@@ -205,7 +234,9 @@ def test_explore_url_round_trip(app, real_con):
     at = app("pages/explore.py", dataset="nope", trigger_type="clefts", polarity="negated", run_a=ALWAYS_E)
     assert not at.exception
     assert at.selectbox(key="dataset").value == "nope" and at.selectbox(key="run_a").value == ALWAYS_E
-    assert at.multiselect(key="trigger_type").value == ["clefts"] and at.multiselect(key="polarity").value == ["negated"]
+    assert at.multiselect(key="trigger_type").value == ["clefts"] and at.multiselect(key="polarity").value == [
+        "negated"
+    ]
     expected = sql_count(real_con, "trigger_type = 'clefts' AND polarity = 'negated'")
     assert metric(at, "Examples") == f"{expected:,}"
     assert any(m.value.startswith(f"**{expected:,} examples match**") for m in at.markdown)
@@ -241,7 +272,9 @@ def test_explore_flags_a_response_bias_and_not_a_balanced_run(app):
     assert not at.exception and not [w for w in at.warning if "Response bias" in w.value]
     titles = [json.loads(chart.proto.spec)["title"]["text"] for chart in at.get("vega_lite_chart")]
     assert titles == ["Confusion matrix: nope", "Label shares: nope"]
-    at = app("pages/explore.py", dataset="falseqa", run_a="falseqa/baseline/always-FP", run_b="falseqa/baseline/always-N")
+    at = app(
+        "pages/explore.py", dataset="falseqa", run_a="falseqa/baseline/always-FP", run_b="falseqa/baseline/always-N"
+    )
     warnings = [w.value for w in at.warning if "Response bias" in w.value]
     assert not at.exception and len(warnings) == 2
     assert "run A answers **FP** for 100.0%" in warnings[0] and "run B answers **N** for 100.0%" in warnings[1]

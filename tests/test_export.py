@@ -1,5 +1,6 @@
 """What a researcher downloads: tables keep their rows and carry the provenance caption; figures
 render offline (vl-convert) to real PNG and SVG with the title and caption in them."""
+
 from __future__ import annotations
 
 import io
@@ -11,8 +12,14 @@ import pyarrow.parquet as pq
 from ui import charts, export
 
 CAPTION = "dataset nope · filters: trigger_type=clefts · n=2 · runs: nope/baseline/always-E"
-FRAME = pd.DataFrame({"example_id": ["1", "1-neg"], "gold_label": ["E", None], "p_a": [0.75, 1.0],
-                      "input": ['He said "stop, #now"', "x"]})
+FRAME = pd.DataFrame(
+    {
+        "example_id": ["1", "1-neg"],
+        "gold_label": ["E", None],
+        "p_a": [0.75, 1.0],
+        "input": ['He said "stop, #now"', "x"],
+    }
+)
 
 
 def test_csv_starts_with_the_caption_and_keeps_every_value():
@@ -42,9 +49,13 @@ def test_a_cached_chart_spec_is_the_chart_streamlit_would_draw_and_exports_the_s
     builders' output is validated here, as the cached path skips it) without Altair's default view size."""
     cells = pd.DataFrame({"gold": ["E", "E", "C", "C"], "predicted": ["E", "C", "E", "C"], "n": [5, 1, 2, 7]})
     cells = cells.assign(cell=cells["gold"] + "→" + cells["predicted"], chosen=[False, True, False, False])
-    shares = pd.DataFrame({"label": ["E", "C", "E", "C"], "who": ["gold", "gold", "run A", "run A"],
-                           "share": [0.4, 0.6, 0.5, 0.5]})
-    for figure in (charts.confusion(cells, ("E", "C"), ("E", "C")), charts.label_shares(shares, ("E", "C"), ("gold", "run A"))):
+    shares = pd.DataFrame(
+        {"label": ["E", "C", "E", "C"], "who": ["gold", "gold", "run A", "run A"], "share": [0.4, 0.6, 0.5, 0.5]}
+    )
+    for figure in (
+        charts.confusion(cells, ("E", "C"), ("E", "C")),
+        charts.label_shares(shares, ("E", "C"), ("gold", "run A")),
+    ):
         titled = charts.titled(figure, "Confusion matrix: nope", CAPTION)
         spec = charts.spec(titled)
         expected = titled.to_dict()  # validated against the Vega-Lite schema
@@ -55,10 +66,22 @@ def test_a_cached_chart_spec_is_the_chart_streamlit_would_draw_and_exports_the_s
 
 
 def test_csv_cells_that_start_like_a_formula_are_neutralised_but_numbers_are_not():
-    frame = pd.DataFrame({"=cmd": ["=HYPERLINK(\"http://x\",\"y\")", "+1+2", "-2+3", "@SUM(A1)", "\tx", "plain", None],
-                          "p": [-0.5, 1.0, -2.0, 0.0, 0.1, 0.2, 0.3]})
+    frame = pd.DataFrame(
+        {
+            "=cmd": ['=HYPERLINK("http://x","y")', "+1+2", "-2+3", "@SUM(A1)", "\tx", "plain", None],
+            "p": [-0.5, 1.0, -2.0, 0.0, 0.1, 0.2, 0.3],
+        }
+    )
     back = pd.read_csv(io.StringIO(export.csv_bytes(frame, CAPTION).decode()), skiprows=1, keep_default_na=False)
     assert list(back.columns) == ["'=cmd", "p"]
-    assert back["'=cmd"].tolist() == ["'=HYPERLINK(\"http://x\",\"y\")", "'+1+2", "'-2+3", "'@SUM(A1)", "'\tx", "plain", ""]
+    assert back["'=cmd"].tolist() == [
+        '\'=HYPERLINK("http://x","y")',
+        "'+1+2",
+        "'-2+3",
+        "'@SUM(A1)",
+        "'\tx",
+        "plain",
+        "",
+    ]
     assert back["p"].tolist() == [-0.5, 1.0, -2.0, 0.0, 0.1, 0.2, 0.3]
     assert not any(str(cell).startswith(export.FORMULA_START) for cell in back["'=cmd"])

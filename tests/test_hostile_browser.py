@@ -11,6 +11,7 @@ element whose href / src / … points there, and the browser may have requested 
 report's HTML export is loaded in the same browser, and its Markdown export rendered by a GFM renderer
 with autolinks (markdown-it-py + linkify), and checked the same way.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,16 +26,13 @@ import pandas as pd
 import pytest
 from markdown_it import MarkdownIt
 
-from backend.views import pairs
-from backend.views import rate
-from backend.views import report
-from backend.views import saved_slices
 from backend.api import Lab
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
 from backend.store import writer
 from backend.store.access import session
 from backend.store.queries import FACETS
+from backend.views import pairs, rate, report, saved_slices
 from tests.test_browser import CHROMIUM, FLAGS, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,8 +77,10 @@ def outside(target: str) -> bool:
 
 def readme_parameters() -> dict[str, list[str]]:
     """Each page's URL parameters as the README's table lists them, keyed by the page's URL path."""
-    paths = dict((title, path) for path, title in re.findall(r'st\.Page\("pages/(\w+)\.py", title="([^"]+)"',
-                                                              (ROOT / "app.py").read_text()))
+    paths = {
+        title: path
+        for path, title in re.findall(r'st\.Page\("pages/(\w+)\.py", title="([^"]+)"', (ROOT / "app.py").read_text())
+    }
     table = {}
     for title, params in re.findall(r"^\| ([^|]+?) \| [^|]+ \| ([^|]+) \|$", (ROOT / "README.md").read_text(), re.M):
         if title not in paths or paths[title] in table:
@@ -112,25 +112,51 @@ def payload_lab(lab, tmp_path_factory) -> dict:
     store, data = root / "lab.duckdb", root / "data"
     shutil.copy(lab["store"], store)
     shutil.copytree(lab["data"], data, symlinks=True)
-    frame = pd.DataFrame({"id": IDS, "premise": [f"{PAYLOAD} {i}" for i in range(6)], "hypothesis": [PAYLOAD] * 6,
-                          "label": ["entailment", "neutral"] * 3, "verb": [PAYLOAD, "plain"] * 3,
-                          "pair": ["p1", "p1", "p2", "p2", "p3", "p3"], "role": [PAYLOAD, "b"] * 3})
-    options = user_datasets.DatasetOptions(name=DATASET, task="nli", title=PAYLOAD,
-                                           columns={"pair_id": "pair", "pair_role": "role"})
+    frame = pd.DataFrame(
+        {
+            "id": IDS,
+            "premise": [f"{PAYLOAD} {i}" for i in range(6)],
+            "hypothesis": [PAYLOAD] * 6,
+            "label": ["entailment", "neutral"] * 3,
+            "verb": [PAYLOAD, "plain"] * 3,
+            "pair": ["p1", "p1", "p2", "p2", "p3", "p3"],
+            "role": [PAYLOAD, "b"] * 3,
+        }
+    )
+    options = user_datasets.DatasetOptions(
+        name=DATASET, task="nli", title=PAYLOAD, columns={"pair_id": "pair", "pair_role": "role"}
+    )
     bundle, _ = user_datasets.check(read(frame, name="payload.csv"), options)
     with session(store) as con:
         user_datasets.save(con, bundle)
     lab_api = Lab(store)
-    run = lab_api.import_run(pd.DataFrame({"id": IDS, "label": ["E", "C"] * 3}), dataset=DATASET,
-                             model=f"www.{NAME}", notes=PAYLOAD)
+    run = lab_api.import_run(
+        pd.DataFrame({"id": IDS, "label": ["E", "C"] * 3}), dataset=DATASET, model=f"www.{NAME}", notes=PAYLOAD
+    )
     assert run.ok, run.table()
     run_id = f"{DATASET}/user/www.{NAME}"
-    live = {"run_id": "live/tiny-gen/qa", "dataset_id": "live", "task": "qa", "model_id": "tiny-gen", "source": "live",
-            "status": "live"}
+    live = {
+        "run_id": "live/tiny-gen/qa",
+        "dataset_id": "live",
+        "task": "qa",
+        "model_id": "tiny-gen",
+        "source": "live",
+        "status": "live",
+    }
     with session(store) as con:
         assert run_id in set(con.execute("SELECT run_id FROM runs").df()["run_id"])
-        writer.store_live(con, live, [{"run_id": live["run_id"], "example_id": "payload-q", "answer": PAYLOAD,
-                                       "text": json.dumps({"input": {"question": PAYLOAD}})}])
+        writer.store_live(
+            con,
+            live,
+            [
+                {
+                    "run_id": live["run_id"],
+                    "example_id": "payload-q",
+                    "answer": PAYLOAD,
+                    "text": json.dumps({"input": {"question": PAYLOAD}}),
+                }
+            ],
+        )
         for rater in (RATER, MAIL_RATER):  # imported runs are not rated: the live run is
             rate.save(con, live["run_id"], "payload-q", rater, {"acceptability": 1}, note=PAYLOAD)
         pair_sets = pairs.pair_sets(con)
@@ -144,8 +170,15 @@ def payload_lab(lab, tmp_path_factory) -> dict:
     with open(data / "registry.local.toml", "a") as registry:  # for ASCII text, a JSON string is a TOML basic string
         registry.write(f'\n[models.{name}]\ntask = "detect"\nload = "local"\npath = "absent"\nquality = {note}\n')
     pair_set = pair_sets.loc[pair_sets["dataset"] == DATASET, "pair_set"].iloc[0]
-    return {"store": store, "data": data, "run": run_id, "slices": slices, "report": items, "pairs": pair_set,
-            "live": live["run_id"]}
+    return {
+        "store": store,
+        "data": data,
+        "run": run_id,
+        "slices": slices,
+        "report": items,
+        "pairs": pair_set,
+        "live": live["run_id"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -168,8 +201,12 @@ class Sweep:
         return self.check(path)
 
     def check(self, where: str) -> list[str]:
-        found = [f"{where[:150]}: <{tag}> → {target}" for frame in self.page.frames
-                 for tag, target in frame.evaluate(POINTERS) if outside(target)]
+        found = [
+            f"{where[:150]}: <{tag}> → {target}"
+            for frame in self.page.frames
+            for tag, target in frame.evaluate(POINTERS)
+            if outside(target)
+        ]
         found += [f"{where[:150]}: requested {r}" for r in self.requests]
         found += [f"{where[:150]}: an exception is shown"] * self.page.locator("[data-testid=stException]").count()
         self.requests.clear()
@@ -200,14 +237,21 @@ def test_no_page_turns_outside_text_into_a_link_or_an_image_in_chromium(served_p
     started = time.monotonic()
     table = readme_parameters()
     run = payload_lab["run"]
-    stored = [url("overview", {"board": DATASET}), url("explore", {"dataset": DATASET, "run_a": run}),
-              url("example", {"dataset": DATASET, "example": IDS[0]}), url("pairs", {"pairs": payload_lab["pairs"]}),
-              url("slices", {"dataset": DATASET, "run_a": run}), url("map", {"dataset": DATASET, "run_a": run}),
-              url("rate", {"run": payload_lab["live"], "rater": RATER}),
-              url("rate", {"run": payload_lab["live"], "rater": MAIL_RATER}),
-              url("playground", {}), url("imports", {"run_dataset": DATASET}), url("report", {}),
-              *[url("explore", {"slice": name}) for name in payload_lab["slices"]]]
-    loads = stored + [url(page, {key: PAYLOAD for key in keys}) for page, keys in table.items()]
+    stored = [
+        url("overview", {"board": DATASET}),
+        url("explore", {"dataset": DATASET, "run_a": run}),
+        url("example", {"dataset": DATASET, "example": IDS[0]}),
+        url("pairs", {"pairs": payload_lab["pairs"]}),
+        url("slices", {"dataset": DATASET, "run_a": run}),
+        url("map", {"dataset": DATASET, "run_a": run}),
+        url("rate", {"run": payload_lab["live"], "rater": RATER}),
+        url("rate", {"run": payload_lab["live"], "rater": MAIL_RATER}),
+        url("playground", {}),
+        url("imports", {"run_dataset": DATASET}),
+        url("report", {}),
+        *[url("explore", {"slice": name}) for name in payload_lab["slices"]],
+    ]
+    loads = stored + [url(page, dict.fromkeys(keys, PAYLOAD)) for page, keys in table.items()]
     loads += [url(page, {key: PAYLOAD}) for page, keys in table.items() for key in keys]
     found, shown = [], {}
     with sync_playwright() as p:

@@ -1,4 +1,5 @@
 """A malformed file stops its dataset with an error naming file, line and field; the store is unchanged."""
+
 from __future__ import annotations
 
 import json
@@ -47,6 +48,7 @@ def edit_json(key_path: list[str], value=None, delete=False):
         else:
             target[key_path[-1]] = value
         return json.dumps(obj)
+
     return change
 
 
@@ -91,10 +93,13 @@ def test_undecodable_bytes_name_the_line(tmp_path):
     assert f"{path}, line 1: bytes are not valid utf-8" in result.message
 
 
-@pytest.mark.parametrize("bad_row, expected", [
-    ('"Why is the sky green?","[\'It is not.\']",7', "line 2: field 'label': expected 0 or 1, got '7'"),
-    ('"Why is the sky green?","[\'unclosed",1', "line 2: field 'answer': expected a Python-literal list"),
-])
+@pytest.mark.parametrize(
+    "bad_row, expected",
+    [
+        ('"Why is the sky green?","[\'It is not.\']",7', "line 2: field 'label': expected 0 or 1, got '7'"),
+        ('"Why is the sky green?","[\'unclosed",1', "line 2: field 'answer': expected a Python-literal list"),
+    ],
+)
 def test_malformed_falseqa(tmp_path, bad_row, expected):
     root = small_falseqa(tmp_path)
     corrupt_line(root / "dataset/test.csv", 2, lambda _: bad_row)
@@ -115,8 +120,12 @@ def test_malformed_ifqa_names_item_and_field(tmp_path):
 def test_a_failed_dataset_does_not_stop_the_others(tmp_path):
     broken = small_nope(tmp_path)
     corrupt_line(broken / MAIN, 2, lambda line: "{")
-    results = {r.dataset: r.status for r in ingest(["nope", "falseqa"], {"nope": broken, "falseqa": small_falseqa(tmp_path)},
-                                                   tmp_path / "s.duckdb")}
+    results = {
+        r.dataset: r.status
+        for r in ingest(
+            ["nope", "falseqa"], {"nope": broken, "falseqa": small_falseqa(tmp_path)}, tmp_path / "s.duckdb"
+        )
+    }
     assert results == {"nope": "failed", "falseqa": "loaded"}
 
 
@@ -127,6 +136,7 @@ def test_a_failed_baseline_refresh_does_not_claim_the_store_is_unchanged(tmp_pat
 
     def fail(con, dataset_ids=None, embedder=None):
         raise duckdb.IOException("simulated: disk full")
+
     monkeypatch.setattr(baselines, "refresh", fail)
     (result,) = ingest(["falseqa"], {"falseqa": small_falseqa(tmp_path)}, tmp_path / "s.duckdb")
     assert result.status == "failed" and "unchanged" not in result.message

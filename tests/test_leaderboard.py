@@ -1,4 +1,5 @@
 """The overview's headline table: one metric per dataset × run × split, with n and CI, kinds marked."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,6 +10,7 @@ from backend.views import overview
 @pytest.fixture(scope="module")
 def board(real_store):
     from backend.store.connection import connect
+
     con = connect(real_store)
     yield overview.headline(con).set_index(["run", "split"])
     con.close()
@@ -26,7 +28,7 @@ def test_detection_headline_is_macro_f1_on_test(board):
     always_fp = board.loc[("falseqa/baseline/always-FP", "test")]
     assert (always_fp["kind"], always_fp["metric"], always_fp["n"]) == ("baseline", "macro-F1", 1374)
     assert always_fp["value"] == pytest.approx(1 / 3)
-    assert ("falseqa/baseline/always-FP", "train") not in board.index   # training data is not an evaluation
+    assert ("falseqa/baseline/always-FP", "train") not in board.index  # training data is not an evaluation
 
 
 def test_runs_that_give_one_label_to_almost_everything_are_flagged(board):
@@ -50,8 +52,9 @@ def test_cached_rows_equal_fresh_ones_and_a_changed_run_is_scored_again(store_co
         before = first.set_index(["run", "split"]).loc[(run, "main"), "value"]
         con.execute("UPDATE predictions SET label = 'E' WHERE run_id = ?", [run])  # the run changes
         after = overview.headline(con).set_index(["run", "split"]).loc[(run, "main"), "value"]
-        gold_e = con.execute("SELECT avg((gold_label = 'E')::INT) FROM examples WHERE dataset_id = 'nope' "
-                             "AND split = 'main'").fetchone()[0]
+        gold_e = con.execute(
+            "SELECT avg((gold_label = 'E')::INT) FROM examples WHERE dataset_id = 'nope' AND split = 'main'"
+        ).fetchone()[0]
     assert after != before and after == pytest.approx(gold_e)  # all E: accuracy is the share of E
 
 

@@ -5,6 +5,7 @@ BM25/dense/hybrid retrieval runs on IfQA S-dev, an open-book QA run and a writin
 tiny random ones registered in a temporary data folder (so no download and no trained model is
 needed); the retrieval indexes are the real ones (built once if missing, as run.sh does).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from backend.execution import live
-from backend.views.markdown import plain
 from backend.store.connection import connect
+from backend.views.markdown import plain
 from tests.conftest import QA_RUN, WRITE_RUN
 
 
@@ -39,17 +40,25 @@ def texts(at) -> str:
 
 # --- Retrieval ---
 
+
 def test_retrieval_shows_three_retrievers_with_the_gold_rank(page, lab):
-    example, gold = rows(lab["store"], "SELECT example_id, min(doc_id) FROM qrels WHERE dataset_id = 'ifqa' "
-                                       "AND example_id = 'S-dev-0' GROUP BY ALL")[0]
+    example, gold = rows(
+        lab["store"],
+        "SELECT example_id, min(doc_id) FROM qrels WHERE dataset_id = 'ifqa' AND example_id = 'S-dev-0' GROUP BY ALL",
+    )[0]
     at = page("retrieval", {"example": example, "k": "10"})
     assert not at.exception and not at.error, [e.value for e in at.error]
     headers = [m.value.split("\n")[0] for m in at.markdown if m.value.startswith("#### ")]
     assert headers == ["#### bm25", "#### dense", "#### hybrid"]
     hits = at.dataframe[0].value
-    assert list(hits["retriever"].unique()) == ["bm25", "dense", "hybrid"] and hits.groupby("retriever").size().eq(10).all()
-    assert set(hits.loc[hits["gold"], "doc_id"]) <= set(r[0] for r in rows(
-        lab["store"], "SELECT doc_id FROM qrels WHERE dataset_id = 'ifqa' AND example_id = $e", e=example))
+    assert (
+        list(hits["retriever"].unique()) == ["bm25", "dense", "hybrid"]
+        and hits.groupby("retriever").size().eq(10).all()
+    )
+    assert set(hits.loc[hits["gold"], "doc_id"]) <= {
+        r[0]
+        for r in rows(lab["store"], "SELECT doc_id FROM qrels WHERE dataset_id = 'ifqa' AND example_id = $e", e=example)
+    }
     for name, part in hits.groupby("retriever"):  # the header states the first gold rank the table marks
         header = next(m.value for m in at.markdown if m.value.startswith(f"#### {name}"))
         marked = sorted(part.loc[part["gold"], "rank"])
@@ -68,7 +77,9 @@ def test_retrieval_recall_curves_and_error_attribution(page, lab):
     assert set(recall["retriever"]) == {"bm25", "dense", "hybrid"} and (recall["n"] > 600).all()
     for _, curve in recall.groupby("retriever"):
         assert curve.sort_values("k")["recall"].is_monotonic_increasing
-    predictions = next(t.value for t in at.dataframe if "outcome" in t.value.columns and "example_id" in t.value.columns)
+    predictions = next(
+        t.value for t in at.dataframe if "outcome" in t.value.columns and "example_id" in t.value.columns
+    )
     assert len(predictions) == 6 and "failed" not in set(predictions["outcome"])
     assert predictions["open"].str.startswith("example?dataset=ifqa&example=").all()
     assert set(predictions["outcome"]) <= {"correct", "reading miss", "retrieval miss", "no gold passage", "failed"}
@@ -91,6 +102,7 @@ def test_retrieval_without_qa_runs_says_how_to_make_one(page, lab, tmp_path, ope
 
 # --- Playground ---
 
+
 def ask(at, engines: list[str], retriever: str = "bm25"):
     at.multiselect(key="engines").set_value(engines)
     at.selectbox(key="retriever").set_value(retriever)
@@ -102,15 +114,24 @@ def test_playground_example_edit_side_by_side_is_stored(page, lab):
     assert not at.exception
     next(b for b in at.button if b.label == "Load into the editor").click().run()
     original = at.text_area(key="question").value
-    assert original and original == rows(lab["store"], "SELECT input FROM examples WHERE dataset_id='falseqa' AND example_id='test-0'")[0][0]
+    assert (
+        original
+        and original
+        == rows(lab["store"], "SELECT input FROM examples WHERE dataset_id='falseqa' AND example_id='test-0'")[0][0]
+    )
     at.text_area(key="question").set_value("Why do cats bark at night?")
     fp = "tiny-fp · false-premise detection (question only)"
     at = ask(at, [fp])
     assert not at.exception and not at.error, [e.value for e in at.error]
     headers = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert headers == ["#### Original", "#### Edited"]
-    stored = rows(lab["store"], "SELECT text->>'$.input.question', label FROM predictions WHERE run_id = 'live/tiny-fp/detect'")
-    assert {q for q, _ in stored} >= {original, "Why do cats bark at night?"} and {label for _, label in stored} <= {"N", "FP"}
+    stored = rows(
+        lab["store"], "SELECT text->>'$.input.question', label FROM predictions WHERE run_id = 'live/tiny-fp/detect'"
+    )
+    assert {q for q, _ in stored} >= {original, "Why do cats bark at night?"} and {label for _, label in stored} <= {
+        "N",
+        "FP",
+    }
     assert any("random tiny model" in c.value for c in at.caption)  # the quality note
     assert any("ms on cpu" in c.value and plain("live/tiny-fp/detect") in c.value for c in at.caption)
     history = at.dataframe[-1].value
@@ -125,14 +146,23 @@ def test_playground_without_indexes_says_so_instead_of_failing(page, lab, tmp_pa
             (bare / entry.name).symlink_to(entry)
     at = page("playground", {"question": "Why did the Eiffel Tower move to Rome?"})
     monkeypatch.setenv("PLAB_DATA_DIR", str(bare))
-    at = ask(at, ["tiny-nli · false-premise detection by NLI over the retrieved passages",
-                  "tiny-fp · false-premise detection (question only)"], "hybrid")
+    at = ask(
+        at,
+        [
+            "tiny-nli · false-premise detection by NLI over the retrieved passages",
+            "tiny-fp · false-premise detection (question only)",
+        ],
+        "hybrid",
+    )
     assert not at.exception
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "no retrieval index here" in errors[0] and "python -m backend index" in errors[0]
     assert not (bare / "indexes").exists()  # looking for indexes creates no folders
-    assert rows(lab["store"], "SELECT count(*) FROM predictions WHERE run_id = 'live/tiny-fp/detect' "
-                "AND text->>'$.input.question' = 'Why did the Eiffel Tower move to Rome?'") == [(1,)]
+    assert rows(
+        lab["store"],
+        "SELECT count(*) FROM predictions WHERE run_id = 'live/tiny-fp/detect' "
+        "AND text->>'$.input.question' = 'Why did the Eiffel Tower move to Rome?'",
+    ) == [(1,)]
 
 
 def test_playground_input_and_models_come_from_the_url(page):
@@ -169,6 +199,7 @@ def test_playground_rejects_empty_and_overlong_input_clearly(page):
 
 # --- Rate ---
 
+
 def test_rate_saves_upserts_moves_on_and_measures_agreement(page, lab):
     at = page("rate", {"run": WRITE_RUN, "rater": "ann"})
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -181,7 +212,11 @@ def test_rate_saves_upserts_moves_on_and_measures_agreement(page, lab):
     at = at.get("form_submit_button")[0].click().run()
     assert not at.exception and not at.error
     assert at.number_input(key="item").value == 2  # moved on
-    saved = rows(lab["store"], "SELECT criterion, value FROM ratings WHERE run_id = $r AND rater_id = 'ann' ORDER BY 1", r=WRITE_RUN)
+    saved = rows(
+        lab["store"],
+        "SELECT criterion, value FROM ratings WHERE run_id = $r AND rater_id = 'ann' ORDER BY 1",
+        r=WRITE_RUN,
+    )
     assert saved == [("consistency", 0.0), ("correction", 1.0), ("fluency", 3.0), ("presupposition", 2.0)]
 
 
@@ -191,8 +226,10 @@ def test_rate_saves_while_a_terminal_command_holds_the_store_for_a_moment(page, 
     import sys
 
     at = page("rate", {"run": WRITE_RUN, "rater": "cmd"})
-    code = ("import sys, time; from backend.store import access\n"
-            "with access.session(sys.argv[1]):\n    print('held', flush=True); time.sleep(3)")
+    code = (
+        "import sys, time; from backend.store import access\n"
+        "with access.session(sys.argv[1]):\n    print('held', flush=True); time.sleep(3)"
+    )
     holder = subprocess.Popen([sys.executable, "-c", code, str(lab["store"])], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
@@ -219,6 +256,7 @@ def test_rate_only_unrated_outputs(page, lab):
     con = connect(lab["store"])
     first = con.execute("SELECT min(example_id) FROM predictions WHERE run_id = $r", {"r": WRITE_RUN}).fetchall()[0][0]
     from backend.views import rate
+
     rate.save(con, WRITE_RUN, first, "todo-rater", {"fluency": 1})
     con.close()
     at = page("rate", {"run": WRITE_RUN, "rater": "todo-rater", "todo": "true"})
@@ -244,7 +282,12 @@ def test_rate_agreement_between_two_raters_and_exports(page, lab):
 
     con = connect(lab["store"])
     con.execute("DELETE FROM ratings WHERE source = 'user'")  # only the two raters below
-    examples = [r[0] for r in con.execute("SELECT example_id FROM predictions WHERE run_id = $r ORDER BY 1", {"r": WRITE_RUN}).fetchall()]
+    examples = [
+        r[0]
+        for r in con.execute(
+            "SELECT example_id FROM predictions WHERE run_id = $r ORDER BY 1", {"r": WRITE_RUN}
+        ).fetchall()
+    ]
     for i, example in enumerate(examples):
         for rater in ("r1", "r2"):
             rate.save(con, WRITE_RUN, example, rater, {"fluency": i % 4, "consistency": (i + (rater == "r2")) % 4})
@@ -252,7 +295,9 @@ def test_rate_agreement_between_two_raters_and_exports(page, lab):
     at = page("rate", {"run": WRITE_RUN})
     assert not at.exception
     agreement = next(t.value for t in at.dataframe if "alpha" in t.value.columns).set_index("criterion")
-    assert agreement.loc["fluency", "alpha"] == pytest.approx(1.0) and agreement.loc["fluency", "items"] == len(examples)
+    assert agreement.loc["fluency", "alpha"] == pytest.approx(1.0) and agreement.loc["fluency", "items"] == len(
+        examples
+    )
     assert agreement.loc["consistency", "alpha"] < 1.0
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels.count("CSV") >= 2 and labels.count("Parquet") >= 2

@@ -1,6 +1,7 @@
 """The embedding map: UMAP separates what differs, maps are cached per dataset version, points carry
 a run's correctness as Explore counts it, Explore's filters highlight the same items, a region lists
 its items, and the page computes a missing map in a process of its own (the real embedder)."""
+
 from __future__ import annotations
 
 import os
@@ -11,9 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from backend.views import map as embedding_map
-from backend.views import explore
 from backend.store.access import session
+from backend.views import explore
+from backend.views import map as embedding_map
 from tests.test_studio import TEMPLATE, WordsEmbedder
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
@@ -59,7 +60,9 @@ def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_c
     from backend.studio import templates
 
     with session(store_copy) as con:
-        templates.save(con, templates.expand(TEMPLATE), "t.yaml")  # 18 sentences: the real embedder maps them in seconds
+        templates.save(
+            con, templates.expand(TEMPLATE), "t.yaml"
+        )  # 18 sentences: the real embedder maps them in seconds
     at = open_page(store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "umap"})
     assert not at.exception and any("No UMAP map" in i.value for i in at.info)
     at.button(key="map_compute").click().run()
@@ -69,8 +72,9 @@ def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_c
         time.sleep(1)
     log = jobs.last_line("map-stop-under-operators-umap")
     assert "18 items mapped by umap" in log, log
-    shown = open_page(store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "umap",
-                                                   "extra.operator": "negation"})
+    shown = open_page(
+        store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "umap", "extra.operator": "negation"}
+    )
     assert not shown.exception and not shown.error
     assert any("6 of 18 points match" in c.value for c in shown.caption), [c.value for c in shown.caption]
 
@@ -78,6 +82,7 @@ def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_c
 def test_the_item_embeddings_are_kept_so_the_next_method_does_not_embed_again(store_copy, data_dir):
     """Embedding is the slow part of a map: the second method reuses the kept vectors (the embedder is not
     called), and a changed text is embedded afresh."""
+
     class Counting(WordsEmbedder):
         calls = 0
 
@@ -99,10 +104,15 @@ def test_the_item_embeddings_are_kept_so_the_next_method_does_not_embed_again(st
 def test_the_map_command_shows_embedding_progress_with_the_time_left(store_copy, data_dir):
     """What the Map page shows while it computes: the command's progress line (count, rate, time left)."""
     from backend.studio import templates
+
     with session(store_copy) as con:
         templates.save(con, templates.expand(TEMPLATE), "t.yaml")
-    done = subprocess.run([sys.executable, "-m", "backend", "--store", str(store_copy), "map", "stop-under-operators",
-                           "--method", "pca"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PLAB_DATA_DIR": str(data_dir)})
+    done = subprocess.run(
+        [sys.executable, "-m", "backend", "--store", str(store_copy), "map", "stop-under-operators", "--method", "pca"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PLAB_DATA_DIR": str(data_dir)},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "embedding 18 items (the slow part" in done.stderr and "18/18" in done.stderr and "<00:00" in done.stderr

@@ -3,6 +3,7 @@
 segmented controls — is a constant of the lab's own, a number, or text passed through the escaping
 function (`plain` / `message`, backend.views.markdown). A new page cannot show outside text as Markdown
 without this test naming the file and line."""
+
 from __future__ import annotations
 
 import ast
@@ -19,11 +20,48 @@ ROOT = Path(__file__).resolve().parent.parent
 
 FILES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
 # Streamlit calls whose first argument (body or label) is rendered as Markdown
-RENDERS_FIRST = {"markdown", "caption", "error", "warning", "info", "success", "toast", "write", "title", "header",
-                 "subheader", "expander", "popover", "tabs", "checkbox", "toggle", "button", "download_button",
-                 "link_button", "page_link", "selectbox", "multiselect", "text_input", "text_area", "number_input",
-                 "slider", "select_slider", "pills", "segmented_control", "radio", "file_uploader", "metric", "status",
-                 "progress", "form_submit_button", "date_input", "spinner", "badge", "color_picker", "time_input"}
+RENDERS_FIRST = {
+    "markdown",
+    "caption",
+    "error",
+    "warning",
+    "info",
+    "success",
+    "toast",
+    "write",
+    "title",
+    "header",
+    "subheader",
+    "expander",
+    "popover",
+    "tabs",
+    "checkbox",
+    "toggle",
+    "button",
+    "download_button",
+    "link_button",
+    "page_link",
+    "selectbox",
+    "multiselect",
+    "text_input",
+    "text_area",
+    "number_input",
+    "slider",
+    "select_slider",
+    "pills",
+    "segmented_control",
+    "radio",
+    "file_uploader",
+    "metric",
+    "status",
+    "progress",
+    "form_submit_button",
+    "date_input",
+    "spinner",
+    "badge",
+    "color_picker",
+    "time_input",
+}
 RENDERED_KEYWORDS = {"body", "label", "help", "text", "caption", "captions"}
 OPTIONS_AS_MARKDOWN = {"radio", "pills", "segmented_control"}  # their options are Markdown too (seen in Chromium)
 ESCAPERS = {"plain", "message", "option"}
@@ -39,10 +77,15 @@ MARKDOWN_BUILDERS = {"label_badge", "passage_markdown", "_badge_line", "_cell_li
 # diff, which escapes every word) or a constant.
 HTML_ESCAPERS = frozenset({"escape", "diff_html"})
 HTML_TRUSTED = {("pages/pairs.py", "member", "premise"), ("pages/pairs.py", "member", "hypothesis")}
-TRUSTED_PARAMETERS = {("ui/widgets.py", "require", "empty"), ("pages/imports.py", "uploaded", "label"),
-                      ("pages/imports.py", "show_problem", "title"), ("pages/nope.py", "pick", "label"),
-                      ("pages/projection.py", "pick", "label"), ("pages/pairs.py", "facet_filter", "label"),
-                      ("ui/export.py", "downloads", "suffix")}
+TRUSTED_PARAMETERS = {
+    ("ui/widgets.py", "require", "empty"),
+    ("pages/imports.py", "uploaded", "label"),
+    ("pages/imports.py", "show_problem", "title"),
+    ("pages/nope.py", "pick", "label"),
+    ("pages/projection.py", "pick", "label"),
+    ("pages/pairs.py", "facet_filter", "label"),
+    ("ui/export.py", "downloads", "suffix"),
+}
 
 
 class Checker:
@@ -51,8 +94,13 @@ class Checker:
     def __init__(self, tree: ast.Module, relative: str, escapers=frozenset(ESCAPERS), trusted=None):
         self.relative, self.escapers = relative, escapers
         self.trusted = TRUSTED_PARAMETERS if trusted is None else trusted
-        self.module_constants = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
-                                 if isinstance(t, ast.Name) and self._constant_data(node.value)}
+        self.module_constants = {
+            t.id
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name) and self._constant_data(node.value)
+        }
         self.tree = tree
         self.functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
         self.scopes: dict[ast.AST, ast.AST] = {}  # each node's innermost function (ast.walk visits outer ones first)
@@ -68,7 +116,8 @@ class Checker:
             return all(self._constant_data(e) for e in node.elts)
         if isinstance(node, ast.Dict):
             return all(k is None or self._constant_data(k) for k in node.keys) and all(
-                self._constant_data(v) for v in node.values)
+                self._constant_data(v) for v in node.values
+            )
         return False
 
     def safe(self, node, seen=frozenset()) -> bool:
@@ -91,8 +140,11 @@ class Checker:
         if isinstance(node, ast.Starred):
             return self.safe(node.value, seen)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
-            return self.safe(node.elt, seen | {g.target.id for g in node.generators if isinstance(g.target, ast.Name)
-                                                   and self.safe(g.iter, seen)})
+            return self.safe(
+                node.elt,
+                seen
+                | {g.target.id for g in node.generators if isinstance(g.target, ast.Name) and self.safe(g.iter, seen)},
+            )
         if isinstance(node, ast.Call):
             return self._safe_call(node, seen)
         if isinstance(node, ast.Subscript):  # a module constant's entry, or a slice of safe text
@@ -116,10 +168,14 @@ class Checker:
         if name == "join" and isinstance(node.func, ast.Attribute):
             return self.safe(node.func.value, seen) and all(self.safe(a, seen) for a in node.args)
         if name == "format" and isinstance(node.func, ast.Attribute):
-            return self.safe(node.func.value, seen) and all(self.safe(a, seen) for a in node.args) and all(
-                self.safe(k.value, seen) for k in node.keywords)
+            return (
+                self.safe(node.func.value, seen)
+                and all(self.safe(a, seen) for a in node.args)
+                and all(self.safe(k.value, seen) for k in node.keywords)
+            )
         if name in {"capitalize", "upper", "lower", "strip", "title", "items", "keys", "values"} and isinstance(
-                node.func, ast.Attribute):
+            node.func, ast.Attribute
+        ):
             return self.safe(node.func.value, seen)
         if name == "get" and isinstance(node.func, ast.Attribute):  # a constant table's entry, or a safe default
             return self.safe(node.func.value, seen) and all(self.safe(a, seen) for a in node.args[1:])
@@ -139,8 +195,11 @@ class Checker:
             return self._safe_function(name, seen)
         if isinstance(node, ast.Name) and name not in seen:
             scope = self.scopes.get(node, self.tree)
-            values = [v for target, v, where in _assignments(scope) if target == name
-                      and self.scopes.get(where, self.tree) is scope]
+            values = [
+                v
+                for target, v, where in _assignments(scope)
+                if target == name and self.scopes.get(where, self.tree) is scope
+            ]
             return bool(values) and all(self.formatter(v, seen | {name}) for v in values)
         return False
 
@@ -159,8 +218,11 @@ class Checker:
             params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
             if node.id in params:
                 return (self.relative, getattr(scope, "name", "<lambda>"), node.id) in self.trusted
-        values = [v for target, v, where in _assignments(scope) if target == node.id
-                  and self.scopes.get(where, self.tree) is scope]  # this scope's own, not a nested function's
+        values = [
+            v
+            for target, v, where in _assignments(scope)
+            if target == node.id and self.scopes.get(where, self.tree) is scope
+        ]  # this scope's own, not a nested function's
         return bool(values) and all(self.safe(v, seen | {node.id}) for v in values)
 
 
@@ -218,8 +280,11 @@ def violations(source: str, relative: str) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "html":
-            found += [f"{relative}:{node.lineno}: html() {ast.unparse(a)[:120]}" for a in node.args[:1]
-                      if not html_checker.safe(a)]
+            found += [
+                f"{relative}:{node.lineno}: html() {ast.unparse(a)[:120]}"
+                for a in node.args[:1]
+                if not html_checker.safe(a)
+            ]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in RENDERS_FIRST:
             if node.func.attr == "write" and not _streamlit_like(node.func.value):
                 continue  # file.write(...), not st.write
@@ -260,7 +325,7 @@ def test_trusted_parameters_are_given_only_constants_or_escaped_text(trusted, es
                 if not isinstance(node, ast.Call) or name != function:
                     continue
                 given = [k.value for k in node.keywords if k.arg == parameter]
-                given += node.args[position:position + 1] if position is not None else []
+                given += node.args[position : position + 1] if position is not None else []
                 for value in given:
                     checked += 1
                     call = f"{function}({parameter}={ast.unparse(value)[:80]})"
@@ -268,30 +333,33 @@ def test_trusted_parameters_are_given_only_constants_or_escaped_text(trusted, es
     assert checked >= len(trusted)
 
 
-@pytest.mark.parametrize("source, flagged", [
-    ('st.caption(f"{run} rated")', True),
-    ('st.caption(f"{plain(run)} rated, {n:,} items, {share:.1%}")', False),
-    ('st.warning(exc)', True),
-    ('st.error(f"{message(exc)}")', False),
-    ('x = row.title\nst.markdown(x)', True),
-    ('x = plain(row.title)\nst.markdown(x)', False),
-    ('st.toast(f"Pinned: {title}")', True),
-    ('st.selectbox(f"Run {name}", runs)', True),
-    ('st.checkbox("Hide", help=f"from {path}")', True),
-    ('st.pills("Cell", cells)', True),
-    ('st.pills("Cell", cells, format_func=plain)', False),
-    ('st.radio("By", ["a", "b"])', False),
-    ('st.segmented_control("Dataset", names, format_func=lambda d: f"{d} ({n})")', True),
-    ('st.info("Pick " + label)', True),
-    ('st.info("Pick " + plain(label))', False),
-    ('def f(text):\n    st.caption(text)', True),
-    ('for name in names:\n    st.caption(name)', True),
-    ('HELP = "fixed"\nst.caption(HELP)', False),
-    ('st.html(f"<b>{name}</b>")', True),
-    ('st.html(f"<b>{html.escape(name)}</b>")', False),
-    ('a, b = diff_html(x, y)\nst.html(a)', False),
-    ('a, b = load(x, y)\nst.html(a)', True),
-])
+@pytest.mark.parametrize(
+    "source, flagged",
+    [
+        ('st.caption(f"{run} rated")', True),
+        ('st.caption(f"{plain(run)} rated, {n:,} items, {share:.1%}")', False),
+        ("st.warning(exc)", True),
+        ('st.error(f"{message(exc)}")', False),
+        ("x = row.title\nst.markdown(x)", True),
+        ("x = plain(row.title)\nst.markdown(x)", False),
+        ('st.toast(f"Pinned: {title}")', True),
+        ('st.selectbox(f"Run {name}", runs)', True),
+        ('st.checkbox("Hide", help=f"from {path}")', True),
+        ('st.pills("Cell", cells)', True),
+        ('st.pills("Cell", cells, format_func=plain)', False),
+        ('st.radio("By", ["a", "b"])', False),
+        ('st.segmented_control("Dataset", names, format_func=lambda d: f"{d} ({n})")', True),
+        ('st.info("Pick " + label)', True),
+        ('st.info("Pick " + plain(label))', False),
+        ("def f(text):\n    st.caption(text)", True),
+        ("for name in names:\n    st.caption(name)", True),
+        ('HELP = "fixed"\nst.caption(HELP)', False),
+        ('st.html(f"<b>{name}</b>")', True),
+        ('st.html(f"<b>{html.escape(name)}</b>")', False),
+        ("a, b = diff_html(x, y)\nst.html(a)", False),
+        ("a, b = load(x, y)\nst.html(a)", True),
+    ],
+)
 def test_the_rule_catches_outside_text(source, flagged):
     assert bool(violations(source, "pages/x.py")) is flagged
 

@@ -1,4 +1,5 @@
 """Metric functions against reference implementations (scikit-learn, scipy) and hand-computed fixtures."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,13 @@ def test_accuracy_matches_sklearn():
 def test_per_class_and_macro_f1_match_sklearn():
     table = classification.per_class(GOLD, PRED, LABELS)
     p, r, f, s = sk.precision_recall_fscore_support(GOLD, PRED, labels=LABELS, zero_division=0)
-    assert np.allclose(table[["precision", "recall", "f1"]].to_numpy().T, [p, r, f]) and table["support"].tolist() == s.tolist()
-    assert classification.macro_f1(GOLD, PRED, LABELS, ci=False).value == pytest.approx(sk.f1_score(GOLD, PRED, average="macro"))
+    assert (
+        np.allclose(table[["precision", "recall", "f1"]].to_numpy().T, [p, r, f])
+        and table["support"].tolist() == s.tolist()
+    )
+    assert classification.macro_f1(GOLD, PRED, LABELS, ci=False).value == pytest.approx(
+        sk.f1_score(GOLD, PRED, average="macro")
+    )
 
 
 def test_perfect_detector_scores_one_not_the_crepe_scorers_half():
@@ -42,13 +48,16 @@ def test_response_bias_finds_always_yes():
     assert bias.set_index("label").loc["FP"].tolist() == [0.25, 1.0]
 
 
-@pytest.mark.parametrize("prediction, answers, em, f1", [
-    ("The Beatles", ["beatles"], 1.0, 1.0),
-    ("4 hours", ["4", "four hours"], 0.0, 2 / 3),
-    ("Barack Obama.", ["Obama", "Barack Hussein Obama"], 0.0, 0.8),
-    ("", ["Paris"], 0.0, 0.0),
-    ("an apple", ["apple"], 1.0, 1.0),
-])
+@pytest.mark.parametrize(
+    "prediction, answers, em, f1",
+    [
+        ("The Beatles", ["beatles"], 1.0, 1.0),
+        ("4 hours", ["4", "four hours"], 0.0, 2 / 3),
+        ("Barack Obama.", ["Obama", "Barack Hussein Obama"], 0.0, 0.8),
+        ("", ["Paris"], 0.0, 0.0),
+        ("an apple", ["apple"], 1.0, 1.0),
+    ],
+)
 def test_squad_em_and_f1(prediction, answers, em, f1):
     assert squad.exact_match(prediction, answers) == em
     assert squad.token_f1(prediction, answers) == pytest.approx(f1)
@@ -56,6 +65,7 @@ def test_squad_em_and_f1(prediction, answers, em, f1):
 
 def test_bleu_reports_signature_and_agrees_with_sacrebleu():
     import sacrebleu
+
     preds = ["the cat is on the mat", "there is a dog"]
     refs = [["the cat sat on the mat", "a cat is on the mat"], ["a dog is there"]]
     result = generation.bleu(preds, refs)
@@ -90,7 +100,7 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
     first, again = bootstrap.mean(values), bootstrap.mean(values)
     assert first == again
     assert first.low < first.value < first.high and first.n == 500
-    assert 0.03 < first.high - first.low < 0.12   # ~ ±1.96·sqrt(.3·.7/500) = ±0.04
+    assert 0.03 < first.high - first.low < 0.12  # ~ ±1.96·sqrt(.3·.7/500) = ±0.04
 
 
 def test_shared_resampling_matches_one_at_a_time():
@@ -112,10 +122,18 @@ def test_macro_f1_interval_contains_point():
 
 def test_by_facet_breaks_any_metric_down():
     import pandas as pd
-    frame = pd.DataFrame({"hop": ["single"] * 4 + ["multi"] * 2, "gold_label": ["FP", "N"] * 3,
-                          "label": ["FP", "N", "N", "N", "FP", "FP"]})
+
+    frame = pd.DataFrame(
+        {
+            "hop": ["single"] * 4 + ["multi"] * 2,
+            "gold_label": ["FP", "N"] * 3,
+            "label": ["FP", "N", "N", "N", "FP", "FP"],
+        }
+    )
     table = by_facet(frame, ["hop"], macro_f1_of(["FP", "N"])).set_index("hop")
-    assert table.loc["single", "value"] == pytest.approx(sk.f1_score(["FP", "N", "FP", "N"], ["FP", "N", "N", "N"], average="macro"))
+    assert table.loc["single", "value"] == pytest.approx(
+        sk.f1_score(["FP", "N", "FP", "N"], ["FP", "N", "N", "N"], average="macro")
+    )
     assert table.loc["multi", "n"] == 2
 
 
@@ -135,16 +153,21 @@ def test_large_slices_are_scored_from_label_cells_like_items():
     import numpy as np
     import pandas as pd
 
-    from backend.views.explore import _summary_of_cells
     from backend.metrics import bootstrap, classification
+    from backend.views.explore import _summary_of_cells
 
     rng = np.random.default_rng(1)
     labels = ["E", "N", "C"]
     gold = rng.choice(labels, 30_000, p=[0.6, 0.3, 0.1]).astype(object)
     pred = np.where(rng.random(30_000) < 0.7, gold, rng.choice(labels, 30_000)).astype(object)
     assert gold.size > bootstrap.LARGE_N
-    cells = pd.DataFrame({"gold_label": gold, "label_a": pred, "label_b": None}).groupby(
-        ["gold_label", "label_a"], as_index=False).size().rename(columns={"size": "n"}).assign(label_b=None)
+    cells = (
+        pd.DataFrame({"gold_label": gold, "label_a": pred, "label_b": None})
+        .groupby(["gold_label", "label_a"], as_index=False)
+        .size()
+        .rename(columns={"size": "n"})
+        .assign(label_b=None)
+    )
     summary = _summary_of_cells(cells, labels, with_b=False)
     by_item = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
     for estimate, item in zip((summary["accuracy"], summary["macro_f1"]), by_item):

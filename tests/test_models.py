@@ -1,4 +1,5 @@
 """Model loading and tasks through the production code path, on tiny random models built here."""
+
 from __future__ import annotations
 
 import time
@@ -6,8 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from backend.models import registry
-from backend.models import availability, detect, loading, nli, prompted
+from backend.models import availability, detect, loading, nli, prompted, registry
 from backend.models.prompts import parsers, templates
 from tests import tiny_models
 
@@ -18,12 +18,26 @@ def tiny(tmp_path, monkeypatch):
     data = tmp_path / "data"
     monkeypatch.setenv("PLAB_DATA_DIR", str(data))
     entries = {
-        "tiny-nli": {"task": "nli", "load": "local", "path": str(tiny_models.classifier(tmp_path / "nli", ["contradiction", "entailment", "neutral"])),
-                     "quality": "random tiny model", "batch_size": 2},
-        "tiny-fp": {"task": "detect", "load": "local", "path": str(tiny_models.classifier(tmp_path / "fp", ["N", "FP"])),
-                    "quality": "random tiny model"},
-        "tiny-gen": {"task": "generate", "load": "local", "path": str(tiny_models.generator(tmp_path / "gen")),
-                     "quality": "random tiny model", "batch_size": 2},
+        "tiny-nli": {
+            "task": "nli",
+            "load": "local",
+            "path": str(tiny_models.classifier(tmp_path / "nli", ["contradiction", "entailment", "neutral"])),
+            "quality": "random tiny model",
+            "batch_size": 2,
+        },
+        "tiny-fp": {
+            "task": "detect",
+            "load": "local",
+            "path": str(tiny_models.classifier(tmp_path / "fp", ["N", "FP"])),
+            "quality": "random tiny model",
+        },
+        "tiny-gen": {
+            "task": "generate",
+            "load": "local",
+            "path": str(tiny_models.generator(tmp_path / "gen")),
+            "quality": "random tiny model",
+            "batch_size": 2,
+        },
         "offline-hub": {"task": "nli", "load": "hub", "hub_id": "someone/some-nli-model", "quality": "online only"},
     }
     tiny_models.register(data, entries)
@@ -43,7 +57,7 @@ def test_nli_probabilities_come_back_in_e_n_c_order(tiny):
     outputs = nli.run(model, [("the cat sat on the mat", "a cat sat"), ("he stopped smoking", "he smoked")] * 3)
     assert len(outputs) == 6 and all(abs(sum(o.probs) - 1) < 1e-6 for o in outputs)
     raw = model.predict([("the cat sat on the mat", "a cat sat")])[0]
-    assert outputs[0].probs == pytest.approx((raw[1], raw[2], raw[0]))   # reordered, not relabelled
+    assert outputs[0].probs == pytest.approx((raw[1], raw[2], raw[0]))  # reordered, not relabelled
     assert outputs[0].label == "ENC"[int(np.argmax(outputs[0].probs))]
 
 
@@ -59,7 +73,10 @@ def test_detector_and_generator_strategies(tiny):
     """The question-only classifier and a generator prompted with the built-in template both give a
     distribution over N/FP; the generator's comes from its first answer token (or none, if no label
     word is in its top k: a random tiny model may put none there, and then says so)."""
-    questions = [{"example_id": "a", "input": "why is the sky green"}, {"example_id": "b", "input": "why is the sky blue"}]
+    questions = [
+        {"example_id": "a", "input": "why is the sky green"},
+        {"example_id": "b", "input": "why is the sky blue"},
+    ]
     for o in detect.with_classifier(loading.get("tiny-fp"), [q["input"] for q in questions]):
         assert o.label in ("FP", "N") and abs(sum(o.probs) - 1) < 1e-9
     outputs = prompted.run(loading.get("tiny-gen"), templates.get("detect-zero-shot"), ["N", "FP"], questions)
@@ -87,8 +104,15 @@ def test_models_are_loaded_once_and_shared(tiny):
 
 
 def test_missing_local_model_says_how_to_make_it(tmp_path):
-    model = registry.ModelSpec(name="minilm-nli", task="nli", load="local", quality="", path=str(tmp_path / "absent"),
-                               train="python -m backend train nli", train_minutes=25)
+    model = registry.ModelSpec(
+        name="minilm-nli",
+        task="nli",
+        load="local",
+        quality="",
+        path=str(tmp_path / "absent"),
+        train="python -m backend train nli",
+        train_minutes=25,
+    )
     assert availability.status(model)[0] is False
     with pytest.raises(registry.ModelUnavailable, match=r"make it with `python -m backend train nli` \(about 25 min"):
         registry.weights_path(model)
@@ -111,13 +135,20 @@ def test_unknown_model_lists_the_registered_ones(tiny):
 def test_real_bundled_embedder_and_generator_load_offline():
     """Integration: the packaged MiniLM and the GGUF SmolLM2 load from site-packages with no network."""
     embedder = loading.get("minilm-embedder")
-    vectors = embedder.encode(["A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby."])
+    vectors = embedder.encode(
+        ["A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby."]
+    )
     similarity = vectors @ vectors.T
-    assert similarity[0, 1] == pytest.approx(0.755, abs=0.01) and similarity[0, 2] < 0.1   # sentence-transformers' example
+    assert (
+        similarity[0, 1] == pytest.approx(0.755, abs=0.01) and similarity[0, 2] < 0.1
+    )  # sentence-transformers' example
     generator = loading.get("smollm2-135m")
     assert "paris" in generator.generate(["What is the capital of France? Answer in a few words."], 12)[0].lower()
-    [done] = generator.complete(["Is the question 'When did Zuckerberg found Google?' based on a false assumption? "
-                                 "Answer yes or no."], max_tokens=4, top_logprobs=10)
+    [done] = generator.complete(
+        ["Is the question 'When did Zuckerberg found Google?' based on a false assumption? Answer yes or no."],
+        max_tokens=4,
+        top_logprobs=10,
+    )
     probs, other = parsers.label_probabilities(list(done.top_logprobs), {"FP": ("yes",), "N": ("no",)}, ["N", "FP"])
     assert probs is not None and 0 < probs[1] < 1 and 0 <= other < 1
 
@@ -127,16 +158,18 @@ class FixedRetriever:
 
     def search_many(self, questions, k):
         from backend.retrieval.base import Hit
+
         return [[Hit("d1", 2.0, 1), Hit("d2", 1.0, 2)][:k] for _ in questions]
 
 
 def test_detection_by_nli_over_retrieved_passages_keeps_its_evidence(tiny):
     passages = {"d1": "the sky is blue", "d2": "grass is green"}
-    outputs = detect.with_nli_retrieval(loading.get("tiny-nli"), FixedRetriever(), passages,
-                                        ["why is the sky green", "why is grass green"], k=2)
+    outputs = detect.with_nli_retrieval(
+        loading.get("tiny-nli"), FixedRetriever(), passages, ["why is the sky green", "why is grass green"], k=2
+    )
     model = loading.get("tiny-nli")
     for question, out in zip(["why is the sky green", "why is grass green"], outputs):
         contradiction = [nli.run(model, [(passages[d], question)])[0].probs[2] for d in ("d1", "d2")]
-        assert out.probs[1] == pytest.approx(max(contradiction))          # P(FP) = strongest contradiction
+        assert out.probs[1] == pytest.approx(max(contradiction))  # P(FP) = strongest contradiction
         assert out.text["evidence"] == ("d1", "d2")[int(np.argmax(contradiction))]
         assert [h.doc_id for h in out.passages] == ["d1", "d2"]

@@ -1,4 +1,6 @@
-"""NLI training data reader: every source of shared/datasets/nli_train, the combined load, the held-out split, errors."""
+"""NLI training data reader: every source of shared/datasets/nli_train, the combined load, the held-out split,
+errors."""
+
 from __future__ import annotations
 
 import io
@@ -16,22 +18,22 @@ from tests.conftest import shared
 # name: (pairs read, pairs after load()'s de-duplication within the source, splits).
 # "read" is the SOURCE.md figure where it states one (cited per line); "loaded" is measured.
 EXPECTED = {
-    "sick": (9_840, 9_840, {"train", "trial", "test"}),            # SOURCE.md: 9,840 pairs
-    "snli_esnli": (19_666, 19_664, {"dev", "test"}),                # SOURCE.md: 9,842 dev + 9,824 test
-    "mnli_dev_matched": (9_815, 9_815, {"dev"}),                    # SOURCE.md: 9,815 pairs
-    "taxinli": (10_071, 10_071, {""}),                              # SOURCE.md: 10,071 pairs
-    "anli_dev": (3_198, 3_198, {"dev"}),                            # SOURCE.md: 1,000 + 1,000 + 1,198
-    "cad_snli": (11_330, 11_287, {"train", "dev", "test"}),         # SOURCE.md: 11,330 total
-    "imppres": (25_500, 25_473, {""}),                              # SOURCE.md: 17,100 + 8,400
-    "lingnli": (52_354, 52_309, {"train", "val"}),                  # SOURCE.md: 44,983 train + 7,371 val
-    "semi_automatic_nli": (25_594, 25_594, {"train", "test"}),      # SOURCE.md: 24,464 train + 1,130 test
+    "sick": (9_840, 9_840, {"train", "trial", "test"}),  # SOURCE.md: 9,840 pairs
+    "snli_esnli": (19_666, 19_664, {"dev", "test"}),  # SOURCE.md: 9,842 dev + 9,824 test
+    "mnli_dev_matched": (9_815, 9_815, {"dev"}),  # SOURCE.md: 9,815 pairs
+    "taxinli": (10_071, 10_071, {""}),  # SOURCE.md: 10,071 pairs
+    "anli_dev": (3_198, 3_198, {"dev"}),  # SOURCE.md: 1,000 + 1,000 + 1,198
+    "cad_snli": (11_330, 11_287, {"train", "dev", "test"}),  # SOURCE.md: 11,330 total
+    "imppres": (25_500, 25_473, {""}),  # SOURCE.md: 17,100 + 8,400
+    "lingnli": (52_354, 52_309, {"train", "val"}),  # SOURCE.md: 44,983 train + 7,371 val
+    "semi_automatic_nli": (25_594, 25_594, {"train", "test"}),  # SOURCE.md: 24,464 train + 1,130 test
     # SOURCE.md: 23,999 train + 8,000 dev + 8,000 test; monotonicity_simple's train file has 3,000
     # records (2,999 newlines: no newline after the last record), hence 40,000.
     "semantic_fragments": (40_000, 39_867, {"train", "dev", "test"}),
-    "conjnli": (15_623, 15_608, {"train", "dev"}),                  # SOURCE.md: 15,000 + 623
-    "mpe": (9_999, 9_995, {"train", "dev", "test"}),                # SOURCE.md: 10,000 less the malformed dev row
-    "breaking_nli": (8_193, 8_193, {"test"}),                       # SOURCE.md: 8,193 records
-    "control_nli": (1_604, 1_590, {"dev", "test"}),                 # SOURCE.md: 799 dev + 805 test
+    "conjnli": (15_623, 15_608, {"train", "dev"}),  # SOURCE.md: 15,000 + 623
+    "mpe": (9_999, 9_995, {"train", "dev", "test"}),  # SOURCE.md: 10,000 less the malformed dev row
+    "breaking_nli": (8_193, 8_193, {"test"}),  # SOURCE.md: 8,193 records
+    "control_nli": (1_604, 1_590, {"dev", "test"}),  # SOURCE.md: 799 dev + 805 test
 }
 
 
@@ -49,6 +51,7 @@ def frames(root):
         if name not in cache:
             cache[name] = (read_source(name, root), load(root, [name]))
         return cache[name]
+
     return get
 
 
@@ -77,7 +80,9 @@ def test_source(frames, name):
 
 
 def test_label_distributions_match_source_md(frames):
-    counts = {name: frames(name)[0]["label"].value_counts().to_dict() for name in ("sick", "breaking_nli", "mnli_dev_matched")}
+    counts = {
+        name: frames(name)[0]["label"].value_counts().to_dict() for name in ("sick", "breaking_nli", "mnli_dev_matched")
+    }
     assert counts["sick"] == {"N": 5_595, "E": 2_821, "C": 1_424}
     assert counts["breaking_nli"] == {"C": 7_164, "E": 982, "N": 47}
     assert counts["mnli_dev_matched"] == {"E": 3_479, "N": 3_123, "C": 3_213}
@@ -123,6 +128,7 @@ def test_unknown_source_lists_allowed_values(tmp_path):
 
 # ------------------------------------------------------------------ malformed files (no shared data needed)
 
+
 def _write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -131,8 +137,10 @@ def _write(path: Path, text: str) -> Path:
 
 def test_broken_jsonl_names_file_and_line(tmp_path):
     good = '{"premise": "A dog runs.", "hypothesis": "An animal moves.", "label": "entailment"}\n'
-    path = _write(tmp_path / "lingnli" / "NLI_data" / "1_Baseline_protocol" / "train_round1_baseline.jsonl",
-                  good + '{"premise": "A cat sits.", "hypothesis": \n')
+    path = _write(
+        tmp_path / "lingnli" / "NLI_data" / "1_Baseline_protocol" / "train_round1_baseline.jsonl",
+        good + '{"premise": "A cat sits.", "hypothesis": \n',
+    )
     with pytest.raises(DataError) as err:
         load(tmp_path, ["lingnli"])
     assert (err.value.path, err.value.line) == (str(path), 2)
@@ -152,8 +160,10 @@ def test_missing_jsonl_field_and_unknown_label(tmp_path):
 
 def test_broken_tsv_names_file_and_line(tmp_path):
     _write(tmp_path / "conjnli" / "conj_dev.tsv", "\ufeffPremise\tHypothesis\tLabel\nA b.\tA.\tentailment\n")
-    path = _write(tmp_path / "conjnli" / "adversarial_train_15k.tsv",
-                  "\ufeffPremise\tHypothesis\tLabel\nA b.\tA.\tentailment\n\"Quoted\tonly two fields\n")
+    path = _write(
+        tmp_path / "conjnli" / "adversarial_train_15k.tsv",
+        '\ufeffPremise\tHypothesis\tLabel\nA b.\tA.\tentailment\n"Quoted\tonly two fields\n',
+    )
     with pytest.raises(DataError, match="expected 3 tab-separated fields, got 2") as err:
         load(tmp_path, ["conjnli"])
     assert (err.value.path, err.value.line) == (str(path), 3)
@@ -176,7 +186,9 @@ def test_broken_zip_member_names_member_and_line(tmp_path):
     (tmp_path / "breaking_nli").mkdir()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("data/dataset.jsonl", '{"sentence1": "A.", "sentence2": "B.", "gold_label": "neutral"}\r\n[1]\r\n')
+        archive.writestr(
+            "data/dataset.jsonl", '{"sentence1": "A.", "sentence2": "B.", "gold_label": "neutral"}\r\n[1]\r\n'
+        )
     (tmp_path / "breaking_nli" / "breaking_nli_dataset.zip").write_bytes(buffer.getvalue())
     with pytest.raises(DataError, match="expected a JSON object") as err:
         load(tmp_path, ["breaking_nli"])

@@ -1,5 +1,6 @@
 """The NOPE page: its backend views reproduce the paper for one run or group, list the items behind
 every bar or cell, and the page (AppTest on the real store) renders, reacts and round-trips its URL."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend.views import nope as nv
 from backend.store.connection import connect
+from backend.views import nope as nv
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBERTA = "RoBERTa-large · mnli-snli-anli-fever (mean of 5)"
@@ -44,7 +45,9 @@ def test_report_for_one_choice_reproduces_table4(con, roberta, choice, paper):
 
 
 def test_report_for_has_corpus_tables_and_only_the_chosen_rows(roberta):
-    assert roberta[nv.FIGURE2]["n"].sum() == 2386 and roberta[nv.TABLE2].set_index("trigger_type").loc["all", "n"] == 1147
+    assert (
+        roberta[nv.FIGURE2]["n"].sum() == 2386 and roberta[nv.TABLE2].set_index("trigger_type").loc["all", "n"] == 1147
+    )
     assert set(roberta[nv.FIGURE5]["run"]) == {ROBERTA} and len(roberta["runs"]) == 5 and not roberta["note"]
     main = roberta[nv.FIGURE5].query("split == 'main' and trigger_type == 'all'").iloc[0]
     assert main["n"] == 2386 and 0.75 < main["value"] < 0.85
@@ -60,13 +63,17 @@ def test_report_for_an_unknown_choice_lists_the_known_ones(con):
         nv.report_for(con, "GPT-9")
 
 
-@pytest.mark.parametrize("trigger, polarity, label", [
-    ("clefts", "negated", "N"), ("clause_embedding_predicates", "negated", "C"), ("re_verbs", "non-negated", "E")])
+@pytest.mark.parametrize(
+    "trigger, polarity, label",
+    [("clefts", "negated", "N"), ("clause_embedding_predicates", "negated", "C"), ("re_verbs", "non-negated", "E")],
+)
 def test_examples_in_a_figure2_cell_are_exactly_the_counted_items(con, roberta, trigger, polarity, label):
     figure2 = roberta[nv.FIGURE2].set_index(["trigger_type", "polarity"])
     items = nv.examples_in(con, "figure2", trigger_type=trigger, polarity=polarity, gold_label=label)
     assert len(items) == figure2.loc[(trigger, polarity), label] > 0 and items["example_id"].is_unique
-    assert set(zip(items["trigger_type"], items["polarity"], items["gold_label"], items["split"])) == {(trigger, polarity, label, "main")}
+    assert set(zip(items["trigger_type"], items["polarity"], items["gold_label"], items["split"])) == {
+        (trigger, polarity, label, "main")
+    }
     whole_bar = nv.examples_in(con, "figure2", trigger_type=trigger, polarity=polarity)
     assert len(whole_bar) == figure2.loc[(trigger, polarity), "n"]
 
@@ -91,6 +98,7 @@ def test_examples_in_needs_a_whole_cell(con):
 
 
 # ---- the NOPE page (AppTest on the real store) ----
+
 
 @pytest.fixture()
 def page(open_page, real_store):
@@ -120,12 +128,20 @@ def test_table4_shows_ours_beside_the_paper_and_follows_the_run_picker(page):
     table4 = frame_with(at, "ours")
     assert table4["ours"].tolist() == [100.0, 100.0, 100.0, 0.0, 0.0, 100.0]
     assert table4["paper RoBERTa-large (mean of 5)"].tolist() == nv.PAPER_TABLE4["RoBERTa-large (mean of 5)"]
-    assert at.selectbox(key="run").proto.query_param_key == "run"      # bound to the URL
+    assert at.selectbox(key="run").proto.query_param_key == "run"  # bound to the URL
 
 
-@pytest.mark.parametrize("section, columns", [
-    ("Table 2", "no change"), ("Figure 3", "mean_sd"), ("Table 3", "unanimous %"), ("Figure 5", "accuracy"),
-    ("Majority N", "accuracy"), ("Calibration", "mean JSD (bits)")])
+@pytest.mark.parametrize(
+    "section, columns",
+    [
+        ("Table 2", "no change"),
+        ("Figure 3", "mean_sd"),
+        ("Table 3", "unanimous %"),
+        ("Figure 5", "accuracy"),
+        ("Majority N", "accuracy"),
+        ("Calibration", "mean JSD (bits)"),
+    ],
+)
 def test_every_section_renders(page, section, columns):
     at = page({"section": section})
     assert not at.exception and not at.error

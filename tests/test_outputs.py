@@ -1,15 +1,15 @@
 """Generated outputs side by side: per-item scores against the gold, outcomes, disagreement order,
 the word diff and the Rate page's ratings beside each output; the page with its filters."""
+
 from __future__ import annotations
 
 import shutil
 
 import pytest
 
-from backend.views import outputs
-from backend.views import rate
 from backend.metrics.squad import exact_match, token_f1
 from backend.store.access import session
+from backend.views import outputs, rate
 from tests.conftest import QA_RUN, WRITE_RUN
 
 ORACLE = "ifqa/oracle-even/qa/S-dev/first6"
@@ -21,13 +21,20 @@ def compared(lab, tmp_path):
     store = tmp_path / "lab.duckdb"
     shutil.copy(lab["store"], store)
     with session(store) as con:
-        con.execute("INSERT INTO runs SELECT * REPLACE ($o AS run_id, 'oracle-even' AS model_id, 'user' AS source) "
-                    "FROM runs WHERE run_id = $r", {"o": ORACLE, "r": QA_RUN})
-        con.execute("""
+        con.execute(
+            "INSERT INTO runs SELECT * REPLACE ($o AS run_id, 'oracle-even' AS model_id, 'user' AS source) "
+            "FROM runs WHERE run_id = $r",
+            {"o": ORACLE, "r": QA_RUN},
+        )
+        con.execute(
+            """
             INSERT INTO predictions SELECT p.* REPLACE ($o AS run_id,
-                CASE WHEN row_number() OVER (ORDER BY p.example_id) % 2 = 1 THEN e.gold_answers[1] ELSE 'no idea' END AS answer)
+                CASE WHEN row_number() OVER (ORDER BY p.example_id) % 2 = 1 THEN e.gold_answers[1] ELSE 'no idea' END
+                AS answer)
             FROM predictions p JOIN examples e ON e.dataset_id = 'ifqa' AND e.example_id = p.example_id
-            WHERE p.run_id = $r""", {"o": ORACLE, "r": QA_RUN})
+            WHERE p.run_id = $r""",
+            {"o": ORACLE, "r": QA_RUN},
+        )
         first = rate.targets(con, QA_RUN)["example_id"].iloc[0]
         rate.save(con, ORACLE, first, "ann", {"acceptability": 1})
         rate.save(con, ORACLE, first, "bob", {"acceptability": 0})
@@ -42,7 +49,9 @@ def test_scores_outcomes_and_ratings_match_the_metrics(compared):
     assert len(frame) == 6
     for row in frame.itertuples():
         answers = list(gold[row.example_id])
-        assert row.em_a == exact_match(row.output_a, answers) and row.f1_b == pytest.approx(token_f1(row.output_b, answers))
+        assert row.em_a == exact_match(row.output_a, answers) and row.f1_b == pytest.approx(
+            token_f1(row.output_b, answers)
+        )
     ordered = frame.sort_values("example_id")
     assert list(ordered["em_b"]) == [1.0, 0.0] * 3  # the oracle's even rows carry a gold answer
     assert (frame.loc[frame["right_b"] & ~frame["right_a"], "outcome"] == "B right, A wrong").all()
@@ -54,9 +63,8 @@ def test_scores_outcomes_and_ratings_match_the_metrics(compared):
 
 def test_runs_of_different_tasks_are_refused(compared):
     store, _ = compared
-    with session(store) as con:
-        with pytest.raises(ValueError, match="not runs of one dataset and task"):
-            outputs.side_by_side(con, QA_RUN, WRITE_RUN)
+    with session(store) as con, pytest.raises(ValueError, match="not runs of one dataset and task"):
+        outputs.side_by_side(con, QA_RUN, WRITE_RUN)
 
 
 def test_the_page_filters_sorts_and_diffs(compared, open_page, lab, monkeypatch):
@@ -78,5 +86,7 @@ def test_items_without_gold_are_not_scored_and_falseqa_explanations_are_the_writ
     scores = outputs._scores(["a man cannot get pregnant", "anything"], [["A man cannot get pregnant."], []], "write")
     assert scores["f1"].iloc[0] == 1.0 and scores["right"].iloc[0] and np.isnan(scores["f1"].iloc[1])
     assert not scores["right"].iloc[1] and np.isnan(scores["bleu"].iloc[1])
-    row = pd.Series({"gold_presuppositions": None, "gold_corrections": None, "gold_answers": ["A man cannot get pregnant."]})
+    row = pd.Series(
+        {"gold_presuppositions": None, "gold_corrections": None, "gold_answers": ["A man cannot get pregnant."]}
+    )
     assert outputs._gold(row, "write") == ["A man cannot get pregnant."]

@@ -1,5 +1,6 @@
 """Pages that tell a new user what to do next (issue 26, item 9): no empty main area with its message in the
 sidebar, no stale advice, no complaint before anything was picked, and a pinned item that says so."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Minimal pairs: the backend views (real NOPE store, Syn-(QA)² fixtures) and the Minimal pairs page."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,13 +8,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend.views import pairs as pv
 from backend.store.connection import connect
+from backend.views import pairs as pv
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "synqa2"
 MAIN = (("split", "main"),)
-PER_PAGE = 25   # pairs a page on the Minimal pairs page
+PER_PAGE = 25  # pairs a page on the Minimal pairs page
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def test_nope_pair_sets_count_main_and_adversarial_pairs(con):
     sets = pv.pair_sets(con).set_index("pair_set")
     assert sets.loc["nope/negation/main", "count"] == 1147
     assert sets.loc["nope/negation/adv", "count"] == 154 and sets.loc["nope/adversarial/main", "count"] == 333
-    assert sets.index[0] == "nope/negation/main"          # the page's default
+    assert sets.index[0] == "nope/negation/main"  # the page's default
     assert tuple(sets.loc["nope/negation/main", ["role_a", "role_b"]]) == ("non-negated", "negated")
 
 
@@ -59,7 +60,10 @@ def test_always_e_never_flips_while_gold_flips_in_a_fifth_of_pairs(con):
     assert sum(s["outcomes"].values()) == 1147
     assert s["pair accuracy"].value == pytest.approx(s["outcomes"]["both right"] / 1147)
     assert s["pair accuracy"].low <= s["pair accuracy"].value <= s["pair accuracy"].high
-    assert s["table"].iloc[:, 1:].to_numpy().sum() == 1147 and list(s["table"].columns)[1:] == ["negated right", "negated wrong"]
+    assert s["table"].iloc[:, 1:].to_numpy().sum() == 1147 and list(s["table"].columns)[1:] == [
+        "negated right",
+        "negated wrong",
+    ]
 
 
 def test_pair_rows_carry_both_members_and_filter_by_trigger_and_outcome(con):
@@ -70,30 +74,54 @@ def test_pair_rows_carry_both_members_and_filter_by_trigger_and_outcome(con):
     assert first["input_a"] != first["input_b"] and first["pred_a"] in "ENC"
     clefts = pv.pair_rows(con, "nope", "negation", run, MAIN + (("trigger_type", "clefts"),))
     assert len(clefts) == 103 and set(clefts["trigger_type"]) == {"clefts"}
-    summary = pv.pair_summary(con, "nope", "negation", run, MAIN + (("trigger_type", "clefts"), ("outcome", "both right")))
+    summary = pv.pair_summary(
+        con, "nope", "negation", run, MAIN + (("trigger_type", "clefts"), ("outcome", "both right"))
+    )
     only = pv.pair_rows(con, "nope", "negation", run, MAIN + (("trigger_type", "clefts"), ("outcome", "a right only")))
     assert summary["n"] == 103 and len(only) == summary["outcomes"]["a right only"] > 0
     assert (only["right_a"] & ~only["right_b"]).all()
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda c: pv.pair_rows(c, "nope", "negation", "no/such/run"), "unknown run 'no/such/run'"),
-    (lambda c: pv.pair_rows(c, "nope", "negation", None, (("colour", "red"),)), "allowed: split, trigger_type, hop, outcome"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda c: pv.pair_rows(c, "nope", "negation", "no/such/run"), "unknown run 'no/such/run'"),
+        (
+            lambda c: pv.pair_rows(c, "nope", "negation", None, (("colour", "red"),)),
+            "allowed: split, trigger_type, hop, outcome",
+        ),
+    ],
+)
 def test_bad_arguments_say_what_is_allowed(con, call, message):
     with pytest.raises(ValueError, match=message):
         call(con)
 
 
-@pytest.mark.parametrize("a, b, expected", [
-    ("Chet finished law school", "Chet didn't finish law school",
-     [("same", "Chet"), ("removed", "finished"), ("added", "didn't finish"), ("same", "law school")]),
-    ("Who wrote Pride and Prejudice in 1813?", "Who wrote Sense and Sensibility in 1813?",
-     [("same", "Who wrote"), ("removed", "Pride"), ("added", "Sense"), ("same", "and"), ("removed", "Prejudice"),
-      ("added", "Sensibility"), ("same", "in 1813?")]),
-    ("He left early.", "He left early.", [("same", "He left early.")]),
-    ("", "New words", [("added", "New words")]),
-])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (
+            "Chet finished law school",
+            "Chet didn't finish law school",
+            [("same", "Chet"), ("removed", "finished"), ("added", "didn't finish"), ("same", "law school")],
+        ),
+        (
+            "Who wrote Pride and Prejudice in 1813?",
+            "Who wrote Sense and Sensibility in 1813?",
+            [
+                ("same", "Who wrote"),
+                ("removed", "Pride"),
+                ("added", "Sense"),
+                ("same", "and"),
+                ("removed", "Prejudice"),
+                ("added", "Sensibility"),
+                ("same", "in 1813?"),
+            ],
+        ),
+        ("He left early.", "He left early.", [("same", "He left early.")]),
+        ("", "New words", [("added", "New words")]),
+    ],
+)
 def test_word_diff_marks_exactly_the_changed_words(a, b, expected):
     assert pv.word_diff(a, b) == expected
 
@@ -117,6 +145,7 @@ def test_synqa2_pairs_show_valid_and_false_assumption_members(syn):
 
 
 # ---- the Minimal pairs page (AppTest) ----
+
 
 @pytest.fixture()
 def page(open_page):
@@ -145,8 +174,8 @@ def test_pairs_page_run_and_outcome_cell_filter_the_list(page, real_store):
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Prediction flip rate"] == "0.0%" and "gold 22.9%" in str(at.metric[2].proto.delta)
-    assert at.subheader[0].value == "165 pairs · a right only"      # E→{N,C} pairs: always-E is right on a only
-    again = page(real_store, dict(at.query_params))                  # the URL reproduces the view
+    assert at.subheader[0].value == "165 pairs · a right only"  # E→{N,C} pairs: always-E is right on a only
+    again = page(real_store, dict(at.query_params))  # the URL reproduces the view
     assert again.subheader[0].value == at.subheader[0].value and links(again) == links(at)
     second = page(real_store, {**dict(at.query_params), "page": "2"})
     assert links(second)[0] not in links(at)

@@ -1,4 +1,5 @@
 """Rate backend on a copy of the real store: saving is validated and atomic, agreement matches hand computations."""
+
 from __future__ import annotations
 
 import math
@@ -9,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from backend.views import rate
 from backend.metrics import bootstrap
-from backend.views.rate import RatingError
 from backend.store.connection import CRITERIA, connect
 from backend.store.writer import replace_runs
+from backend.views import rate
+from backend.views.rate import RatingError
 
 WRITE, QA, NLI, LIVE = "test/write", "test/qa", "a/nli", "live/test/nli"
 CREPE = ["sycon-000", "sycon-001", "sycon-002", "sycon-003", "sycon-004"]  # sycon-004's prediction failed
@@ -21,7 +22,14 @@ LIVE_EXAMPLE = "live-0123456789abcdef"
 
 
 def _run(run_id: str, dataset_id: str, task: str, **extra) -> dict:
-    return {"run_id": run_id, "dataset_id": dataset_id, "task": task, "model_id": "test-model", "source": "batch", **extra}
+    return {
+        "run_id": run_id,
+        "dataset_id": dataset_id,
+        "task": task,
+        "model_id": "test-model",
+        "source": "batch",
+        **extra,
+    }
 
 
 @pytest.fixture()
@@ -31,21 +39,58 @@ def store(real_store, tmp_path):
     copy = tmp_path / "lab.duckdb"
     shutil.copy(real_store, copy)
     con = connect(copy)
-    ifqa = [r[0] for split in ("F-dev", "S-dev") for r in con.execute(
-        "SELECT example_id FROM examples WHERE dataset_id = 'ifqa' AND split = $s ORDER BY example_id LIMIT $n",
-        {"s": split, "n": 6 if split == "F-dev" else 4}).fetchall()]
-    nope = [r[0] for r in con.execute("SELECT example_id FROM examples WHERE dataset_id = 'nope' ORDER BY example_id LIMIT 2").fetchall()]
-    written = [{"run_id": WRITE, "example_id": e, "text": {"presupposition": f"assumed {e}", "correction": f"in fact {e}"}}
-               for e in CREPE[:4]] + [{"run_id": WRITE, "example_id": CREPE[4], "error": "RuntimeError: out of memory"}]
+    ifqa = [
+        r[0]
+        for split in ("F-dev", "S-dev")
+        for r in con.execute(
+            "SELECT example_id FROM examples WHERE dataset_id = 'ifqa' AND split = $s ORDER BY example_id LIMIT $n",
+            {"s": split, "n": 6 if split == "F-dev" else 4},
+        ).fetchall()
+    ]
+    nope = [
+        r[0]
+        for r in con.execute(
+            "SELECT example_id FROM examples WHERE dataset_id = 'nope' ORDER BY example_id LIMIT 2"
+        ).fetchall()
+    ]
+    written = [
+        {"run_id": WRITE, "example_id": e, "text": {"presupposition": f"assumed {e}", "correction": f"in fact {e}"}}
+        for e in CREPE[:4]
+    ] + [{"run_id": WRITE, "example_id": CREPE[4], "error": "RuntimeError: out of memory"}]
     replace_runs(con, [_run(WRITE, "crepe", "write")], written)
-    replace_runs(con, [_run(QA, "ifqa", "qa")], [{"run_id": QA, "example_id": e, "answer": f"answer {i}"} for i, e in enumerate(ifqa)])
+    replace_runs(
+        con,
+        [_run(QA, "ifqa", "qa")],
+        [{"run_id": QA, "example_id": e, "answer": f"answer {i}"} for i, e in enumerate(ifqa)],
+    )
     replace_runs(con, [_run(NLI, "nope", "nli")], [{"run_id": NLI, "example_id": e, "label": "E"} for e in nope])
-    replace_runs(con, [_run(LIVE, "live", "nli", source="live", status="live")],
-                 [{"run_id": LIVE, "example_id": LIVE_EXAMPLE, "label": "C",
-                   "text": {"input": {"model": "test-model", "task": "nli", "premise": "The king of France is bald.",
-                                      "hypothesis": "France has a king."}}}])
-    replace_runs(con, [_run("z/running", "ifqa", "qa", status="running")], [{"run_id": "z/running", "example_id": ifqa[0], "answer": "x"}])
-    replace_runs(con, [_run("z/errors", "ifqa", "qa")], [{"run_id": "z/errors", "example_id": ifqa[0], "error": "boom"}])
+    replace_runs(
+        con,
+        [_run(LIVE, "live", "nli", source="live", status="live")],
+        [
+            {
+                "run_id": LIVE,
+                "example_id": LIVE_EXAMPLE,
+                "label": "C",
+                "text": {
+                    "input": {
+                        "model": "test-model",
+                        "task": "nli",
+                        "premise": "The king of France is bald.",
+                        "hypothesis": "France has a king.",
+                    }
+                },
+            }
+        ],
+    )
+    replace_runs(
+        con,
+        [_run("z/running", "ifqa", "qa", status="running")],
+        [{"run_id": "z/running", "example_id": ifqa[0], "answer": "x"}],
+    )
+    replace_runs(
+        con, [_run("z/errors", "ifqa", "qa")], [{"run_id": "z/errors", "example_id": ifqa[0], "error": "boom"}]
+    )
     replace_runs(con, [_run("z/retrieve", "ifqa", "retrieve")], [{"run_id": "z/retrieve", "example_id": ifqa[0]}])
     yield con, ifqa, copy
     con.close()
@@ -98,10 +143,24 @@ def test_targets_of_a_write_run_show_the_writing_and_the_gold_data(store):
     con, _, _ = store
     frame = rate.targets(con, WRITE)
     assert frame["example_id"].tolist() == CREPE[:4]  # the failed prediction is not offered
-    assert list(frame.columns) == ["example_id", "split", "input", "context", "hypothesis", "gold_label", "gold_answers",
-                                   "gold_presuppositions", "gold_corrections", "label", "answer", "output_text"]
+    assert list(frame.columns) == [
+        "example_id",
+        "split",
+        "input",
+        "context",
+        "hypothesis",
+        "gold_label",
+        "gold_answers",
+        "gold_presuppositions",
+        "gold_corrections",
+        "label",
+        "answer",
+        "output_text",
+    ]
     first = frame.iloc[0]
-    gold = con.execute("SELECT input, gold_presuppositions FROM examples WHERE dataset_id = 'crepe' AND example_id = 'sycon-000'").fetchone()
+    gold = con.execute(
+        "SELECT input, gold_presuppositions FROM examples WHERE dataset_id = 'crepe' AND example_id = 'sycon-000'"
+    ).fetchone()
     assert first["input"] == gold[0] == "What actually happens when we run out of IPv4 Addresses?"
     assert first["gold_presuppositions"] == gold[1] and first["gold_label"] == "FP" and first["split"] == "test"
     assert first["output_text"] == "Presupposition: assumed sycon-000\nCorrection: in fact sycon-000"
@@ -110,7 +169,9 @@ def test_targets_of_a_write_run_show_the_writing_and_the_gold_data(store):
 def test_targets_show_a_free_form_generation_when_the_format_was_ignored(store):
     con, _, _ = store
     text = {"presupposition": "", "correction": "", "generation": "The common cold is a serious illness."}
-    replace_runs(con, [_run("crepe/free", "crepe", "write")], [{"run_id": "crepe/free", "example_id": CREPE[0], "text": text}])
+    replace_runs(
+        con, [_run("crepe/free", "crepe", "write")], [{"run_id": "crepe/free", "example_id": CREPE[0], "text": text}]
+    )
     shown = rate.targets(con, "crepe/free")["output_text"].tolist()
     assert shown == ["(not in the Presupposition/Correction format) The common cold is a serious illness."]
 
@@ -148,14 +209,24 @@ def test_save_round_trip_and_upsert(store):
     scores = {"fluency": 3, "presupposition": 2, "correction": 1, "consistency": 0}
     assert rate.save(con, WRITE, "sycon-001", " ann@lab.org ", scores) == 4
     frame = rate.ratings_frame(con, WRITE)
-    assert list(frame.columns) == ["dataset_id", "run_id", "example_id", "rater_id", "criterion", "value", "note", "rated_at"]
+    assert list(frame.columns) == [
+        "dataset_id",
+        "run_id",
+        "example_id",
+        "rater_id",
+        "criterion",
+        "value",
+        "note",
+        "rated_at",
+    ]
     assert frame["criterion"].tolist() == ["consistency", "correction", "fluency", "presupposition"]
     assert frame["value"].tolist() == [0.0, 1.0, 3.0, 2.0]
     assert set(frame["rater_id"]) == {"ann@lab.org"} and set(frame["dataset_id"]) == {"crepe"}
     assert frame["note"].isna().all()
     assert con.execute("SELECT DISTINCT source FROM ratings WHERE run_id = $r", {"r": WRITE}).fetchall() == [("user",)]
-    assert rate.rater_values(con, WRITE, "ann@lab.org") == {"sycon-001": {"consistency": 0.0, "correction": 1.0,
-                                                                             "fluency": 3.0, "presupposition": 2.0}}
+    assert rate.rater_values(con, WRITE, "ann@lab.org") == {
+        "sycon-001": {"consistency": 0.0, "correction": 1.0, "fluency": 3.0, "presupposition": 2.0}
+    }
     first_time = frame["rated_at"].max()
 
     assert rate.save(con, WRITE, "sycon-001", "ann@lab.org", {"fluency": 1, "consistency": 3.0}, note="hedges") == 2
@@ -185,8 +256,10 @@ def test_ratings_frame_holds_only_user_ratings_of_every_run(store):
     rate.save(con, WRITE, "sycon-002", "ann", {"fluency": 2})
     rate.save(con, QA, ifqa[3], "ann", {"acceptability": 0})
     frame = rate.ratings_frame(con)
-    assert frame[["run_id", "example_id", "criterion"]].values.tolist() == [[QA, ifqa[3], "acceptability"],
-                                                                          [WRITE, "sycon-002", "fluency"]]
+    assert frame[["run_id", "example_id", "criterion"]].values.tolist() == [
+        [QA, ifqa[3], "acceptability"],
+        [WRITE, "sycon-002", "fluency"],
+    ]
     assert rate.ratings_frame(con, QA)["run_id"].tolist() == [QA]
 
 
@@ -211,8 +284,11 @@ INVALID = [  # (run, example, rater, values, note) changes → field at fault, w
     ({"values": {"fluency": 0, "correction": 1, "consistency": 9}}, "consistency", "out of range"),  # bad one last
     ({"values": {"fluency": None, "correction": 7}}, "correction", "out of range"),  # the delete must not happen
     ({"note": "x" * 2001}, "note", "at most 2000"),
-    ({"rater_id": "cat", "values": {"fluency": None, "correction": None}, "note": "a note alone"}, "values",
-     "no score chosen"),  # nothing to save and nothing to clear: not a silent no-op
+    (
+        {"rater_id": "cat", "values": {"fluency": None, "correction": None}, "note": "a note alone"},
+        "values",
+        "no score chosen",
+    ),  # nothing to save and nothing to clear: not a silent no-op
     ({"run_id": QA, "example_id": None, "values": {"acceptability": 2}}, "acceptability", "integer from 0 to 1"),
 ]
 
@@ -223,7 +299,14 @@ def test_a_rejected_save_names_its_field_and_changes_nothing(store, change, fiel
     rate.save(con, WRITE, "sycon-000", "ann", {"fluency": 2, "correction": 2, "consistency": 1}, note="first")
     rate.save(con, QA, ifqa[0], "ann", {"acceptability": 1})
     before, user_before = _all_ratings(con), rate.ratings_frame(con)
-    call = {"run_id": WRITE, "example_id": "sycon-000", "rater_id": "ann", "values": {"fluency": 3}, "note": None, **change}
+    call = {
+        "run_id": WRITE,
+        "example_id": "sycon-000",
+        "rater_id": "ann",
+        "values": {"fluency": 3},
+        "note": None,
+        **change,
+    }
     if call["example_id"] is None:
         call["example_id"] = ifqa[0]
     with pytest.raises(RatingError) as error:
@@ -247,7 +330,9 @@ class FailOnSecondWrite:
             if self.writes == 2:
                 self.seen_inside = self.con.execute(
                     "SELECT value FROM ratings WHERE run_id = $r AND example_id = 'sycon-000' AND rater_id = 'ann' "
-                    "AND criterion = 'fluency'", {"r": WRITE}).fetchone()[0]
+                    "AND criterion = 'fluency'",
+                    {"r": WRITE},
+                ).fetchone()[0]
                 raise duckdb.IOException("simulated: could not write to the database file")
         return self.con.execute(sql) if params is None else self.con.execute(sql, params)
 
@@ -310,8 +395,13 @@ def test_agreement_with_a_third_rater_on_two_items(store):
     n1 = 7, n = 22 and alpha = 1 - 21 * 4 / (15 * 7) = 0.2. Kappas: A-B 1/11; A-C identical on (0, 1): 1;
     B-C on (1, 1) vs (0, 1): p_o = .5, p_e = 0 * .5 + 1 * .5 = .5, kappa 0."""
     con, ifqa, _ = store
-    _rate(con, QA, "acceptability", {"A": [0, 1, 0, 0, 0, 0, 0, 0, 1, 0], "B": [1, 1, 1, 0, 0, 1, 0, 0, 0, 0],
-                                     "C": [0, 1]}, ifqa)
+    _rate(
+        con,
+        QA,
+        "acceptability",
+        {"A": [0, 1, 0, 0, 0, 0, 0, 0, 1, 0], "B": [1, 1, 1, 0, 0, 1, 0, 0, 0, 0], "C": [0, 1]},
+        ifqa,
+    )
     row = rate.agreement(con, QA).iloc[0]
     assert (row["raters"], row["items"], row["ratings"], row["rater_pairs"]) == (3, 10, 22, 3)
     assert row["alpha"] == pytest.approx(0.2)

@@ -1,5 +1,6 @@
 """The report: pin a chart and a table from pages, reorder and remove items, and export HTML (images
 embedded), Markdown and LaTeX (booktabs) whose content is checked."""
+
 from __future__ import annotations
 
 import base64
@@ -9,8 +10,8 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from backend.views import report
 from backend.store.access import session
+from backend.views import report
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 
@@ -73,8 +74,9 @@ def test_a_pinned_table_exports_every_row_its_caption_counts(store):
     """The issue's case: a 2,386-row table (NOPE's main split) exported whole to HTML, Markdown and LaTeX
     (a longtable, with its paragraph-long column as p{}); a table an earlier version cut at 2,000 rows says so."""
     long_text = "a premise long enough to be a paragraph in a printed table " * 2
-    table = pd.DataFrame({"id": [f"i{k}" for k in range(2_386)], "premise": [long_text] * 2_386,
-                          "right": [k % 2 for k in range(2_386)]})
+    table = pd.DataFrame(
+        {"id": [f"i{k}" for k in range(2_386)], "premise": [long_text] * 2_386, "right": [k % 2 for k in range(2_386)]}
+    )
     legacy = table.head(2_000).to_json(orient="split", index=False)  # what earlier versions stored
     with session(store) as con:
         report.pin(con, "table", "Main split", "dataset nope · split main · n=2,386", report.table_json(table))

@@ -4,6 +4,7 @@ Fast tests use a ten-passage corpus written here and a bag-of-words stand-in for
 MiniLM is never loaded); the slow test builds the real indexes over the 12,892-passage corpus and
 checks IfQA S-dev recall against measured values.
 """
+
 from __future__ import annotations
 
 import json
@@ -122,8 +123,11 @@ def test_dense_ranks_the_most_similar_passage_first(dense, query, expected):
     assert found[0].score == pytest.approx(float(cosine), abs=1e-5)
 
 
-@pytest.mark.parametrize("make", [lambda: BM25Retriever.build(DOC_IDS, TEXTS), lambda: DenseRetriever.build(DOC_IDS, TEXTS, BagOfWords())],
-                         ids=["bm25", "dense"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: BM25Retriever.build(DOC_IDS, TEXTS), lambda: DenseRetriever.build(DOC_IDS, TEXTS, BagOfWords())],
+    ids=["bm25", "dense"],
+)
 def test_search_many_matches_search_and_is_one_batch(make):
     retriever = make()
     queries = [q for q, _ in KEYWORD_QUERIES]
@@ -201,8 +205,10 @@ def make_store(path: Path, passages: dict[str, str] = PASSAGES):
     for doc_id, text in passages.items():
         con.execute("INSERT INTO passages VALUES ('wiki', 'corpus', $1, NULL, $2, ['test'])", [doc_id, text])
     for example_id, split, question, gold in QUESTIONS:
-        con.execute("INSERT INTO examples (dataset_id, example_id, split, input) VALUES ('ifqa', $1, $2, $3)",
-                    [example_id, split, question])
+        con.execute(
+            "INSERT INTO examples (dataset_id, example_id, split, input) VALUES ('ifqa', $1, $2, $3)",
+            [example_id, split, question],
+        )
         for doc_id in gold:
             con.execute("INSERT INTO qrels VALUES ('ifqa', $1, 'wiki', $2)", [example_id, doc_id])
     return con
@@ -244,7 +250,9 @@ def test_build_all_reuses_saved_indexes_until_the_corpus_changes(store, monkeypa
     assert builds == ["bm25", "dense"]  # the second call loaded both
     assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == mtimes
     assert set(second) == {"bm25", "dense", "hybrid"}
-    assert second["hybrid"].search("Who discovered penicillin?", 3) == first["hybrid"].search("Who discovered penicillin?", 3)
+    assert second["hybrid"].search("Who discovered penicillin?", 3) == first["hybrid"].search(
+        "Who discovered penicillin?", 3
+    )
     store.execute("UPDATE passages SET text = text || ' Extra.' WHERE doc_id = 'd-nile'")
     index.build_all(store, embedder=BagOfWords())
     assert builds == ["bm25", "dense"] * 2  # a new corpus hash, a new folder
@@ -269,19 +277,36 @@ def test_evaluate_retrievers_stores_runs_and_recall_computed_by_hand(store, monk
     assert table.loc[("fixed", "S-test"), "MRR"] == pytest.approx(1 / 4)
     low, value, high = table.loc[("bm25", "S-dev"), ["Recall@1 low", "Recall@1", "Recall@1 high"]]
     assert low <= value <= high
-    runs = store.execute("SELECT run_id, task, model_id, retriever_id, source, config FROM runs ORDER BY run_id").fetchall()
-    assert [r[:5] for r in runs] == [("ifqa/retrieval/bm25", "retrieve", "bm25", "bm25", "batch"),
-                                     ("ifqa/retrieval/fixed", "retrieve", "fixed", "fixed", "batch")]
+    runs = store.execute(
+        "SELECT run_id, task, model_id, retriever_id, source, config FROM runs ORDER BY run_id"
+    ).fetchall()
+    assert [r[:5] for r in runs] == [
+        ("ifqa/retrieval/bm25", "retrieve", "bm25", "bm25", "batch"),
+        ("ifqa/retrieval/fixed", "retrieve", "fixed", "fixed", "batch"),
+    ]
     config = json.loads(runs[0][5])
-    assert config["k"] == 100 and config["splits"] == ["S-dev", "S-test"] and config["corpus_hash"] == corpus_hash(store, "wiki")
+    assert (
+        config["k"] == 100
+        and config["splits"] == ["S-dev", "S-test"]
+        and config["corpus_hash"] == corpus_hash(store, "wiki")
+    )
     counts = dict(store.execute("SELECT run_id, count(*) FROM predictions GROUP BY run_id").fetchall())
     assert counts == {"ifqa/retrieval/bm25": 5, "ifqa/retrieval/fixed": 5}  # S-train is not evaluated
-    ranks = dict(store.execute("SELECT example_id, text->>'$.first_gold_rank' FROM predictions WHERE run_id = 'ifqa/retrieval/fixed'").fetchall())
+    ranks = dict(
+        store.execute(
+            "SELECT example_id, text->>'$.first_gold_rank' FROM predictions WHERE run_id = 'ifqa/retrieval/fixed'"
+        ).fetchall()
+    )
     assert ranks == {"S-dev-0": "3", "S-dev-1": "1", "S-dev-2": None, "S-dev-3": None, "S-test-0": "4"}
-    stored = store.execute("SELECT rank, doc_id FROM retrievals WHERE run_id = 'ifqa/retrieval/fixed' AND example_id = 'S-dev-0' ORDER BY rank").fetchall()
+    stored = store.execute(
+        "SELECT rank, doc_id FROM retrievals WHERE run_id = 'ifqa/retrieval/fixed' AND example_id = 'S-dev-0' ORDER "
+        "BY rank"
+    ).fetchall()
     assert stored == list(enumerate(fixed.ranking, start=1))
     evaluate_retrievers(store, {"fixed": fixed}, k=2)  # re-evaluating replaces the run and its rows
-    assert store.execute("SELECT count(*), max(rank) FROM retrievals WHERE run_id = 'ifqa/retrieval/fixed'").fetchall() == [(10, 2)]
+    assert store.execute(
+        "SELECT count(*), max(rank) FROM retrievals WHERE run_id = 'ifqa/retrieval/fixed'"
+    ).fetchall() == [(10, 2)]
 
 
 def test_evaluate_retrievers_says_what_to_ingest_when_there_are_no_questions(store):
@@ -293,7 +318,11 @@ def test_evaluate_retrievers_says_what_to_ingest_when_there_are_no_questions(sto
 
 # --- the real corpus ------------------------------------------------------------------------------
 
-MEASURED_RECALL_AT_20 = {"bm25": (0.94, 0.98), "dense": (0.93, 0.98), "hybrid": (0.975, 1.0)}  # measured .963, .959, .989
+MEASURED_RECALL_AT_20 = {
+    "bm25": (0.94, 0.98),
+    "dense": (0.93, 0.98),
+    "hybrid": (0.975, 1.0),
+}  # measured .963, .959, .989
 
 
 def real_store_path(tmp: Path) -> Path:
@@ -332,5 +361,7 @@ def test_real_corpus_recall_at_20_on_ifqa_s_dev(tmp_path):
     for name, (low, high) in MEASURED_RECALL_AT_20.items():
         assert low <= table.loc[name, "Recall@20"] <= high, (name, table.loc[name, "Recall@20"])
     assert table.loc["hybrid", "Recall@20"] >= table.loc[["bm25", "dense"], "Recall@20"].max()
-    assert con.execute("SELECT count(*) FROM retrievals WHERE run_id = 'ifqa/retrieval/hybrid'").fetchall() == [(70_000,)]
+    assert con.execute("SELECT count(*) FROM retrievals WHERE run_id = 'ifqa/retrieval/hybrid'").fetchall() == [
+        (70_000,)
+    ]
     con.close()

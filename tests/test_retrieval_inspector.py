@@ -1,5 +1,6 @@
 """Retrieval inspector on the real store: side-by-side hits with gold marking, Recall@K curves from
 stored retrieval runs, and retrieval vs reading error attribution of a hand-built QA run."""
+
 from __future__ import annotations
 
 import shutil
@@ -9,13 +10,13 @@ import pytest
 
 from backend.metrics import squad
 from backend.metrics.retrieval import first_gold_rank
-from backend.views import retrieval as inspector
 from backend.retrieval.base import Hit
 from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.evaluate import evaluate_retrievers
-from backend.store.passages import corpus_passages
 from backend.store.connection import connect
+from backend.store.passages import corpus_passages
 from backend.store.writer import replace_runs
+from backend.views import retrieval as inspector
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +64,10 @@ def test_gold_doc_ids_are_the_sorted_qrels(real_con):
 def _question_with_gold_at(con, bm25, low: int, high: int) -> tuple[str, str, list[str], int]:
     """The first S-dev question whose first gold passage BM25 ranks in [low, high]."""
     rows = con.execute("""SELECT e.example_id, e.input, list(q.doc_id ORDER BY q.doc_id) FROM examples e
-                          JOIN qrels q ON q.dataset_id = e.dataset_id AND q.example_id = e.example_id AND q.corpus_id = 'wiki'
-                          WHERE e.dataset_id = 'ifqa' AND e.split = 'S-dev' GROUP BY ALL ORDER BY e.example_id""").fetchall()
+                          JOIN qrels q ON q.dataset_id = e.dataset_id AND q.example_id = e.example_id AND q.corpus_id =
+                          'wiki'
+                          WHERE e.dataset_id = 'ifqa' AND e.split = 'S-dev' GROUP BY ALL ORDER BY
+                          e.example_id""").fetchall()
     for (example_id, query, gold), found in zip(rows, bm25.search_many([r[1] for r in rows], 100)):
         rank = first_gold_rank([h.doc_id for h in found], set(gold))
         if rank is not None and low <= rank <= high:
@@ -95,8 +98,10 @@ def test_side_by_side_marks_gold_and_ranks_it(real_con, bm25):
     assert missing["gold_rank"].tolist() == [None] and missing["found"].tolist() == [False]
 
 
-@pytest.mark.parametrize("kwargs, name", [({"k": 0}, "k"), ({"k": 21, "depth": 20}, "k"), ({"query": "   "}, "query"),
-                                          ({"retrievers": {}}, "retrievers")])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"k": 0}, "k"), ({"k": 21, "depth": 20}, "k"), ({"query": "   "}, "query"), ({"retrievers": {}}, "retrievers")],
+)
 def test_side_by_side_validates(real_con, bm25, kwargs, name):
     args = {"retrievers": {"bm25": bm25}, "query": "Who discovered penicillin?", **kwargs}
     with pytest.raises(ValueError, match=name):
@@ -111,7 +116,9 @@ def test_recall_curves_match_the_evaluation(store_copy, bm25):
     evaluate_retrievers(con, {"bm25-top10": bm25}, "ifqa", splits=("S-dev",), k=10)
     runs = inspector.retrieval_runs(con)
     assert runs[["run_id", "retriever_id", "k", "questions"]].values.tolist() == [
-        ["ifqa/retrieval/bm25", "bm25", 100, 700], ["ifqa/retrieval/bm25-top10", "bm25-top10", 10, 700]]
+        ["ifqa/retrieval/bm25", "bm25", 100, 700],
+        ["ifqa/retrieval/bm25-top10", "bm25-top10", 10, 700],
+    ]
     curves = inspector.recall_curves(con, split="S-dev", ks=(1, 3, 5, 20, 100, 200))
     assert list(curves.columns) == ["retriever", "k", "recall", "low", "high", "n"]
     full, short = curves[curves["retriever"] == "bm25"], curves[curves["retriever"] == "bm25-top10"]
@@ -119,19 +126,29 @@ def test_recall_curves_match_the_evaluation(store_copy, bm25):
     row = table.iloc[0]
     for k in (1, 5, 20, 100):
         assert full.loc[full["k"] == k, "recall"].item() == pytest.approx(row[f"Recall@{k}"])
-    assert full.loc[full["k"] == 20, ["low", "high"]].values.tolist()[0] == pytest.approx([row["Recall@20 low"], row["Recall@20 high"]])
+    assert full.loc[full["k"] == 20, ["low", "high"]].values.tolist()[0] == pytest.approx(
+        [row["Recall@20 low"], row["Recall@20 high"]]
+    )
     assert (full["n"] == row["n"]).all() and row["n"] == 697  # questions without qrels are left out
-    assert np.all(np.diff(full["recall"]) >= 0) and (full["low"] <= full["recall"]).all() and (full["recall"] <= full["high"]).all()
+    assert (
+        np.all(np.diff(full["recall"]) >= 0)
+        and (full["low"] <= full["recall"]).all()
+        and (full["recall"] <= full["high"]).all()
+    )
     assert short["recall"].tolist() == full["recall"].tolist()[:3]  # same ranking, shallower run
     from backend.views import overview
+
     board = overview.headline(con).set_index("run").loc["ifqa/retrieval/bm25"]
     assert (board["metric"], board["n"]) == ("Recall@20", 697)  # the Overview counts the same questions
     assert board["value"] == pytest.approx(row["Recall@20"])
     # Recall@3 counted independently from fresh searches
     qs = con.execute("""SELECT e.input, list(q.doc_id) FROM examples e JOIN qrels q ON q.dataset_id = e.dataset_id
-                        AND q.example_id = e.example_id AND q.corpus_id = 'wiki' WHERE e.dataset_id = 'ifqa' AND e.split = 'S-dev'
+                        AND q.example_id = e.example_id AND q.corpus_id = 'wiki' WHERE e.dataset_id = 'ifqa' AND
+                        e.split = 'S-dev'
                         GROUP BY ALL""").fetchall()
-    hits3 = [any(h.doc_id in set(g) for h in found) for (_, g), found in zip(qs, bm25.search_many([q for q, _ in qs], 3))]
+    hits3 = [
+        any(h.doc_id in set(g) for h in found) for (_, g), found in zip(qs, bm25.search_many([q for q, _ in qs], 3))
+    ]
     assert full.loc[full["k"] == 3, "recall"].item() == pytest.approx(np.mean(hits3))
     assert inspector.recall_curves(con, split="S-test").empty
     assert inspector.recall_curves(con)["n"].max() == row["n"]  # all splits = the one stored
@@ -143,30 +160,65 @@ RUN = "ifqa/test-reader/qa/bm25@5/S-dev"
 def _qa_run(con) -> dict:
     """A QA run over six real S-dev questions whose passages are chosen so each outcome is known."""
     rows = con.execute("""SELECT e.example_id, e.gold_answers, list(q.doc_id ORDER BY q.doc_id) FROM examples e
-                          JOIN qrels q ON q.dataset_id = e.dataset_id AND q.example_id = e.example_id AND q.corpus_id = 'wiki'
+                          JOIN qrels q ON q.dataset_id = e.dataset_id AND q.example_id = e.example_id AND q.corpus_id =
+                          'wiki'
                           WHERE e.dataset_id = 'ifqa' AND e.split = 'S-dev' AND len(e.gold_answers) > 0
                           GROUP BY ALL ORDER BY e.example_id LIMIT 12""").fetchall()
     several = next(r for r in rows if len(r[2]) > 1)  # the reading miss has two gold passages: the first counts
     rows = [rows[0], several, *[r for r in rows[1:] if r is not several]][:6]
-    others = [r[0] for r in con.execute("SELECT doc_id FROM passages WHERE corpus_id = 'wiki' AND doc_id NOT IN "
-                                        "(SELECT doc_id FROM qrels WHERE dataset_id = 'ifqa') ORDER BY doc_id LIMIT 5").fetchall()]
+    others = [
+        r[0]
+        for r in con.execute(
+            "SELECT doc_id FROM passages WHERE corpus_id = 'wiki' AND doc_id NOT IN "
+            "(SELECT doc_id FROM qrels WHERE dataset_id = 'ifqa') ORDER BY doc_id LIMIT 5"
+        ).fetchall()
+    ]
     ids = [r[0] for r in rows]
     plan = {  # example → (answer, error, passages)
-        ids[0]: (f"The {rows[0][1][0]}.", None, [rows[0][2][0], *others[:4]]),          # correct, gold at 1
+        ids[0]: (f"The {rows[0][1][0]}.", None, [rows[0][2][0], *others[:4]]),  # correct, gold at 1
         ids[1]: ("zzz qqq", None, [*others[:2], rows[1][2][0], others[2], rows[1][2][1]]),  # reading miss, gold at 3, 5
-        ids[2]: ("zzz qqq", None, others),                                              # retrieval miss
-        ids[3]: (None, "RuntimeError: out of memory", []),                              # failed
-        ids[4]: ("zzz qqq", None, others),                                              # no gold passage (qrels removed)
-        ids[5]: (rows[5][1][0], None, others),                                          # correct without gold: still correct
+        ids[2]: ("zzz qqq", None, others),  # retrieval miss
+        ids[3]: (None, "RuntimeError: out of memory", []),  # failed
+        ids[4]: ("zzz qqq", None, others),  # no gold passage (qrels removed)
+        ids[5]: (rows[5][1][0], None, others),  # correct without gold: still correct
     }
     con.execute("DELETE FROM qrels WHERE dataset_id = 'ifqa' AND example_id = $e", {"e": ids[4]})
     predictions = [{"run_id": RUN, "example_id": e, "answer": a, "error": err} for e, (a, err, _) in plan.items()]
-    retrievals = [{"run_id": RUN, "example_id": e, "rank": r, "doc_id": d, "score": 1.0 / r}
-                  for e, (_, _, docs) in plan.items() for r, d in enumerate(docs, start=1)]
-    replace_runs(con, [{"run_id": RUN, "dataset_id": "ifqa", "task": "qa", "model_id": "test-reader",
-                        "retriever_id": "bm25", "source": "batch", "config": {"k": 5}}], predictions, retrievals)
-    replace_runs(con, [{"run_id": "ifqa/test-reader/qa/S-dev", "dataset_id": "ifqa", "task": "qa", "model_id": "test-reader",
-                        "source": "batch", "config": {"k": 5}}], [{"run_id": "ifqa/test-reader/qa/S-dev", "example_id": ids[0], "answer": "x"}])
+    retrievals = [
+        {"run_id": RUN, "example_id": e, "rank": r, "doc_id": d, "score": 1.0 / r}
+        for e, (_, _, docs) in plan.items()
+        for r, d in enumerate(docs, start=1)
+    ]
+    replace_runs(
+        con,
+        [
+            {
+                "run_id": RUN,
+                "dataset_id": "ifqa",
+                "task": "qa",
+                "model_id": "test-reader",
+                "retriever_id": "bm25",
+                "source": "batch",
+                "config": {"k": 5},
+            }
+        ],
+        predictions,
+        retrievals,
+    )
+    replace_runs(
+        con,
+        [
+            {
+                "run_id": "ifqa/test-reader/qa/S-dev",
+                "dataset_id": "ifqa",
+                "task": "qa",
+                "model_id": "test-reader",
+                "source": "batch",
+                "config": {"k": 5},
+            }
+        ],
+        [{"run_id": "ifqa/test-reader/qa/S-dev", "example_id": ids[0], "answer": "x"}],
+    )
     return {"ids": ids, "gold_answers": {r[0]: list(r[1]) for r in rows}, "plan": plan}
 
 
@@ -177,20 +229,47 @@ def test_error_attribution_of_a_known_run(store_copy):
     runs = inspector.qa_runs(con)
     assert runs.values.tolist() == [[RUN, "test-reader", "bm25", 5, 6]]  # the closed-book run does not qualify
     frame = inspector.error_attribution(con, RUN).set_index("example_id").loc[ids]
-    assert list(frame.reset_index().columns) == ["example_id", "split", "answer_type", "input", "answer", "gold_answers",
-                                                 "em", "f1", "reader_k", "gold_rank", "outcome"]
-    assert frame["outcome"].tolist() == ["correct", "reading miss", "retrieval miss", "failed", "no gold passage", "correct"]
+    assert list(frame.reset_index().columns) == [
+        "example_id",
+        "split",
+        "answer_type",
+        "input",
+        "answer",
+        "gold_answers",
+        "em",
+        "f1",
+        "reader_k",
+        "gold_rank",
+        "outcome",
+    ]
+    assert frame["outcome"].tolist() == [
+        "correct",
+        "reading miss",
+        "retrieval miss",
+        "failed",
+        "no gold passage",
+        "correct",
+    ]
     assert frame["gold_rank"].tolist() == [1, 3, None, None, None, None]
     assert frame["reader_k"].tolist() == [5, 5, 5, 5, 5, 5]  # the failed one has none stored: the config's k
     assert frame["em"].tolist() == [1, 0, 0, 0, 0, 1]
-    assert frame.loc[ids[0], "f1"] == 1.0 and frame.loc[ids[1], "f1"] == squad.token_f1("zzz qqq", known["gold_answers"][ids[1]])
-    assert frame["gold_answers"].tolist() == [known["gold_answers"][e] for e in ids] and (frame["split"] == "S-dev").all()
+    assert frame.loc[ids[0], "f1"] == 1.0 and frame.loc[ids[1], "f1"] == squad.token_f1(
+        "zzz qqq", known["gold_answers"][ids[1]]
+    )
+    assert (
+        frame["gold_answers"].tolist() == [known["gold_answers"][e] for e in ids] and (frame["split"] == "S-dev").all()
+    )
     inputs = dict(con.execute("SELECT example_id, input FROM examples WHERE dataset_id = 'ifqa'").fetchall())
     assert frame["input"].tolist() == [inputs[e] for e in ids]
 
     summary = inspector.attribution_summary(frame.reset_index())
-    assert summary[["outcome", "n"]].values.tolist() == [["correct", 2], ["reading miss", 1], ["retrieval miss", 1],
-                                                          ["no gold passage", 1], ["failed", 1]]
+    assert summary[["outcome", "n"]].values.tolist() == [
+        ["correct", 2],
+        ["reading miss", 1],
+        ["retrieval miss", 1],
+        ["no gold passage", 1],
+        ["failed", 1],
+    ]
     assert summary["share"].tolist() == pytest.approx([2 / 6, 1 / 6, 1 / 6, 1 / 6, 1 / 6])
     assert (summary["low"] <= summary["share"]).all() and (summary["share"] <= summary["high"]).all()
     assert (summary["low"] < summary["high"]).all()

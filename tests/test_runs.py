@@ -1,10 +1,10 @@
 """Batch runs: provenance, progress in chunks, resume after an interruption, per-example errors."""
+
 from __future__ import annotations
 
 import pytest
 
-from backend.execution import runs
-from backend.execution import batch
+from backend.execution import batch, runs
 from backend.imports.ingest import ingest
 from backend.store import queries
 from backend.store import runs as store_runs
@@ -29,13 +29,20 @@ def request(**kw):
 def test_a_run_is_stored_with_provenance(store):
     run_id = batch.predict(store, request(), progress=False)
     assert run_id == "falseqa/tiny-fp/detect/test"
-    row = store.execute("SELECT status, model_id, device, code_version, packages->>'$.torch', config->>'$.strategy', seconds "
-                        "FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
+    row = store.execute(
+        "SELECT status, model_id, device, code_version, packages->>'$.torch', config->>'$.strategy', seconds "
+        "FROM runs WHERE run_id = $r",
+        {"r": run_id},
+    ).fetchone()
     assert row[:3] == ("complete", "tiny-fp", "cpu") and row[3] and row[4].startswith("2.") and row[5] == "classifier"
     assert row[6] > 0
     assert store_runs.status(store, run_id)["predictions"] == 10
-    assert store.execute("SELECT count(*) FROM predictions WHERE run_id=$r AND latency_ms > 0 AND label IN ('FP','N')",
-                         {"r": run_id}).fetchone()[0] == 10
+    assert (
+        store.execute(
+            "SELECT count(*) FROM predictions WHERE run_id=$r AND latency_ms > 0 AND label IN ('FP','N')", {"r": run_id}
+        ).fetchone()[0]
+        == 10
+    )
 
 
 def test_an_interrupted_run_is_not_complete_and_resumes(store, monkeypatch):
@@ -54,7 +61,7 @@ def test_an_interrupted_run_is_not_complete_and_resumes(store, monkeypatch):
     run_id = request().run_id()
     status = store_runs.status(store, run_id)
     assert (status["status"], status["predictions"]) == ("interrupted", 4)
-    assert run_id not in set(queries.runs_frame(store, "falseqa")["run_id"])   # evaluations see complete runs only
+    assert run_id not in set(queries.runs_frame(store, "falseqa")["run_id"])  # evaluations see complete runs only
     monkeypatch.setattr(runs.Runner, "__call__", real)
     batch.predict(store, request(), progress=False)
     assert store_runs.status(store, run_id)["status"] == "complete"
@@ -71,7 +78,9 @@ def test_a_failing_example_is_recorded_and_the_run_completes(store, monkeypatch)
 
     monkeypatch.setattr(runs.Runner, "__call__", picky)
     run_id = batch.predict(store, request(), progress=False)
-    errors = store.execute("SELECT example_id, error FROM predictions WHERE run_id=$r AND error IS NOT NULL", {"r": run_id}).fetchall()
+    errors = store.execute(
+        "SELECT example_id, error FROM predictions WHERE run_id=$r AND error IS NOT NULL", {"r": run_id}
+    ).fetchall()
     assert errors == [("test-3", "ValueError: cannot read question 3")]
     assert store_runs.status(store, run_id)["status"] == "complete"
 
@@ -94,8 +103,9 @@ def test_live_query_is_cached_and_stored(store):
     again = live.ask(store, query)
     assert not first.cached and again.cached and again.output == first.output
     assert first.run_id == "live/tiny-nli/nli" and first.device == "cpu" and first.latency_ms > 0
-    stored = store.execute("SELECT label, text->>'$.input.premise' FROM predictions WHERE run_id = $r",
-                           {"r": first.run_id}).fetchall()
+    stored = store.execute(
+        "SELECT label, text->>'$.input.premise' FROM predictions WHERE run_id = $r", {"r": first.run_id}
+    ).fetchall()
     assert stored == [(first.output.label, "he stopped smoking")]
     assert store_runs.status(store, first.run_id)["status"] == "live"
 
@@ -107,7 +117,9 @@ def test_a_failed_live_store_keeps_the_earlier_answer(store, monkeypatch):
     live.clear_cache()
     query = live.Query(model="tiny-nli", task="nli", premise="she quit her job", hypothesis="she had a job")
     first = live.ask(store, query)
-    rows = lambda: store.execute("SELECT run_id, example_id, label FROM predictions WHERE run_id LIKE 'live/%'").fetchall()  # noqa: E731
+    rows = lambda: store.execute(
+        "SELECT run_id, example_id, label FROM predictions WHERE run_id LIKE 'live/%'"
+    ).fetchall()  # noqa: E731
     before = rows()
     assert len(before) == 1
     live.clear_cache()
@@ -116,6 +128,7 @@ def test_a_failed_live_store_keeps_the_earlier_answer(store, monkeypatch):
         if name == "predictions":
             raise RuntimeError("disk full")
         return original(con, name, batch)
+
     original = writer.arrow_table
     monkeypatch.setattr(writer, "arrow_table", broken)
     with pytest.raises(RuntimeError, match="disk full"):
@@ -127,10 +140,13 @@ def test_a_failed_live_store_keeps_the_earlier_answer(store, monkeypatch):
     assert len(rows()) == 1
 
 
-@pytest.mark.parametrize("query, message", [
-    (dict(task="nli", premise="", hypothesis="x"), "premise: empty"),
-    (dict(task="detect", question="x" * 1600), "question: 1,600 characters; at most 1,000"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"task": "nli", "premise": "", "hypothesis": "x"}, "premise: empty"),
+        ({"task": "detect", "question": "x" * 1600}, "question: 1,600 characters; at most 1,000"),
+    ],
+)
 def test_live_inputs_are_bounded_with_a_clear_message(store, query, message):
     from backend.execution import live
 
@@ -147,8 +163,16 @@ def test_a_command_on_a_store_another_process_holds_says_what_to_do(tmp_path, ca
     path = tmp_path / "held.duckdb"
     connect(path).close()
     monkeypatch.setenv("PLAB_STORE_WAIT", "1")  # a process that does not share the store (an older release)
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; held = duckdb.connect(sys.argv[1]); "
-                               "print('held', flush=True); time.sleep(120)", str(path)], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; held = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(120)",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         assert main(["--store", str(path), "status"]) == 1
@@ -168,6 +192,7 @@ def test_live_questions_from_many_sessions_share_one_queue_and_batch(tmp_path, t
 
     from backend.execution import live
     from backend.store.access import session
+
     path = tmp_path / "lab.duckdb"
     with session(path, create=True) as con:
         pass
@@ -179,12 +204,17 @@ def test_live_questions_from_many_sessions_share_one_queue_and_batch(tmp_path, t
         batches.append(len(rows))
         time.sleep(0.5)
         return original(self, rows)
+
     monkeypatch.setattr(runs.Runner, "__call__", slow)
     places, answers = [], [None] * 6
 
     def ask(i):
-        answers[i] = live.ask(path, live.Query(model="tiny-fp", task="detect", question=f"Why is question {i} odd?"),
-                              waiting=places.append)
+        answers[i] = live.ask(
+            path,
+            live.Query(model="tiny-fp", task="detect", question=f"Why is question {i} odd?"),
+            waiting=places.append,
+        )
+
     threads = [threading.Thread(target=ask, args=(i,)) for i in range(6)]
     for thread in threads:
         thread.start()
@@ -203,6 +233,7 @@ def test_live_questions_from_many_sessions_share_one_queue_and_batch(tmp_path, t
             live.ask(path, live.Query(model="tiny-fp", task="detect", question=f"Is {i} busy?"), save=False)
         except live.QueueFull as exc:
             errors.append(str(exc))
+
     threads = [threading.Thread(target=ask_full, args=(i,)) for i in range(4)]
     for thread in threads:
         thread.start()
@@ -217,9 +248,9 @@ def test_the_dashboard_s_live_answers_run_in_a_worker_process_that_restarts_when
     import os
     import signal
 
-    from backend.execution import live
-    from backend.execution import live_worker
+    from backend.execution import live, live_worker
     from backend.store.access import session
+
     path = tmp_path / "lab.duckdb"
     with session(path, create=True):
         pass
@@ -233,7 +264,9 @@ def test_the_dashboard_s_live_answers_run_in_a_worker_process_that_restarts_when
         monkeypatch.setenv("PLAB_LIVE_WORKER", "thread")
         live.clear_cache()
         here = live.ask(con, query, save=False)
-    assert here.output.label == remote.output.label and here.output.probs == pytest.approx(remote.output.probs, abs=1e-5)
+    assert here.output.label == remote.output.label and here.output.probs == pytest.approx(
+        remote.output.probs, abs=1e-5
+    )
     monkeypatch.delenv("PLAB_LIVE_WORKER")
     live.clear_cache()
     live.ask(path, replace_question(query, "Is the first question odd?"), save=False)
@@ -247,6 +280,7 @@ def test_the_dashboard_s_live_answers_run_in_a_worker_process_that_restarts_when
 
 def replace_question(query, question: str):
     from dataclasses import replace
+
     return replace(query, question=question)
 
 
@@ -255,14 +289,18 @@ def test_a_prompted_run_names_its_template_and_refuses_to_resume_with_a_changed_
     resumed (or extended) with another text under the same version."""
     folder = tmp_path / "data" / "prompts"
     folder.mkdir(parents=True)
-    header = '{#\nname: mine\nversion: 1\ntask: detect\nstrategy: zero-shot\nverbalisers: {FP: ["yes"], N: ["no"]}\n#}\n'
+    header = (
+        '{#\nname: mine\nversion: 1\ntask: detect\nstrategy: zero-shot\nverbalisers: {FP: ["yes"], N: ["no"]}\n#}\n'
+    )
     (folder / "mine.j2").write_text(header + "False assumption? {{ item.question }}")
     mine = runs.Request(model="tiny-gen", dataset="falseqa", task="detect", split="test", chunk=4, template="mine")
     run_id = batch.predict(store, mine, progress=False)
     assert run_id == "falseqa/tiny-gen/detect/mine@1/test"
-    texts = [r[0] for r in store.execute("SELECT text->>'$.prompt' FROM predictions WHERE run_id = $r", {"r": run_id}).fetchall()]
+    texts = [
+        r[0]
+        for r in store.execute("SELECT text->>'$.prompt' FROM predictions WHERE run_id = $r", {"r": run_id}).fetchall()
+    ]
     assert len(texts) == 10 and all(t.startswith("False assumption? ") for t in texts)
     (folder / "mine.j2").write_text(header + "Is something false in: {{ item.question }}")
     with pytest.raises(ValueError, match="bump the template's version"):
         batch.predict(store, mine, progress=False)
-

@@ -1,13 +1,12 @@
 """Saved slices: saved from Explore, scored for every run on the Overview (the same accuracy Explore
 shows), opened by name in a URL, refused with the field named when wrong, kept by backups."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import pytest
 
-from backend.views import explore
-from backend.views import saved_slices
 from backend.store.access import session
+from backend.views import explore, saved_slices
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 CLEFTS = (("trigger_type", ("clefts",)), ("adversarial", (False,)))
@@ -31,13 +30,16 @@ def test_the_matrix_scores_every_run_as_explore_does(store):
     assert set(matrix["run"]) == set(classifiers["run_id"])  # every classification run of the dataset
 
 
-@pytest.mark.parametrize("name, dataset, filters, field", [
-    ("", "nope", CLEFTS, "name:"),
-    ("a" * 81, "nope", CLEFTS, "name:"),
-    ("ok", "nope", (("trigger_type", ("nonsense",)),), "filters: trigger_type has no value 'nonsense'"),
-    ("ok", "nope", (("colour", ("red",)),), "filters: 'colour' is not a facet"),
-    ("ok", "no-such-dataset", CLEFTS, "dataset:"),
-])
+@pytest.mark.parametrize(
+    "name, dataset, filters, field",
+    [
+        ("", "nope", CLEFTS, "name:"),
+        ("a" * 81, "nope", CLEFTS, "name:"),
+        ("ok", "nope", (("trigger_type", ("nonsense",)),), "filters: trigger_type has no value 'nonsense'"),
+        ("ok", "nope", (("colour", ("red",)),), "filters: 'colour' is not a facet"),
+        ("ok", "no-such-dataset", CLEFTS, "dataset:"),
+    ],
+)
 def test_a_bad_slice_names_the_field_and_stores_nothing(store, name, dataset, filters, field):
     with session(store) as con:
         with pytest.raises(saved_slices.SliceError, match=field.replace("(", r"\(")):
@@ -61,7 +63,9 @@ def test_a_taken_name_is_refused_unless_replaced_and_backups_keep_slices(store):
 
 
 def test_save_in_explore_see_on_the_overview_open_by_name(store, open_page):
-    at = open_page(store, "pages/explore.py", {"dataset": "nope", "run_a": ROBERTA, "trigger_type": "clefts", "adversarial": "no"})
+    at = open_page(
+        store, "pages/explore.py", {"dataset": "nope", "run_a": ROBERTA, "trigger_type": "clefts", "adversarial": "no"}
+    )
     assert not at.exception
     n = at.metric[0].value
     at.text_input(key="slice_name").input("clefts, plain").run()

@@ -1,6 +1,7 @@
 """Slice discovery: a planted slice is found and nothing disjoint from it is called significant; the
 Benjamini–Hochberg q-values match scipy's; B − A finds where B is worse; a slice's Explore link
 reproduces its items; the page renders on the real store."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,10 +35,14 @@ def test_a_planted_slice_is_found_and_nothing_disjoint_from_it_is_significant():
     two_deep = table[table["depth"] <= 2]
     assert two_deep.sort_values("lift", ascending=False).iloc[0]["slice"] == "f0 = v1 ∧ f1 = v2"
     # a slice that fixes f0 or f1 to another value holds none of the planted items: none may pass
-    disjoint = [any((f == "f0" and v != "v1") or (f == "f1" and v != "v2") for f, v in zip(fs, vs))
-                for fs, vs in zip(table["facets"], table["values"])]
+    disjoint = [
+        any((f == "f0" and v != "v1") or (f == "f1" and v != "v2") for f, v in zip(fs, vs))
+        for fs, vs in zip(table["facets"], table["values"])
+    ]
     disjoint = np.array(disjoint)
-    assert disjoint.sum() > 100 and not (table["significant"].to_numpy() & disjoint & (table["lift"] > 1).to_numpy()).any()
+    assert (
+        disjoint.sum() > 100 and not (table["significant"].to_numpy() & disjoint & (table["lift"] > 1).to_numpy()).any()
+    )
     # every slice of at most 3 facets with ≥ 50 items was tested: count them independently
     expected = 0
     for k in (1, 2, 3):
@@ -51,7 +56,9 @@ def test_the_correction_is_benjamini_hochberg_as_scipy_computes_it():
     table = slices.discover(frame, min_support=20).slices
     assert np.allclose(table["q (BH)"], stats.false_discovery_control(table["p"], method="bh"))
     one = table.iloc[len(table) // 2]  # and each p is the one-sided exact binomial test against the overall rate
-    p = stats.binomtest(int(round(one["error rate"] * one["n"])), int(one["n"]), frame["wrong_a"].mean(), "greater").pvalue
+    p = stats.binomtest(
+        int(round(one["error rate"] * one["n"])), int(one["n"]), frame["wrong_a"].mean(), "greater"
+    ).pvalue
     assert one["p"] == pytest.approx(p, rel=1e-9)
 
 
@@ -79,11 +86,21 @@ def known_comparison(per_cell: int = 300) -> pd.DataFrame:
     """Gold × negation cells where B is far better than A overall (+18.7 points), a little better on E ∧ not
     negated (+8), and worse only on C ∧ negated (−33): the issue's case, with the answer known by construction."""
     rows = []
-    for gold, negated, right_a, right_b in (("E", "no", 0.60, 0.68), ("E", "yes", 0.40, 0.90),
-                                            ("C", "no", 0.40, 0.90), ("C", "yes", 0.80, 0.47)):
+    for gold, negated, right_a, right_b in (
+        ("E", "no", 0.60, 0.68),
+        ("E", "yes", 0.40, 0.90),
+        ("C", "no", 0.40, 0.90),
+        ("C", "yes", 0.80, 0.47),
+    ):
         for i in range(per_cell):  # nested: every discordant item of a cell goes the same way
-            rows.append({"gold": gold, "negated": negated, "wrong_a": i >= round(right_a * per_cell),
-                         "wrong_b": i >= round(right_b * per_cell)})
+            rows.append(
+                {
+                    "gold": gold,
+                    "negated": negated,
+                    "wrong_a": i >= round(right_a * per_cell),
+                    "wrong_b": i >= round(right_b * per_cell),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -141,8 +158,11 @@ def test_the_slice_finder_page_lists_slices_with_links(open_page, real_store):
 
 @pytest.mark.parametrize("question", ["worse", "shrinks"])
 def test_the_page_asks_the_chosen_question_of_run_b(open_page, real_store, question):
-    at = open_page(real_store, "pages/slices.py", {"dataset": "nope", "run_a": "nope/baseline/always-E",
-                                                   "run_b": ROBERTA, "question": question})
+    at = open_page(
+        real_store,
+        "pages/slices.py",
+        {"dataset": "nope", "run_a": "nope/baseline/always-E", "run_b": ROBERTA, "question": question},
+    )
     assert not at.exception and not at.error
     assert at.subheader[0].value == f"Slices {plain(slices.QUESTIONS[question])}"
     table = at.dataframe[0].value
@@ -168,6 +188,8 @@ def test_slices_with_the_same_items_are_one_row(real_store):
     main = table[(table["slice"] == "split = main") | (table["slice"] == "adversarial = false")]
     assert len(main) == 1 and main.iloc[0]["n"] == 2_386
     assert {main.iloc[0]["slice"], main.iloc[0]["same as"].split("; ")[0]} == {"split = main", "adversarial = false"}
-    members = [frozenset(np.flatnonzero(np.all([frame[f].astype(str).to_numpy() == v for f, v in zip(fs, vs)], axis=0)))
-               for fs, vs in zip(table["facets"], table["values"])]
+    members = [
+        frozenset(np.flatnonzero(np.all([frame[f].astype(str).to_numpy() == v for f, v in zip(fs, vs)], axis=0)))
+        for fs, vs in zip(table["facets"], table["values"])
+    ]
     assert len(set(members)) == len(members) == found.tested

@@ -1,4 +1,5 @@
 """Finding datasets: command line > environment > shared > data/raw > verified download; missing is one clear line."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from backend.config import settings
-from backend.datasets import DATASETS
-from backend.datasets import sources
+from backend.datasets import DATASETS, sources
 from backend.imports.ingest import ingest
 from tests.conftest import shared
 
@@ -27,18 +27,27 @@ def make_falseqa(folder: Path, rows: int = 2) -> Path:
 @pytest.fixture()
 def cfg(tmp_path, monkeypatch):
     monkeypatch.delenv("PLAB_SOURCE_FALSEQA", raising=False)
-    return dataclasses.replace(settings(), data_dir=tmp_path / "data", shared_datasets=tmp_path / "shared", offline=True)
+    return dataclasses.replace(
+        settings(), data_dir=tmp_path / "data", shared_datasets=tmp_path / "shared", offline=True
+    )
 
 
-@pytest.mark.parametrize("present, expected", [
-    (["cli", "env", "shared", "raw"], "command line"),
-    (["env", "shared", "raw"], "environment"),
-    (["shared", "raw"], "shared"),
-    (["raw"], "data/raw"),
-])
+@pytest.mark.parametrize(
+    "present, expected",
+    [
+        (["cli", "env", "shared", "raw"], "command line"),
+        (["env", "shared", "raw"], "environment"),
+        (["shared", "raw"], "shared"),
+        (["raw"], "data/raw"),
+    ],
+)
 def test_resolution_order(tmp_path, cfg, monkeypatch, present, expected):
-    folders = {"cli": tmp_path / "cli", "env": tmp_path / "env", "shared": cfg.shared_datasets / "falseqa",
-               "raw": cfg.raw_dir / "falseqa"}
+    folders = {
+        "cli": tmp_path / "cli",
+        "env": tmp_path / "env",
+        "shared": cfg.shared_datasets / "falseqa",
+        "raw": cfg.raw_dir / "falseqa",
+    }
     for name in present:
         make_falseqa(folders[name])
     monkeypatch.setenv("PLAB_SOURCE_FALSEQA", str(folders["env"]))
@@ -115,4 +124,6 @@ def test_offline_download_is_skipped_fast(tmp_path, cfg, monkeypatch):
 def test_manifest_matches_shared_files():
     for name in ("nope", "ifqa", "falseqa", "corpus"):
         for item in sources.manifest(name)["files"]:
-            assert hashlib.sha256((shared(name) / item["path"]).read_bytes()).hexdigest() == item["sha256"], item["path"]
+            assert hashlib.sha256((shared(name) / item["path"]).read_bytes()).hexdigest() == item["sha256"], item[
+                "path"
+            ]

@@ -1,4 +1,5 @@
 """Sharing the store between processes (backend.store.access): sessions, waiting, hand-over, racing writers."""
+
 from __future__ import annotations
 
 import subprocess
@@ -51,8 +52,11 @@ def test_the_store_is_free_for_other_processes_between_sessions(store):
     with access.session(store) as con, access.session(store) as nested:  # nested in one thread: no wait
         con.execute("INSERT INTO meta VALUES ('a', '1')")
         assert nested.execute("SELECT value FROM meta WHERE key = 'a'").fetchone() == ("1",)
-    other = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()", str(store)],
-                           capture_output=True, text=True)
+    other = subprocess.run(
+        [sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()", str(store)],
+        capture_output=True,
+        text=True,
+    )
     assert other.returncode == 0, other.stderr  # closed after the last session: a raw open elsewhere works
 
 
@@ -73,21 +77,21 @@ def test_a_busy_store_names_the_process_that_holds_it(store):
     holder = child(HOLD, store, 20)
     try:
         assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(access.StoreBusy, match=rf"process {holder.pid} \(.*-c"):
-            with access.session(store, timeout=0.5):
-                pass
+        with pytest.raises(access.StoreBusy, match=rf"process {holder.pid} \(.*-c"), access.session(store, timeout=0.5):
+            pass
     finally:
         holder.kill()
         holder.wait()
 
 
 def test_a_process_that_does_not_share_the_store_is_reported_not_waited_on_forever(store):
-    raw = child("import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(30)", store)
+    raw = child(
+        "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(30)", store
+    )
     try:
         assert raw.stdout.readline().strip() == "held"
-        with pytest.raises(access.StoreBusy, match="does not share it"):
-            with access.session(store, timeout=0.5):
-                pass
+        with pytest.raises(access.StoreBusy, match="does not share it"), access.session(store, timeout=0.5):
+            pass
     finally:
         raw.kill()
         raw.wait()
@@ -109,8 +113,9 @@ def test_a_busy_process_hands_the_store_over_to_a_waiting_one(store):
     try:
         time.sleep(0.3)
         started = time.monotonic()
-        writer = subprocess.run([sys.executable, "-c", WRITE, str(store), "w", "3"], cwd=ROOT, capture_output=True,
-                                text=True, timeout=60)
+        writer = subprocess.run(
+            [sys.executable, "-c", WRITE, str(store), "w", "3"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
         took = time.monotonic() - started
     finally:
         stop.set()

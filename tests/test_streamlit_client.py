@@ -1,5 +1,6 @@
 """The browserless dashboard user of the load benchmark (benchmarks.streamlit_client), on a served lab:
 several sessions asking the Playground at once each get their own answer, stored once."""
+
 import asyncio
 
 import pytest
@@ -45,5 +46,6 @@ def test_sessions_without_a_browser_ask_at_once_and_each_answer_is_stored(served
         async with Session.open(served_lab, "playground") as tab:
             await tab.run()
             await tab.run({tab.widget("text_area", "Question"): " ", tab.widget("button", "Ask"): True})
+
     with pytest.raises(PageFailed, match="question: empty"):  # the page's error box is reported, not missed
         asyncio.run(empty_question())

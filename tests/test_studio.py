@@ -1,5 +1,6 @@
 """The minimal-pair studio's templates: expansion, errors that name line and field, the cap, and the
 generated set stored as a user dataset that the pair and projection views read."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,8 +8,8 @@ import shutil
 import pytest
 
 from backend.datasets.description import OPERATORS
-from backend.views import projection
 from backend.studio import templates
+from backend.views import projection
 from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
 
 TEMPLATE = """\
@@ -40,25 +41,43 @@ def test_every_combination_of_fillers_is_an_item_with_one_sentence_per_condition
     made = templates.expand(TEMPLATE, "stop.yaml")
     assert len(made.frame) == 3 * 2 * 3 and made.frame["item"].nunique() == 6
     first = made.frame.iloc[0]
-    assert (first["input"], first["hypothesis"], first["operator"]) == ("Jo stopped doing it: smoke.", "Jo used to smoke.", "unembedded")
+    assert (first["input"], first["hypothesis"], first["operator"]) == (
+        "Jo stopped doing it: smoke.",
+        "Jo used to smoke.",
+        "unembedded",
+    )
     listed = TEMPLATE.replace("conditions:", "items:\n  - {name: Kim, habit: run}\nconditions:")
     assert len(templates.expand(listed).frame) == 3  # listed items replace the combinations
 
 
-@pytest.mark.parametrize("change, problem, line, field", [
-    (("{habit}.\"\n    hypothesis", "{hobby}.\"\n    hypothesis"), "slot {hobby} is not defined", 9, "conditions.0.premise"),
-    (("habit: [smoke, swim]", "habit: []"), "slot 'habit' has no fillers", 5, "slots.habit"),
-    (("operator: question", "operator: doubt"), "operator 'doubt' is not one of", 18, "conditions.2.operator"),
-    (("name: asked", "name: negated"), "condition 'negated' is defined twice", 17, "conditions.2.name"),
-    (("gold: E\n  - name: asked", "gold: X\n  - name: asked"), "gold 'X' is not one of", 16, "conditions.1.gold"),
-    (("conditions:", "items:\n  - {name: Kim, habit: run}\n  - {name: Kim, habit: run}\nconditions:"),
-     "item 2 repeats an earlier item", 8, "items.1"),
-    (("slots:", "slots: [oops"), "not valid YAML", None, None),
-])
+@pytest.mark.parametrize(
+    "change, problem, line, field",
+    [
+        (
+            ('{habit}."\n    hypothesis', '{hobby}."\n    hypothesis'),
+            "slot {hobby} is not defined",
+            9,
+            "conditions.0.premise",
+        ),
+        (("habit: [smoke, swim]", "habit: []"), "slot 'habit' has no fillers", 5, "slots.habit"),
+        (("operator: question", "operator: doubt"), "operator 'doubt' is not one of", 18, "conditions.2.operator"),
+        (("name: asked", "name: negated"), "condition 'negated' is defined twice", 17, "conditions.2.name"),
+        (("gold: E\n  - name: asked", "gold: X\n  - name: asked"), "gold 'X' is not one of", 16, "conditions.1.gold"),
+        (
+            ("conditions:", "items:\n  - {name: Kim, habit: run}\n  - {name: Kim, habit: run}\nconditions:"),
+            "item 2 repeats an earlier item",
+            8,
+            "items.1",
+        ),
+        (("slots:", "slots: [oops"), "not valid YAML", None, None),
+    ],
+)
 def test_template_errors_name_the_line_and_field(change, problem, line, field):
     text = TEMPLATE.replace(*change, 1)
     assert text != TEMPLATE
-    with pytest.raises(templates.TemplateError, match=problem.replace("{", r"\{").replace("}", r"\}").replace("(", r"\(")) as failed:
+    with pytest.raises(
+        templates.TemplateError, match=problem.replace("{", r"\{").replace("}", r"\}").replace("(", r"\(")
+    ) as failed:
         templates.expand(text, "stop.yaml")
     assert failed.value.path == "stop.yaml"
     if line is not None:
@@ -67,7 +86,9 @@ def test_template_errors_name_the_line_and_field(change, problem, line, field):
 
 def test_too_many_sentences_are_refused_with_the_count_before_anything_is_built():
     big = TEMPLATE.replace("[Jo, Sam, the teacher]", "[" + ", ".join(f"N{i}" for i in range(40_000)) + "]")
-    with pytest.raises(templates.TemplateError, match="80,000 items × 3 conditions = 240,000 sentences; at most 200,000"):
+    with pytest.raises(
+        templates.TemplateError, match="80,000 items × 3 conditions = 240,000 sentences; at most 200,000"
+    ):
         templates.expand(big)
 
 
@@ -109,6 +130,7 @@ def test_the_overview_shows_a_generated_datasets_template_as_code_collapsed(real
     assert len(template) == 1 and not template[0].proto.expanded  # collapsed
     assert template[0].code[0].language == "yaml" and "{name} stopped" in template[0].code[0].value
 
+
 def test_the_generate_command_stores_nothing_when_the_template_is_wrong(tmp_path, capsys):
     from backend.cli.main import main
 
@@ -132,6 +154,7 @@ def test_the_shipped_example_template_expands():
 
 
 # ---- the page (AppTest) ----
+
 
 def test_the_studio_page_previews_refuses_a_broken_template_and_saves(open_page, real_store, tmp_path):
     from backend.store import queries
@@ -159,22 +182,53 @@ def test_the_studio_page_previews_refuses_a_broken_template_and_saves(open_page,
 
 # ---- a projection family from one sentence ----
 
-@pytest.mark.parametrize("sentence, expected", [
-    ("Jo stopped smoking.", {"negation": "Jo didn't stop smoking.", "question": "Did Jo stop smoking?",
-                             "modal": "Jo might have stopped smoking.", "conditional": "If Jo stopped smoking, it's okay."}),
-    ("The teacher has stopped smoking.", {"negation": "The teacher has not stopped smoking.",
-                                          "question": "Has the teacher stopped smoking?",
-                                          "modal": "The teacher might have stopped smoking."}),
-    ("Sam knows that the shop closed.", {"negation": "Sam doesn't know that the shop closed.",
-                                         "question": "Does Sam know that the shop closed?",
-                                         "modal": "Sam might know that the shop closed."}),
-    ("It was Jo who broke the vase.", {"negation": "It was not Jo who broke the vase.",
-                                       "question": "Was it Jo who broke the vase?",
-                                       "modal": "It might have been Jo who broke the vase."}),
-    ("My neighbour went to Paris again.", {"negation": "My neighbour didn't go to Paris again.",
-                                           "modal": "My neighbour might have gone to Paris again."}),
-    ("They know that Kim left.", {"question": "Do they know that Kim left?"}),
-])
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        (
+            "Jo stopped smoking.",
+            {
+                "negation": "Jo didn't stop smoking.",
+                "question": "Did Jo stop smoking?",
+                "modal": "Jo might have stopped smoking.",
+                "conditional": "If Jo stopped smoking, it's okay.",
+            },
+        ),
+        (
+            "The teacher has stopped smoking.",
+            {
+                "negation": "The teacher has not stopped smoking.",
+                "question": "Has the teacher stopped smoking?",
+                "modal": "The teacher might have stopped smoking.",
+            },
+        ),
+        (
+            "Sam knows that the shop closed.",
+            {
+                "negation": "Sam doesn't know that the shop closed.",
+                "question": "Does Sam know that the shop closed?",
+                "modal": "Sam might know that the shop closed.",
+            },
+        ),
+        (
+            "It was Jo who broke the vase.",
+            {
+                "negation": "It was not Jo who broke the vase.",
+                "question": "Was it Jo who broke the vase?",
+                "modal": "It might have been Jo who broke the vase.",
+            },
+        ),
+        (
+            "My neighbour went to Paris again.",
+            {
+                "negation": "My neighbour didn't go to Paris again.",
+                "modal": "My neighbour might have gone to Paris again.",
+            },
+        ),
+        ("They know that Kim left.", {"question": "Do they know that Kim left?"}),
+    ],
+)
 def test_variants_handle_auxiliaries_do_support_and_the_copula(sentence, expected):
     from backend.studio import variants
 
@@ -184,12 +238,18 @@ def test_variants_handle_auxiliaries_do_support_and_the_copula(sentence, expecte
         assert made[operator] == text
 
 
-@pytest.mark.parametrize("sentence, reason", [
-    ("Jo did not leave.", "already negated"), ("Jo never smoked.", "already negated"),
-    ("Did Jo leave?", "only a declarative sentence"), ("After the war, Jo left.", "no finite verb"),
-    ("The man who lives next door stopped smoking.", "relative clause"), ("", "empty"),
-    ("Happily ever after.", "no finite verb"),
-])
+@pytest.mark.parametrize(
+    "sentence, reason",
+    [
+        ("Jo did not leave.", "already negated"),
+        ("Jo never smoked.", "already negated"),
+        ("Did Jo leave?", "only a declarative sentence"),
+        ("After the war, Jo left.", "no finite verb"),
+        ("The man who lives next door stopped smoking.", "relative clause"),
+        ("", "empty"),
+        ("Happily ever after.", "no finite verb"),
+    ],
+)
 def test_sentences_the_rules_cannot_transform_are_refused_with_the_reason(sentence, reason):
     from backend.studio import variants
 
@@ -225,13 +285,16 @@ def test_the_studio_page_makes_a_family_from_one_sentence_or_says_why_not(open_p
     con = connect(store)
     try:
         examples = queries.examples_frame(con, "jo-family")
-        assert {"Jo stopped smoking.", "Did Jo stop smoking?", "If Jo stopped smoking, it's okay."} <= set(examples["input"])
+        assert {"Jo stopped smoking.", "Did Jo stop smoking?", "If Jo stopped smoking, it's okay."} <= set(
+            examples["input"]
+        )
         assert set(examples["trigger_type"]) == {"change_of_state"}
     finally:
         con.close()
 
 
 # ---- a batch run started from the dashboard ----
+
 
 def finished(store, run_id: str, dataset: str, seconds: float = 180) -> dict:
     """The job's progress once it completes or stops (or after `seconds`)."""
@@ -275,6 +338,7 @@ def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_s
 
 # ---- Syn-(QA)²-style pairs from facts ----
 
+
 class WordsEmbedder:
     """A deterministic stand-in for the MiniLM embedder in these tests: normalised bag-of-words counts
     (hashed into 512 dimensions), so shared words make texts similar. The real embedder is used by the
@@ -284,6 +348,7 @@ class WordsEmbedder:
         import zlib
 
         import numpy as np
+
         out = np.zeros((len(texts), 512), dtype=np.float32)
         for i, text in enumerate(texts):
             for word in text.lower().split():
@@ -299,12 +364,15 @@ def test_hotpotqa_bridge_questions_become_pairs_with_the_counts_of_each_step():
     from tests.conftest import shared
 
     made = facts.hotpotqa(shared(HIPPO) / "hotpotqa_train.json", WordsEmbedder(), threshold=0.0)
-    steps = dict((what, n) for what, n in made.steps)
+    steps = dict(made.steps)
     assert steps["HotpotQA bridge questions"] == 78  # SOURCE.md: 78 bridge of 100
     assert 40 <= steps["… naming a supporting title (loosely)"] <= 60  # 40 verbatim, 56 without the parenthetical
     assert made.rows and all(r["question"] != r["counterpart"] and r["entity"] != r["replacement"] for r in made.rows)
     row = made.rows[0]
-    assert facts._loose(row["replacement"]).lower() in row["counterpart"].lower() and row["passages"] == [row["entity"], row["replacement"]]
+    assert facts._loose(row["replacement"]).lower() in row["counterpart"].lower() and row["passages"] == [
+        row["entity"],
+        row["replacement"],
+    ]
 
 
 def test_musique_single_hop_questions_swap_in_a_paragraph_title_that_lacks_the_answer():
@@ -327,20 +395,33 @@ def test_triples_swap_the_subject_for_one_without_the_fact_and_bad_files_name_li
     from backend.studio import facts
 
     path = tmp_path / "facts.csv"
-    pd.DataFrame({"subject": ["Paris", "Lyon", "Berlin", "Paris"], "relation": ["capital of", "city in", "capital of", "city in"],
-                  "object": ["France", "France", "Germany", "France"],
-                  "template": ["Why is {subject} the capital of France?", "When was {subject} founded in France?",
-                               "Why is {subject} the capital of Germany?", "When was {subject} founded in France?"]}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "subject": ["Paris", "Lyon", "Berlin", "Paris"],
+            "relation": ["capital of", "city in", "capital of", "city in"],
+            "object": ["France", "France", "Germany", "France"],
+            "template": [
+                "Why is {subject} the capital of France?",
+                "When was {subject} founded in France?",
+                "Why is {subject} the capital of Germany?",
+                "When was {subject} founded in France?",
+            ],
+        }
+    ).to_csv(path, index=False)
     made = facts.triples(path, WordsEmbedder(), threshold=0.0)
     first = made.rows[0]
-    assert first["question"] == "Why is Paris the capital of France?" and first["counterpart"] == "Why is Berlin the capital of France?"
+    assert (
+        first["question"] == "Why is Paris the capital of France?"
+        and first["counterpart"] == "Why is Berlin the capital of France?"
+    )
     bundle = facts.bundle(made, "my-facts", "facts.csv")
     assert len(bundle.pairs) == len(made.rows) and set(bundle.examples["gold_label"]) == {"N", "FP"}
-    pd.DataFrame({"subject": ["Paris"], "relation": ["r"], "object": ["o"], "template": ["Why?"]}).to_csv(path, index=False)
+    pd.DataFrame({"subject": ["Paris"], "relation": ["r"], "object": ["o"], "template": ["Why?"]}).to_csv(
+        path, index=False
+    )
     with pytest.raises(DataError, match="has no {subject}") as failed:
         facts.triples(path, WordsEmbedder())
     assert (failed.value.line, failed.value.field) == (2, "template")
-
 
 
 def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store, tmp_path, tiny, open_page):  # noqa: F811
@@ -357,6 +438,7 @@ def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store
     made = facts.hotpotqa(shared(HIPPO) / "hotpotqa_train.json", WordsEmbedder(), threshold=0.2)
     with session(store) as con:
         from backend.imports import datasets as user_datasets
+
         user_datasets.save(con, facts.bundle(made, "hotpot-swaps", "hotpotqa_train.json"))
         task, models = jobs.choices(con)["hotpot-swaps"]
     assert task == "detect" and "tiny-fp" in models and "tiny-nli" not in models  # NLI would need a retriever
@@ -366,7 +448,9 @@ def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store
     at = open_page(store, "pages/pairs.py", {"pairs": "hotpot-swaps/minimal/generated", "run": run_id})
     assert not at.exception and not at.error
     assert at.metric[0].value == f"{len(made.rows):,}"  # every generated pair, each with the run's two predictions
-    assert any("was generated from hotpotqa" in c.value and "78" in c.value for c in at.caption)  # its provenance, on the page
+    assert any(
+        "was generated from hotpotqa" in c.value and "78" in c.value for c in at.caption
+    )  # its provenance, on the page
     with session(store) as con:
         origin = con.execute("SELECT config->'$.dataset_origin' FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
         sha = con.execute("SELECT sha256 FROM datasets WHERE dataset_id = 'hotpot-swaps'").fetchone()[0]
@@ -397,8 +481,9 @@ def test_the_studio_page_generates_fact_pairs_on_request_and_saves_them(open_pag
         assert con.execute("SELECT count(*) FROM pairs WHERE dataset_id = 'hotpot-page'").fetchone()[0] == pairs
 
 
-def test_run_a_model_with_no_model_for_the_task_shows_the_ways_on_and_starts_training(store_copy, tmp_path, open_page,
-                                                                                    monkeypatch):
+def test_run_a_model_with_no_model_for_the_task_shows_the_ways_on_and_starts_training(
+    store_copy, tmp_path, open_page, monkeypatch
+):
     """No dead end: with no loadable NLI model, the tab gives the ways on (train here with its cost, register,
     import) and its button starts the training as a background job (stopped here at once: it takes 25 min)."""
     import os
@@ -406,8 +491,8 @@ def test_run_a_model_with_no_model_for_the_task_shows_the_ways_on_and_starts_tra
 
     from backend.execution import jobs
     from backend.imports import datasets as user_datasets
-    from backend.views.markdown import plain
     from backend.store.access import session
+    from backend.views.markdown import plain
 
     monkeypatch.setenv("PLAB_DATA_DIR", str(tmp_path / "data"))  # no trained or registered model here
     with session(store_copy) as con:

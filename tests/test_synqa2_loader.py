@@ -1,4 +1,5 @@
 """Syn-(QA)² loader: single- and multi-hop minimal pairs from the three (inferred) CSV files."""
+
 from __future__ import annotations
 
 import shutil
@@ -10,9 +11,11 @@ from backend.datasets import synqa2
 from backend.datasets.base import DataError, Source
 
 FIXTURE = Path(__file__).parent / "fixtures" / "synqa2"
-FILES = {"Singlehop_question.csv": "Singlehop_question.csv",
-         "singlehop_unperturbed.csv": "singlehop_unperturbed.csv",
-         "Hotpot_Questions.csv": "Datasets/Hotpot_Questions.csv"}
+FILES = {
+    "Singlehop_question.csv": "Singlehop_question.csv",
+    "singlehop_unperturbed.csv": "singlehop_unperturbed.csv",
+    "Hotpot_Questions.csv": "Datasets/Hotpot_Questions.csv",
+}
 
 
 def load(folder: Path):
@@ -56,12 +59,22 @@ def test_pairs_put_the_valid_member_first(bundle):
     assert examples[pair["example_b"]]["input"] == "Who did Joe Biden marry in 1992?"
 
 
-@pytest.mark.parametrize("example_id, question, yes_no", [
-    ("single-1-false", "In which city was Pierre Curie, the chemist, born in 1867?", "Was Pierre Curie born in 1867?"),
-    ("single-1-valid", "In which city was Marie Curie, the physicist, born?", "Was Marie Curie born in 1867?"),
-    ("multi-0-false", "Which magazine was started first Arthur's Magazine or Women's Health?",
-     "Was Women's Health started before Arthur's Magazine?"),
-])
+@pytest.mark.parametrize(
+    "example_id, question, yes_no",
+    [
+        (
+            "single-1-false",
+            "In which city was Pierre Curie, the chemist, born in 1867?",
+            "Was Pierre Curie born in 1867?",
+        ),
+        ("single-1-valid", "In which city was Marie Curie, the physicist, born?", "Was Marie Curie born in 1867?"),
+        (
+            "multi-0-false",
+            "Which magazine was started first Arthur's Magazine or Women's Health?",
+            "Was Women's Health started before Arthur's Magazine?",
+        ),
+    ],
+)
 def test_question_column_and_yes_no_question(bundle, example_id, question, yes_no):
     ex = by_id(bundle)[example_id]
     assert ex["input"] == question and ex["gold_labels"] == [ex["gold_label"]]
@@ -81,14 +94,20 @@ def test_multi_hop_answer_belongs_to_the_valid_member(bundle):
     examples = by_id(bundle)
     assert examples["multi-1-valid"]["gold_answers"] == ["Greenwich Village"]
     assert not examples["multi-1-false"].get("gold_answers")
-    assert examples["multi-1-false"]["input"] == 'The director of the romantic comedy "Serendipity" is based in what New York city?'
+    assert (
+        examples["multi-1-false"]["input"]
+        == 'The director of the romantic comedy "Serendipity" is based in what New York city?'
+    )
 
 
-@pytest.mark.parametrize("missing, n_examples, n_pairs", [
-    ("Singlehop_question.csv", 7, 2),
-    ("singlehop_unperturbed.csv", 7, 2),
-    ("Hotpot_Questions.csv", 6, 3),
-])
+@pytest.mark.parametrize(
+    "missing, n_examples, n_pairs",
+    [
+        ("Singlehop_question.csv", 7, 2),
+        ("singlehop_unperturbed.csv", 7, 2),
+        ("Hotpot_Questions.csv", 6, 3),
+    ],
+)
 def test_missing_file_is_noted_and_the_rest_loaded(tmp_path, missing, n_examples, n_pairs):
     loaded = load(copy_fixture(tmp_path, drop=(missing,)))
     assert (len(loaded.examples), len(loaded.pairs)) == (n_examples, n_pairs)
@@ -117,16 +136,30 @@ def test_single_hop_row_count_mismatch_names_both_files(tmp_path):
     assert "3 rows" in message and "2 rows" in message
 
 
-@pytest.mark.parametrize("rel, old, new, expected", [
-    ("Datasets/Hotpot_Questions.csv", '"The director of the romantic comedy ""Serendipity"" is based in what New York city?"', '""',
-     "Hotpot_Questions.csv, line 3: field 'New Question': empty question text"),
-    ("Singlehop_question.csv", "Who wrote Sense and Sensibility in 1813?", "  ",
-     "Singlehop_question.csv, line 4: field 'question': empty question text"),
-    ("singlehop_unperturbed.csv", "original_question", "text",
-     "singlehop_unperturbed.csv, line 1: missing column"),
-    ("Datasets/Hotpot_Questions.csv", "Old Question", "Original",
-     "Hotpot_Questions.csv, line 1: missing column(s) ['Old Question']"),
-])
+@pytest.mark.parametrize(
+    "rel, old, new, expected",
+    [
+        (
+            "Datasets/Hotpot_Questions.csv",
+            '"The director of the romantic comedy ""Serendipity"" is based in what New York city?"',
+            '""',
+            "Hotpot_Questions.csv, line 3: field 'New Question': empty question text",
+        ),
+        (
+            "Singlehop_question.csv",
+            "Who wrote Sense and Sensibility in 1813?",
+            "  ",
+            "Singlehop_question.csv, line 4: field 'question': empty question text",
+        ),
+        ("singlehop_unperturbed.csv", "original_question", "text", "singlehop_unperturbed.csv, line 1: missing column"),
+        (
+            "Datasets/Hotpot_Questions.csv",
+            "Old Question",
+            "Original",
+            "Hotpot_Questions.csv, line 1: missing column(s) ['Old Question']",
+        ),
+    ],
+)
 def test_bad_rows_name_file_line_and_column(tmp_path, rel, old, new, expected):
     folder = copy_fixture(tmp_path)
     path = folder / rel

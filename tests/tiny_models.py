@@ -1,14 +1,22 @@
 """Tiny random models built inside the tests (no downloads), saved like real checkpoints."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
-from transformers import (BertConfig, BertForSequenceClassification, GPT2Config, GPT2LMHeadModel,
-                          PreTrainedTokenizerFast)
+from transformers import BertConfig, BertForSequenceClassification, GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-CORPUS = ["the cat sat on the mat", "a dog ran in the park", "why is the sky green", "yes no maybe",
-          "paris is the capital of france", "he stopped smoking", "she did not stop smoking", "Yes No"] * 4
+CORPUS = [
+    "the cat sat on the mat",
+    "a dog ran in the park",
+    "why is the sky green",
+    "yes no maybe",
+    "paris is the capital of france",
+    "he stopped smoking",
+    "she did not stop smoking",
+    "Yes No",
+] * 4
 CHAT = "{% for m in messages %}<user> {{ m['content'] }} {% endfor %}{% if add_generation_prompt %}<bot>{% endif %}"
 
 
@@ -20,13 +28,23 @@ def _tokenizer(kind: str) -> PreTrainedTokenizerFast:
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=200, special_tokens=special))
         from tokenizers.processors import TemplateProcessing
-        tok.post_processor = TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-                                                special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
-        return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                       sep_token="[SEP]", mask_token="[MASK]")
+
+        tok.post_processor = TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+        )
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tok,
+            unk_token="[UNK]",
+            pad_token="[PAD]",
+            cls_token="[CLS]",
+            sep_token="[SEP]",
+            mask_token="[MASK]",
+        )
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=200, special_tokens=["<unk>", "<eos>", "<user>", "<bot>"]))
+    tok.train_from_iterator(
+        CORPUS, trainers.BpeTrainer(vocab_size=200, special_tokens=["<unk>", "<eos>", "<user>", "<bot>"])
+    )
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<eos>")
     fast.chat_template = CHAT
     return fast
@@ -35,9 +53,17 @@ def _tokenizer(kind: str) -> PreTrainedTokenizerFast:
 def classifier(folder: Path, labels: list[str]) -> Path:
     """A 2-layer BERT sequence classifier with the given labels."""
     tokenizer = _tokenizer("bert")
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128, num_labels=len(labels),
-                        id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)})
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
+    )
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -46,8 +72,15 @@ def classifier(folder: Path, labels: list[str]) -> Path:
 def generator(folder: Path) -> Path:
     """A 2-layer GPT-2 with a chat template."""
     tokenizer = _tokenizer("gpt2")
-    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2, n_positions=256,
-                        eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        n_positions=256,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=tokenizer.eos_token_id,
+    )
     GPT2LMHeadModel(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder

@@ -5,13 +5,14 @@ app.py, picks the old folder-based mode: `switch_page` then runs the page file a
 app.py's `page_session` (one store open per rerun), page config or link checks. The server runs
 app.py's `st.navigation` on every rerun, a deep link included. `served()` makes AppTest do the same.
 """
+
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
@@ -35,8 +36,9 @@ def served() -> Iterator[None]:
         PagesManager.__init__ = original
 
 
-def render(page: str, params: dict | None = None, at: AppTest | None = None,
-           timeout: float = 300) -> tuple[float, AppTest]:
+def render(
+    page: str, params: dict | None = None, at: AppTest | None = None, timeout: float = 300
+) -> tuple[float, AppTest]:
     """Render `page` (e.g. "pages/overview.py") through app.py: (the seconds the server's script thread
     spent on the rerun, as app.py's page_session logs them, the AppTest to render it again).
     Without `at`, a new AppTest is made (Streamlit scans installed component packages then: not timed)."""

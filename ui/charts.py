@@ -1,5 +1,6 @@
 """Report-ready Altair charts: one colour per label across the tool, titles and captions that
 carry provenance, and export to PNG/SVG without a browser (vl-convert)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,12 +23,22 @@ def interval_dots(frame, x_title: str) -> alt.Chart:
     """One row per run: a dot at `value` with a line from `low` to `high` (a 95% CI), coloured by kind."""
     kinds = [k for k in KIND_COLORS if k in set(frame["kind"])]
     base = alt.Chart(frame).encode(
-        y=alt.Y("run:N", sort=alt.EncodingSortField("value", order="descending"), title=None,
-                axis=alt.Axis(labelLimit=360)),
+        y=alt.Y(
+            "run:N", sort=alt.EncodingSortField("value", order="descending"), title=None, axis=alt.Axis(labelLimit=360)
+        ),
         color=alt.Color("kind:N", title="kind", scale=alt.Scale(domain=kinds, range=[KIND_COLORS[k] for k in kinds])),
-        tooltip=["run", "kind", alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
-                 alt.Tooltip("high:Q", format=".3f"), "n"])
-    rules = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=x_title, scale=alt.Scale(domain=[0, 1])), x2="high:Q")
+        tooltip=[
+            "run",
+            "kind",
+            alt.Tooltip("value:Q", format=".3f"),
+            alt.Tooltip("low:Q", format=".3f"),
+            alt.Tooltip("high:Q", format=".3f"),
+            "n",
+        ],
+    )
+    rules = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title=x_title, scale=alt.Scale(domain=[0, 1])), x2="high:Q"
+    )
     dots = base.mark_point(filled=True, size=60).encode(x="value:Q")
     return (rules + dots).properties(width=WIDTH, height=max(60, 16 * len(frame)))
 
@@ -45,24 +56,49 @@ def confusion(cells, columns: tuple, index: tuple) -> alt.Chart:
     cell, outlined). Clicking a cell picks it (`pick("cell")`)."""
     cells = cells.assign(dark=cells["n"] > cells["n"].max() / 2)
     axis = alt.Axis(labelAngle=0, labelFontWeight="bold", labelColor=label_colors(columns))
-    base = alt.Chart(cells).encode(x=alt.X("predicted:N", sort=list(columns), title="predicted (run A)", axis=axis),
-                                   y=alt.Y("gold:N", sort=list(index), title="gold", axis=axis))
-    rect = base.mark_rect().encode(color=alt.Color("n:Q", scale=alt.Scale(scheme="greys"), title="items"),
-                                   stroke=alt.condition("datum.chosen", alt.value("#E69F00"), alt.value(None)),
-                                   strokeWidth=alt.value(4), tooltip=["gold", "predicted", "n"]).add_params(pick("cell"))
-    text = base.mark_text(fontSize=14).encode(text="n:Q", color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
+    base = alt.Chart(cells).encode(
+        x=alt.X("predicted:N", sort=list(columns), title="predicted (run A)", axis=axis),
+        y=alt.Y("gold:N", sort=list(index), title="gold", axis=axis),
+    )
+    rect = (
+        base.mark_rect()
+        .encode(
+            color=alt.Color("n:Q", scale=alt.Scale(scheme="greys"), title="items"),
+            stroke=alt.condition("datum.chosen", alt.value("#E69F00"), alt.value(None)),
+            strokeWidth=alt.value(4),
+            tooltip=["gold", "predicted", "n"],
+        )
+        .add_params(pick("cell"))
+    )
+    text = base.mark_text(fontSize=14).encode(
+        text="n:Q", color=alt.condition("datum.dark", alt.value("white"), alt.value("black"))
+    )
     return (rect + text).properties(width=WIDTH // 2 + 60, height=WIDTH // 3)
 
 
 def label_shares(shares, labels: tuple, who: tuple) -> alt.Chart:
     """Each label's share among the gold labels and each run's predictions: grouped bars (label, who, share)."""
-    return alt.Chart(shares).mark_bar().encode(
-        y=alt.Y("label:N", sort=list(labels), title=None, axis=alt.Axis(labelFontWeight="bold", labelColor=label_colors(labels))),
-        yOffset=alt.YOffset("who:N", sort=list(who)),
-        x=alt.X("share:Q", title="share of the slice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        color=alt.Color("who:N", title=None, scale=alt.Scale(domain=list(who), range=["#555555", "#E69F00", "#56B4E9"][:len(who)])),
-        tooltip=["label", "who", alt.Tooltip("share:Q", format=".1%")]
-    ).properties(width=WIDTH // 2, height=18 * len(who) * len(labels))
+    return (
+        alt.Chart(shares)
+        .mark_bar()
+        .encode(
+            y=alt.Y(
+                "label:N",
+                sort=list(labels),
+                title=None,
+                axis=alt.Axis(labelFontWeight="bold", labelColor=label_colors(labels)),
+            ),
+            yOffset=alt.YOffset("who:N", sort=list(who)),
+            x=alt.X("share:Q", title="share of the slice", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+            color=alt.Color(
+                "who:N",
+                title=None,
+                scale=alt.Scale(domain=list(who), range=["#555555", "#E69F00", "#56B4E9"][: len(who)]),
+            ),
+            tooltip=["label", "who", alt.Tooltip("share:Q", format=".1%")],
+        )
+        .properties(width=WIDTH // 2, height=18 * len(who) * len(labels))
+    )
 
 
 PICK = "pick"  # the point selection a clickable chart carries (export.chart's `choose`)
@@ -126,9 +162,11 @@ def to_json(chart: alt.Chart | dict) -> str:
 
 def to_png(chart: alt.Chart | dict, scale: float = 2.0) -> bytes:
     import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
+
     return vlc.vegalite_to_png(to_json(chart), scale=scale)
 
 
 def to_svg(chart: alt.Chart | dict) -> bytes:
     import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
+
     return vlc.vegalite_to_svg(to_json(chart)).encode()

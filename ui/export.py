@@ -3,11 +3,12 @@ provenance; and a *Pin* button on each that adds it to the report (backend/views
 
 Files are generated only when a button is clicked (callable `data`), so rendering stays fast.
 """
+
 from __future__ import annotations
 
 import io
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import altair as alt
 import pandas as pd
@@ -25,8 +26,15 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "export"
 
 
-def chart(figure: alt.Chart | Callable[..., alt.Chart], title: str, caption: str, key: str,
-          choose: dict[str, str] | None = None, select: bool = False, args: tuple | None = None):
+def chart(
+    figure: alt.Chart | Callable[..., alt.Chart],
+    title: str,
+    caption: str,
+    key: str,
+    choose: dict[str, str] | None = None,
+    select: bool = False,
+    args: tuple | None = None,
+):
     """Show a titled chart with its provenance caption and PNG/SVG downloads.
 
     With `args`, `figure` is a chart builder in ui.charts: its spec is made once per arguments and
@@ -43,17 +51,38 @@ def chart(figure: alt.Chart | Callable[..., alt.Chart], title: str, caption: str
         figure = charts.titled(figure, title, caption)
     sized = frame_height(plot_height)
     chart_key = f"{key}-chart"
-    clickable = {"on_select": lambda: _apply_click(chart_key, choose), "key": chart_key} if choose else \
-        {"on_select": "rerun", "key": chart_key} if select else {}
+    clickable = (
+        {"on_select": lambda: _apply_click(chart_key, choose), "key": chart_key}
+        if choose
+        else {"on_select": "rerun", "key": chart_key}
+        if select
+        else {}
+    )
     if isinstance(figure, dict):
         event = st.vega_lite_chart(spec=figure, width="stretch", **sized, **clickable)
     else:
         event = st.altair_chart(figure, width="stretch", **sized, **clickable)
     row = st.container(horizontal=True)  # buttons as wide as their labels, also in a narrow column
-    row.download_button("PNG", lambda: charts.to_png(figure), f"{_slug(title)}.png", "image/png",
-                        key=f"{key}-png", on_click="ignore", icon=":material/image:", width="content")
-    row.download_button("SVG", lambda: charts.to_svg(figure), f"{_slug(title)}.svg", "image/svg+xml",
-                        key=f"{key}-svg", on_click="ignore", icon=":material/draw:", width="content")
+    row.download_button(
+        "PNG",
+        lambda: charts.to_png(figure),
+        f"{_slug(title)}.png",
+        "image/png",
+        key=f"{key}-png",
+        on_click="ignore",
+        icon=":material/image:",
+        width="content",
+    )
+    row.download_button(
+        "SVG",
+        lambda: charts.to_svg(figure),
+        f"{_slug(title)}.svg",
+        "image/svg+xml",
+        key=f"{key}-svg",
+        on_click="ignore",
+        icon=":material/draw:",
+        width="content",
+    )
     _pin_button(row, "chart", key, title, caption, lambda: charts.to_json(figure))
     return event
 
@@ -72,10 +101,16 @@ def _pin_button(row, kind: str, key: str, title: str, caption: str, content: Cal
     """*Pin to report*; once this very view (title and caption: its dataset, filters, n, runs) is pinned in this
     session, the button says so instead, until the view changes."""
     pinned = (key, title, caption) in st.session_state.get("pinned", set())
-    row.button("Pinned to report" if pinned else "Pin to report", key=f"{key}-pin", width="content",
-               icon=":material/check:" if pinned else ":material/push_pin:", disabled=pinned,
-               help="In the report: see the Report page" if pinned else None,
-               on_click=_pin, args=(kind, key, title, caption, content))
+    row.button(
+        "Pinned to report" if pinned else "Pin to report",
+        key=f"{key}-pin",
+        width="content",
+        icon=":material/check:" if pinned else ":material/push_pin:",
+        disabled=pinned,
+        help="In the report: see the Report page" if pinned else None,
+        on_click=_pin,
+        args=(kind, key, title, caption, content),
+    )
 
 
 def _pin(kind: str, key: str, title: str, caption: str, content: Callable[[], str]) -> None:
@@ -118,7 +153,7 @@ def csv_bytes(frame: pd.DataFrame, caption: str) -> bytes:
     that start like a formula are neutralised (numbers stay numbers: -0.5 is not text)."""
     safe = frame.rename(columns=neutralised)
     for column, dtype in safe.dtypes.items():
-        if dtype == object or isinstance(dtype, pd.StringDtype):
+        if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype):
             safe[column] = safe[column].map(neutralised)
     return (f"# {caption}\n" + safe.to_csv(index=False)).encode()
 
@@ -133,12 +168,34 @@ def table(frame: pd.DataFrame, title: str, caption: str, key: str, **dataframe_k
 def downloads(frame: Callable[[], pd.DataFrame], title: str, caption: str, key: str, suffix: str = "") -> None:
     """CSV and Parquet buttons; `frame` is called only when one is clicked (e.g. a full slice not on screen)."""
     row = st.container(horizontal=True)
-    row.download_button(f"CSV{suffix}", lambda: csv_bytes(frame(), caption), f"{_slug(title)}.csv", "text/csv",
-                        key=f"{key}-csv", on_click="ignore", icon=":material/table:", width="content")
-    row.download_button(f"Parquet{suffix}", lambda: parquet_bytes(frame(), caption), f"{_slug(title)}.parquet",
-                        "application/octet-stream", key=f"{key}-parquet", on_click="ignore", icon=":material/database:",
-                        width="content")
-    row.download_button(f"LaTeX{suffix}", lambda: report.latex(frame(), title, caption).encode(), f"{_slug(title)}.tex",
-                        "application/x-tex", key=f"{key}-latex", on_click="ignore", icon=":material/functions:",
-                        width="content")
+    row.download_button(
+        f"CSV{suffix}",
+        lambda: csv_bytes(frame(), caption),
+        f"{_slug(title)}.csv",
+        "text/csv",
+        key=f"{key}-csv",
+        on_click="ignore",
+        icon=":material/table:",
+        width="content",
+    )
+    row.download_button(
+        f"Parquet{suffix}",
+        lambda: parquet_bytes(frame(), caption),
+        f"{_slug(title)}.parquet",
+        "application/octet-stream",
+        key=f"{key}-parquet",
+        on_click="ignore",
+        icon=":material/database:",
+        width="content",
+    )
+    row.download_button(
+        f"LaTeX{suffix}",
+        lambda: report.latex(frame(), title, caption).encode(),
+        f"{_slug(title)}.tex",
+        "application/x-tex",
+        key=f"{key}-latex",
+        on_click="ignore",
+        icon=":material/functions:",
+        width="content",
+    )
     _pin_button(row, "table", key, title, caption, lambda: report.table_json(frame()))

@@ -8,13 +8,15 @@ the next rerun (every write, from any process, bumps a version in the store that
 on: see `store_version`). If a command holds the store longer than STORE_WAIT_S, `store()` raises
 StoreLocked naming that command.
 """
+
 from __future__ import annotations
 
 import importlib
 import os
 import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import duckdb
@@ -31,7 +33,6 @@ from ui.text import message
 StoreLocked = access.StoreBusy
 StoreError = duckdb.Error  # what a failed read or write raises; pages catch it without importing duckdb
 STORE_WAIT_S = 30.0  # a page waits this long for a terminal command's unit of work before saying who holds the store
-
 
 
 @contextmanager
@@ -74,8 +75,10 @@ def page_session() -> Iterator[None]:
             yield
         except duckdb.Error as exc:  # a query failed mid-page: say what and what to do, the same on every page
             problem = damaged(exc, settings().store_path)
-            st.error(message(problem or f"The store could not answer this page ({type(exc).__name__}: {exc})"),
-                     icon=":material/broken_image:")
+            st.error(
+                message(problem or f"The store could not answer this page ({type(exc).__name__}: {exc})"),
+                icon=":material/broken_image:",
+            )
             st.stop()
 
 
@@ -88,7 +91,10 @@ def _timed(log: str) -> Iterator[None]:
         yield
     finally:
         with open(log, "a") as out:
-            out.write(f"{urlsplit(st.context.url or '').path}\t{time.perf_counter() - started:.4f}\t{wall:.4f}\t{time.time():.4f}\n")
+            out.write(
+                f"{urlsplit(st.context.url or '').path}\t{time.perf_counter() - started:.4f}\t"
+                f"{wall:.4f}\t{time.time():.4f}\n"
+            )
 
 
 # Query results are cached per version of what they read (backend.store.writer.versions): every
@@ -103,7 +109,11 @@ def store_version(module: str = "") -> str:
     """The versions of what functions of `module` read (all of them for READS_LIVE modules)."""
     with store() as con:
         found = versions(con)
-    areas = ("data", "ratings") + (("live",) if module in READS_LIVE else ()) + (("saved",) if module in READS_SAVED else ())
+    areas = (
+        ("data", "ratings")
+        + (("live",) if module in READS_LIVE else ())
+        + (("saved",) if module in READS_SAVED else ())
+    )
     return f"{settings().store_path}:" + ":".join(found[area] for area in areas)
 
 
@@ -115,8 +125,11 @@ def _call(name: str, version: str, args: tuple, kwargs: tuple) -> Any:
 
 
 def query(fn: Callable, *args, **kwargs) -> Any:
-    """`fn(con, *args, **kwargs)` in a store session, cached per store version and arguments (which must be hashable)."""
-    return _call(f"{fn.__module__}.{fn.__qualname__}", store_version(fn.__module__), args, tuple(sorted(kwargs.items())))
+    """`fn(con, *args, **kwargs)` in a store session, cached per store version and arguments (which must be
+    hashable)."""
+    return _call(
+        f"{fn.__module__}.{fn.__qualname__}", store_version(fn.__module__), args, tuple(sorted(kwargs.items()))
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -146,6 +159,7 @@ def chart_spec(build: Callable, args: tuple, title: str, caption: str) -> dict:
 @st.cache_resource(show_spinner=False)
 def _retrievers(path: str, corpus_id: str) -> dict:
     from backend.retrieval.index import load_all  # lazy: start-up time (torch, faiss)
+
     with store() as con:
         return load_all(con, corpus_id)
 

@@ -5,6 +5,7 @@ calls st.navigation once; until then a deep link (e.g. /rate) on a freshly start
 page file without app.py, and the sidebar lists file names. Marking the legacy mode off before the
 server starts removes that window. Usage: `python -m ui.serve run app.py [streamlit options]`.
 """
+
 import sys
 
 from streamlit.runtime.pages_manager import PagesManager

@@ -4,10 +4,11 @@ silently (Streamlit falls back to the widget's default and removes the parameter
 Every bound widget's URL value is its option itself (a run id, a dataset id, a label), never a display
 label that changes (counts, titles), so a link keeps opening what it opened when it was shared.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import streamlit as st
 
@@ -45,13 +46,18 @@ def reported() -> Iterator[None]:
     try:
         yield
     finally:
-        ignored = [(key, values) for key, values in sent.items()
-                   if key in st.session_state and not matches(values, st.session_state[key])]
+        ignored = [
+            (key, values)
+            for key, values in sent.items()
+            if key in st.session_state and not matches(values, st.session_state[key])
+        ]
         for key, values in ignored:
             shown = st.session_state[key]
-            notice.warning(f"This link's **{plain(key)}** = {plain(', '.join(values))[:300]} is not one of the choices "
-                           f"here (it may have been removed or renamed); showing {plain(_text(shown))[:300]} instead.",
-                           icon=":material/link_off:")
+            notice.warning(
+                f"This link's **{plain(key)}** = {plain(', '.join(values))[:300]} is not one of the choices "
+                f"here (it may have been removed or renamed); showing {plain(_text(shown))[:300]} instead.",
+                icon=":material/link_off:",
+            )
 
 
 def _text(value) -> str:

@@ -1,15 +1,18 @@
 """Widgets and guards every page shares."""
+
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from backend.store import queries
 from ui import charts
-from ui.text import message, option, plain  # noqa: F401 — pages call widgets.plain, .message and .option
 from ui.resources import StoreLocked, query
+from ui.text import message, option, plain  # noqa: F401 — pages call widgets.plain, .message and .option
+
 
 def page_url(page: str, **params) -> str:
     """A relative link to a page with its URL parameters (for link columns and markdown links)."""
@@ -84,5 +87,6 @@ def dataset_select(container=st) -> str:
     if not options:
         st.warning("The store holds no examples: run `python -m backend ingest` (see the README) and reload.")
         st.stop()
-    return container.selectbox("Dataset", options, index=options.index("nope") if "nope" in options else 0,
-                               key="dataset", bind="query-params")
+    return container.selectbox(
+        "Dataset", options, index=options.index("nope") if "nope" in options else 0, key="dataset", bind="query-params"
+    )

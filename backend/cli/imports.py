@@ -1,14 +1,16 @@
-"""The import commands of `python -m backend`: import-run, import-dataset, generate, generate-pairs, delete-run, user-runs."""
+"""The import commands of `python -m backend`: import-run, import-dataset, generate, generate-pairs, delete-run,
+user-runs."""
+
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from backend.models import training_data
 from backend.datasets.base import DataError
 from backend.datasets.description import Description
 from backend.imports import datasets, predictions
 from backend.imports.files import read
+from backend.models import training_data
 from backend.store.access import session
 
 
@@ -20,25 +22,46 @@ def pairs(text: str) -> tuple[str, str]:
 
 
 def add(sub) -> None:
-    p = sub.add_parser("import-run", help="import your model's predictions (CSV/TSV/JSONL/JSON/Parquet) as a run",
-                       description="Match each row to an example (by id, or by normalised text), map labels and "
-                       "probabilities, print a validation report, and store the run unless the report has problems.")
+    p = sub.add_parser(
+        "import-run",
+        help="import your model's predictions (CSV/TSV/JSONL/JSON/Parquet) as a run",
+        description="Match each row to an example (by id, or by normalised text), map labels and "
+        "probabilities, print a validation report, and store the run unless the report has problems.",
+    )
     p.add_argument("file", type=Path)
     p.add_argument("--dataset", required=True, help="the stored dataset the predictions are for")
     p.add_argument("--model", help="model name (default: the file name)")
     p.add_argument("--revision", help="model revision or checkpoint, kept as provenance")
     p.add_argument("--notes", help="free text kept with the run")
-    p.add_argument("--trained-on", default="", metavar="DATASETS",
-                   help="datasets the model was trained on, comma-separated (name, or name:split); a run on one "
-                        "of them is flagged as contaminated and left out of default comparisons")
+    p.add_argument(
+        "--trained-on",
+        default="",
+        metavar="DATASETS",
+        help="datasets the model was trained on, comma-separated (name, or name:split); a run on one "
+        "of them is flagged as contaminated and left out of default comparisons",
+    )
     p.add_argument("--run-id", help="default: <dataset>/user/<model>")
-    p.add_argument("--map", type=pairs, action="append", default=[], metavar="ROLE=COLUMN",
-                   help="which column plays a role: example_id, premise, hypothesis, question, split, label, probs, "
-                        "logits, answer, presupposition, correction")
-    p.add_argument("--label-order", help="comma-separated labels for 0,1,2… and for probability/logit lists, "
-                                         "e.g. entailment,neutral,contradiction")
-    p.add_argument("--label-map", type=pairs, action="append", default=[], metavar="VALUE=LABEL",
-                   help="map a file value onto a dataset label, e.g. --label-map yes=FP")
+    p.add_argument(
+        "--map",
+        type=pairs,
+        action="append",
+        default=[],
+        metavar="ROLE=COLUMN",
+        help="which column plays a role: example_id, premise, hypothesis, question, split, label, probs, "
+        "logits, answer, presupposition, correction",
+    )
+    p.add_argument(
+        "--label-order",
+        help="comma-separated labels for 0,1,2… and for probability/logit lists, e.g. entailment,neutral,contradiction",
+    )
+    p.add_argument(
+        "--label-map",
+        type=pairs,
+        action="append",
+        default=[],
+        metavar="VALUE=LABEL",
+        help="map a file value onto a dataset label, e.g. --label-map yes=FP",
+    )
     p.add_argument("--task", choices=["nli", "detect", "qa", "write"], help="default: the dataset's task")
     p.add_argument("--split", help="match only this split's examples")
     p.add_argument("--match", choices=["auto", "id", "text"], default="auto", help="auto: by id when the file has ids")
@@ -46,23 +69,35 @@ def add(sub) -> None:
     p.add_argument("--replace", action="store_true", help="replace your earlier run with the same run id")
     p.add_argument("--dry-run", action="store_true", help="print the report; write nothing")
     p.set_defaults(func=cmd_import_run)
-    p = sub.add_parser("import-dataset", help="import your own dataset (CSV/TSV/JSONL/JSON/Parquet)",
-                       description="Map columns onto examples (others are kept; categorical ones become facets), "
-                       "optionally form minimal pairs, store it with its description and baselines.")
+    p = sub.add_parser(
+        "import-dataset",
+        help="import your own dataset (CSV/TSV/JSONL/JSON/Parquet)",
+        description="Map columns onto examples (others are kept; categorical ones become facets), "
+        "optionally form minimal pairs, store it with its description and baselines.",
+    )
     p.add_argument("file", type=Path)
     p.add_argument("--name", required=True, help="the dataset id (lower case; built-in names are reserved)")
     p.add_argument("--task", required=True, choices=["nli", "detect", "qa"])
-    p.add_argument("--map", type=pairs, action="append", default=[], metavar="ROLE=COLUMN",
-                   help="example_id, input, hypothesis, context, gold_label, gold_answers, split, pair_id, pair_role")
+    p.add_argument(
+        "--map",
+        type=pairs,
+        action="append",
+        default=[],
+        metavar="ROLE=COLUMN",
+        help="example_id, input, hypothesis, context, gold_label, gold_answers, split, pair_id, pair_role",
+    )
     p.add_argument("--labels", help="the label set, comma-separated (default E,N,C for nli, N,FP for detect)")
     p.add_argument("--positive", help="the positive label (default E for nli, FP for detect)")
     p.add_argument("--label-map", type=pairs, action="append", default=[], metavar="VALUE=LABEL")
     p.add_argument("--split", default="all", help="the split of every row when the file has no split column")
     p.add_argument("--headline-splits", help="comma-separated splits the Overview scores (default: all)")
     p.add_argument("--train-split", help="the split majority and nearest-neighbour baselines learn from")
-    p.add_argument("--operator-column", metavar="COLUMN",
-                   help="for the Projection page: the column naming each item's operator (negation, question, modal, "
-                        "conditional, unembedded, or a synonym); triggers come from the trigger_type column")
+    p.add_argument(
+        "--operator-column",
+        metavar="COLUMN",
+        help="for the Projection page: the column naming each item's operator (negation, question, modal, "
+        "conditional, unembedded, or a synonym); triggers come from the trigger_type column",
+    )
     p.add_argument("--title")
     p.add_argument("--license", default="yours")
     p.add_argument("--replace", action="store_true", help="replace your dataset of the same name (your runs are kept)")
@@ -71,17 +106,28 @@ def add(sub) -> None:
     p = sub.add_parser("delete-run", help="delete a run you imported")
     p.add_argument("run_id")
     p.set_defaults(func=cmd_delete_run)
-    p = sub.add_parser("generate", help="expand a template (items × conditions, slots and fillers) into a dataset "
-                                        "of projection families and minimal pairs (backend/studio/templates.py)")
+    p = sub.add_parser(
+        "generate",
+        help="expand a template (items × conditions, slots and fillers) into a dataset "
+        "of projection families and minimal pairs (backend/studio/templates.py)",
+    )
     p.add_argument("template", type=Path, help="the YAML template")
     p.add_argument("--replace", action="store_true", help="replace your dataset of the same name (your runs are kept)")
     p.add_argument("--dry-run", action="store_true", help="check and count; write nothing")
     p.set_defaults(func=cmd_generate)
-    p = sub.add_parser("generate-pairs", help="Syn-(QA)²-style false-assumption question pairs from facts: HotpotQA "
-                                              "bridge questions, MuSiQue single-hop questions, or your triples CSV")
+    p = sub.add_parser(
+        "generate-pairs",
+        help="Syn-(QA)²-style false-assumption question pairs from facts: HotpotQA "
+        "bridge questions, MuSiQue single-hop questions, or your triples CSV",
+    )
     p.add_argument("source", choices=["hotpotqa", "musique", "triples"])
-    p.add_argument("file", type=Path, nargs="?", help="default for hotpotqa/musique: the staged file under "
-                   "../shared/datasets/corpus/hipporag_legacy_data; triples: your CSV (subject, relation, object, template)")
+    p.add_argument(
+        "file",
+        type=Path,
+        nargs="?",
+        help="default for hotpotqa/musique: the staged file under "
+        "../shared/datasets/corpus/hipporag_legacy_data; triples: your CSV (subject, relation, object, template)",
+    )
     p.add_argument("--name", required=True, help="the dataset id to store the pairs as")
     p.add_argument("--threshold", type=float, default=None, help="least similarity of the swapped entity (default 0.3)")
     p.add_argument("--replace", action="store_true", help="replace your dataset of the same name")
@@ -94,10 +140,20 @@ def add(sub) -> None:
 
 def cmd_import_run(args: argparse.Namespace) -> int:
     options = predictions.Options(
-        dataset=args.dataset, model=args.model, revision=args.revision, notes=args.notes, run_id=args.run_id,
-        columns=dict(args.map), label_order=tuple(x.strip() for x in args.label_order.split(",")) if args.label_order else (),
-        label_map=dict(args.label_map), task=args.task, split=args.split, match=args.match, strict=args.strict,
-        trained_on=training_data.names(args.trained_on))
+        dataset=args.dataset,
+        model=args.model,
+        revision=args.revision,
+        notes=args.notes,
+        run_id=args.run_id,
+        columns=dict(args.map),
+        label_order=tuple(x.strip() for x in args.label_order.split(",")) if args.label_order else (),
+        label_map=dict(args.label_map),
+        task=args.task,
+        split=args.split,
+        match=args.match,
+        strict=args.strict,
+        trained_on=training_data.names(args.trained_on),
+    )
     try:
         table = read(args.file)  # read and parsed before the store is opened
         with session(args.store) as con:
@@ -121,9 +177,19 @@ def _csv(text: str | None) -> tuple[str, ...]:
 
 def cmd_import_dataset(args: argparse.Namespace) -> int:
     options = datasets.DatasetOptions(
-        name=args.name, task=args.task, columns=dict(args.map), labels=_csv(args.labels), positive=args.positive,
-        label_map=dict(args.label_map), split=args.split, headline_splits=_csv(args.headline_splits),
-        train_split=args.train_split, title=args.title, license=args.license, operator_column=args.operator_column)
+        name=args.name,
+        task=args.task,
+        columns=dict(args.map),
+        labels=_csv(args.labels),
+        positive=args.positive,
+        label_map=dict(args.label_map),
+        split=args.split,
+        headline_splits=_csv(args.headline_splits),
+        train_split=args.train_split,
+        title=args.title,
+        license=args.license,
+        operator_column=args.operator_column,
+    )
     return _store_dataset(args, lambda: datasets.check(read(args.file), options))
 
 
@@ -134,6 +200,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         expansion = templates.expand(args.template.read_text(), str(args.template))
         bundle = templates.bundle(expansion, args.template.name)
         return bundle, Description.from_json(bundle.dataset["description"])
+
     return _store_dataset(args, made)
 
 
@@ -152,6 +219,7 @@ def cmd_generate_pairs(args: argparse.Namespace) -> int:
             print(f"{n:>7,}  {what}")
         bundle = facts.bundle(generated, args.name, path.name)
         return bundle, Description.from_json(bundle.dataset["description"])
+
     return _store_dataset(args, made)
 
 
@@ -160,8 +228,11 @@ def _store_dataset(args: argparse.Namespace, make) -> int:
     try:
         bundle, description = make()
         facets = ", ".join(description.facets) or "none"
-        print(f"{bundle.dataset['source']}: {len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task "
-              f"{description.task}, labels {list(description.labels)}, splits {list(description.headline_splits)}; facets: {facets}")
+        print(
+            f"{bundle.dataset['source']}: {len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task "
+            f"{description.task}, labels {list(description.labels)}, splits {list(description.headline_splits)}; "
+            f"facets: {facets}"
+        )
         if args.dry_run:
             return 0
         with session(args.store, create=True) as con:

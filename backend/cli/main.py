@@ -1,5 +1,6 @@
 """Command line: `python -m backend ingest | baselines | index | status | evaluate | predict | train | models
-| import-run | import-dataset | delete-run | user-runs | backup | backups | restore`. Every command shares the store with a running dashboard.
+| import-run | import-dataset | delete-run | user-runs | backup | backups | restore`. Every command shares the store
+with a running dashboard.
 
     python -m backend ingest                      # every dataset, from the first place it is found
     python -m backend ingest --only nope ifqa     # some datasets
@@ -17,6 +18,7 @@
     python -m backend import-run preds.csv --dataset nope --model my-roberta   # your predictions as a run
     python -m backend backup                      # your runs, ratings and datasets as Parquet (restore puts them back)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,14 +29,14 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
+from backend.cli import imports as import_cli
+from backend.cli import store as store_cli
 from backend.config import settings
 from backend.datasets import DATASETS, baselines
 from backend.datasets.catalogue import UnknownDataset, describe
-from backend.cli import imports as import_cli
 from backend.models import registry
 from backend.models.output import RunStopped
 from backend.models.prompts.templates import TemplateProblem
-from backend.cli import store as store_cli
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import StoreBusy, session
@@ -55,7 +57,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     results = ingest(args.only, dict(args.source), args.store)
     for r in results:
         counts = ", ".join(f"{v:,} {k}" for k, v in r.counts.items())
-        print(f"{r.dataset:8} {r.status:7} {r.message}" + (f"\n         {counts} in {r.seconds:.1f} s" if counts else ""))
+        print(
+            f"{r.dataset:8} {r.status:7} {r.message}" + (f"\n         {counts} in {r.seconds:.1f} s" if counts else "")
+        )
     return 1 if any(r.status == "failed" for r in results) else 0
 
 
@@ -64,6 +68,7 @@ def cmd_baselines(args: argparse.Namespace) -> int:
     embedder = None
     if not args.no_nn:
         from backend.models.embed import Embedder  # lazy: start-up time (torch, faiss, scipy load on use)
+
         embedder = Embedder()
     for dataset_id, n in baselines.refresh(args.con, args.only, embedder).items():
         print(f"{dataset_id:8} {n} baseline runs")
@@ -71,8 +76,8 @@ def cmd_baselines(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from backend.retrieval.evaluate import evaluate_retrievers  # lazy: start-up time (torch, faiss, scipy load on use)
     from backend.execution import executors  # lazy: start-up time (torch, faiss, scipy load on use)
+    from backend.retrieval.evaluate import evaluate_retrievers  # lazy: start-up time (torch, faiss, scipy load on use)
     from backend.retrieval.index import build_all  # lazy: start-up time (torch, faiss, scipy load on use)
 
     try:
@@ -82,7 +87,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(exc)
         return 1
     if not args.no_evaluate:
-        table = evaluate_retrievers(args.con, retrievers, args.dataset, tuple(args.splits), args.k, corpus_id=args.corpus)
+        table = evaluate_retrievers(
+            args.con, retrievers, args.dataset, tuple(args.splits), args.k, corpus_id=args.corpus
+        )
         print(table.to_markdown(index=False, floatfmt=".3f"))
     return 0
 
@@ -100,8 +107,10 @@ def cmd_map(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}")
         return 1
-    print(f"{args.dataset}: {timing['items']:,} items mapped by {args.method} (embed {timing['embed_s']:.1f} s, "
-          f"reduce {timing['reduce_s']:.1f} s) → {target}")
+    print(
+        f"{args.dataset}: {timing['items']:,} items mapped by {args.method} (embed {timing['embed_s']:.1f} s, "
+        f"reduce {timing['reduce_s']:.1f} s) → {target}"
+    )
     return 0
 
 
@@ -127,26 +136,40 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from backend.execution import runs  # lazy: start-up time (torch, faiss, scipy load on use)
-    from backend.execution import batch  # lazy: start-up time (torch, faiss, scipy load on use)
+    from backend.execution import batch, runs  # lazy: start-up time (torch, faiss, scipy load on use)
 
-    request = runs.Request(model=args.model, dataset=args.dataset, task=args.task, split=args.split,
-                           retriever=args.retriever, k=args.k, limit=args.limit, template=args.template,
-                           shots=args.shots, samples=args.samples, temperature=args.temperature)
+    request = runs.Request(
+        model=args.model,
+        dataset=args.dataset,
+        task=args.task,
+        split=args.split,
+        retriever=args.retriever,
+        k=args.k,
+        limit=args.limit,
+        template=args.template,
+        shots=args.shots,
+        samples=args.samples,
+        temperature=args.temperature,
+    )
     retrievers = None
     try:
         if args.retriever and args.engine == "local":  # Ray actors load the saved indexes themselves
             from backend.retrieval.index import load_all  # lazy: start-up time (torch, faiss, scipy load on use)
+
             with session(args.store) as con:
                 retrievers = load_all(con)
         # opens the store per chunk: the dashboard stays usable
-        run_id = batch.predict(args.store, request, retrievers, engine=args.engine, address=args.address,
-                              max_cost=args.max_cost)
+        run_id = batch.predict(
+            args.store, request, retrievers, engine=args.engine, address=args.address, max_cost=args.max_cost
+        )
     except FileNotFoundError as exc:  # no store, or no index
         print(exc)
         return 1
     except RunStopped as exc:  # the server went away, a key was refused, a budget was reached
-        print(f"error: the run stopped: {exc}\nWhat was done is stored; the same command resumes the run.", file=sys.stderr)
+        print(
+            f"error: the run stopped: {exc}\nWhat was done is stored; the same command resumes the run.",
+            file=sys.stderr,
+        )
         return 1
     except (ValueError, TemplateProblem) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -159,6 +182,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def _training_summary(con: duckdb.DuckDBPyConnection, dataset: str, splits: list[str] | None = None) -> pd.DataFrame:
     """Accuracy of every complete run on the dataset's splits (default: all), for the closing print-out."""
     from backend.views import evaluate  # lazy: start-up time (torch, faiss, scipy load on use)
+
     table = evaluate.evaluate(con, dataset)["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
     return table[table["split"].isin(splits or table["split"])][["run", "split", "accuracy", "macro-F1", "n"]]
 
@@ -172,8 +196,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         with session(args.store) as con:
             frames = recipes.detector_data(con, args.dataset)
         card = recipes.train_detector(args.dataset, frames, args.minutes or 3)
-    print(f"held-out accuracy {card.get('heldout_accuracy', float('nan')):.3f} on {card.get('heldout_examples')} "
-          f"examples after {card['minutes']} min ({card['examples_seen']:,} examples seen)")
+    print(
+        f"held-out accuracy {card.get('heldout_accuracy', float('nan')):.3f} on {card.get('heldout_examples')} "
+        f"examples after {card['minutes']} min ({card['examples_seen']:,} examples seen)"
+    )
     if args.what == "nli":  # the store is opened only now, per chunk of the evaluation runs
         done = recipes.evaluate_nli(store_path(args.store), recipes.nli_model(tuple(args.without)))
         with session(args.store) as con:
@@ -193,10 +219,19 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     if getattr(args, "action", None) == "add":
         try:
-            path = registry.add_endpoint(args.name, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
-                                         tasks=args.task, max_concurrency=args.max_concurrency, timeout_s=args.timeout_s,
-                                         price_in=args.price_in, price_out=args.price_out, daily_cap=args.daily_cap,
-                                         quality=args.quality)
+            path = registry.add_endpoint(
+                args.name,
+                base_url=args.base_url,
+                model=args.model,
+                api_key_env=args.api_key_env,
+                tasks=args.task,
+                max_concurrency=args.max_concurrency,
+                timeout_s=args.timeout_s,
+                price_in=args.price_in,
+                price_out=args.price_out,
+                daily_cap=args.daily_cap,
+                quality=args.quality,
+            )
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -226,6 +261,7 @@ def cmd_prompts(args: argparse.Namespace) -> int:
 def with_store(create: bool):
     """Run a command with `args.con`, a session on the store (shared with the dashboard and other
     commands: see backend.store.access); a missing store, unless `create`, says how to build it."""
+
     def wrap(command):
         def run(args: argparse.Namespace) -> int:
             try:
@@ -235,7 +271,9 @@ def with_store(create: bool):
             except FileNotFoundError as exc:
                 print(exc)
                 return 1
+
         return run
+
     return wrap
 
 
@@ -243,27 +281,45 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # the openai client's transport logs every request
     parser = argparse.ArgumentParser(prog="python -m backend", description="Presupposition Lab backend")
-    parser.add_argument("--store", type=Path, default=None, help="store file (default: $PLAB_STORE or data/presupposition_lab.duckdb)")
+    parser.add_argument(
+        "--store", type=Path, default=None, help="store file (default: $PLAB_STORE or data/presupposition_lab.duckdb)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("ingest", help="load the datasets into the store")
     p.add_argument("--only", nargs="+", choices=sorted(DATASETS), help="datasets to ingest (default: all)")
-    p.add_argument("--source", type=_source, action="append", default=[], metavar="NAME=DIR",
-                   help="folder holding one dataset's files (checked before $PLAB_SOURCE_<NAME>, ../shared/datasets, data/raw)")
+    p.add_argument(
+        "--source",
+        type=_source,
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="folder holding one dataset's files (checked before $PLAB_SOURCE_<NAME>, ../shared/datasets, data/raw)",
+    )
     p.set_defaults(func=cmd_ingest)
     p = sub.add_parser("baselines", help="write the trivial and nearest-neighbour baseline runs")
     p.add_argument("--only", nargs="+", help="datasets (default: every loaded classification dataset)")
     p.add_argument("--no-nn", action="store_true", help="skip the nearest-neighbour baseline (needs the embedder)")
     p.set_defaults(func=with_store(create=True)(cmd_baselines))
-    p = sub.add_parser("index", help="build (or reuse) the BM25, dense and hybrid indexes of a corpus and evaluate them")
+    p = sub.add_parser(
+        "index", help="build (or reuse) the BM25, dense and hybrid indexes of a corpus and evaluate them"
+    )
     p.add_argument("--corpus", default="wiki", help="passages.corpus_id to index (default: wiki)")
-    p.add_argument("--dense-kind", choices=["flat", "hnsw", "ivfpq"], default="flat",
-                   help="FAISS index: exact (flat), HNSW, or IVF-PQ (compressed, for millions of passages)")
+    p.add_argument(
+        "--dense-kind",
+        choices=["flat", "hnsw", "ivfpq"],
+        default="flat",
+        help="FAISS index: exact (flat), HNSW, or IVF-PQ (compressed, for millions of passages)",
+    )
     p.add_argument("--dataset", default="ifqa", help="dataset whose qrels score the retrievers (default: ifqa)")
     p.add_argument("--splits", nargs="+", default=["S-dev", "S-test"])
     p.add_argument("--k", type=int, default=100, help="hits per question (at most 100 are stored)")
     p.add_argument("--no-evaluate", action="store_true", help="only build the indexes")
-    p.add_argument("--engine", choices=["local", "ray"], default="local",
-                   help="embed the passages here or on Ray (parallel actors; the index is built here)")
+    p.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="embed the passages here or on Ray (parallel actors; the index is built here)",
+    )
     p.add_argument("--address", help="with --engine ray: a running cluster (default: a local one)")
     p.set_defaults(func=with_store(create=True)(cmd_index))
     p = sub.add_parser("map", help="the 2-D embedding map of a dataset's inputs (UMAP or PCA), cached for the Map page")
@@ -277,8 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dataset", required=True, help="a loaded dataset, built-in or yours")
     p.add_argument("--run", nargs="+", help="only these run ids (default: every complete run)")
     p.add_argument("--json", type=Path, help="where to write the JSON report (default: data/reports/<dataset>.json)")
-    p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
-                   help="compare two runs on the same items: paired bootstrap and McNemar p-values")
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("RUN_A", "RUN_B"),
+        help="compare two runs on the same items: paired bootstrap and McNemar p-values",
+    )
     p.set_defaults(func=with_store(create=False)(cmd_evaluate))
     p = sub.add_parser("predict", help="run a registered model over a dataset as a stored, resumable run")
     p.add_argument("--model", required=True)
@@ -288,14 +348,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--retriever", choices=["bm25", "dense", "hybrid"])
     p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
     p.add_argument("--limit", type=int, help="only the first N examples")
-    p.add_argument("--engine", choices=["local", "ray"], default="local",
-                   help="where the chunks run: here, or on Ray (one model per actor; resumes across engines)")
+    p.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="where the chunks run: here, or on Ray (one model per actor; resumes across engines)",
+    )
     p.add_argument("--address", help="with --engine ray: a running cluster (e.g. HEAD:6379); default: a local one")
-    p.add_argument("--template", help="generators and endpoints: the prompt template (`python -m backend prompts`; "
-                                      "default: the task's zero-shot one, retrieve-then-read with --retriever)")
+    p.add_argument(
+        "--template",
+        help="generators and endpoints: the prompt template (`python -m backend prompts`; "
+        "default: the task's zero-shot one, retrieve-then-read with --retriever)",
+    )
     p.add_argument("--shots", type=int, help="few-shot templates: demonstrations per item (default: the template's)")
-    p.add_argument("--samples", type=int, default=0,
-                   help="label probabilities from N sampled responses (self-consistency) instead of log-probabilities")
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=0,
+        help="label probabilities from N sampled responses (self-consistency) instead of log-probabilities",
+    )
     p.add_argument("--temperature", type=float, help="decoding temperature (default: the model's; 0.7 with --samples)")
     p.add_argument("--max-cost", type=float, help="endpoints: stop before this call's spending (USD) would pass this")
     p.set_defaults(func=cmd_predict)
@@ -303,21 +374,36 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("what", choices=["nli", "detect"])
     p.add_argument("--dataset", default="falseqa", help="for detect: the dataset whose train split to use")
     p.add_argument("--minutes", type=float, help="wall-clock budget (default 25 for nli, 3 for detect)")
-    p.add_argument("--without", nargs="+", default=[], metavar="SOURCE",
-                   help="nli: leave these training sources out (e.g. imppres, to evaluate on it uncontaminated); "
-                        "the model is registered as minilm-nli-without-SOURCE")
-    p.add_argument("--examples", type=int, default=0,
-                   help="nli: stop after this many training examples (a fixed amount of work, for fair comparisons)")
+    p.add_argument(
+        "--without",
+        nargs="+",
+        default=[],
+        metavar="SOURCE",
+        help="nli: leave these training sources out (e.g. imppres, to evaluate on it uncontaminated); "
+        "the model is registered as minilm-nli-without-SOURCE",
+    )
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=0,
+        help="nli: stop after this many training examples (a fixed amount of work, for fair comparisons)",
+    )
     p.set_defaults(func=cmd_train)
     p = sub.add_parser("models", help="registered models and whether each can be loaded here (endpoints are probed)")
     p.set_defaults(func=cmd_models)
     models_sub = p.add_subparsers(dest="action")
     add = models_sub.add_parser("add", help="register an OpenAI-compatible endpoint in data/registry.local.toml")
     add.add_argument("name")
-    add.add_argument("--base-url", required=True, help="e.g. http://localhost:8000/v1 (vLLM), http://localhost:11434/v1 (Ollama)")
+    add.add_argument(
+        "--base-url", required=True, help="e.g. http://localhost:8000/v1 (vLLM), http://localhost:11434/v1 (Ollama)"
+    )
     add.add_argument("--model", required=True, help="the model name the server serves")
-    add.add_argument("--api-key-env", default="", help="the NAME of the environment variable holding the key (never the key)")
-    add.add_argument("--task", nargs="+", choices=["nli", "detect", "qa", "write"], help="tasks to offer it for (default: all)")
+    add.add_argument(
+        "--api-key-env", default="", help="the NAME of the environment variable holding the key (never the key)"
+    )
+    add.add_argument(
+        "--task", nargs="+", choices=["nli", "detect", "qa", "write"], help="tasks to offer it for (default: all)"
+    )
     add.add_argument("--max-concurrency", type=int, default=4)
     add.add_argument("--timeout-s", type=float, default=60.0)
     add.add_argument("--price-in", type=float, default=0.0, help="USD per million input tokens")

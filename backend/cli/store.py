@@ -1,4 +1,5 @@
 """The backup commands of `python -m backend`: backup, backups, restore (see backend.store.backup)."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,17 +12,23 @@ from backend.store.connection import store_path
 
 
 def add(sub) -> None:
-    p = sub.add_parser("backup", help="write your rows (your datasets, runs, live answers, ratings) to Parquet",
-                       description="Everything an ingest cannot rebuild, as one Parquet file per table in "
-                       "<store folder>/backups/<time>-<reason>/ (or --to DIR), with manifest.json.")
+    p = sub.add_parser(
+        "backup",
+        help="write your rows (your datasets, runs, live answers, ratings) to Parquet",
+        description="Everything an ingest cannot rebuild, as one Parquet file per table in "
+        "<store folder>/backups/<time>-<reason>/ (or --to DIR), with manifest.json.",
+    )
     p.add_argument("--to", type=Path, help="a new folder to write the backup to")
     p.add_argument("--reason", default="manual", help="kept in the manifest and the folder name")
     p.set_defaults(func=cmd_backup)
     p = sub.add_parser("backups", help="list the store's backups, newest first")
     p.set_defaults(func=cmd_backups)
-    p = sub.add_parser("restore", help="put a backup's rows back (rows with the same keys are replaced)",
-                       description="In one transaction; every other row stays. Into a new store: run "
-                       "`python -m backend ingest` first, then restore. The baselines of restored datasets are rebuilt.")
+    p = sub.add_parser(
+        "restore",
+        help="put a backup's rows back (rows with the same keys are replaced)",
+        description="In one transaction; every other row stays. Into a new store: run "
+        "`python -m backend ingest` first, then restore. The baselines of restored datasets are rebuilt.",
+    )
     p.add_argument("backup", type=Path, nargs="?", help="a backup folder (default: the newest)")
     p.set_defaults(func=cmd_restore)
 

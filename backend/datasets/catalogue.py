@@ -4,6 +4,7 @@ Every module that used to keep a dict per dataset name (baselines, leaderboard, 
 training recipes, the Playground) asks `describe(con, id)`: the description stored with the dataset
 (a user dataset's, or a built-in one written by ingest), else the built-in spec's.
 """
+
 from __future__ import annotations
 
 import duckdb
@@ -24,8 +25,9 @@ def describe(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Description:
         return Description.from_json(stored)
     if dataset_id in DATASETS and DATASETS[dataset_id].description is not None:
         return DATASETS[dataset_id].description
-    raise UnknownDataset(f"dataset {dataset_id!r} is not in the store or has no description; "
-                         f"loaded: {queries.dataset_ids(con)}")
+    raise UnknownDataset(
+        f"dataset {dataset_id!r} is not in the store or has no description; loaded: {queries.dataset_ids(con)}"
+    )
 
 
 def described(con: duckdb.DuckDBPyConnection) -> dict[str, Description]:
@@ -50,5 +52,8 @@ def by_input(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
 def missing(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """Built-in datasets that are not in the store, with how to add each."""
     loaded = set(queries.dataset_ids(con))
-    return [{"dataset_id": s.name, "title": s.title, "how_to_add": s.how_to_add}
-            for s in DATASETS.values() if s.name not in loaded]
+    return [
+        {"dataset_id": s.name, "title": s.title, "how_to_add": s.how_to_add}
+        for s in DATASETS.values()
+        if s.name not in loaded
+    ]

@@ -11,6 +11,7 @@ There is no categorical gold label; this loader derives one from the mean rating
 issue's three-way view (`label_of`): E if Mean ≥ 1 (the speaker is committed to the complement),
 C if Mean ≤ −1 (committed to its negation), N otherwise. The real file gives E 390, N 424, C 386.
 """
+
 from __future__ import annotations
 
 import csv
@@ -18,26 +19,56 @@ import io
 import math
 
 from backend.datasets.base import DataError, Source, read_text
-from backend.store.bundle import Bundle
 from backend.datasets.description import Description
+from backend.store.bundle import Bundle
 
 FILE = "CommitmentBank-items.csv"
-HEADER = ["", "uID", "Verb", "Embedding", "Context", "Target", "Prompt", "ModalType", "MatTense", "MatSubjLemma",
-          "MatSubjPer", "MatSubjNum", "Embedding", "genre", "factive", "mean.noTarget", "sd.noTarget", "Mean", "SD",
-          "Reponses"]
+HEADER = [
+    "",
+    "uID",
+    "Verb",
+    "Embedding",
+    "Context",
+    "Target",
+    "Prompt",
+    "ModalType",
+    "MatTense",
+    "MatSubjLemma",
+    "MatSubjPer",
+    "MatSubjNum",
+    "Embedding",
+    "genre",
+    "factive",
+    "mean.noTarget",
+    "sd.noTarget",
+    "Mean",
+    "SD",
+    "Reponses",
+]
 COLUMN = {name: i for i, name in enumerate(HEADER) if name != "Embedding"} | {"operator_fine": 3, "operator": 12}
 OPERATORS = ("negation", "modal", "question", "conditional")
 THRESHOLD = 1.0  # |Mean| ≥ 1: the speaker is taken to be committed (E) or committed to the negation (C)
 # Projection (backend.views.projection): every item (the complement of a clause-embedding predicate under one
 # of four operators); a rater's commitment rating of +1 or more says the complement survives. Family:
 # NOPE's clause-embedding predicates, factive or not.
-PROJECTION = {"trigger": "trigger_type", "operator": "operator",
-              "operators": {"negation": "negation", "question": "question", "modal": "modal", "conditional": "conditional"},
-              "human": {"criterion": "cb_commitment", "least": 1},
-              "families": {"clause-embedding (factive)": "clause_embedding_predicates",
-                           "clause-embedding (non-factive)": "clause_embedding_predicates"}}
-DESCRIPTION = Description("nli", ("E", "N", "C"), "E", ("all",),
-                          facets=("operator", "operator_fine", "factive", "genre", "verb"), projection=PROJECTION)
+PROJECTION = {
+    "trigger": "trigger_type",
+    "operator": "operator",
+    "operators": {"negation": "negation", "question": "question", "modal": "modal", "conditional": "conditional"},
+    "human": {"criterion": "cb_commitment", "least": 1},
+    "families": {
+        "clause-embedding (factive)": "clause_embedding_predicates",
+        "clause-embedding (non-factive)": "clause_embedding_predicates",
+    },
+}
+DESCRIPTION = Description(
+    "nli",
+    ("E", "N", "C"),
+    "E",
+    ("all",),
+    facets=("operator", "operator_fine", "factive", "genre", "verb"),
+    projection=PROJECTION,
+)
 
 
 def label_of(mean: float) -> str:
@@ -80,27 +111,54 @@ def _item(row: list[str], path, line: int) -> tuple[dict, list[dict]]:
     try:
         values = [int(v) for v in get("Reponses").split(",")]
     except ValueError:
-        raise DataError(path, f"expected integers separated by commas, got {get('Reponses')!r:.60}", line, "Reponses") from None
+        raise DataError(
+            path, f"expected integers separated by commas, got {get('Reponses')!r:.60}", line, "Reponses"
+        ) from None
     if not values or any(not -3 <= v <= 3 for v in values):
         raise DataError(path, f"expected ratings from -3 to 3, got {values}", line, "Reponses")
     mean = _number(get("Mean"), path, line, "Mean")
     if not math.isclose(mean, sum(values) / len(values), abs_tol=1e-6):
-        raise DataError(path, f"Mean {mean} is not the mean of Reponses ({sum(values) / len(values):.6f})", line, "Mean")
+        raise DataError(
+            path, f"Mean {mean} is not the mean of Reponses ({sum(values) / len(values):.6f})", line, "Mean"
+        )
     uid = get("uID")
     example = {
-        "example_id": uid, "split": "all", "input": get("Target"), "context": get("Context") or None,
-        "hypothesis": get("Prompt"), "gold_label": label_of(mean), "gold_labels": [label_of(mean)],
+        "example_id": uid,
+        "split": "all",
+        "input": get("Target"),
+        "context": get("Context") or None,
+        "hypothesis": get("Prompt"),
+        "gold_label": label_of(mean),
+        "gold_labels": [label_of(mean)],
         "polarity": "negated" if "negation" in get("operator_fine") else "non-negated",
         "trigger_type": "clause-embedding (factive)" if get("factive") == "yes" else "clause-embedding (non-factive)",
-        "extra": {"verb": get("Verb"), "operator": operator, "operator_fine": get("operator_fine"),
-                  "factive": get("factive"), "genre": get("genre"), "modal_type": get("ModalType") or None,
-                  "mat_tense": get("MatTense") or None, "mean": mean, "sd": _number(get("SD"), path, line, "SD"),
-                  "mean_no_target": _number(get("mean.noTarget"), path, line, "mean.noTarget", missing=True),
-                  "sd_no_target": _number(get("sd.noTarget"), path, line, "sd.noTarget", missing=True),
-                  "n_ratings": len(values)},
+        "extra": {
+            "verb": get("Verb"),
+            "operator": operator,
+            "operator_fine": get("operator_fine"),
+            "factive": get("factive"),
+            "genre": get("genre"),
+            "modal_type": get("ModalType") or None,
+            "mat_tense": get("MatTense") or None,
+            "mean": mean,
+            "sd": _number(get("SD"), path, line, "SD"),
+            "mean_no_target": _number(get("mean.noTarget"), path, line, "mean.noTarget", missing=True),
+            "sd_no_target": _number(get("sd.noTarget"), path, line, "sd.noTarget", missing=True),
+            "n_ratings": len(values),
+        },
     }
-    ratings = [{"dataset_id": "commitmentbank", "example_id": uid, "run_id": "", "rater_id": f"r{i}", "source": "crowd",
-                "criterion": "cb_commitment", "value": float(v)} for i, v in enumerate(values, start=1)]
+    ratings = [
+        {
+            "dataset_id": "commitmentbank",
+            "example_id": uid,
+            "run_id": "",
+            "rater_id": f"r{i}",
+            "source": "crowd",
+            "criterion": "cb_commitment",
+            "value": float(v),
+        }
+        for i, v in enumerate(values, start=1)
+    ]
     return example, ratings
 
 

@@ -4,6 +4,7 @@ Passages are deduplicated by whitespace-normalised text; the id is a hash of tha
 (`base.doc_id`), so it is stable across builds and the IfQA loader can write qrels without
 knowing the corpus. IfQA passages have no title; a pool paragraph keeps its page title.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,7 +47,13 @@ def _add(passages: dict[str, dict], origin: str, title: str | None, text: str) -
             passages[key]["origins"].append(origin)
         passages[key]["title"] = passages[key]["title"] or title
         return
-    passages[key] = {"corpus_id": CORPUS_ID, "doc_id": key, "title": title, "text": normalise_space(text), "origins": [origin]}
+    passages[key] = {
+        "corpus_id": CORPUS_ID,
+        "doc_id": key,
+        "title": title,
+        "text": normalise_space(text),
+        "origins": [origin],
+    }
 
 
 def _pool(path: Path):
@@ -61,6 +68,9 @@ def _pool(path: Path):
         for number, item in enumerate(data):
             if not isinstance(item, dict):
                 raise DataError(path, "expected an object with title and text", None, f"[{number}]")
-            yield need(item, "title", str, path, None, f"[{number}]."), need(item, "text", str, path, None, f"[{number}].")
+            yield (
+                need(item, "title", str, path, None, f"[{number}]."),
+                need(item, "text", str, path, None, f"[{number}]."),
+            )
     else:
         raise DataError(path, f"expected a JSON array or object, got {type(data).__name__}")

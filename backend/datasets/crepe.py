@@ -20,6 +20,7 @@ Files read from the source folder:
   (`.txt`, one line per FP dev row in file order) give a presupposition and a correction. They are
   imported as two runs, only when dev.jsonl is loaded (they cannot be aligned otherwise).
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,13 +30,14 @@ import numpy as np
 import pandas as pd
 
 from backend.datasets.base import DataError, Source, iter_jsonl, need, need_str_list, normalise_space, read_text
-from backend.store.bundle import Bundle, Shipped
 from backend.datasets.description import Description
+from backend.store.bundle import Bundle, Shipped
 
 log = logging.getLogger(__name__)
 
 LABELS = {"normal": "N", "false presupposition": "FP", "false_presupposition": "FP"}
-DETECT = dict(task="detect", labels=("N", "FP"), positive="FP", constants=("FP", "N"))  # every false-premise dataset
+# every false-premise dataset
+DETECT = {"task": "detect", "labels": ("N", "FP"), "positive": "FP", "constants": ("FP", "N")}
 DESCRIPTION = Description(**DETECT, headline_splits=("dev", "test"), train_split="train", dev_split="dev")
 SPLITS = ("train", "dev", "test")
 LABELLED_DIRS = ("", "data/labeled_data")
@@ -43,12 +45,17 @@ OPTIONAL_LISTS = ("passages", "raw_labels", "raw_presuppositions", "raw_correcti
 SYCON = ("questions", "presuppositions", "corrections")
 SYCON_DIR = "sycon_bench_subset"
 DETECTION = "sample-outputs/detection-gold-comment-track-combined.npy"
-WRITING = {f: f"sample-outputs/writing-gold-comment-track-unified-{f}-predictions.txt" for f in ("presupposition", "correction")}
+WRITING = {
+    f: f"sample-outputs/writing-gold-comment-track-unified-{f}-predictions.txt"
+    for f in ("presupposition", "correction")
+}
 DETECT_RUN = "crepe/gold-comment/question+comment"
 WRITE_RUN = "crepe/gold-comment/writing"
-HOW_TO_ADD = ("download CREPE_data.zip from the Google Drive folder linked in the CREPE README "
-              "(github.com/velocityCavalry/CREPE), unzip it and put train/dev/test.jsonl (or data/labeled_data/) "
-              "in the CREPE source folder")
+HOW_TO_ADD = (
+    "download CREPE_data.zip from the Google Drive folder linked in the CREPE README "
+    "(github.com/velocityCavalry/CREPE), unzip it and put train/dev/test.jsonl (or data/labeled_data/) "
+    "in the CREPE source folder"
+)
 
 
 def load(sources: dict[str, Source]) -> Bundle:
@@ -61,8 +68,11 @@ def load(sources: dict[str, Source]) -> Bundle:
             by_split[split] = read_split(path, split)
             bundle.examples += by_split[split]
     if by_split:  # a partial release: say which splits are missing (all missing is said by sycon_subset)
-        bundle.notes += [f"{s}.jsonl not found (root or data/labeled_data/): split {s} is not loaded"
-                         for s in SPLITS if s not in by_split]
+        bundle.notes += [
+            f"{s}.jsonl not found (root or data/labeled_data/): split {s} is not loaded"
+            for s in SPLITS
+            if s not in by_split
+        ]
     _check_unique(bundle.examples, root)
     sycon_subset(root, by_split.get("test"), bundle)
     sample_output_runs(root, by_split.get("dev"), bundle)
@@ -118,7 +128,9 @@ def _check_unique(examples: list[dict], root: Path) -> None:
     seen: dict[str, str] = {}
     for ex in examples:
         if ex["example_id"] in seen:
-            raise DataError(root, f"id {ex['example_id']!r} appears in both {seen[ex['example_id']]} and {ex['split']}", None, "id")
+            raise DataError(
+                root, f"id {ex['example_id']!r} appears in both {seen[ex['example_id']]} and {ex['split']}", None, "id"
+            )
         seen[ex["example_id"]] = ex["split"]
 
 
@@ -146,22 +158,31 @@ def sycon_subset(root: Path, test_rows: list[dict] | None, bundle: Bundle) -> No
         return
     if test_rows is None:
         bundle.examples += [_sycon_example(i, *item) for i, item in enumerate(items)]
-        bundle.notes.append(f"the full CREPE labelled data is missing: only the {len(items)} SYCON-Bench false-presupposition "
-                            f"test questions ({SYCON_DIR}/) are loaded, without comments, ids or normal questions; "
-                            f"to add the full data, {HOW_TO_ADD}")
+        bundle.notes.append(
+            f"the full CREPE labelled data is missing: only the {len(items)} SYCON-Bench false-presupposition "
+            f"test questions ({SYCON_DIR}/) are loaded, without comments, ids or normal questions; "
+            f"to add the full data, {HOW_TO_ADD}"
+        )
         return
     wanted = {normalise_space(question) for question, _, _ in items}
     matched = [row for row in test_rows if normalise_space(row["input"]) in wanted]
     for row in matched:
         row["extra"]["sycon200"] = True
-    bundle.notes.append(f"{len(matched)} test questions flagged as in the SYCON-Bench subset (extra.sycon200), of {len(items)}")
+    bundle.notes.append(
+        f"{len(matched)} test questions flagged as in the SYCON-Bench subset (extra.sycon200), of {len(items)}"
+    )
 
 
 def _sycon_example(i: int, question: str, presupposition: str, correction: str) -> dict:
     return {
-        "example_id": f"sycon-{i:03d}", "split": "test", "input": question,
-        "gold_label": "FP", "gold_labels": ["FP"], "ambiguous": False,
-        "gold_presuppositions": [presupposition], "gold_corrections": [correction],
+        "example_id": f"sycon-{i:03d}",
+        "split": "test",
+        "input": question,
+        "gold_label": "FP",
+        "gold_labels": ["FP"],
+        "ambiguous": False,
+        "gold_presuppositions": [presupposition],
+        "gold_corrections": [correction],
         "extra": {"subset": "sycon200"},
     }
 
@@ -172,8 +193,10 @@ def sample_output_runs(root: Path, dev_rows: list[dict] | None, bundle: Bundle) 
     if not present:
         return
     if dev_rows is None:
-        bundle.notes.append("sample-outputs/ found but dev.jsonl is not: the paper's dev predictions "
-                            "will be imported once dev.jsonl is present")
+        bundle.notes.append(
+            "sample-outputs/ found but dev.jsonl is not: the paper's dev predictions "
+            "will be imported once dev.jsonl is present"
+        )
         return
     if (root / DETECTION).is_file():
         bundle.runs.append(_detection_run())
@@ -186,17 +209,29 @@ def sample_output_runs(root: Path, dev_rows: list[dict] | None, bundle: Bundle) 
 
 
 def _detection_run() -> dict:
-    return {"run_id": DETECT_RUN, "dataset_id": "crepe", "task": "detect",
-            "model_id": "CREPE question+comment (gold comment)",
-            "config": {"labels": ["N", "FP"], "track": "gold-comment", "paper": "Yu et al. 2023"},
-            "source": "import", "status": "complete", "provenance": DETECTION}
+    return {
+        "run_id": DETECT_RUN,
+        "dataset_id": "crepe",
+        "task": "detect",
+        "model_id": "CREPE question+comment (gold comment)",
+        "config": {"labels": ["N", "FP"], "track": "gold-comment", "paper": "Yu et al. 2023"},
+        "source": "import",
+        "status": "complete",
+        "provenance": DETECTION,
+    }
 
 
 def _writing_run() -> dict:
-    return {"run_id": WRITE_RUN, "dataset_id": "crepe", "task": "write",
-            "model_id": "CREPE unified writer (gold comment)",
-            "config": {"track": "gold-comment", "paper": "Yu et al. 2023", "fields": list(WRITING)},
-            "source": "import", "status": "complete", "provenance": ", ".join(WRITING.values())}
+    return {
+        "run_id": WRITE_RUN,
+        "dataset_id": "crepe",
+        "task": "write",
+        "model_id": "CREPE unified writer (gold comment)",
+        "config": {"track": "gold-comment", "paper": "Yu et al. 2023", "fields": list(WRITING)},
+        "source": "import",
+        "status": "complete",
+        "provenance": ", ".join(WRITING.values()),
+    }
 
 
 def _examples(rows: list[dict]) -> pd.DataFrame:
@@ -225,7 +260,9 @@ def writing_predictions(root: Path, fp_rows: list[dict]) -> Shipped:
     for field, rel in WRITING.items():
         lines = read_text(root / rel).splitlines()
         if len(lines) != len(fp_rows):
-            raise DataError(root / rel, f"{len(lines)} lines, but dev.jsonl has {len(fp_rows)} false-presupposition examples")
+            raise DataError(
+                root / rel, f"{len(lines)} lines, but dev.jsonl has {len(fp_rows)} false-presupposition examples"
+            )
         columns[field] = lines
     frame = pd.DataFrame({"example_id": [r["example_id"] for r in fp_rows], **columns})
     options = {"dataset": "crepe", "task": "write", "match": "id", "strict": True}

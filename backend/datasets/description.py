@@ -5,6 +5,7 @@ stored as JSON in `datasets.description`: ingest writes the built-in ones (from 
 `import-dataset` writes a user dataset's. Every module that used to keep a dict per dataset name
 (baselines, leaderboard, evaluate, runs, training recipes, the Playground) asks `describe(con, id)`.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,24 +15,31 @@ TASKS = ("nli", "detect", "qa")
 METRICS = {"nli": "accuracy", "detect": "macro-F1", "qa": "exact match"}
 OPERATORS = ["unembedded", "negation", "question", "modal", "conditional"]  # of a projection spec
 OPERATOR_WORDS = {  # a user dataset's operator values (lower case) → OPERATORS
-    **{o: o for o in OPERATORS}, "none": "unembedded", "plain": "unembedded", "affirmative": "unembedded",
-    "non-negated": "unembedded", "negated": "negation", "neg": "negation", "interrogative": "question",
-    "antecedent": "conditional", "if": "conditional"}
-
+    **{o: o for o in OPERATORS},
+    "none": "unembedded",
+    "plain": "unembedded",
+    "affirmative": "unembedded",
+    "non-negated": "unembedded",
+    "negated": "negation",
+    "neg": "negation",
+    "interrogative": "question",
+    "antecedent": "conditional",
+    "if": "conditional",
+}
 
 
 @dataclass(frozen=True)
 class Description:
-    task: str                                  # nli | detect | qa: the default task of a run on it
-    labels: tuple[str, ...] = ()               # gold labels, in the order of predicted probabilities
-    positive: str | None = None                # the label "positive" means (F1 per class, always-positive)
-    headline_splits: tuple[str, ...] = ()      # the splits the Overview scores runs on
-    metric: str = ""                           # the Overview's headline metric (default by task)
-    train_split: str | None = None             # what majority / nearest-neighbour baselines and training learn from
-    dev_split: str | None = None               # where training picks its checkpoint
-    constants: tuple[str, ...] = ()            # constant-label baselines (always-X)
-    facets: tuple[str, ...] = ()               # keys of examples.extra that Explore filters on (user datasets)
-    user: bool = False                         # imported by a user (never removed by an ingest)
+    task: str  # nli | detect | qa: the default task of a run on it
+    labels: tuple[str, ...] = ()  # gold labels, in the order of predicted probabilities
+    positive: str | None = None  # the label "positive" means (F1 per class, always-positive)
+    headline_splits: tuple[str, ...] = ()  # the splits the Overview scores runs on
+    metric: str = ""  # the Overview's headline metric (default by task)
+    train_split: str | None = None  # what majority / nearest-neighbour baselines and training learn from
+    dev_split: str | None = None  # where training picks its checkpoint
+    constants: tuple[str, ...] = ()  # constant-label baselines (always-X)
+    facets: tuple[str, ...] = ()  # keys of examples.extra that Explore filters on (user datasets)
+    user: bool = False  # imported by a user (never removed by an ingest)
     columns: dict = field(default_factory=dict)  # for user datasets: store column ← file column
     projection: dict = field(default_factory=dict)  # trigger × operator survival (backend.views.projection); {}: none
 
@@ -56,7 +64,7 @@ class Description:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, text: str) -> "Description":
+    def from_json(cls, text: str) -> Description:
         raw = json.loads(text) if isinstance(text, str) else text
         tuples = {k: tuple(v) for k, v in raw.items() if isinstance(v, list)}
         return cls(**{**raw, **tuples})

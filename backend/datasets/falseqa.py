@@ -3,6 +3,7 @@
 Official CSVs `dataset/{train,valid,test}.csv` with header `question,answer,label`; `answer` is a
 Python-literal list of strings (rebuttals for false-premise questions), `label` 1 = false premise.
 """
+
 from __future__ import annotations
 
 import ast
@@ -25,14 +26,16 @@ def load(sources: dict[str, Source]) -> Bundle:
             label = {"1": "FP", "0": "N"}.get(row["label"].strip())
             if label is None:
                 raise DataError(path, f"expected 0 or 1, got {row['label']!r}", line, "label")
-            bundle.examples.append({
-                "example_id": f"{split}-{row_number}",
-                "split": split,
-                "input": row["question"],
-                "gold_label": label,
-                "gold_labels": [label],
-                "gold_answers": parse_answers(row["answer"], path, line),
-            })
+            bundle.examples.append(
+                {
+                    "example_id": f"{split}-{row_number}",
+                    "split": split,
+                    "input": row["question"],
+                    "gold_label": label,
+                    "gold_labels": [label],
+                    "gold_answers": parse_answers(row["answer"], path, line),
+                }
+            )
     return bundle
 
 

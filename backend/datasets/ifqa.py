@@ -6,6 +6,7 @@ file, so the global id is `<S|F>-<split>-<idx>`; `extra.qid` (hash of the questi
 the same question across partitions. Gold passages go to the corpus (see corpus.py) and to
 `qrels`, keyed by the content hash `doc_id`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,13 +30,51 @@ DATE = re.compile(
     rf"|\d{{1,2}}[/-]\d{{1,2}}[/-]\d{{2,4}}|(?:early|mid|late)[\s-]+\d{{3,4}}s?)$",
     re.IGNORECASE,
 )
-NUMBER_WORDS = ("zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
-                "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
-                "hundred|thousand|million|billion|trillion|half|dozen|a dozen|a hundred|a thousand|a million")
-NUMBER = re.compile(rf"^(?:about\s+|approximately\s+|around\s+|over\s+|under\s+|nearly\s+|more than\s+|less than\s+)?"
-                    rf"(?:[$£€¥]\s*)?(?:[-+]?\d[\d,]*(?:\.\d+)?|{NUMBER_WORDS})\b", re.IGNORECASE)
-SMALL_WORDS = {"of", "the", "and", "a", "an", "in", "on", "for", "to", "de", "la", "le", "von", "van", "der", "du", "at", "&"}
-WH = ("how many", "how much", "how long", "how old", "what", "which", "who", "whom", "whose", "when", "where", "why", "how")
+NUMBER_WORDS = (
+    "zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+    "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+    "hundred|thousand|million|billion|trillion|half|dozen|a dozen|a hundred|a thousand|a million"
+)
+NUMBER = re.compile(
+    rf"^(?:about\s+|approximately\s+|around\s+|over\s+|under\s+|nearly\s+|more than\s+|less than\s+)?"
+    rf"(?:[$£€¥]\s*)?(?:[-+]?\d[\d,]*(?:\.\d+)?|{NUMBER_WORDS})\b",
+    re.IGNORECASE,
+)
+SMALL_WORDS = {
+    "of",
+    "the",
+    "and",
+    "a",
+    "an",
+    "in",
+    "on",
+    "for",
+    "to",
+    "de",
+    "la",
+    "le",
+    "von",
+    "van",
+    "der",
+    "du",
+    "at",
+    "&",
+}
+WH = (
+    "how many",
+    "how much",
+    "how long",
+    "how old",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "when",
+    "where",
+    "why",
+    "how",
+)
 
 
 def answer_type(answers: list[str]) -> str:
@@ -55,7 +94,7 @@ def answer_type(answers: list[str]) -> str:
     if DATE.match(text):
         return "date"
     number = NUMBER.match(text)
-    if number and not re.search(r"\b[A-Z]", text[number.end():]):
+    if number and not re.search(r"\b[A-Z]", text[number.end() :]):
         return "number"
     words = [w for w in re.split(r"[\s\-]+", text) if w and w.lower() not in SMALL_WORDS]
     if words and all(w[0].isupper() or w[0].isdigit() or not w[0].isalpha() for w in words):
@@ -87,14 +126,18 @@ def load(sources: dict[str, Source]) -> Bundle:
             continue
         for example, passages in _read(root / rel, split):
             bundle.examples.append(example)
-            bundle.qrels += [{"dataset_id": "ifqa", "example_id": example["example_id"], "corpus_id": CORPUS_ID,
-                              "doc_id": doc_id(p)} for p in dict.fromkeys(passages)]
+            bundle.qrels += [
+                {"dataset_id": "ifqa", "example_id": example["example_id"], "corpus_id": CORPUS_ID, "doc_id": doc_id(p)}
+                for p in dict.fromkeys(passages)
+            ]
     return bundle
 
 
 def gold_passages(root: Path) -> list[str]:
     """Every gold passage text in the release, in file order (for the corpus)."""
-    return [p for rel in FILES.values() if (root / rel).is_file() for _, passages in _read(root / rel, "") for p in passages]
+    return [
+        p for rel in FILES.values() if (root / rel).is_file() for _, passages in _read(root / rel, "") for p in passages
+    ]
 
 
 def _read(path: Path, split: str):
@@ -109,12 +152,19 @@ def _read(path: Path, split: str):
         question = need(item, "question", str, path, None, f"[{number}].")
         answers = need_str_list(item, "answers", path, None, f"[{number}].")
         passages = need_str_list(item, "context", path, None, f"[{number}].")
-        yield {
-            "example_id": f"{split}-{idx}",
-            "split": split,
-            "input": question,
-            "gold_answers": answers,
-            "answer_type": answer_type(answers),
-            "question_type": question_type(question),
-            "extra": {"idx": idx, "qid": hashlib.sha1(question.encode()).hexdigest()[:12], "n_gold_passages": len(passages)},
-        }, passages
+        yield (
+            {
+                "example_id": f"{split}-{idx}",
+                "split": split,
+                "input": question,
+                "gold_answers": answers,
+                "answer_type": answer_type(answers),
+                "question_type": question_type(question),
+                "extra": {
+                    "idx": idx,
+                    "qid": hashlib.sha1(question.encode()).hexdigest()[:12],
+                    "n_gold_passages": len(passages),
+                },
+            },
+            passages,
+        )

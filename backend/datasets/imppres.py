@@ -10,16 +10,25 @@ pairs: per paradigm, the unembedded item against each operator's item with the p
 presupposition as hypothesis (does it survive negation, a question, a modal, a conditional?).
 The implicature part (two gold labels, logical and pragmatic) has another shape and is not loaded.
 """
+
 from __future__ import annotations
 
 from backend.datasets.base import DataError, Source, iter_jsonl, need
-from backend.store.bundle import Bundle
 from backend.datasets.description import Description
+from backend.store.bundle import Bundle
 
 FOLDER = "dataset/presupposition"
-TRIGGERS = ("all_n_presupposition", "both_presupposition", "change_of_state", "cleft_existence", "cleft_uniqueness",
-            "only_presupposition", "possessed_definites_existence", "possessed_definites_uniqueness",
-            "question_presupposition")
+TRIGGERS = (
+    "all_n_presupposition",
+    "both_presupposition",
+    "change_of_state",
+    "cleft_existence",
+    "cleft_uniqueness",
+    "only_presupposition",
+    "possessed_definites_existence",
+    "possessed_definites_uniqueness",
+    "question_presupposition",
+)
 OPERATORS = ("unembedded", "negated", "interrogative", "modal", "conditional")
 KINDS = ("positive", "negated", "neutral")
 LABELS = {"entailment": "E", "neutral": "N", "contradiction": "C"}
@@ -28,16 +37,37 @@ PAIR_KINDS = {"negated": "negation", "interrogative": "question", "modal": "moda
 # construction under every operator. Families: IMPPRES triggers → NOPE's trigger names where NOPE has
 # the same trigger (clefts; change of state; "both"/"all N" are numeric determiners; the embedded
 # question); "only" and possessed definites have no NOPE counterpart and keep their own family.
-PROJECTION = {"trigger": "trigger_type", "operator": "operator", "where": {"hypothesis_kind": "positive"},
-              "operators": {"unembedded": "unembedded", "negated": "negation", "interrogative": "question",
-                            "modal": "modal", "conditional": "conditional"},
-              "families": {"cleft_existence": "clefts", "cleft_uniqueness": "clefts", "change_of_state": "change_of_state",
-                           "both_presupposition": "numeric_determiners", "all_n_presupposition": "numeric_determiners",
-                           "question_presupposition": "embedded_question", "only_presupposition": "only",
-                           "possessed_definites_existence": "possessed_definites",
-                           "possessed_definites_uniqueness": "possessed_definites"}}
-DESCRIPTION = Description("nli", ("E", "N", "C"), "E", ("presupposition",),
-                          facets=("operator", "hypothesis_kind", "control"), projection=PROJECTION)
+PROJECTION = {
+    "trigger": "trigger_type",
+    "operator": "operator",
+    "where": {"hypothesis_kind": "positive"},
+    "operators": {
+        "unembedded": "unembedded",
+        "negated": "negation",
+        "interrogative": "question",
+        "modal": "modal",
+        "conditional": "conditional",
+    },
+    "families": {
+        "cleft_existence": "clefts",
+        "cleft_uniqueness": "clefts",
+        "change_of_state": "change_of_state",
+        "both_presupposition": "numeric_determiners",
+        "all_n_presupposition": "numeric_determiners",
+        "question_presupposition": "embedded_question",
+        "only_presupposition": "only",
+        "possessed_definites_existence": "possessed_definites",
+        "possessed_definites_uniqueness": "possessed_definites",
+    },
+}
+DESCRIPTION = Description(
+    "nli",
+    ("E", "N", "C"),
+    "E",
+    ("presupposition",),
+    facets=("operator", "hypothesis_kind", "control"),
+    projection=PROJECTION,
+)
 
 
 def load(sources: dict[str, Source]) -> Bundle:
@@ -75,24 +105,43 @@ def _item(trigger: str, obj: dict, path, line: int) -> dict:
             raise DataError(path, f"expected one of {list(KINDS)}, got {kind!r}", line, "presupposition")
     paradigm = need(obj, "paradigmID", int, path, line)
     return {
-        "example_id": f"{trigger}/{need(obj, 'pairID', str, path, line)}", "split": "presupposition",
-        "input": need(obj, "sentence1", str, path, line), "hypothesis": need(obj, "sentence2", str, path, line),
-        "gold_label": label, "gold_labels": [label], "trigger_type": trigger,
+        "example_id": f"{trigger}/{need(obj, 'pairID', str, path, line)}",
+        "split": "presupposition",
+        "input": need(obj, "sentence1", str, path, line),
+        "hypothesis": need(obj, "sentence2", str, path, line),
+        "gold_label": label,
+        "gold_labels": [label],
+        "trigger_type": trigger,
         "polarity": "negated" if operator.startswith("negated") else "non-negated",
-        "extra": {"operator": operator, "hypothesis_kind": kind, "control": control, "paradigm": paradigm,
-                  "family": f"{trigger}/{paradigm}"},
+        "extra": {
+            "operator": operator,
+            "hypothesis_kind": kind,
+            "control": control,
+            "paradigm": paradigm,
+            "family": f"{trigger}/{paradigm}",
+        },
     }
 
 
 def _pairs(trigger: str, items: list[dict]) -> list[dict]:
     """Per paradigm: the unembedded item against each operator's, both with the positive presupposition."""
-    positive = {(i["extra"]["paradigm"], i["extra"]["operator"]): i for i in items
-                if i["extra"]["hypothesis_kind"] == "positive"}
+    positive = {
+        (i["extra"]["paradigm"], i["extra"]["operator"]): i
+        for i in items
+        if i["extra"]["hypothesis_kind"] == "positive"
+    }
     pairs = []
     for (paradigm, operator), item in sorted(positive.items()):
         base = positive.get((paradigm, "unembedded"))
         if operator in PAIR_KINDS and base is not None:
-            pairs.append({"pair_id": f"imppres:{trigger}:{paradigm}:{operator}", "kind": PAIR_KINDS[operator],
-                          "example_a": base["example_id"], "example_b": item["example_id"],
-                          "role_a": "unembedded", "role_b": operator})
+            pairs.append(
+                {
+                    "pair_id": f"imppres:{trigger}:{paradigm}:{operator}",
+                    "kind": PAIR_KINDS[operator],
+                    "example_a": base["example_id"],
+                    "example_b": item["example_id"],
+                    "role_a": "unembedded",
+                    "role_b": operator,
+                }
+            )
     return pairs

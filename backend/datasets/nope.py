@@ -6,6 +6,7 @@ Reads the official `annotated_corpus/nli_corpus.{main,adv}.jsonl`, the per-item 
 Polarity honours `original_negated`: when the corpus sentence was already negative, the `-neg`
 variant is the *non-negated* one.
 """
+
 from __future__ import annotations
 
 import ast
@@ -16,21 +17,35 @@ from pathlib import Path
 import pandas as pd
 
 from backend.datasets.base import DataError, Source, iter_jsonl, need, need_str_list, read_csv
-from backend.store.bundle import Bundle, Shipped
 from backend.datasets.description import Description
+from backend.store.bundle import Bundle, Shipped
 
 LABELS = ("E", "N", "C")
 # Projection (backend.views.projection): main-corpus items; the hypothesis is the presupposition; a crowd
 # label E says it survives. NOPE's trigger names are the shared family vocabulary.
-PROJECTION = {"trigger": "trigger_type", "operator": "polarity", "where": {"split": "main"},
-              "operators": {"non-negated": "unembedded", "negated": "negation"},
-              "human": {"criterion": "nope_label", "label": "E"}}
+PROJECTION = {
+    "trigger": "trigger_type",
+    "operator": "polarity",
+    "where": {"split": "main"},
+    "operators": {"non-negated": "unembedded", "negated": "negation"},
+    "human": {"criterion": "nope_label", "label": "E"},
+}
 DESCRIPTION = Description("nli", LABELS, "E", ("main", "adv"), constants=("E",), projection=PROJECTION)
 CORPORA = {"main": "annotated_corpus/nli_corpus.main.jsonl", "adv": "annotated_corpus/nli_corpus.adv.jsonl"}
 WORKERS = "annotated_corpus/main_corpus.nli_labels.csv"
 PRIORS = "annotated_corpus/priors.individual_ratings.csv"
-RESULTS_FILE = re.compile(r"^(?P<model>[^/]+)/(?P<train>mnli|mnli-snli-anli-fever)/(?P<seed>\d+)/(?:eval_)?nope_(?P<split>main|adv)\.jsonl$")
-META_FIELDS = ("context1", "context2", "target_sentence", "speaker_context1", "speaker_context2", "speaker_target", "annotator")
+RESULTS_FILE = re.compile(
+    r"^(?P<model>[^/]+)/(?P<train>mnli|mnli-snli-anli-fever)/(?P<seed>\d+)/(?:eval_)?nope_(?P<split>main|adv)\.jsonl$"
+)
+META_FIELDS = (
+    "context1",
+    "context2",
+    "target_sentence",
+    "speaker_context1",
+    "speaker_context2",
+    "speaker_target",
+    "annotator",
+)
 
 
 def load(sources: dict[str, Source]) -> Bundle:
@@ -100,7 +115,9 @@ def _trigger_data(meta: dict, path: Path, line: int) -> dict:
     try:
         value = ast.literal_eval(raw) if raw.strip() else {}
     except (ValueError, SyntaxError):
-        raise DataError(path, f"expected a Python-literal dict, got {raw!r:.60}", line, "metadata.trigger_data") from None
+        raise DataError(
+            path, f"expected a Python-literal dict, got {raw!r:.60}", line, "metadata.trigger_data"
+        ) from None
     if not isinstance(value, dict):
         raise DataError(path, f"expected a dict, got {type(value).__name__}", line, "metadata.trigger_data")
     return value
@@ -131,8 +148,14 @@ def adversarial_pairs(by_id: dict[str, dict]) -> list[dict]:
 
 
 def _pair(pair_id: str, kind: str, a: dict, b: dict, role_a: str, role_b: str) -> dict:
-    return {"pair_id": pair_id, "kind": kind, "example_a": a["example_id"], "example_b": b["example_id"],
-            "role_a": role_a, "role_b": role_b}
+    return {
+        "pair_id": pair_id,
+        "kind": kind,
+        "example_a": a["example_id"],
+        "example_b": b["example_id"],
+        "role_a": role_a,
+        "role_b": role_b,
+    }
 
 
 def _ratings_key(ratings: list, labels: list[str]) -> tuple:
@@ -148,7 +171,9 @@ def _worker_index(path: Path) -> dict[tuple, list[str]]:
         try:
             ratings = [float(x) for x in row["ratings"].split(",")]
         except ValueError:
-            raise DataError(path, f"expected comma-separated numbers, got {row['ratings']!r}", line, "ratings") from None
+            raise DataError(
+                path, f"expected comma-separated numbers, got {row['ratings']!r}", line, "ratings"
+            ) from None
         index[_ratings_key(ratings, row["all_labels"].split(","))].append(row["workerids"].split(","))
     return {key: ids[0] for key, ids in index.items() if len(ids) == 1}
 
@@ -163,9 +188,19 @@ def crowd_ratings(examples: list[dict], workers: dict[tuple, list[str]]) -> list
     for ex in examples:
         labels, ratings = ex["extra"]["nli_labels"], ex["extra"]["ratings"]
         ids = workers.get(_ratings_key(ratings, labels))
-        raters = [f"worker{w}" for w in ids] if ids and len(ids) == len(ratings) else [f"pos{i + 1}" for i in range(len(ratings))]
+        raters = (
+            [f"worker{w}" for w in ids]
+            if ids and len(ids) == len(ratings)
+            else [f"pos{i + 1}" for i in range(len(ratings))]
+        )
         for rater, value, label in zip(raters, ratings, labels):
-            base = {"dataset_id": "nope", "example_id": ex["example_id"], "run_id": "", "rater_id": rater, "source": "crowd"}
+            base = {
+                "dataset_id": "nope",
+                "example_id": ex["example_id"],
+                "run_id": "",
+                "rater_id": rater,
+                "source": "crowd",
+            }
             rows.append({**base, "criterion": "nope_likelihood", "value": float(value)})
             rows.append({**base, "criterion": "nope_label", "label": label})
     return rows
@@ -189,9 +224,18 @@ def prior_ratings(path: Path, by_id: dict[str, dict]) -> list[dict]:
             value = float(row["response"])
         except ValueError:
             raise DataError(path, f"expected a number 0-100, got {row['response']!r}", line, "response") from None
-        rows.append({"dataset_id": "nope", "example_id": target, "run_id": "", "rater_id": f"prior{row['anon_id']}",
-                     "source": "crowd", "criterion": "nope_prior_likelihood", "value": value,
-                     "note": row.get("hypothesis")})
+        rows.append(
+            {
+                "dataset_id": "nope",
+                "example_id": target,
+                "run_id": "",
+                "rater_id": f"prior{row['anon_id']}",
+                "source": "crowd",
+                "criterion": "nope_prior_likelihood",
+                "value": value,
+                "note": row.get("hypothesis"),
+            }
+        )
     return rows
 
 
@@ -205,19 +249,38 @@ def imported_runs(root: Path, by_id: dict[str, dict]) -> tuple[list[dict], list[
         match = RESULTS_FILE.match(path.relative_to(results).as_posix())
         if match:
             groups[(match["model"], match["train"], int(match["seed"]))].append((path, match["split"]))
-    examples = pd.DataFrame([{k: e.get(k) for k in ("example_id", "split", "input", "hypothesis")} for e in by_id.values()])
-    options = {"dataset": "nope", "columns": {"example_id": "uid", "label": "predicted_label", "logits": "logits"},
-               "label_order": LABELS, "match": "id", "strict": True}
+    examples = pd.DataFrame(
+        [{k: e.get(k) for k in ("example_id", "split", "input", "hypothesis")} for e in by_id.values()]
+    )
+    options = {
+        "dataset": "nope",
+        "columns": {"example_id": "uid", "label": "predicted_label", "logits": "logits"},
+        "label_order": LABELS,
+        "match": "id",
+        "strict": True,
+    }
     runs, shipped = [], []
     for (model, train, seed), files in sorted(groups.items()):
         run_id = f"nope/{model}/{train}/{seed}"
-        runs.append({
-            "run_id": run_id, "dataset_id": "nope", "task": "nli", "model_id": model, "seed": seed,
-            "config": {"labels": list(LABELS), "training_data": train, "trained_on": train.split("-"),
-                       "paper": "Parrish et al. 2021",
-                       "in_paper_tables": train == "mnli-snli-anli-fever", "probabilities": "softmax of logits"},
-            "source": "import", "status": "complete",
-            "provenance": ", ".join(p.relative_to(root).as_posix() for p, _ in files),
-        })
+        runs.append(
+            {
+                "run_id": run_id,
+                "dataset_id": "nope",
+                "task": "nli",
+                "model_id": model,
+                "seed": seed,
+                "config": {
+                    "labels": list(LABELS),
+                    "training_data": train,
+                    "trained_on": train.split("-"),
+                    "paper": "Parrish et al. 2021",
+                    "in_paper_tables": train == "mnli-snli-anli-fever",
+                    "probabilities": "softmax of logits",
+                },
+                "source": "import",
+                "status": "complete",
+                "provenance": ", ".join(p.relative_to(root).as_posix() for p, _ in files),
+            }
+        )
         shipped += [Shipped(run_id, path, str(path), examples, options) for path, _split in files]
     return runs, shipped

@@ -8,23 +8,34 @@ questionable assumption is the gold presupposition, the abstractive answer the g
 evidence, its URLs, both verification questions, the assumption's type and whether its status can
 change are kept in `extra` (the last two are Explore facets). Empty cells are the README's Null.
 """
+
 from __future__ import annotations
 
 from backend.datasets.base import DataError, Source, read_csv
-from backend.store.bundle import Bundle
 from backend.datasets.description import Description
+from backend.store.bundle import Bundle
 
 FILES = {"eval": "Data/QAQA.csv", "adaptation": "Data/QAQA_adaptation_set_Dec2022.csv"}
 LABELS = {"has_invalid": "FP", "all_valid": "N"}
 TYPES = ("failure", "unverifiable", "no_failure")
 STATUS = ("can_change", "cannot_change", "can_change || cannot_change")
-COLUMNS = ("idx", "question", "abstractive_answer", "extractive_evidence_or_answer", "url_extractive_evidence_or_answer",
-           "all_assumptions_valid", "questionable_assumption", "yesno_verification_question",
-           "type_questionable_assumption", "assumption_status_can_change",
-           "yesno_verification_question_including_valid_qs")
+COLUMNS = (
+    "idx",
+    "question",
+    "abstractive_answer",
+    "extractive_evidence_or_answer",
+    "url_extractive_evidence_or_answer",
+    "all_assumptions_valid",
+    "questionable_assumption",
+    "yesno_verification_question",
+    "type_questionable_assumption",
+    "assumption_status_can_change",
+    "yesno_verification_question_including_valid_qs",
+)
 QUESTION_WORDS = ("when", "who", "what", "where", "how", "why", "which")
-DESCRIPTION = Description("detect", ("N", "FP"), "FP", ("eval",), train_split="adaptation",
-                          facets=("assumption_type", "status_can_change"))
+DESCRIPTION = Description(
+    "detect", ("N", "FP"), "FP", ("eval",), train_split="adaptation", facets=("assumption_type", "status_can_change")
+)
 
 
 def load(sources: dict[str, Source]) -> Bundle:
@@ -43,17 +54,27 @@ def load(sources: dict[str, Source]) -> Bundle:
 def _example(split: str, row: dict, path, line: int) -> dict:
     label = LABELS.get(row["all_assumptions_valid"].strip())
     if label is None:
-        raise DataError(path, f"expected one of {sorted(LABELS)}, got {row['all_assumptions_valid']!r}", line,
-                        "all_assumptions_valid")
+        raise DataError(
+            path,
+            f"expected one of {sorted(LABELS)}, got {row['all_assumptions_valid']!r}",
+            line,
+            "all_assumptions_valid",
+        )
     kind = row["type_questionable_assumption"].strip()
     if kind not in TYPES:
         raise DataError(path, f"expected one of {list(TYPES)}, got {kind!r}", line, "type_questionable_assumption")
     if (kind == "no_failure") != (label == "N"):
-        raise DataError(path, f"{kind!r} contradicts all_assumptions_valid={row['all_assumptions_valid']!r}", line,
-                        "type_questionable_assumption")
+        raise DataError(
+            path,
+            f"{kind!r} contradicts all_assumptions_valid={row['all_assumptions_valid']!r}",
+            line,
+            "type_questionable_assumption",
+        )
     status = row["assumption_status_can_change"].strip()
     if status and status not in STATUS:
-        raise DataError(path, f"expected one of {list(STATUS)} or empty, got {status!r}", line, "assumption_status_can_change")
+        raise DataError(
+            path, f"expected one of {list(STATUS)} or empty, got {status!r}", line, "assumption_status_can_change"
+        )
     question = row["question"].strip()
     if not question:
         raise DataError(path, "empty question", line, "question")

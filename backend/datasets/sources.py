@@ -8,6 +8,7 @@ Order (first folder that holds the dataset's marker file wins):
 5. for public datasets, when the machine is online: the official files from GitHub, pinned to a
    commit, each checked against its SHA-256 in `manifest.toml`, saved to `data/raw/<name>`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,7 +35,7 @@ DEFAULT_DOWNLOAD_BASE = "https://raw.githubusercontent.com"
 class DatasetSpec:
     name: str
     title: str
-    markers: tuple[str, ...]   # glob patterns; a folder matching any of them holds the dataset
+    markers: tuple[str, ...]  # glob patterns; a folder matching any of them holds the dataset
     license: str
     citation: str
     how_to_add: str

@@ -16,10 +16,12 @@ archive is opened. Files are found by name anywhere under the source folder (cas
 
 Examples are all split 'test': `single-{i}-valid`, `single-{i}-false`, `multi-{i}-valid`,
 `multi-{i}-false` (i = 0-based data row); 'N' for the valid member, 'FP' for the false one. Every
-other column of the row goes to `extra` as a string (the two title columns as lists); `extra.yes_no_question` holds the member's
+other column of the row goes to `extra` as a string (the two title columns as lists); `extra.yes_no_question` holds the
+member's
 yes/no question where the scripts name one (for valid single-hop rows, the
 `unperturbed_yes_no_question`). Pairs: kind 'minimal', a = valid, b = false assumption.
 """
+
 from __future__ import annotations
 
 import logging
@@ -89,8 +91,11 @@ def single_hop(valid_path: Path | None, false_path: Path | None, bundle: Bundle)
     valid = read_questions(valid_path, YES_NO[SINGLE_VALID]) if valid_path else []
     false = read_questions(false_path, YES_NO[SINGLE_FALSE]) if false_path else []
     if valid_path and false_path and len(valid) != len(false):
-        raise DataError(false_path, f"{len(false)} rows in {SINGLE_FALSE} but {len(valid)} rows in {valid_path} "
-                                    f"({SINGLE_VALID}); the two files must be row-aligned")
+        raise DataError(
+            false_path,
+            f"{len(false)} rows in {SINGLE_FALSE} but {len(valid)} rows in {valid_path} "
+            f"({SINGLE_VALID}); the two files must be row-aligned",
+        )
     for i, (_line, text, extra) in enumerate(valid):
         bundle.examples.append(_example(f"single-{i}-valid", "single", "N", text, extra))
     for i, (_line, text, extra) in enumerate(false):
@@ -109,7 +114,9 @@ def multi_hop(path: Path, bundle: Bundle) -> None:
         valid = _example(f"multi-{i}-valid", "multi", "N", _question(row, "Old Question", path, line), extra)
         valid["gold_answers"] = [answer] if answer else []
         bundle.examples.append(valid)
-        bundle.examples.append(_example(f"multi-{i}-false", "multi", "FP", _question(row, "New Question", path, line), extra))
+        bundle.examples.append(
+            _example(f"multi-{i}-false", "multi", "FP", _question(row, "New Question", path, line), extra)
+        )
         bundle.pairs.append(_pair("multi", i))
 
 
@@ -134,10 +141,23 @@ def _extra(row: dict, skip: tuple[str, ...]) -> dict:
 
 
 def _example(example_id: str, hop: str, label: str, text: str, extra: dict) -> dict:
-    return {"example_id": example_id, "split": "test", "input": text, "gold_label": label,
-            "gold_labels": [label], "hop": hop, "extra": dict(extra)}
+    return {
+        "example_id": example_id,
+        "split": "test",
+        "input": text,
+        "gold_label": label,
+        "gold_labels": [label],
+        "hop": hop,
+        "extra": dict(extra),
+    }
 
 
 def _pair(hop: str, i: int) -> dict:
-    return {"pair_id": f"synqa2:minimal:{hop}-{i}", "kind": "minimal", "example_a": f"{hop}-{i}-valid",
-            "example_b": f"{hop}-{i}-false", "role_a": "valid", "role_b": "false_assumption"}
+    return {
+        "pair_id": f"synqa2:minimal:{hop}-{i}",
+        "kind": "minimal",
+        "example_a": f"{hop}-{i}-valid",
+        "example_b": f"{hop}-{i}-false",
+        "role_a": "valid",
+        "role_b": "false_assumption",
+    }

@@ -1,10 +1,11 @@
 """What every reader of a user's or an official file shares: DataError (file, line, field) and
 line-numbered JSON-lines parsing. Dataset loaders (via backend.datasets.base) and imports both use it."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
 class DataError(ValueError):

@@ -3,6 +3,7 @@
 `predict(store, Request(...))` is what `python -m backend predict`, the Studio's jobs, training
 recipes and the notebook API call; `runs` holds what a run is (request, plan, runner, rows).
 """
+
 from __future__ import annotations
 
 import logging
@@ -19,8 +20,15 @@ from backend.store.writer import append_predictions, finish_run, start_run
 log = logging.getLogger(__name__)
 
 
-def predict(store: StoreRef, request: Request, retrievers: dict | None = None, progress: bool = True,
-            engine: str = "local", address: str | None = None, max_cost: float | None = None) -> str:
+def predict(
+    store: StoreRef,
+    request: Request,
+    retrievers: dict | None = None,
+    progress: bool = True,
+    engine: str = "local",
+    address: str | None = None,
+    max_cost: float | None = None,
+) -> str:
     """Run (or resume) a batch run and return its id: plan, execute (here, or on Ray with
     `engine="ray"`), write each chunk in one transaction as it completes.
 
@@ -32,11 +40,17 @@ def predict(store: StoreRef, request: Request, retrievers: dict | None = None, p
     """
     open_store = opener(store)
     the_plan = plan(store, request)
-    executor = executors.executor(engine, the_plan, retrievers, address, max_cost)  # the model loads with the store closed
+    executor = executors.executor(
+        engine, the_plan, retrievers, address, max_cost
+    )  # the model loads with the store closed
     request, run_id = the_plan.request, the_plan.run_id
     with open_store() as con:
-        start_run(con, run_row(request, executor.spec, executor.strategy, executor.device, the_plan.origin, engine,
-                               executor.prompt))
+        start_run(
+            con,
+            run_row(
+                request, executor.spec, executor.strategy, executor.device, the_plan.origin, engine, executor.prompt
+            ),
+        )
     todo = the_plan.todo
     log.info("%s: %d examples, %d already done (%s)", run_id, len(the_plan.rows), len(the_plan.done), engine)
     started, status = time.perf_counter(), "interrupted"
@@ -74,11 +88,16 @@ class Meter:
                 self.cost += text.get("cost", 0.0)
             if row.get("latency_ms") is not None:
                 self.latencies.append(row["latency_ms"])
-            kind = (row.get("error") or "").split(":", 1)[0] or (text.get("parse") if text.get("parse") not in (None, "ok") else "")
+            kind = (row.get("error") or "").split(":", 1)[0] or (
+                text.get("parse") if text.get("parse") not in (None, "ok") else ""
+            )
             if kind:
                 self.problems[kind] = self.problems.get(kind, 0) + 1
-        line = {"p50_ms": f"{np.percentile(self.latencies, 50):.0f}", "p95_ms": f"{np.percentile(self.latencies, 95):.0f}"} \
-            if self.latencies else {}
+        line = (
+            {"p50_ms": f"{np.percentile(self.latencies, 50):.0f}", "p95_ms": f"{np.percentile(self.latencies, 95):.0f}"}
+            if self.latencies
+            else {}
+        )
         if self.tokens:
             line |= {"tok/s": f"{self.tokens / max(seconds, 1e-9):.1f}", "cost": f"${self.cost:.4f}"}
         return line | self.problems

@@ -16,18 +16,19 @@ repository on their path (a cluster's machines need the same checkout and data f
 Dense indexing uses the same pattern: `embed` splits the passages into shards that parallel actors
 embed; the FAISS index is built on the driver from the vectors in passage order.
 """
+
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
-from backend.models import registry
-from backend.execution import runs
 from backend.config import REPO_ROOT
+from backend.execution import runs
+from backend.models import registry
 from backend.models.embed import Embedder
 from backend.retrieval.index import load_saved
 
@@ -72,17 +73,19 @@ def init(address: str | None = None, num_cpus: int | None = None) -> None:
 
 def _gpus() -> int:
     import ray  # lazy: Ray loads only when an engine or index build asks for it
+
     return 1 if ray.cluster_resources().get("GPU", 0) >= 1 else 0
 
 
 class ChunkWorker:
     """A Ray actor: one loaded model (and retriever), executing chunks of a run."""
 
-    def __init__(self, request: runs.Request, index_root: str | None, passages: dict, pool=None,
-                 max_cost: float | None = None):
+    def __init__(
+        self, request: runs.Request, index_root: str | None, passages: dict, pool=None, max_cost: float | None = None
+    ):
         retrievers = None
         if request.retriever:
-                    retrievers = load_saved(Path(index_root))
+            retrievers = load_saved(Path(index_root))
         self.runner = runs.Runner(None, request, retrievers, passages, pool, max_cost)
 
     def device(self) -> str:
@@ -102,8 +105,9 @@ class ChunkWorker:
 class Ray:
     """Chunks executed by `workers` actors of one model each (a GPU each when the cluster has GPUs)."""
 
-    def __init__(self, the_plan: runs.Plan, address: str | None = None, workers: int | None = None,
-                 max_cost: float | None = None):
+    def __init__(
+        self, the_plan: runs.Plan, address: str | None = None, workers: int | None = None, max_cost: float | None = None
+    ):
         """`max_cost` is shared equally by the actors (each stops before passing its share)."""
         import ray  # lazy: Ray loads only when an engine or index build asks for it
         from ray.util import ActorPool  # lazy: Ray loads only when an engine or index build asks for it
@@ -115,8 +119,9 @@ class Ray:
         gpus = _gpus()
         available = int(ray.cluster_resources().get("GPU" if gpus else "CPU", 1))
         count = max(1, min(workers or available, len(the_plan.chunks()) or 1))
-        remote = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_restarts=RETRIES,
-                            max_task_retries=RETRIES)(ChunkWorker)
+        remote = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_restarts=RETRIES, max_task_retries=RETRIES)(
+            ChunkWorker
+        )
         root = the_plan.index_root
         self.passages = ray.put(the_plan.passages)  # kept referenced: a restarted actor reads it again
         share = max_cost / count if max_cost is not None else None
@@ -130,12 +135,18 @@ class Ray:
 
     def close(self) -> None:
         import ray  # lazy: Ray loads only when an engine or index build asks for it
+
         for actor in self.actors:
             ray.kill(actor)
 
 
-def executor(engine: str, the_plan: runs.Plan, retrievers: dict | None = None, address: str | None = None,
-             max_cost: float | None = None):
+def executor(
+    engine: str,
+    the_plan: runs.Plan,
+    retrievers: dict | None = None,
+    address: str | None = None,
+    max_cost: float | None = None,
+):
     if engine == "local":
         return Local(the_plan, retrievers, max_cost)
     if engine == "ray":
@@ -153,8 +164,9 @@ class EmbedWorker:
         return start, np.asarray(self.embedder.encode(texts), dtype=np.float32)
 
 
-def embed_shards(texts: list[str], embedder_path: str | None = None, address: str | None = None,
-                 workers: int | None = None) -> Iterator[np.ndarray]:
+def embed_shards(
+    texts: list[str], embedder_path: str | None = None, address: str | None = None, workers: int | None = None
+) -> Iterator[np.ndarray]:
     """The passages' vectors, embedded by parallel Ray actors in shards of at most SHARD passages,
     yielded in passage order as they arrive (a shard that comes early waits for those before it), so
     the caller can index them without holding every vector."""
@@ -164,7 +176,9 @@ def embed_shards(texts: list[str], embedder_path: str | None = None, address: st
     init(address)
     gpus = _gpus()
     count = max(1, workers or int(ray.cluster_resources().get("GPU" if gpus else "CPU", 1)))
-    remote = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_restarts=RETRIES, max_task_retries=RETRIES)(EmbedWorker)
+    remote = ray.remote(num_cpus=0 if gpus else 1, num_gpus=gpus, max_restarts=RETRIES, max_task_retries=RETRIES)(
+        EmbedWorker
+    )
     actors = [remote.remote(embedder_path) for _ in range(count)]
     size = max(1, min(SHARD, -(-len(texts) // count)))  # every actor gets a shard, none more than SHARD
     starts = range(0, len(texts), size)
@@ -172,7 +186,8 @@ def embed_shards(texts: list[str], embedder_path: str | None = None, address: st
         early, expected = {}, iter(starts)
         following = next(expected, None)
         for start, vectors in ActorPool(actors).map_unordered(
-                lambda actor, start: actor.encode.remote(start, texts[start:start + size]), starts):
+            lambda actor, start: actor.encode.remote(start, texts[start : start + size]), starts
+        ):
             early[start] = vectors
             while following in early:
                 yield early.pop(following)
@@ -182,8 +197,9 @@ def embed_shards(texts: list[str], embedder_path: str | None = None, address: st
             ray.kill(actor)
 
 
-def embed(texts: list[str], embedder_path: str | None = None, address: str | None = None,
-          workers: int | None = None) -> np.ndarray:
+def embed(
+    texts: list[str], embedder_path: str | None = None, address: str | None = None, workers: int | None = None
+) -> np.ndarray:
     """Every passage's vector in one array (`embed_shards`, concatenated)."""
     parts = list(embed_shards(texts, embedder_path, address, workers))
     return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)

@@ -7,6 +7,7 @@ A job is recorded as `<data_dir>/jobs/<run id>.json` (pid, command, start time, 
 progress comes from the store (the run's status and how many predictions it has stored, against
 the examples it will predict) and its log's last lines.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,12 +20,11 @@ from pathlib import Path
 
 import duckdb
 
-from backend.models import registry
-from backend.execution import runs
-from backend.models import availability
-from backend.models.prompts import templates
 from backend.config import REPO_ROOT, settings
 from backend.datasets.catalogue import described
+from backend.execution import runs
+from backend.models import availability, registry
+from backend.models.prompts import templates
 from backend.store import queries
 from backend.store import runs as store_runs
 
@@ -45,19 +45,31 @@ def _spawn(key: str, store: Path | str, args: list[str]) -> None:
     log = _file(key).with_suffix(".log")
     command = [sys.executable, "-m", "backend", "--store", str(store), *args]
     with log.open("w") as out:
-        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True, env={**os.environ, "TQDM_MININTERVAL": "2"})
-    _file(key).write_text(json.dumps({"pid": process.pid, "run_id": key, "command": command,
-                                      "started": time.time(), "log": str(log)}))
+        process = subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "TQDM_MININTERVAL": "2"},
+        )
+    _file(key).write_text(
+        json.dumps({"pid": process.pid, "run_id": key, "command": command, "started": time.time(), "log": str(log)})
+    )
 
 
 def start(store: Path | str, model: str, dataset: str, task: str = "nli", template: str | None = None) -> str:
     """Start (or resume) `predict --model M --dataset D --task T [--template X]` in a process of its own;
     the run id (a generator's names its prompt template)."""
-    request = runs.with_template(runs.Request(model=model, dataset=dataset, task=task, template=template),
-                                 registry.spec(model))
-    _spawn(request.run_id(), store, ["predict", "--model", model, "--dataset", dataset, "--task", task]
-           + (["--template", request.template] if request.template else []))
+    request = runs.with_template(
+        runs.Request(model=model, dataset=dataset, task=task, template=template), registry.spec(model)
+    )
+    _spawn(
+        request.run_id(),
+        store,
+        ["predict", "--model", model, "--dataset", dataset, "--task", task]
+        + (["--template", request.template] if request.template else []),
+    )
     return request.run_id()
 
 
@@ -70,8 +82,10 @@ def template_choices(model: str, task: str) -> list[str]:
 
 
 # What `train` makes for a task when no loadable model does it: the command, the model it registers, its cost
-TRAINING = {"nli": (["train", "nli"], "minilm-nli", "about 25 minutes on 2 CPU cores"),
-            "detect": (["train", "detect", "--dataset", "falseqa"], "minilm-fp-falseqa", "about 3 minutes on 2 CPU cores")}
+TRAINING = {
+    "nli": (["train", "nli"], "minilm-nli", "about 25 minutes on 2 CPU cores"),
+    "detect": (["train", "detect", "--dataset", "falseqa"], "minilm-fp-falseqa", "about 3 minutes on 2 CPU cores"),
+}
 
 
 def start_training(store: Path | str, task: str) -> str:
@@ -132,14 +146,25 @@ def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
     seconds = time.time() - job["started"] if job else 0.0
     rate = done / seconds if seconds > 0 and done else 0.0
     last = last_line(run_id)
-    return {"status": status, "done": int(done), "total": int(total), "seconds": seconds,
-            "eta": (total - done) / rate if rate and status == "running" else None, "log": last}
+    return {
+        "status": status,
+        "done": int(done),
+        "total": int(total),
+        "seconds": seconds,
+        "eta": (total - done) / rate if rate and status == "running" else None,
+        "log": last,
+    }
 
 
 def choices(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, list[str]]]:
     """Your datasets → (their task, the models that can be loaded here and run on them without a retriever)."""
 
     ready = [m for m in registry.specs().values() if availability.status(m)[0]]
-    return {d: (description.task, [m.name for m in ready
-                                   if runs.STRATEGIES.get((m.task, description.task)) not in (None, "nli-retrieval")])
-            for d, description in described(con).items() if description.user}
+    return {
+        d: (
+            description.task,
+            [m.name for m in ready if runs.STRATEGIES.get((m.task, description.task)) not in (None, "nli-retrieval")],
+        )
+        for d, description in described(con).items()
+        if description.user
+    }

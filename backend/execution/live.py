@@ -9,9 +9,11 @@ takes what is waiting (up to BATCH queries from any sessions) and has it answere
 the worker process (`backend.execution.live_worker`, for a store given by path: the dashboard) or in that
 thread (an open connection: a notebook), with at most $PLAB_LIVE_THREADS torch threads at a lower CPU
 priority, so six people asking at once neither run six models side by side nor starve the pages. A
-full queue says so at once (QueueFull); a waiting caller is told its place. The store is opened only to load passages and to store the answer, never while
+full queue says so at once (QueueFull); a waiting caller is told its place. The store is opened only to load passages
+and to store the answer, never while
 the model runs, so terminal commands and other pages are not held up by inference.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,29 +23,27 @@ import queue
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import Future
-from functools import partial
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
+from functools import partial
 
 import duckdb
 import pandas as pd
 import torch
 
-from backend.execution import live_worker
-from backend.models import registry
-from backend.execution import runs
-from backend.models import availability
+from backend.execution import live_worker, runs
+from backend.models import availability, registry
 from backend.models.output import Output
+from backend.store import queries
 from backend.store.access import StoreRef, opener
 from backend.store.writer import store_live
-from backend.store import queries
 
 MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
 CACHE_SIZE = 512
-QUEUE_MAX = 32   # questions waiting per model before new ones are turned away
-BATCH = 8        # questions from any sessions answered together
+QUEUE_MAX = 32  # questions waiting per model before new ones are turned away
+BATCH = 8  # questions from any sessions answered together
 
 
 class QueueFull(ValueError):
@@ -53,10 +53,10 @@ class QueueFull(ValueError):
 @dataclass(frozen=True)
 class Query:
     model: str
-    task: str                 # nli | detect | qa | write
-    question: str = ""        # detect, qa, write
-    premise: str = ""         # nli
-    hypothesis: str = ""      # nli
+    task: str  # nli | detect | qa | write
+    question: str = ""  # detect, qa, write
+    premise: str = ""  # nli
+    hypothesis: str = ""  # nli
     retriever: str | None = None
     k: int = 5
 
@@ -75,7 +75,11 @@ class Query:
 
     def row(self) -> dict:
         """The query as the runner's input row."""
-        return {"example_id": self.example_id(), "input": self.premise or self.question, "hypothesis": self.hypothesis or None}
+        return {
+            "example_id": self.example_id(),
+            "input": self.premise or self.question,
+            "hypothesis": self.hypothesis or None,
+        }
 
     def request(self) -> runs.Request:
         """The live run's request; a generator's names its (default) prompt template, so a new template
@@ -112,9 +116,11 @@ def _runner(con: duckdb.DuckDBPyConnection, request: runs.Request, retrievers: d
 
 def _in_thread(runner: runs.Runner) -> Compute:
     """Answer batches in this process, with the torch threads capped."""
+
     def compute(rows: list[dict]):
         with _threads(live_worker.live_threads()):
             return runner(pd.DataFrame(rows)), runs.runner_row(runner)
+
     return compute
 
 
@@ -134,8 +140,9 @@ class ModelQueue:
             try:
                 self.waiting.put_nowait((row, future))
             except queue.Full:
-                raise QueueFull(f"{self.name}: {QUEUE_MAX} questions are waiting for this model; "
-                                "ask again in a minute") from None
+                raise QueueFull(
+                    f"{self.name}: {QUEUE_MAX} questions are waiting for this model; ask again in a minute"
+                ) from None
             self.pending.append(future)
         return future
 
@@ -225,8 +232,14 @@ def _queue(store: StoreRef, request: runs.Request, retrievers: dict | None) -> M
         return _QUEUES[key]
 
 
-def ask(store: StoreRef, query: Query, retrievers: dict | None = None, save: bool = True,
-        waiting: Callable[[int], None] | None = None, on_text: Callable[[str], None] | None = None) -> Answer:
+def ask(
+    store: StoreRef,
+    query: Query,
+    retrievers: dict | None = None,
+    save: bool = True,
+    waiting: Callable[[int], None] | None = None,
+    on_text: Callable[[str], None] | None = None,
+) -> Answer:
     """Answer one query (from the cache when asked before) and store it as a live-run row.
 
     `store` is an open connection or the store's path (then it is opened only to read passages and to
@@ -265,8 +278,9 @@ def ask(store: StoreRef, query: Query, retrievers: dict | None = None, save: boo
     return answer
 
 
-def _streamed(store: StoreRef, request: runs.Request, retrievers: dict | None, query: Query,
-              on_text: Callable[[str], None]) -> tuple[Output, float, dict]:
+def _streamed(
+    store: StoreRef, request: runs.Request, retrievers: dict | None, query: Query, on_text: Callable[[str], None]
+) -> tuple[Output, float, dict]:
     """An endpoint's answer to one query, streamed, in this thread: (output, ms, the live run's row)."""
     with _LOCK:
         runner = _RUNNERS.get(request)
@@ -284,9 +298,12 @@ def _store(con, run_row: dict, query: Query, answer: Answer) -> None:
     run_id = answer.run_id
     row = {**run_row, "run_id": run_id, "source": "live"}
     predictions, retrievals = runs.output_rows(run_id, [query.example_id()], [answer.output], answer.latency_ms / 1000)
-    asked = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
-    predictions[0]["text"] = {**(predictions[0]["text"] or {}), "asked_at": asked,
-                              "input": {k: v for k, v in asdict(query).items() if v}}
+    asked = datetime.now(UTC).replace(tzinfo=None).isoformat(timespec="seconds")
+    predictions[0]["text"] = {
+        **(predictions[0]["text"] or {}),
+        "asked_at": asked,
+        "input": {k: v for k, v in asdict(query).items() if v},
+    }
     try:
         store_live(con, row, predictions, retrievals)
     except (duckdb.ConstraintException, duckdb.TransactionException):
@@ -296,22 +313,25 @@ def _store(con, run_row: dict, query: Query, answer: Answer) -> None:
 @dataclass(frozen=True)
 class Engine:
     """One thing the playground can ask: a registered model doing a task, maybe over retrieved passages."""
+
     model: str
     task: str
     label: str
-    retriever: str = "none"   # none | optional | required
+    retriever: str = "none"  # none | optional | required
     available: bool = True
     remedy: str = ""
     quality: str = ""
-    endpoint: bool = False    # an OpenAI-compatible server: its answer is streamed
+    endpoint: bool = False  # an OpenAI-compatible server: its answer is streamed
 
 
 ENGINES = {  # (model task) → [(run task, label, retriever use)]
     "detect": [("detect", "false-premise detection (question only)", "none")],
     "nli": [("detect", "false-premise detection by NLI over the retrieved passages", "required")],
-    "generate": [("detect", "false-premise detection (prompted: yes / no, with P from the first token)", "none"),
-                 ("qa", "short answer (over the passages when a retriever is chosen)", "optional"),
-                 ("write", "presupposition and correction", "none")],
+    "generate": [
+        ("detect", "false-premise detection (prompted: yes / no, with P from the first token)", "none"),
+        ("qa", "short answer (over the passages when a retriever is chosen)", "optional"),
+        ("write", "presupposition and correction", "none"),
+    ],
 }
 PROMPTED_NLI = ("nli", "entailment by prompt: yes / maybe / no → E / N / C", "none")
 
@@ -325,13 +345,20 @@ def engines(mode: str) -> list[Engine]:
         available, line = availability.status(spec)
         remedy = "" if available else line.split(": ", 1)[-1]
         if mode == "nli":
-            options = [("nli", "entailment: E / N / C", "none")] if spec.task == "nli" else \
-                [PROMPTED_NLI] if spec.task == "generate" else []
+            options = (
+                [("nli", "entailment: E / N / C", "none")]
+                if spec.task == "nli"
+                else [PROMPTED_NLI]
+                if spec.task == "generate"
+                else []
+            )
         else:
             options = ENGINES.get(spec.task, [])
         options = [o for o in options if spec.task != "generate" or o[0] in spec.tasks]  # an endpoint's `tasks`
-        found += [Engine(spec.name, task, label, use, available, remedy, spec.quality, spec.is_endpoint)
-                  for task, label, use in options]
+        found += [
+            Engine(spec.name, task, label, use, available, remedy, spec.quality, spec.is_endpoint)
+            for task, label, use in options
+        ]
     return found
 
 

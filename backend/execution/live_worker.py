@@ -11,6 +11,7 @@ read passages, like any terminal command. It starts on the first live question (
 import torch) and stops with the dashboard; if it dies, the question says so and the next one starts
 a fresh process. `backend.execution.live` decides when to use it (a store given by path) and keeps the queue.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -52,8 +53,9 @@ def answer(request: runs.Request, store: Path | str, rows: list[dict]) -> tuple[
         return _pool().submit(_answer, request, str(store), env, rows).result()
     except BrokenProcessPool:
         shutdown()
-        raise WorkerStopped("the live worker process stopped while answering (out of memory, or killed); "
-                            "ask again: a new one starts") from None
+        raise WorkerStopped(
+            "the live worker process stopped while answering (out of memory, or killed); ask again: a new one starts"
+        ) from None
 
 
 def pid() -> int | None:
@@ -76,8 +78,9 @@ def _pool() -> ProcessPoolExecutor:
     with _POOL_LOCK:
         if _POOL is None:
             nice, threads = int(os.environ.get("PLAB_LIVE_NICE", "10")), live_threads()
-            _POOL = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_start, initargs=(nice, threads))
+            _POOL = ProcessPoolExecutor(
+                1, mp_context=multiprocessing.get_context("spawn"), initializer=_start, initargs=(nice, threads)
+            )
         return _POOL
 
 
@@ -87,6 +90,7 @@ def live_threads() -> int:
 
 
 # ---------------------------------------------------------------- in the worker process
+
 
 def _start(nice: int, threads: int) -> None:
     try:

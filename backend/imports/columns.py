@@ -6,6 +6,7 @@ the prediction: `label`, `probs` (a list per row, or one column per label: `prob
 `correction` (written text). Columns are guessed from the names below (first found wins) unless
 mapped explicitly (`--map label=pred_label`); other columns are ignored.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,21 +29,39 @@ GUESSES = {
     "correction": ("correction", "predicted_correction"),
 }
 ROLES = tuple(GUESSES)
-PER_LABEL = {"probs": ("prob_{}", "p_{}", "prob({})", "{}_prob", "probability_{}"), "logits": ("logit_{}", "logits_{}", "{}_logit")}
+PER_LABEL = {
+    "probs": ("prob_{}", "p_{}", "prob({})", "{}_prob", "probability_{}"),
+    "logits": ("logit_{}", "logits_{}", "{}_logit"),
+}
 # label words accepted for a dataset label (its own name is always accepted, in any case)
 SYNONYMS = {  # per label set: NLI's N is neutral, detection's N is a normal question
-    ("E", "N", "C"): {"E": ("entailment", "entailed", "entails", "entail"), "N": ("neutral",),
-                      "C": ("contradiction", "contradicted", "contradicts", "contradict")},
-    ("N", "FP"): {"N": ("normal", "valid", "no false premise", "no_false_premise"),
-                  "FP": ("false premise", "false_premise", "false presupposition", "false_presupposition",
-                         "false-premise", "false assumption", "false_assumption", "questionable")},
+    ("E", "N", "C"): {
+        "E": ("entailment", "entailed", "entails", "entail"),
+        "N": ("neutral",),
+        "C": ("contradiction", "contradicted", "contradicts", "contradict"),
+    },
+    ("N", "FP"): {
+        "N": ("normal", "valid", "no false premise", "no_false_premise"),
+        "FP": (
+            "false premise",
+            "false_premise",
+            "false presupposition",
+            "false_presupposition",
+            "false-premise",
+            "false assumption",
+            "false_assumption",
+            "questionable",
+        ),
+    },
 }
 TRUE_WORDS, FALSE_WORDS = ("yes", "true", "1"), ("no", "false", "0")
 _KEYS = ("example_id", "split")
-TASK_ROLES = {"nli": (*_KEYS, "premise", "hypothesis", "label", "probs", "logits"),
-              "detect": (*_KEYS, "question", "label", "probs", "logits"),
-              "qa": (*_KEYS, "question", "answer"),
-              "write": (*_KEYS, "question", "presupposition", "correction")}
+TASK_ROLES = {
+    "nli": (*_KEYS, "premise", "hypothesis", "label", "probs", "logits"),
+    "detect": (*_KEYS, "question", "label", "probs", "logits"),
+    "qa": (*_KEYS, "question", "answer"),
+    "write": (*_KEYS, "question", "presupposition", "correction"),
+}
 
 
 def resolve(columns: list[str], task: str, explicit: dict[str, str]) -> dict[str, str]:
@@ -50,8 +69,9 @@ def resolve(columns: list[str], task: str, explicit: dict[str, str]) -> dict[str
     return guess(columns, {role: GUESSES[role] for role in TASK_ROLES[task]}, explicit, ROLES)
 
 
-def guess(columns: list[str], guesses: dict[str, tuple[str, ...]], explicit: dict[str, str],
-          roles_known: tuple[str, ...]) -> dict[str, str]:
+def guess(
+    columns: list[str], guesses: dict[str, tuple[str, ...]], explicit: dict[str, str], roles_known: tuple[str, ...]
+) -> dict[str, str]:
     """role → column: the explicit mapping first (ValueError naming an unknown role or column), then for
     each role in `guesses` the first of its names the file has (case-insensitive), each column once."""
     bad_roles = sorted(set(explicit) - set(roles_known))
@@ -78,15 +98,19 @@ def per_label_columns(columns: list[str], labels: tuple[str, ...], kind: str) ->
     words = label_words(labels)
     for label in labels:
         names = [w for w, named in words.items() if named == label]
-        hit = next((lowered[p.format(n).lower()] for n in names for p in PER_LABEL[kind] if p.format(n).lower() in lowered), None)
+        hit = next(
+            (lowered[p.format(n).lower()] for n in names for p in PER_LABEL[kind] if p.format(n).lower() in lowered),
+            None,
+        )
         if hit is None:
             return None
         found[label] = hit
     return found
 
 
-def label_lookup(values: pd.Series, description: Description, order: tuple[str, ...],
-                 explicit: dict[str, str]) -> dict[str, str | None]:
+def label_lookup(
+    values: pd.Series, description: Description, order: tuple[str, ...], explicit: dict[str, str]
+) -> dict[str, str | None]:
     """Each distinct file value (as trimmed text) → a dataset label, or None when it cannot be mapped.
 
     In order: the explicit map; a number with a declared `order` (0 → order[0]); the label itself or a
@@ -132,8 +156,10 @@ def order_labels(order: tuple[str, ...], description: Description) -> tuple[str,
     named = tuple(_named(x, words) for x in order)
     unknown = [x for x, n in zip(order, named) if n is None]
     if unknown or (named and sorted(named) != sorted(description.labels)):
-        raise ValueError(f"--label-order {','.join(order)}: expected each of the dataset's labels "
-                         f"{list(description.labels)} once (or their names, e.g. entailment)")
+        raise ValueError(
+            f"--label-order {','.join(order)}: expected each of the dataset's labels "
+            f"{list(description.labels)} once (or their names, e.g. entailment)"
+        )
     return named
 
 

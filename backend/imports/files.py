@@ -5,6 +5,7 @@ file over the size cap (PLAB_IMPORT_MAX_MB, default 1024 MiB), bytes that are no
 does not parse. `Table.line(i)` gives the file line of data row i where the format has lines
 (CSV/TSV: one record per line after the header; JSONL: the non-blank lines), else None.
 """
+
 from __future__ import annotations
 
 import csv
@@ -24,8 +25,16 @@ import pyarrow.parquet as pq
 
 from backend.datasets.validation import DataError, jsonl_lines
 
-FORMATS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-           ".parquet": "parquet", ".pq": "parquet"}
+FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 
 def max_bytes() -> int:
@@ -34,11 +43,11 @@ def max_bytes() -> int:
 
 @dataclass(frozen=True)
 class Table:
-    name: str                    # the file's name, as errors and provenance show it
+    name: str  # the file's name, as errors and provenance show it
     format: str
     frame: pd.DataFrame
     sha256: str
-    lines: np.ndarray | None     # file line of each data row, where the format has lines
+    lines: np.ndarray | None  # file line of each data row, where the format has lines
 
     def line(self, row: int) -> int | None:
         return None if self.lines is None else int(self.lines[row])
@@ -63,12 +72,18 @@ def read(source: Path | str | bytes | pd.DataFrame, name: str | None = None, fmt
         if not path.is_file():
             raise DataError(name, "no such file")
         if path.stat().st_size > max_bytes():
-            raise DataError(name, f"{path.stat().st_size / 2**20:,.0f} MiB is over the import cap of "
-                                  f"{max_bytes() / 2**20:,.0f} MiB (set PLAB_IMPORT_MAX_MB to raise it)")
+            raise DataError(
+                name,
+                f"{path.stat().st_size / 2**20:,.0f} MiB is over the import cap of "
+                f"{max_bytes() / 2**20:,.0f} MiB (set PLAB_IMPORT_MAX_MB to raise it)",
+            )
         raw = path.read_bytes()
     if len(raw) > max_bytes():
-        raise DataError(name, f"{len(raw) / 2**20:,.0f} MiB is over the import cap of {max_bytes() / 2**20:,.0f} MiB "
-                              "(set PLAB_IMPORT_MAX_MB to raise it)")
+        raise DataError(
+            name,
+            f"{len(raw) / 2**20:,.0f} MiB is over the import cap of {max_bytes() / 2**20:,.0f} MiB "
+            "(set PLAB_IMPORT_MAX_MB to raise it)",
+        )
     fmt = fmt or FORMATS.get(Path(name).suffix.lower())
     if fmt is None:
         raise DataError(name, f"unknown file type {Path(name).suffix!r}; expected one of {sorted(FORMATS)}")
@@ -95,14 +110,23 @@ def _delimited(raw: bytes, name: str, delimiter: str) -> tuple[pd.DataFrame, np.
     """Every column as text (so ids like 007 and a column with a blank cell keep their values); an
     empty cell is missing. TSV has no quoting. A malformed row is named by its line."""
     raw = _text(raw, name)
-    header = next(csv.reader(io.StringIO(raw[:65536].decode("utf-8", "ignore").split("\n", 1)[0]), delimiter=delimiter), [])
+    header = next(
+        csv.reader(io.StringIO(raw[:65536].decode("utf-8", "ignore").split("\n", 1)[0]), delimiter=delimiter), []
+    )
     try:
-        table = pacsv.read_csv(io.BytesIO(raw), parse_options=pacsv.ParseOptions(
-            delimiter=delimiter, newlines_in_values=delimiter == ",", quote_char='"' if delimiter == "," else False),
-            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in header}, null_values=[""],
-                                                 strings_can_be_null=True))
+        table = pacsv.read_csv(
+            io.BytesIO(raw),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter, newlines_in_values=delimiter == ",", quote_char='"' if delimiter == "," else False
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={c: pa.string() for c in header}, null_values=[""], strings_can_be_null=True
+            ),
+        )
     except pa.ArrowInvalid as exc:
-        raise DataError(name, f"not valid {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", _bad_line(raw, delimiter)) from None
+        raise DataError(
+            name, f"not valid {'TSV' if delimiter == chr(9) else 'CSV'}: {exc}", _bad_line(raw, delimiter)
+        ) from None
     n, newlines = table.num_rows, raw.count(b"\n") - (1 if raw.endswith(b"\n") else 0)
     lines = np.arange(2, n + 2) if newlines == n else _record_lines(raw, delimiter, n)
     return table.to_pandas(), lines
@@ -110,8 +134,11 @@ def _delimited(raw: bytes, name: str, delimiter: str) -> tuple[pd.DataFrame, np.
 
 def _bad_line(raw: bytes, delimiter: str) -> int | None:
     """The first line whose record has another number of fields than the header (the slow way, on error only)."""
-    reader = csv.reader(io.StringIO(raw.decode("utf-8"), newline=""), delimiter=delimiter,
-                        quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE)
+    reader = csv.reader(
+        io.StringIO(raw.decode("utf-8"), newline=""),
+        delimiter=delimiter,
+        quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE,
+    )
     width = None
     for record in reader:
         width = len(record) if width is None else width
@@ -151,7 +178,7 @@ def _json(raw: bytes, name: str) -> tuple[pd.DataFrame, None]:
         lists = [v for v in data.values() if isinstance(v, list)]
         data = lists[0] if len(lists) == 1 else data
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise DataError(name, "expected a list of records (objects), e.g. [{\"id\": ..., \"label\": ...}, ...]")
+        raise DataError(name, 'expected a list of records (objects), e.g. [{"id": ..., "label": ...}, ...]')
     return pd.DataFrame.from_records(data), None
 
 
@@ -162,5 +189,10 @@ def _parquet(raw: bytes, name: str) -> tuple[pd.DataFrame, None]:
         raise DataError(name, f"not a Parquet file: {exc}") from None
 
 
-READERS = {"csv": lambda raw, name: _delimited(raw, name, ","), "tsv": lambda raw, name: _delimited(raw, name, "\t"),
-           "jsonl": _jsonl, "json": _json, "parquet": _parquet}
+READERS = {
+    "csv": lambda raw, name: _delimited(raw, name, ","),
+    "tsv": lambda raw, name: _delimited(raw, name, "\t"),
+    "jsonl": _jsonl,
+    "json": _json,
+    "parquet": _parquet,
+}

@@ -5,6 +5,7 @@ stops that dataset only, with an error naming file, line and field, and leaves t
 After each dataset loads, its trivial baseline runs are rewritten (`backend.datasets.baselines`); the
 nearest-neighbour baseline needs the embedder and comes from `python -m backend baselines`.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,16 +16,15 @@ from pathlib import Path
 
 import duckdb
 
-from backend.datasets import baselines
 from backend.config import Settings, settings
-from backend.datasets import DATASETS, LOADERS, spec
+from backend.datasets import DATASETS, LOADERS, baselines, spec
 from backend.datasets.base import DataError, Source, describe_files
-from backend.store.bundle import Bundle
 from backend.datasets.sources import DatasetSpec, download, resolve
 from backend.imports.files import read
 from backend.imports.predictions import Options, store_rows
 from backend.store import backup
 from backend.store.access import Opener, session
+from backend.store.bundle import Bundle
 from backend.store.writer import replace_dataset
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class IngestResult:
     dataset: str
-    status: str              # loaded | missing | failed
+    status: str  # loaded | missing | failed
     message: str
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
@@ -45,8 +45,12 @@ def find(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings) -> tuple[Sou
     return (source or download(dataset, cfg)), looked
 
 
-def ingest(names: list[str] | None = None, cli: dict[str, Path] | None = None,
-           store: Path | None = None, cfg: Settings | None = None) -> list[IngestResult]:
+def ingest(
+    names: list[str] | None = None,
+    cli: dict[str, Path] | None = None,
+    store: Path | None = None,
+    cfg: Settings | None = None,
+) -> list[IngestResult]:
     """Ingest the named datasets (default: all) into the store; one result per dataset."""
     cfg, cli = cfg or settings(), cli or {}
     path = Path(store or cfg.store_path)
@@ -63,7 +67,9 @@ def ingest_one(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings, open_s
         source, looked = find(dataset, cli, cfg)
         if source is None:
             places = ", ".join(str(p) for p in looked)
-            return IngestResult(dataset.name, "missing", f"not found (looked in {places}); to add it, {dataset.how_to_add}")
+            return IngestResult(
+                dataset.name, "missing", f"not found (looked in {places}); to add it, {dataset.how_to_add}"
+            )
         sources = {dataset.name: source}
         for other in dataset.needs:
             found, _ = resolve(DATASETS[other], cli, cfg)
@@ -71,9 +77,15 @@ def ingest_one(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings, open_s
                 sources[other] = found
         bundle = loaded(dataset.name, sources)
         files, digest = describe_files(source.path, [p for p in source.path.rglob("*") if p.is_file()])
-        bundle.dataset.update(title=dataset.title, source=str(source.path), sha256=digest, files=files,
-                              license=dataset.license, citation=dataset.citation,
-                              description=dataset.description.as_dict() if dataset.description else None)
+        bundle.dataset.update(
+            title=dataset.title,
+            source=str(source.path),
+            sha256=digest,
+            files=files,
+            license=dataset.license,
+            citation=dataset.citation,
+            description=dataset.description.as_dict() if dataset.description else None,
+        )
     except (DataError, OSError) as exc:
         return IngestResult(dataset.name, "failed", f"{exc}; the store is unchanged for {dataset.name}")
     with open_store() as con:
@@ -101,9 +113,14 @@ def _write(dataset: DatasetSpec, bundle, source: Source, con, started: float) ->
     try:
         baselines.refresh(con, [dataset.name])  # keep the trivial baselines in step with the examples
     except (OSError, duckdb.Error) as exc:  # the examples are in; only the baselines are behind
-        return IngestResult(dataset.name, "failed", f"loaded, but its trivial baselines could not be rewritten ({exc}); "
-                                                    "run `python -m backend baselines` to redo them")
+        return IngestResult(
+            dataset.name,
+            "failed",
+            f"loaded, but its trivial baselines could not be rewritten ({exc}); "
+            "run `python -m backend baselines` to redo them",
+        )
     counts = {k: v for k, v in bundle.counts().items() if v}
     notes = "".join(f"\n    note: {n}" for n in bundle.notes)
-    return IngestResult(dataset.name, "loaded", f"from {source.path} ({source.how}){notes}", counts,
-                        time.perf_counter() - started)
+    return IngestResult(
+        dataset.name, "loaded", f"from {source.path} ({source.how}){notes}", counts, time.perf_counter() - started
+    )

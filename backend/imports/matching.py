@@ -8,6 +8,7 @@ A text shared by k examples (NOPE has a few repeated items) is matched only when
 exactly k rows with that text and they all carry the same prediction: then any assignment stores
 the same thing. Otherwise those rows are reported as ambiguous, never guessed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,15 +19,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 # non-ASCII characters folded onto ASCII ones (only strings that have non-ASCII characters are looked at)
-FOLDS = [(r"[\x{2018}\x{2019}\x{201a}\x{201b}\x{00b4}]", "'"), (r"[\x{201c}\x{201d}\x{201e}\x{201f}\x{00ab}\x{00bb}]", '"'),
-         (r"[\x{2013}\x{2014}\x{2212}]", "-"), (r"[\s\x{00a0}\x{2009}\x{202f}]+", " ")]
+FOLDS = [
+    (r"[\x{2018}\x{2019}\x{201a}\x{201b}\x{00b4}]", "'"),
+    (r"[\x{201c}\x{201d}\x{201e}\x{201f}\x{00ab}\x{00bb}]", '"'),
+    (r"[\x{2013}\x{2014}\x{2212}]", "-"),
+    (r"[\s\x{00a0}\x{2009}\x{202f}]+", " "),
+]
 
 
 def normalise(texts: pd.Series) -> pd.Series:
     """Text as it is compared: NFC, lower-cased, curly quotes and backticks straight, dashes '-', white space
     (no-break spaces too) collapsed to one space and trimmed. Vectorised with Arrow (1M texts in about a second).
 
-    >>> print(" | ".join(normalise(pd.Series([None, "  Don\u2019t   STOP\\n", "Cafe\u0301", "\u201cA\u201d\u00a0 b\u2014C `x`"]))))
+    >>> texts = [None, "  Don\u2019t   STOP\\n", "Cafe\u0301", "\u201cA\u201d\u00a0 b\u2014C `x`"]
+    >>> print(" | ".join(normalise(pd.Series(texts))))
      | don't stop | café | "a" b-c 'x'
     """
     return pd.Series(normalised(texts).to_numpy(zero_copy_only=False), index=texts.index, dtype=object)
@@ -37,8 +43,10 @@ def key(frame: pd.DataFrame, columns: list[str], split: str | None = None) -> pa
     after the row's split (trimmed) and U+001E when a `split` column is given."""
     parts = [normalised(frame[c]) for c in columns]
     if split:
-        parts.insert(0, pc.utf8_trim_whitespace(pa.array(frame[split].fillna("").astype(str).to_numpy(dtype=object),
-                                                         pa.string())))
+        parts.insert(
+            0,
+            pc.utf8_trim_whitespace(pa.array(frame[split].fillna("").astype(str).to_numpy(dtype=object), pa.string())),
+        )
     joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "\x1f")
     joined = pc.replace_substring(joined, "\x1f", "\x1e", max_replacements=1) if split else joined
     return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
@@ -78,8 +86,8 @@ def _where(values: pa.Array, mask: pa.Array, fn) -> pa.Array:
 
 @dataclass(frozen=True)
 class Matched:
-    example_id: pd.Series    # per file row: the matched example id, or NaN
-    reason: pd.Series        # per file row: '' when matched, else why not (unknown id, no such text, ambiguous)
+    example_id: pd.Series  # per file row: the matched example id, or NaN
+    reason: pd.Series  # per file row: '' when matched, else why not (unknown id, no such text, ambiguous)
 
 
 def by_id(ids: pd.Series, examples: pd.DataFrame) -> Matched:
@@ -88,8 +96,10 @@ def by_id(ids: pd.Series, examples: pd.DataFrame) -> Matched:
         ids = ids.astype("Int64")  # whole numbers read as floats (a JSON column with a missing value): 7, not 7.0
     wanted = ids.fillna("").astype(str).str.strip()
     known = pa.array(examples["example_id"].to_numpy(dtype=object), pa.string())
-    found = pd.Series(pc.is_in(pa.array(wanted.to_numpy(dtype=object), pa.string()), value_set=known).to_numpy(
-        zero_copy_only=False), index=ids.index)  # Arrow's hash set: pandas' isin on Arrow strings loops in Python
+    found = pd.Series(
+        pc.is_in(pa.array(wanted.to_numpy(dtype=object), pa.string()), value_set=known).to_numpy(zero_copy_only=False),
+        index=ids.index,
+    )  # Arrow's hash set: pandas' isin on Arrow strings loops in Python
     reason = pd.Series(np.where(found, "", "no example with id " + wanted), index=ids.index)
     return Matched(wanted.where(found), reason)
 
@@ -104,7 +114,9 @@ def by_text(wanted: pa.Array, rows: pd.Index, examples: pd.DataFrame, known: pa.
     n_examples = pd.Series(np.where(np.isnan(found), 0, per_key[np.nan_to_num(found).astype(int)]), index=rows)
     first = pc.index_in(wanted, value_set=known).to_numpy(zero_copy_only=False)  # the first example with the key
     ids = examples["example_id"].to_numpy(dtype=object)
-    example_id = pd.Series(np.where(n_examples == 1, ids[np.nan_to_num(first).astype(int)], None), index=rows, dtype=object)
+    example_id = pd.Series(
+        np.where(n_examples == 1, ids[np.nan_to_num(first).astype(int)], None), index=rows, dtype=object
+    )
     reason = pd.Series("", index=rows, dtype=object)
     reason[n_examples == 0] = "no example with this text"
     repeated = n_examples > 1
@@ -114,8 +126,11 @@ def by_text(wanted: pa.Array, rows: pd.Index, examples: pd.DataFrame, known: pa.
         shared = _shared(keys, index[index["key"].isin(set(keys))], same_prediction()[repeated])
         example_id[shared.index] = shared
         ambiguous = repeated & example_id.isna()
-        reason[ambiguous] = ("ambiguous: the text is that of " + n_examples[ambiguous].astype(str) +
-                             " examples and the file's rows for it differ or are not one per example")
+        reason[ambiguous] = (
+            "ambiguous: the text is that of "
+            + n_examples[ambiguous].astype(str)
+            + " examples and the file's rows for it differ or are not one per example"
+        )
     return Matched(example_id, reason)
 
 

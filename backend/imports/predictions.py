@@ -6,12 +6,13 @@ transaction; so a rejected import writes nothing. Rows that match no example are
 (fatal with `strict`). User runs have source 'user': an ingest never removes them; replacing one
 must be asked for, and only user runs can be replaced or deleted.
 """
+
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -19,17 +20,16 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from backend.datasets.validation import DataError
-from backend.datasets.description import Description
 from backend.datasets.catalogue import describe
+from backend.datasets.description import Description
+from backend.datasets.validation import DataError
 from backend.imports import columns as cols
 from backend.imports import matching
-from backend.models import training_data
 from backend.imports.files import Table
 from backend.imports.report import ImportRejected, Problem, Report
-from backend.store import backup, writer
+from backend.models import training_data
+from backend.store import backup, queries, writer
 from backend.store import runs as store_runs
-from backend.store import queries
 
 PROB_TOLERANCE = 1e-3
 
@@ -37,25 +37,25 @@ PROB_TOLERANCE = 1e-3
 @dataclass(frozen=True)
 class Options:
     dataset: str
-    model: str | None = None                    # default: the file's name without extension
+    model: str | None = None  # default: the file's name without extension
     revision: str | None = None
     notes: str | None = None
-    run_id: str | None = None                   # default: <dataset>/user/<model>[/<task>]
+    run_id: str | None = None  # default: <dataset>/user/<model>[/<task>]
     columns: dict = field(default_factory=dict)  # role → file column (--map)
-    label_order: tuple[str, ...] = ()           # what 0, 1, 2 … and list positions mean (--label-order)
+    label_order: tuple[str, ...] = ()  # what 0, 1, 2 … and list positions mean (--label-order)
     label_map: dict = field(default_factory=dict)  # file value → dataset label (--label-map)
-    task: str | None = None                     # default: the dataset's task (write for presupposition/correction)
-    split: str | None = None                    # match only this split's examples
-    match: str = "auto"                         # auto (id if the file has ids, else text) | id | text
-    strict: bool = False                        # rows that match no example reject the import
-    trained_on: tuple[str, ...] = ()            # datasets the model was trained on (backend.models.contamination)
+    task: str | None = None  # default: the dataset's task (write for presupposition/correction)
+    split: str | None = None  # match only this split's examples
+    match: str = "auto"  # auto (id if the file has ids, else text) | id | text
+    strict: bool = False  # rows that match no example reject the import
+    trained_on: tuple[str, ...] = ()  # datasets the model was trained on (backend.models.contamination)
 
 
 @dataclass
 class Plan:
     report: Report
     run: dict
-    predictions: pd.DataFrame        # example_id, label, answer, text (one row per matched example)
+    predictions: pd.DataFrame  # example_id, label, answer, text (one row per matched example)
     probs: np.ndarray | None = None  # predictions × labels, in the dataset's label order
 
 
@@ -80,32 +80,52 @@ def check(table: Table, examples: pd.DataFrame, description: Description, option
     if report.problems and report.problems[0].kind == "column":
         return Plan(report, {}, pd.DataFrame())
     keep = matched.example_id.notna()
-    _skip(report, table, ~keep & matched.reason.str.startswith("ambiguous"), matched.reason, "ambiguous", options.strict)
-    _skip(report, table, ~keep & ~matched.reason.str.startswith("ambiguous"), matched.reason, "unmatched", options.strict)
+    _skip(
+        report, table, ~keep & matched.reason.str.startswith("ambiguous"), matched.reason, "ambiguous", options.strict
+    )
+    _skip(
+        report, table, ~keep & ~matched.reason.str.startswith("ambiguous"), matched.reason, "unmatched", options.strict
+    )
     out["example_id"] = matched.example_id
     duplicate = keep & out["example_id"].duplicated(keep=False)
     if duplicate.any():
-        _flag(report, table, duplicate, "duplicate", "example " + out["example_id"].fillna("").astype(str) +
-              " is matched by more than one row")
+        _flag(
+            report,
+            table,
+            duplicate,
+            "duplicate",
+            "example " + out["example_id"].fillna("").astype(str) + " is matched by more than one row",
+        )
     report.matched = int(keep.sum()) - int(duplicate.sum())
     if report.matched == 0 and not report.problems:
-        report.problems.append(Problem("unmatched", "file", f"no row matches an example of {options.dataset}"
-                                       f"{' split ' + options.split if options.split else ''} by {report.match_by}"))
+        report.problems.append(
+            Problem(
+                "unmatched",
+                "file",
+                f"no row matches an example of {options.dataset}"
+                f"{' split ' + options.split if options.split else ''} by {report.match_by}",
+            )
+        )
     model = options.model or Path(table.name).stem
     run = _run(options, description, task, model, report)
     kept = out.loc[keep, ["example_id", "label", "answer", "text"]].reset_index(drop=True)
     return Plan(report, run, kept, None if probs is None else probs[keep.to_numpy()])
 
 
-def store_rows(table: Table, examples: pd.DataFrame, description: Description, options: Options,
-               run_id: str) -> list[dict]:
+def store_rows(
+    table: Table, examples: pd.DataFrame, description: Description, options: Options, run_id: str
+) -> list[dict]:
     """For dataset loaders that ship predictions (NOPE's model_results, CREPE's sample outputs): the
     file's checked predictions as rows of run `run_id`; DataError at the first problem (file, line)."""
     plan = check(table, examples, description, options)
     if not plan.report.ok:
         problem = plan.report.problems[0]
-        raise DataError(table.name, f"{problem.message} ({len(plan.report.problems):,} problems)", problem.line,
-                        plan.report.columns.get("label") if problem.kind == "unknown label" else None)
+        raise DataError(
+            table.name,
+            f"{problem.message} ({len(plan.report.problems):,} problems)",
+            problem.line,
+            plan.report.columns.get("label") if problem.kind == "unknown label" else None,
+        )
     rows = plan.predictions.assign(run_id=run_id)
     rows["probs"] = list(plan.probs.tolist()) if plan.probs is not None else None
     return [{k: v for k, v in row.items() if v is not None} for row in rows.to_dict("records")]
@@ -113,7 +133,13 @@ def store_rows(table: Table, examples: pd.DataFrame, description: Description, o
 
 def _same_prediction(out: pd.DataFrame, probs: np.ndarray | None) -> pd.Series:
     """A value per row that is equal exactly when two rows store the same prediction."""
-    same = out["label"].fillna("").astype(str) + "|" + out["answer"].fillna("").astype(str) + "|" + out["text"].fillna("").astype(str)
+    same = (
+        out["label"].fillna("").astype(str)
+        + "|"
+        + out["answer"].fillna("").astype(str)
+        + "|"
+        + out["text"].fillna("").astype(str)
+    )
     if probs is not None:
         same = same + "|" + pd.Series([row.tobytes().hex() for row in probs], index=out.index)
     return same
@@ -124,9 +150,17 @@ def _match(frame, roles, scope, task, options, same, report) -> matching.Matched
     text_roles = ("premise", "hypothesis") if task == "nli" else ("question",)
     if use_id:
         if "example_id" not in roles:
-            report.problems.append(Problem("column", "options", f"matching by id needs an id column; the file's columns are "
-                                           f"{list(frame.columns)} (map one with --map example_id=COLUMN)"))
-            return matching.Matched(pd.Series(np.nan, index=frame.index, dtype=object), pd.Series("", index=frame.index))
+            report.problems.append(
+                Problem(
+                    "column",
+                    "options",
+                    f"matching by id needs an id column; the file's columns are "
+                    f"{list(frame.columns)} (map one with --map example_id=COLUMN)",
+                )
+            )
+            return matching.Matched(
+                pd.Series(np.nan, index=frame.index, dtype=object), pd.Series("", index=frame.index)
+            )
         report.match_by = "id"
         keyed = frame[roles["example_id"]]
         if "split" in roles:
@@ -134,9 +168,15 @@ def _match(frame, roles, scope, task, options, same, report) -> matching.Matched
         return matching.by_id(keyed, scope)
     missing = [r for r in text_roles if r not in roles]
     if missing:
-        report.problems.append(Problem("column", "options", f"matching by text needs {' and '.join(text_roles)} "
-                                       f"columns; none found for {missing} among {list(frame.columns)} "
-                                       f"(map with --map {missing[0]}=COLUMN, or give an example_id column)"))
+        report.problems.append(
+            Problem(
+                "column",
+                "options",
+                f"matching by text needs {' and '.join(text_roles)} "
+                f"columns; none found for {missing} among {list(frame.columns)} "
+                f"(map with --map {missing[0]}=COLUMN, or give an example_id column)",
+            )
+        )
         return matching.Matched(pd.Series(np.nan, index=frame.index, dtype=object), pd.Series("", index=frame.index))
     report.match_by = "text (" + " + ".join(text_roles) + ")"
     store_cols = {"premise": "input", "hypothesis": "hypothesis", "question": "input"}
@@ -149,8 +189,15 @@ def _by_id_within_split(ids, splits, scope) -> matching.Matched:
     found = matching.by_id(ids, scope)
     split_of = scope.set_index("example_id")["split"]
     wrong = found.example_id.notna() & (found.example_id.map(split_of) != splits.fillna("").astype(str).str.strip())
-    reason = found.reason.mask(wrong, "id " + ids.fillna("").astype(str) + " is in split " +
-                               found.example_id.map(split_of).fillna("").astype(str) + ", not " + splits.fillna("").astype(str))
+    reason = found.reason.mask(
+        wrong,
+        "id "
+        + ids.fillna("").astype(str)
+        + " is in split "
+        + found.example_id.map(split_of).fillna("").astype(str)
+        + ", not "
+        + splits.fillna("").astype(str),
+    )
     return matching.Matched(found.example_id.mask(wrong), reason)
 
 
@@ -167,37 +214,64 @@ def _predictions(frame, roles, description, task, order, options, out, report, t
             text = raw.astype(str).str.strip().where(raw.notna())
             out["label"] = text.map(lookup)
             unknown = text.notna() & (text != "") & out["label"].isna()
-            allowed = f"{list(description.labels)} (or entailment/neutral/…, yes/no for two labels, numbers with --label-order)"
+            allowed = f"{list(description.labels)} (or entailment/neutral/…, yes/no for two labels, numbers with "
+            allowed += "--label-order)"
             if unknown.any():
-                _flag(report, table, unknown, "unknown label", f"column '{roles['label']}': " + text.fillna("") +
-                      f" is not one of {allowed}; map it with --label-map VALUE=LABEL")
+                _flag(
+                    report,
+                    table,
+                    unknown,
+                    "unknown label",
+                    f"column '{roles['label']}': "
+                    + text.fillna("")
+                    + f" is not one of {allowed}; map it with --label-map VALUE=LABEL",
+                )
             _flag(report, table, text.isna() | (text == ""), "empty", f"column '{roles['label']}' is empty")
-        if probs is not None:
-            if "label" not in roles:
-                out["label"] = np.asarray(description.labels, dtype=object)[np.nan_to_num(probs, nan=-1).argmax(axis=1)]
-                report.notes.append("labels are the most probable class of each row")
+        if probs is not None and "label" not in roles:
+            out["label"] = np.asarray(description.labels, dtype=object)[np.nan_to_num(probs, nan=-1).argmax(axis=1)]
+            report.notes.append("labels are the most probable class of each row")
         if "label" not in roles and probs is None:
-            report.problems.append(Problem("column", "options", f"no prediction column: give a label column "
-                                           f"({', '.join(cols.GUESSES['label'][:4])}, …), probabilities or logits "
-                                           f"(a list, or one column per label such as prob_{description.labels[0]}); "
-                                           f"the file's columns are {list(frame.columns)}"))
+            report.problems.append(
+                Problem(
+                    "column",
+                    "options",
+                    f"no prediction column: give a label column "
+                    f"({', '.join(cols.GUESSES['label'][:4])}, …), probabilities or logits "
+                    f"(a list, or one column per label such as prob_{description.labels[0]}); "
+                    f"the file's columns are {list(frame.columns)}",
+                )
+            )
     elif task == "qa":
         _text_column(frame, roles, "answer", out, "answer", report, table)
     else:
         for role in ("presupposition", "correction"):
             if role not in roles:
-                report.problems.append(Problem("column", "options", f"a writing run needs a {role} column; "
-                                               f"the file's columns are {list(frame.columns)}"))
+                report.problems.append(
+                    Problem(
+                        "column",
+                        "options",
+                        f"a writing run needs a {role} column; the file's columns are {list(frame.columns)}",
+                    )
+                )
                 return None
-        out["text"] = [json.dumps({"presupposition": p, "correction": c}) for p, c in
-                       zip(frame[roles["presupposition"]].fillna("").astype(str), frame[roles["correction"]].fillna("").astype(str))]
+        out["text"] = [
+            json.dumps({"presupposition": p, "correction": c})
+            for p, c in zip(
+                frame[roles["presupposition"]].fillna("").astype(str), frame[roles["correction"]].fillna("").astype(str)
+            )
+        ]
     return probs
 
 
 def _text_column(frame, roles, role, out, target, report, table) -> None:
     if role not in roles:
-        report.problems.append(Problem("column", "options", f"no {role} column; the file's columns are {list(frame.columns)} "
-                                       f"(map one with --map {role}=COLUMN)"))
+        report.problems.append(
+            Problem(
+                "column",
+                "options",
+                f"no {role} column; the file's columns are {list(frame.columns)} (map one with --map {role}=COLUMN)",
+            )
+        )
         return
     out[target] = frame[roles[role]].astype(str).where(frame[roles[role]].notna())
 
@@ -211,11 +285,19 @@ def _probabilities(frame, roles, description, order, report, table) -> np.ndarra
         if kind in roles:
             matrix, bad_length = _list_matrix(frame[roles[kind]], len(labels))
             matrix = matrix[:, position]
-            _flag(report, table, bad_length, "bad probabilities", f"column '{roles[kind]}': expected a list of "
-                  f"{len(labels)} numbers in the order {list(order or labels)}")
+            _flag(
+                report,
+                table,
+                bad_length,
+                "bad probabilities",
+                f"column '{roles[kind]}': expected a list of "
+                f"{len(labels)} numbers in the order {list(order or labels)}",
+            )
         elif per_label is not None:
             report.columns.update({f"{kind}[{label}]": column for label, column in per_label.items()})
-            matrix = np.column_stack([pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float) for c in per_label.values()])
+            matrix = np.column_stack(
+                [pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float) for c in per_label.values()]
+            )
             bad_length = np.zeros(len(frame), dtype=bool)
         else:
             continue
@@ -232,6 +314,7 @@ def _probabilities(frame, roles, description, order, report, table) -> np.ndarra
 
 def _list_matrix(values: pd.Series, width: int) -> tuple[np.ndarray, np.ndarray]:
     """A column of lists (or JSON text like '[0.1, 0.9]') as rows × width floats, and which rows had another length."""
+
     def as_list(v):
         if isinstance(v, str):
             try:
@@ -239,6 +322,7 @@ def _list_matrix(values: pd.Series, width: int) -> tuple[np.ndarray, np.ndarray]
             except json.JSONDecodeError:
                 return None
         return v if isinstance(v, (list, tuple, np.ndarray)) else None
+
     lists = values.map(as_list)
     lengths = lists.map(lambda v: len(v) if v is not None else -1).to_numpy()
     good = lengths == width
@@ -247,7 +331,9 @@ def _list_matrix(values: pd.Series, width: int) -> tuple[np.ndarray, np.ndarray]
         try:
             matrix[good] = np.array([np.asarray(v, dtype=float) for v in lists[good]])
         except (TypeError, ValueError):
-            matrix[good] = np.array([pd.to_numeric(pd.Series(list(v)), errors="coerce").to_numpy() for v in lists[good]])
+            matrix[good] = np.array(
+                [pd.to_numeric(pd.Series(list(v)), errors="coerce").to_numpy() for v in lists[good]]
+            )
     return matrix, ~good
 
 
@@ -259,8 +345,13 @@ def _check_probabilities(matrix: np.ndarray, skip: np.ndarray, report: Report, t
     _flag(report, table, nan, "bad probabilities", "a probability is missing or not a number")
     _flag(report, table, negative, "bad probabilities", "a probability is negative")
     if off.any():
-        _flag(report, table, off, "bad probabilities",
-              pd.Series(sums).map(lambda s: f"probabilities sum to {s:.4f}, not 1 (± {PROB_TOLERANCE:g})"))
+        _flag(
+            report,
+            table,
+            off,
+            "bad probabilities",
+            pd.Series(sums).map(lambda s: f"probabilities sum to {s:.4f}, not 1 (± {PROB_TOLERANCE:g})"),
+        )
 
 
 def _flag(report: Report, table: Table, mask, kind: str, message) -> None:
@@ -276,22 +367,43 @@ def _list(target: list, table: Table, mask, kind: str, message) -> None:
     if not len(rows):
         return
     messages = message.to_numpy() if isinstance(message, pd.Series) else None
-    target.extend(Problem(kind, table.where(int(i)), str(messages[i]) if messages is not None else message, table.line(int(i)))
-                  for i in rows)
+    target.extend(
+        Problem(kind, table.where(int(i)), str(messages[i]) if messages is not None else message, table.line(int(i)))
+        for i in rows
+    )
 
 
 def _run(options: Options, description: Description, task: str, model: str, report: Report) -> dict:
     run_id = options.run_id or f"{options.dataset}/user/{model}" + (f"/{task}" if task != description.task else "")
-    return {"run_id": run_id, "dataset_id": options.dataset, "task": task, "model_id": model,
-            "model_revision": options.revision, "source": "user", "status": "complete",
-            "config": {"labels": list(description.labels) if task in ("nli", "detect") else None,
-                       "notes": options.notes, "file": report.file, "sha256": report.sha256, "format": report.format,
-                       "columns": report.columns, "match_by": report.match_by, "probabilities": report.probabilities,
-                       "label_order": list(options.label_order), "label_map": options.label_map, "split": options.split,
-                       "rows": report.rows, "matched": report.matched, "coverage": round(report.coverage, 6),
-                       "trained_on": list(training_data.names(list(options.trained_on)))},
-            "provenance": f"imported from {Path(report.file).name} (SHA-256 {report.sha256})", "device": None,
-            "code_version": "backend.imports"}
+    return {
+        "run_id": run_id,
+        "dataset_id": options.dataset,
+        "task": task,
+        "model_id": model,
+        "model_revision": options.revision,
+        "source": "user",
+        "status": "complete",
+        "config": {
+            "labels": list(description.labels) if task in ("nli", "detect") else None,
+            "notes": options.notes,
+            "file": report.file,
+            "sha256": report.sha256,
+            "format": report.format,
+            "columns": report.columns,
+            "match_by": report.match_by,
+            "probabilities": report.probabilities,
+            "label_order": list(options.label_order),
+            "label_map": options.label_map,
+            "split": options.split,
+            "rows": report.rows,
+            "matched": report.matched,
+            "coverage": round(report.coverage, 6),
+            "trained_on": list(training_data.names(list(options.trained_on))),
+        },
+        "provenance": f"imported from {Path(report.file).name} (SHA-256 {report.sha256})",
+        "device": None,
+        "code_version": "backend.imports",
+    }
 
 
 def examples_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
@@ -306,16 +418,19 @@ def plan(con: duckdb.DuckDBPyConnection, table: Table, options: Options) -> Plan
 def dataset_from_name(file_name: str, datasets: list[str]) -> str | None:
     """The dataset a file's name names as a word (`roberta_nope.csv` → nope; the longest when several do).
 
-    >>> dataset_from_name("preds/roberta_nope-main.csv", ["commitmentbank", "nope"]), dataset_from_name("x.csv", ["nope"])
-    ('nope', None)
+    >>> dataset_from_name("preds/roberta_nope-main.csv", ["commitmentbank", "nope"])
+    'nope'
+    >>> dataset_from_name("x.csv", ["nope"]) is None
+    True
     """
     stem = Path(file_name).stem.lower()
     named = [d for d in datasets if re.search(rf"(?<![a-z0-9]){re.escape(d.lower())}(?![a-z0-9])", stem)]
     return max(named, key=len) if named else None
 
 
-def best_dataset(con: duckdb.DuckDBPyConnection, table: Table, options: Options,
-                 datasets: list[str]) -> tuple[str, int] | None:
+def best_dataset(
+    con: duckdb.DuckDBPyConnection, table: Table, options: Options, datasets: list[str]
+) -> tuple[str, int] | None:
     """When a file matches none of `options.dataset`'s examples: the other dataset whose examples most of its rows
     match (each checked as `plan` would, with that dataset's task), and how many; None when none matches."""
     best = None
@@ -323,7 +438,9 @@ def best_dataset(con: duckdb.DuckDBPyConnection, table: Table, options: Options,
         if name == options.dataset:
             continue
         try:
-            matched = plan(con, table, replace(options, dataset=name, task=None, run_id=None, split=None)).report.matched
+            matched = plan(
+                con, table, replace(options, dataset=name, task=None, run_id=None, split=None)
+            ).report.matched
         except (ValueError, LookupError):
             continue
         if matched and (best is None or matched > best[1]):
@@ -344,17 +461,21 @@ def save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool = False) -> 
     if source not in (None, "user"):
         raise RunExists(f"run {run_id!r} is a {source} run, not one of yours; choose another run id (--run-id)")
     if source and not replace:
-        raise RunExists(f"run {run_id!r} exists (one of yours); replace it (--replace) or choose another run id (--run-id)")
+        raise RunExists(
+            f"run {run_id!r} exists (one of yours); replace it (--replace) or choose another run id (--run-id)"
+        )
     if source:
         backup.before(con, f"replace run {run_id}")
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     writer.replace_run_table(con, {**plan_.run, "created_at": now}, _arrow(run_id, plan_))
     return run_id
 
 
 def _arrow(run_id: str, plan_: Plan) -> pa.Table:
     frame = plan_.predictions
-    return writer.prediction_table(run_id, frame["example_id"], frame["label"], plan_.probs, frame["answer"], frame["text"])
+    return writer.prediction_table(
+        run_id, frame["example_id"], frame["label"], plan_.probs, frame["answer"], frame["text"]
+    )
 
 
 def existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
@@ -376,5 +497,18 @@ def delete(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
 def user_runs(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None) -> pd.DataFrame:
     """The user's imported runs with their provenance, newest first."""
     frame = store_runs.listing(con, dataset_id, status=None, sources=("user",), order="newest")
-    return frame[["run_id", "dataset_id", "task", "model_id", "model_revision", "created_at", "predictions", "coverage",
-                  "file", "sha256", "notes"]]
+    return frame[
+        [
+            "run_id",
+            "dataset_id",
+            "task",
+            "model_id",
+            "model_revision",
+            "created_at",
+            "predictions",
+            "coverage",
+            "file",
+            "sha256",
+            "notes",
+        ]
+    ]

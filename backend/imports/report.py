@@ -1,4 +1,5 @@
 """The validation report of an import: what was read, matched, skipped and wrong, before anything is written."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,8 +11,8 @@ SHOWN = 20  # problems listed per kind in a report
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str      # unmatched | ambiguous | duplicate | unknown label | bad probabilities | empty | column
-    where: str     # 'line 12' / 'record 11' / 'options' / 'file'
+    kind: str  # unmatched | ambiguous | duplicate | unknown label | bad probabilities | empty | column
+    where: str  # 'line 12' / 'record 11' / 'options' / 'file'
     message: str
     line: int | None = None  # the file line, where the format has lines
 
@@ -25,12 +26,12 @@ class Report:
     task: str = ""
     rows: int = 0
     matched: int = 0
-    examples: int = 0              # examples the run could cover (the dataset, or the chosen split)
+    examples: int = 0  # examples the run could cover (the dataset, or the chosen split)
     match_by: str = ""
     columns: dict = field(default_factory=dict)
-    probabilities: str = "none"    # none | given | softmax of logits | argmax
+    probabilities: str = "none"  # none | given | softmax of logits | argmax
     problems: list[Problem] = field(default_factory=list)  # any of these rejects the import
-    skipped: list[Problem] = field(default_factory=list)   # rows left out (unmatched, ambiguous)
+    skipped: list[Problem] = field(default_factory=list)  # rows left out (unmatched, ambiguous)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -48,19 +49,25 @@ class Report:
 
     def table(self) -> pd.DataFrame:
         """The listed problems and skipped rows (at most SHOWN per kind), for a page or a terminal."""
-        rows = [{"status": "rejects the import", "kind": p.kind, "where": p.where, "message": p.message} for p in self.problems] + \
-               [{"status": "skipped", "kind": p.kind, "where": p.where, "message": p.message} for p in self.skipped]
+        rows = [
+            {"status": "rejects the import", "kind": p.kind, "where": p.where, "message": p.message}
+            for p in self.problems
+        ] + [{"status": "skipped", "kind": p.kind, "where": p.where, "message": p.message} for p in self.skipped]
         frame = pd.DataFrame(rows, columns=["status", "kind", "where", "message"])
         return frame.groupby(["status", "kind"], sort=False).head(SHOWN).reset_index(drop=True)
 
     def summary(self) -> str:
-        lines = [f"{self.file} ({self.format}, SHA-256 {self.sha256[:12]}…) → dataset {self.dataset}, task {self.task}",
-                 f"rows read {self.rows:,}; matched by {self.match_by} {self.matched:,}; "
-                 f"coverage {self.coverage:.1%} of {self.examples:,} examples; probabilities: {self.probabilities}",
-                 "columns: " + ", ".join(f"{role} ← {col}" for role, col in self.columns.items())]
+        lines = [
+            f"{self.file} ({self.format}, SHA-256 {self.sha256[:12]}…) → dataset {self.dataset}, task {self.task}",
+            f"rows read {self.rows:,}; matched by {self.match_by} {self.matched:,}; "
+            f"coverage {self.coverage:.1%} of {self.examples:,} examples; probabilities: {self.probabilities}",
+            "columns: " + ", ".join(f"{role} ← {col}" for role, col in self.columns.items()),
+        ]
         lines += [f"{kind}: {n:,} rows" for kind, n in self.counts().items()]
         lines += [f"note: {n}" for n in self.notes]
-        lines.append("OK: nothing rejected" if self.ok else f"REJECTED: {len(self.problems):,} problems; nothing was written")
+        lines.append(
+            "OK: nothing rejected" if self.ok else f"REJECTED: {len(self.problems):,} problems; nothing was written"
+        )
         return "\n".join(lines)
 
 
@@ -70,4 +77,7 @@ class ImportRejected(ValueError):
     def __init__(self, report: Report):
         self.report = report
         first = report.problems[0]
-        super().__init__(f"{report.file}: {len(report.problems):,} problems, e.g. {first.where}: {first.message}; nothing was written")
+        super().__init__(
+            f"{report.file}: {len(report.problems):,} problems, e.g. {first.where}: {first.message}; nothing was "
+            f"written"
+        )

@@ -4,6 +4,7 @@ Resampling n items R times is a weight matrix W (R × n) of multinomial counts; 
 statistic over resamples is then W @ x. Ratios (accuracy, precision, F1, ...) are ratios of such
 products (Efron & Tibshirani 1993, ch. 13, percentile interval).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -48,7 +49,9 @@ def weights(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
     return counts
 
 
-def resampled_sums(x: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED, counts: np.ndarray | None = None) -> np.ndarray:
+def resampled_sums(
+    x: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED, counts: np.ndarray | None = None
+) -> np.ndarray:
     """Sum of the per-item values `x` (n, or n × d) in each bootstrap resample: R (× d).
 
     Up to LARGE_N items this is W @ x with the cached weight matrix. Above, items with identical values
@@ -78,8 +81,12 @@ def _by_index(flat: np.ndarray, resamples: int, seed: int, cells: int = 20_000_0
     """Resampled sums by drawing item indices, a few resamples at a time (memory stays ~cells × 8 bytes)."""
     n, rng = flat.shape[0], np.random.default_rng(seed)
     step = max(1, cells // n)
-    return np.concatenate([flat[rng.integers(0, n, size=(min(step, resamples - start), n))].sum(axis=1)
-                           for start in range(0, resamples, step)])
+    return np.concatenate(
+        [
+            flat[rng.integers(0, n, size=(min(step, resamples - start), n))].sum(axis=1)
+            for start in range(0, resamples, step)
+        ]
+    )
 
 
 def _by_kind(kinds: np.ndarray, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -99,8 +106,9 @@ def interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def mean(values: np.ndarray, ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED,
-         counts: np.ndarray | None = None) -> Estimate:
+def mean(
+    values: np.ndarray, ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED, counts: np.ndarray | None = None
+) -> Estimate:
     """Mean of per-item values (e.g. 0/1 correctness) with a bootstrap interval; with `counts`, `values`
     are those of kinds of items and `counts` how many items each kind has.
 

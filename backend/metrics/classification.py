@@ -5,6 +5,7 @@ which the tests use as the reference. Macro-F1 is the unweighted mean of the per
 given labels, computed the standard way: the official CREPE scorer's guard (which scores a perfect
 classifier 0.5) is *not* copied.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,10 @@ def accuracy(gold, pred, ci: bool = True, seed: int = SEED, counts=None) -> Esti
 def _counts(gold: np.ndarray, pred: np.ndarray, labels: list[str], resample: dict | None, counts=None):
     """True positives, predicted and gold counts per label (labels × 3); per bootstrap resample
     (labels × 3 × R) when `resample` gives its resamples and seed. `counts`: items per (gold, pred) row."""
-    items = np.concatenate([np.stack([(gold == label) & (pred == label), pred == label, gold == label], axis=1)
-                            for label in labels], axis=1).astype(np.float64)  # n × (labels · 3)
+    items = np.concatenate(
+        [np.stack([(gold == label) & (pred == label), pred == label, gold == label], axis=1) for label in labels],
+        axis=1,
+    ).astype(np.float64)  # n × (labels · 3)
     if resample is None:
         total = items.sum(axis=0) if counts is None else np.asarray(counts, dtype=np.float64) @ items
         return total.reshape(len(labels), 3)
@@ -57,12 +60,14 @@ def per_class(gold, pred, labels: list[str]) -> pd.DataFrame:
     """
     counts = _counts(np.asarray(gold, dtype=object), np.asarray(pred, dtype=object), labels, None)
     precision, recall, f1 = _prf(counts)
-    return pd.DataFrame({"label": labels, "precision": precision, "recall": recall, "f1": f1,
-                         "support": counts[:, 2].astype(int)})
+    return pd.DataFrame(
+        {"label": labels, "precision": precision, "recall": recall, "f1": f1, "support": counts[:, 2].astype(int)}
+    )
 
 
-def macro_f1(gold, pred, labels: list[str], ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED,
-             counts=None) -> Estimate:
+def macro_f1(
+    gold, pred, labels: list[str], ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED, counts=None
+) -> Estimate:
     """Unweighted mean F1 over `labels` (a perfect classifier scores 1.0).
 
     >>> macro_f1(["FP", "N"], ["FP", "N"], ["FP", "N"], ci=False).value
@@ -83,8 +88,13 @@ def confusion(gold, pred, labels: list[str], counts=None) -> pd.DataFrame:
     pred = [p if p in labels else "other" for p in pred]
     columns = labels + (["other"] if "other" in pred else [])
     weight = {} if counts is None else {"values": np.asarray(counts), "aggfunc": "sum"}
-    table = pd.crosstab(pd.Categorical(gold, categories=labels), pd.Categorical(pred, categories=columns), dropna=False,
-                        **weight).fillna(0).astype(int)
+    table = (
+        pd.crosstab(
+            pd.Categorical(gold, categories=labels), pd.Categorical(pred, categories=columns), dropna=False, **weight
+        )
+        .fillna(0)
+        .astype(int)
+    )
     # plain string labels: categorical axes become Arrow dictionaries that charts and exports mangle
     table.index = pd.Index(table.index.astype(str), name="gold")
     table.columns = pd.Index(table.columns.astype(str), name="predicted")
@@ -102,17 +112,21 @@ def response_bias(gold, pred, labels: list[str], counts=None) -> pd.DataFrame:
     gold, pred = pd.Series(list(gold), dtype=object), pd.Series(list(pred), dtype=object)
     weight = pd.Series(np.ones(len(gold)) if counts is None else np.asarray(counts, dtype=float))
     n = max(float(weight.sum()), 1)
-    return pd.DataFrame({
-        "label": labels,
-        "gold_share": [float(weight[gold == label].sum()) / n for label in labels],
-        "predicted_share": [float(weight[pred == label].sum()) / n for label in labels],
-    })
+    return pd.DataFrame(
+        {
+            "label": labels,
+            "gold_share": [float(weight[gold == label].sum()) / n for label in labels],
+            "predicted_share": [float(weight[pred == label].sum()) / n for label in labels],
+        }
+    )
 
 
 BIAS_AT_LEAST, BIAS_OVER_GOLD = 0.9, 0.1  # what `dominant_label` flags by default
 
 
-def dominant_label(bias: pd.DataFrame, at_least: float = BIAS_AT_LEAST, over_gold: float = BIAS_OVER_GOLD) -> dict | None:
+def dominant_label(
+    bias: pd.DataFrame, at_least: float = BIAS_AT_LEAST, over_gold: float = BIAS_OVER_GOLD
+) -> dict | None:
     """The label a run gives to at least `at_least` of the items, `over_gold` more often than it is gold
     (a response bias worth flagging), as a row of `response_bias`; None when there is none.
 

@@ -4,9 +4,10 @@ A metric here is a function from a frame of evaluated items (columns `gold_label
 any facet: split, trigger_type, polarity, adversarial, answer_type, question_type, hop, ambiguous)
 to an `Estimate`.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -27,7 +28,8 @@ def macro_f1_of(labels: list[str]) -> Metric:
 def by_facet(frame: pd.DataFrame, facets: list[str], metric: Metric = accuracy_of) -> pd.DataFrame:
     """One row per combination of facet values (NULL kept as its own group) with value, CI and n.
 
-    >>> f = pd.DataFrame({"hop": ["single", "single", "multi"], "gold_label": ["FP", "N", "FP"], "label": ["FP", "FP", "FP"]})
+    >>> f = pd.DataFrame({"hop": ["single", "single", "multi"], "gold_label": ["FP", "N", "FP"],
+    ...                   "label": ["FP", "FP", "FP"]})
     >>> by_facet(f, ["hop"])[["hop", "value", "n"]].values.tolist()
     [['multi', 1.0, 1], ['single', 0.5, 2]]
     """

@@ -4,6 +4,7 @@ Unigram F1 is the CREPE paper's writing metric (token overlap after SQuAD normal
 the gold references); BLEU is sacreBLEU's corpus BLEU (Post 2018) with its signature reported, so
 numbers are comparable across papers.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from backend.metrics.squad import token_f1
 
 @dataclass(frozen=True)
 class Bleu:
-    score: float       # 0-100
+    score: float  # 0-100
     signature: str
     n: int
 

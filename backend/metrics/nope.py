@@ -8,6 +8,7 @@ Inputs are plain frames:
   in [0, 1]; a run group (e.g. RoBERTa over 5 seeds) is the mean of its runs' rows, so its accuracy
   is the mean accuracy over seeds, as in the paper's tables.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,7 +24,9 @@ SUBSETS = ("E→E", "E→{N,C}", "{N,C}→E")
 def label_distribution(items: pd.DataFrame) -> pd.DataFrame:
     """Figure 2: gold-label counts and shares per trigger × polarity, with n (main corpus)."""
     main = items[items["split"] == "main"]
-    table = pd.crosstab([main["trigger_type"], main["polarity"]], main["gold_label"]).reindex(columns=LABELS, fill_value=0)
+    table = pd.crosstab([main["trigger_type"], main["polarity"]], main["gold_label"]).reindex(
+        columns=LABELS, fill_value=0
+    )
     table["n"] = table.sum(axis=1)
     for label in LABELS:
         table[f"{label} %"] = 100 * table[label] / table["n"]
@@ -45,13 +48,21 @@ def change_kind(before: str, after: str) -> str:
 
 def negation_change(items: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """Table 2: per trigger, the share of negation pairs in each label-change category (and n)."""
-    frame = pd.DataFrame({
-        "trigger_type": items.loc[pairs["example_a"], "trigger_type"].to_numpy(),
-        "change": [change_kind(a, b) for a, b in zip(items.loc[pairs["example_a"], "gold_label"],
-                                                      items.loc[pairs["example_b"], "gold_label"])],
-    })
+    frame = pd.DataFrame(
+        {
+            "trigger_type": items.loc[pairs["example_a"], "trigger_type"].to_numpy(),
+            "change": [
+                change_kind(a, b)
+                for a, b in zip(
+                    items.loc[pairs["example_a"], "gold_label"], items.loc[pairs["example_b"], "gold_label"]
+                )
+            ],
+        }
+    )
     kinds = ["no change", "E→{N,C}", "{N,C}→E", "other"]
-    table = pd.crosstab(frame["trigger_type"], frame["change"], margins=True, margins_name="all").reindex(columns=kinds + ["all"], fill_value=0)
+    table = pd.crosstab(frame["trigger_type"], frame["change"], margins=True, margins_name="all").reindex(
+        columns=kinds + ["all"], fill_value=0
+    )
     shares = 100 * table[kinds].div(table["all"], axis=0)
     return shares.assign(n=table["all"]).reset_index()
 
@@ -60,8 +71,7 @@ def rating_spread(items: pd.DataFrame, ddof: int = 1) -> pd.DataFrame:
     """Figure 3: mean over items of the standard deviation of the five ratings, per trigger × polarity."""
     main = items[items["split"] == "main"]
     sd = main["crowd_ratings"].map(lambda r: float(np.std(r, ddof=ddof)))
-    return (main.assign(sd=sd).groupby(["trigger_type", "polarity"])["sd"]
-            .agg(mean_sd="mean", n="size").reset_index())
+    return main.assign(sd=sd).groupby(["trigger_type", "polarity"])["sd"].agg(mean_sd="mean", n="size").reset_index()
 
 
 def agreement(items: pd.DataFrame) -> pd.DataFrame:
@@ -69,12 +79,15 @@ def agreement(items: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for split, group in items.groupby("split", sort=False):
         labels = group["crowd_labels"]
-        rows.append({
-            "split": split,
-            "unanimous %": 100 * float(labels.map(lambda ls: len(set(ls)) == 1).mean()),
-            "individual = majority %": 100 * float(np.mean([l == g for ls, g in zip(labels, group["gold_label"]) for l in ls])),
-            "items": len(group),
-        })
+        rows.append(
+            {
+                "split": split,
+                "unanimous %": 100 * float(labels.map(lambda ls: len(set(ls)) == 1).mean()),
+                "individual = majority %": 100
+                * float(np.mean([label == g for ls, g in zip(labels, group["gold_label"]) for label in ls])),
+                "items": len(group),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -95,7 +108,7 @@ def accuracy_by_trigger(items: pd.DataFrame, scores: np.ndarray, names: list[str
 def projection_subset(before: str, after: str) -> str:
     """Table 4's subsets of negation pairs: E→E, E→{N,C}, {N,C}→E, or 'other'.
 
-    >>> [projection_subset("E", "E"), projection_subset("E", "N"), projection_subset("C", "E"), projection_subset("N", "N")]
+    >>> [projection_subset(*pair) for pair in (("E", "E"), ("E", "N"), ("C", "E"), ("N", "N"))]
     ['E→E', 'E→{N,C}', '{N,C}→E', 'other']
     """
     if before == "E":
@@ -106,12 +119,18 @@ def projection_subset(before: str, after: str) -> str:
 def projection_subsets(items: pd.DataFrame, pairs: pd.DataFrame, scores: np.ndarray, names: list[str]) -> pd.DataFrame:
     """Table 4: accuracy on the non-negated and negated members of pairs in each projection subset."""
     position = pd.Series(np.arange(len(items)), index=items.index)
-    kind = np.array([projection_subset(a, b) for a, b in zip(items.loc[pairs["example_a"], "gold_label"],
-                                                               items.loc[pairs["example_b"], "gold_label"])])
+    kind = np.array(
+        [
+            projection_subset(a, b)
+            for a, b in zip(items.loc[pairs["example_a"], "gold_label"], items.loc[pairs["example_b"], "gold_label"])
+        ]
+    )
     rows = []
     for subset in SUBSETS:
         chosen = pairs[kind == subset]
-        rows += _estimates(scores, position[chosen["example_a"]].to_numpy(), names, subset=subset, polarity="non-negated")
+        rows += _estimates(
+            scores, position[chosen["example_a"]].to_numpy(), names, subset=subset, polarity="non-negated"
+        )
         rows += _estimates(scores, position[chosen["example_b"]].to_numpy(), names, subset=subset, polarity="negated")
     return pd.DataFrame(rows)
 
@@ -173,8 +192,15 @@ def calibration(items: pd.DataFrame, probs: np.ndarray, names: list[str]) -> pd.
             keep = ok & (items["split"] == split).to_numpy()
             if not keep.any():
                 continue
-            rows.append({"run": name, "split": split, "n": int(keep.sum()),
-                         "mean JSD (bits)": float(jensen_shannon(crowd[keep], run[keep]).mean()),
-                         "ECE": expected_calibration_error(run[keep], gold[keep]),
-                         "model P(E)": float(run[keep, 0].mean()), "crowd share E": float(crowd[keep, 0].mean())})
+            rows.append(
+                {
+                    "run": name,
+                    "split": split,
+                    "n": int(keep.sum()),
+                    "mean JSD (bits)": float(jensen_shannon(crowd[keep], run[keep]).mean()),
+                    "ECE": expected_calibration_error(run[keep], gold[keep]),
+                    "model P(E)": float(run[keep, 0].mean()),
+                    "crowd share E": float(crowd[keep, 0].mean()),
+                }
+            )
     return pd.DataFrame(rows)

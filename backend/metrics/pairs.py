@@ -5,6 +5,7 @@ For pairs (a, b) with gold and predicted labels: *pair accuracy* = both members 
 McNemar's exact test (McNemar 1947; exact binomial form, Edwards 1948) asks whether the model is
 right on member a and wrong on b as often as the reverse.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ class PairSummary:
     flip_rate: Estimate
     gold_flip_rate: float
     mcnemar_p: float
-    table: pd.DataFrame   # rows: a right/wrong, columns: b right/wrong
+    table: pd.DataFrame  # rows: a right/wrong, columns: b right/wrong
 
 
 def outcome(a_right: np.ndarray, b_right: np.ndarray) -> np.ndarray:
@@ -54,8 +55,11 @@ def summarise(gold_a, pred_a, gold_b, pred_b, ci: bool = True) -> PairSummary:
     """Everything the pair views show for one run over one set of pairs."""
     gold_a, pred_a, gold_b, pred_b = (np.asarray(x, dtype=object) for x in (gold_a, pred_a, gold_b, pred_b))
     a_right, b_right = gold_a == pred_a, gold_b == pred_b
-    table = pd.crosstab(pd.Categorical(np.where(a_right, "a right", "a wrong"), ["a right", "a wrong"]),
-                        pd.Categorical(np.where(b_right, "b right", "b wrong"), ["b right", "b wrong"]), dropna=False)
+    table = pd.crosstab(
+        pd.Categorical(np.where(a_right, "a right", "a wrong"), ["a right", "a wrong"]),
+        pd.Categorical(np.where(b_right, "b right", "b wrong"), ["b right", "b wrong"]),
+        dropna=False,
+    )
     table.index, table.columns = table.index.astype(str), table.columns.astype(str)
     return PairSummary(
         pair_accuracy=mean((a_right & b_right).astype(float), ci=ci),

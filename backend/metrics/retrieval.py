@@ -4,6 +4,7 @@ Recall@K here is the IfQA/DPR convention: a question counts as a hit when *any* 
 the top K (Karpukhin et al. 2020). MRR is the mean reciprocal rank of the first gold passage (0 when
 none is retrieved).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -3,6 +3,7 @@
 Follows the official SQuAD v1.1 evaluation script (Rajpurkar et al. 2016): lower-case, remove
 punctuation, remove the articles a/an/the, collapse whitespace. IfQA uses the same metrics.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """Whether each registered model can be used here, without loading anything: its files are present
 (`registry.weights_path`), or, for an endpoint, the server answers a short probe with the model and
 accepts the key (`endpoints.client.probe`). Every "not available" line says what to do."""
+
 from __future__ import annotations
 
 import os
@@ -11,7 +12,7 @@ import pandas as pd
 from backend.models.endpoints import client as endpoint_client
 from backend.models.registry import ModelSpec, ModelUnavailable, model_card, specs, weights_path
 
-PROBE_TTL_S = 30.0   # pages list models on every rerun: an unreachable endpoint costs its probe once per 30 s
+PROBE_TTL_S = 30.0  # pages list models on every rerun: an unreachable endpoint costs its probe once per 30 s
 _PROBES: dict = {}
 
 
@@ -42,8 +43,17 @@ def status_table() -> pd.DataFrame:
     for model in specs().values():
         available, line = status(model)
         card = model_card(model)
-        measured = f" Measured here: held-out accuracy {card['heldout_accuracy']:.3f}." if "heldout_accuracy" in card else ""
-        rows.append({"model": model.name, "task": "endpoint" if model.is_endpoint else model.task, "available": available,
-                     "remedy": "" if available else line.split(": ", 1)[1],
-                     "quality": model.quality + measured, "license": model.license})
+        measured = (
+            f" Measured here: held-out accuracy {card['heldout_accuracy']:.3f}." if "heldout_accuracy" in card else ""
+        )
+        rows.append(
+            {
+                "model": model.name,
+                "task": "endpoint" if model.is_endpoint else model.task,
+                "available": available,
+                "remedy": "" if available else line.split(": ", 1)[1],
+                "quality": model.quality + measured,
+                "license": model.license,
+            }
+        )
     return pd.DataFrame(rows)

@@ -5,6 +5,7 @@ under a token budget (short questions go many to a batch, long NLI pairs fewer: 
 dynamic batching"), under `torch.inference_mode()`; bf16 on a GPU that supports it. On 2 CPU cores
 about 1,000 tokens a batch is the sweet spot; a GPU takes 16× that.
 """
+
 from __future__ import annotations
 
 import threading
@@ -17,8 +18,17 @@ from transformers.utils import logging as hf_logging
 
 from backend.models.device import dtype_for, pick
 
-LABEL_NAMES = {"entailment": "E", "neutral": "N", "contradiction": "C", "e": "E", "n": "N", "c": "C",
-               "fp": "FP", "false premise": "FP", "normal": "N"}
+LABEL_NAMES = {
+    "entailment": "E",
+    "neutral": "N",
+    "contradiction": "C",
+    "e": "E",
+    "n": "N",
+    "c": "C",
+    "fp": "FP",
+    "false premise": "FP",
+    "normal": "N",
+}
 
 
 def normalise_labels(id2label: dict) -> list[str]:
@@ -34,8 +44,15 @@ def normalise_labels(id2label: dict) -> list[str]:
 class SequenceClassifier:
     """Probabilities over `labels` for texts or (premise, hypothesis) pairs; thread-safe."""
 
-    def __init__(self, path: Path | str, device: str = "auto", batch_size: int = 32, max_length: int = 256,
-                 revision: str | None = None, local_only: bool = True):
+    def __init__(
+        self,
+        path: Path | str,
+        device: str = "auto",
+        batch_size: int = 32,
+        max_length: int = 256,
+        revision: str | None = None,
+        local_only: bool = True,
+    ):
         hf_logging.disable_progress_bar()
         self.device = pick(device)
         kwargs = {"local_files_only": local_only} | ({"revision": revision} if revision and not local_only else {})
@@ -53,8 +70,12 @@ class SequenceClassifier:
         if not inputs:
             return np.zeros((0, len(self.labels)))
         pairs = not isinstance(inputs[0], str)
-        encoded = self.tokenizer([x[0] for x in inputs] if pairs else list(inputs),
-                                 [x[1] for x in inputs] if pairs else None, truncation=True, max_length=self.max_length)
+        encoded = self.tokenizer(
+            [x[0] for x in inputs] if pairs else list(inputs),
+            [x[1] for x in inputs] if pairs else None,
+            truncation=True,
+            max_length=self.max_length,
+        )
         out = np.zeros((len(inputs), len(self.labels)), dtype=np.float64)
         with self.lock, torch.inference_mode():
             for chosen in token_batches([len(ids) for ids in encoded["input_ids"]], self.max_tokens, self.batch_size):
@@ -75,7 +96,7 @@ def token_batches(lengths: list[int], max_tokens: int, max_batch: int) -> list[n
     for end in range(1, len(order) + 1):
         longest = lengths[order[end - 1]]
         if end - start > max_batch or (end - start) * longest > max_tokens:
-            batches.append(order[start:end - 1])
+            batches.append(order[start : end - 1])
             start = end - 1
     batches.append(order[start:])
     return [b for b in batches if len(b)]

@@ -10,6 +10,7 @@ A run is contaminated when its dataset is among those names: the whole dataset, 
 predicted, or any split of it when the run predicted every split. Pages flag such runs wherever they
 show their numbers and leave them out of default comparisons; evaluate tables carry the reason.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,14 +29,24 @@ def trained_on(con, dataset_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
     A run stored before runs recorded `trained_on` takes its model's from the registry, when registered."""
     rows = queries.run_training(con, dataset_id)
     models = registry.specs()
-    return {run_id: (split, names(json.loads(trained)) if trained is not None
-                     else registry.trained_on(models[model_id]) if model_id in models else ())
-            for run_id, model_id, split, trained in rows}
+    return {
+        run_id: (
+            split,
+            names(json.loads(trained))
+            if trained is not None
+            else registry.trained_on(models[model_id])
+            if model_id in models
+            else (),
+        )
+        for run_id, model_id, split, trained in rows
+    }
 
 
 def flags(con, dataset_id: str) -> dict[str, str]:
     """run id → why it is contaminated, for every flagged run of the dataset."""
-    found = {run_id: reason(dataset_id, split, listed) for run_id, (split, listed) in trained_on(con, dataset_id).items()}
+    found = {
+        run_id: reason(dataset_id, split, listed) for run_id, (split, listed) in trained_on(con, dataset_id).items()
+    }
     return {run_id: why for run_id, why in found.items() if why}
 
 

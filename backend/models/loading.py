@@ -1,4 +1,5 @@
 """Load registered models once per process and share them (Streamlit sessions are threads)."""
+
 from __future__ import annotations
 
 import threading
@@ -11,13 +12,17 @@ from backend.models.endpoints.client import Endpoint, Settings
 from backend.models.generator import Generator
 
 _LOADED: dict[str, object] = {}
-_LOCK = threading.Lock()                                       # guards the two dicts
+_LOCK = threading.Lock()  # guards the two dicts
 _LOADING: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)  # one per model: loads never block others
 BUILDERS = {
     "embed": lambda path, s, local: Embedder(path, s.device, s.batch_size),
     "generate": lambda path, s, local: Generator(path, s.device, s.batch_size, local_only=local),
-    "nli": lambda path, s, local: SequenceClassifier(path, s.device, s.batch_size, revision=s.revision, local_only=local),
-    "detect": lambda path, s, local: SequenceClassifier(path, s.device, s.batch_size, revision=s.revision, local_only=local),
+    "nli": lambda path, s, local: SequenceClassifier(
+        path, s.device, s.batch_size, revision=s.revision, local_only=local
+    ),
+    "detect": lambda path, s, local: SequenceClassifier(
+        path, s.device, s.batch_size, revision=s.revision, local_only=local
+    ),
 }
 
 

@@ -1,4 +1,5 @@
 """NLI: (premise, hypothesis) → E/N/C with probabilities, from any registered NLI classifier."""
+
 from __future__ import annotations
 
 from backend.models.output import Output

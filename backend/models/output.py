@@ -1,4 +1,5 @@
 """The typed result of every task, one per input, as the runner stores it; and what a generator returns."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -6,27 +7,28 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Output:
-    label: str | None = None                 # E/N/C, FP/N
-    probs: tuple[float, ...] | None = None   # in the order of the task's labels
-    answer: str | None = None                # QA
-    text: dict = field(default_factory=dict) # generated presupposition/correction, raw generations, evidence
-    passages: tuple = ()                     # retrieval Hits the model read, best first
-    latency_ms: float | None = None          # this item's own time (endpoints); else the chunk's share
-    error: str | None = None                 # why this item has no answer (the run goes on)
+    label: str | None = None  # E/N/C, FP/N
+    probs: tuple[float, ...] | None = None  # in the order of the task's labels
+    answer: str | None = None  # QA
+    text: dict = field(default_factory=dict)  # generated presupposition/correction, raw generations, evidence
+    passages: tuple = ()  # retrieval Hits the model read, best first
+    latency_ms: float | None = None  # this item's own time (endpoints); else the chunk's share
+    error: str | None = None  # why this item has no answer (the run goes on)
 
 
 @dataclass(frozen=True)
 class Completion:
     """One generated response, from a local generator or an endpoint."""
+
     text: str
     top_logprobs: tuple[tuple[str, float], ...] | None = None  # the first answer token's top k, as sent
     tokens_in: int = 0
     tokens_out: int = 0
     latency_ms: float = 0.0
-    cost: float = 0.0                        # USD, from the endpoint's prices (0 when cached or local)
+    cost: float = 0.0  # USD, from the endpoint's prices (0 when cached or local)
     cached: bool = False
-    error: str | None = None                 # this request failed (e.g. the prompt is too long)
-    usage_reported: bool = True              # False: the server gave no token counts (some do not when streaming)
+    error: str | None = None  # this request failed (e.g. the prompt is too long)
+    usage_reported: bool = True  # False: the server gave no token counts (some do not when streaming)
 
 
 class RunStopped(RuntimeError):

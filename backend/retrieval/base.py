@@ -4,6 +4,7 @@ A retriever ranks the passages of one corpus for a free-text query. `search_many
 fast path used for evaluation (one tokenisation / one embedding batch / one index call); `search`
 is the single-query path of the live playground.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,11 +28,9 @@ class Retriever(Protocol):
 
     name: str
 
-    def search(self, query: str, k: int) -> list[Hit]:
-        ...
+    def search(self, query: str, k: int) -> list[Hit]: ...
 
-    def search_many(self, queries: list[str], k: int) -> list[list[Hit]]:
-        ...
+    def search_many(self, queries: list[str], k: int) -> list[list[Hit]]: ...
 
 
 def hits(doc_ids: list[str], positions: np.ndarray, scores: np.ndarray, keep=None) -> list[Hit]:
@@ -42,6 +41,5 @@ def hits(doc_ids: list[str], positions: np.ndarray, scores: np.ndarray, keep=Non
     >>> hits(["a", "b", "c"], np.array([2, 0, -1]), np.array([0.9, 0.5, 0.0]))
     [Hit(doc_id='c', score=0.9, rank=1), Hit(doc_id='a', score=0.5, rank=2)]
     """
-    chosen = [(int(p), float(s)) for p, s in zip(positions, scores)
-              if p >= 0 and (keep is None or keep(float(s)))]
+    chosen = [(int(p), float(s)) for p, s in zip(positions, scores) if p >= 0 and (keep is None or keep(float(s)))]
     return [Hit(doc_ids[p], s, rank) for rank, (p, s) in enumerate(chosen, start=1)]

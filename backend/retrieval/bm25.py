@@ -6,6 +6,7 @@ log(1 + (N - df + 0.5) / (df + 0.5))) with its default k1 = 1.5, b = 0.75. Score
 per (term, document) into a sparse matrix at index time, so a query is a sum of a few sparse rows.
 Passages that share no term with the query (score 0) are not returned.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,13 @@ class BM25Retriever:
     def __init__(self, model: bm25s.BM25, doc_ids: list[str]):
         self.model, self.doc_ids = model, list(doc_ids)
         self.model_id = self.name
-        self.params = {"library": f"bm25s {bm25s.__version__}", "method": model.method, "k1": model.k1, "b": model.b,
-                       "tokenizer": f"bm25s.tokenize lower, stopwords={STOPWORDS}, no stemming"}
+        self.params = {
+            "library": f"bm25s {bm25s.__version__}",
+            "method": model.method,
+            "k1": model.k1,
+            "b": model.b,
+            "tokenizer": f"bm25s.tokenize lower, stopwords={STOPWORDS}, no stemming",
+        }
 
     @classmethod
     def build(cls, doc_ids: list[str], texts: list[str]) -> BM25Retriever:

@@ -9,13 +9,14 @@ even the vectors do not fit in memory. A flat index moves to the GPU when the in
 faiss has GPU support and sees a GPU. A lock serialises index searches (Streamlit sessions are
 threads; GPU indexes are not thread-safe).
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import faiss
 import numpy as np
@@ -34,7 +35,9 @@ def embedder_name(embedder) -> str:
     return str(getattr(embedder, "name", None) or type(embedder).__name__)
 
 
-def new_index(dimension: int, kind: str = "flat", vectors: np.ndarray | None = None, count: int | None = None) -> faiss.Index:
+def new_index(
+    dimension: int, kind: str = "flat", vectors: np.ndarray | None = None, count: int | None = None
+) -> faiss.Index:
     """An empty inner-product index of the chosen kind. IVF-PQ is trained first on a sample of
     `vectors`; `count` (default: as many as `vectors`) is how many passages it will hold."""
     if kind == "flat":
@@ -50,7 +53,7 @@ def new_index(dimension: int, kind: str = "flat", vectors: np.ndarray | None = N
         lists = ivf_lists(count)
         m = PQ_BYTES if dimension % PQ_BYTES == 0 else next(d for d in (32, 24, 16, 8, 4, 2, 1) if dimension % d == 0)
         index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dimension), dimension, lists, m, 8, faiss.METRIC_INNER_PRODUCT)
-        sample = vectors[np.random.default_rng(0).permutation(len(vectors))[:training_size(count)]]
+        sample = vectors[np.random.default_rng(0).permutation(len(vectors))[: training_size(count)]]
         index.train(np.ascontiguousarray(sample, dtype=np.float32))
         return index
     raise ValueError(f"unknown dense index kind {kind!r}; allowed: {', '.join(KINDS)}")
@@ -99,16 +102,22 @@ class DenseRetriever:
         if index.ntotal != len(doc_ids):
             raise ValueError(f"the index holds {index.ntotal} vectors but {len(doc_ids)} doc_ids were given")
         if index.d != embedder.dimension:
-            raise ValueError(f"the index has dimension {index.d}, the embedder {embedder.dimension}: "
-                             "rebuild the index with this embedder")
+            raise ValueError(
+                f"the index has dimension {index.d}, the embedder {embedder.dimension}: "
+                "rebuild the index with this embedder"
+            )
         self.index, index_device, self._gpu = to_gpu(index, kind)
         self.doc_ids, self.embedder, self.kind = list(doc_ids), embedder, kind
         self.model_name = embedder_name(embedder)
         self.model_id = f"{self.name}/{self.model_name}"
         embed_device = str(getattr(embedder, "device", "cpu"))
         self.device = "cuda" if "cuda" in (index_device, embed_device) else "cpu"
-        self.params = {"embedder": self.model_name, "index": f"faiss {faiss.__version__} {kind} inner product",
-                       "index_device": index_device, "embedder_device": embed_device}
+        self.params = {
+            "embedder": self.model_name,
+            "index": f"faiss {faiss.__version__} {kind} inner product",
+            "index_device": index_device,
+            "embedder_device": embed_device,
+        }
         self.lock = threading.Lock()
 
     @classmethod
@@ -124,7 +133,9 @@ class DenseRetriever:
         return cls.from_shards(doc_ids, [vectors], embedder, kind)
 
     @classmethod
-    def from_shards(cls, doc_ids: list[str], shards: Iterable[np.ndarray], embedder, kind: str = "flat") -> DenseRetriever:
+    def from_shards(
+        cls, doc_ids: list[str], shards: Iterable[np.ndarray], embedder, kind: str = "flat"
+    ) -> DenseRetriever:
         """Index vectors that arrive in shards, in `doc_ids` order, adding each as it comes: only the
         index is held, not every vector (IVF-PQ holds the first shards until it has its training sample)."""
         index, waiting, seen = None, [], 0

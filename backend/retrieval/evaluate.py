@@ -10,6 +10,7 @@ Each retriever becomes one run `<dataset>/retrieval/<name>` (task "retrieve", so
 its top hits in `retrievals` (at most 100 per question) and one `predictions` row per question
 whose `text` is {"first_gold_rank": r or null, "n_gold": g}. Re-evaluating replaces the run.
 """
+
 from __future__ import annotations
 
 import logging
@@ -19,9 +20,8 @@ import duckdb
 import pandas as pd
 
 from backend.metrics.retrieval import first_gold_rank, mrr, recall_at_k
-from backend.store.passages import corpus_hash
+from backend.store.passages import corpus_hash, questions
 from backend.store.writer import replace_runs
-from backend.store.passages import questions
 
 log = logging.getLogger(__name__)
 CUTOFFS = (1, 5, 20, 100)
@@ -51,22 +51,41 @@ def retrieve(retriever, frame: pd.DataFrame, k: int) -> tuple[list[list], list[i
 
 def run_rows(run_id: str, frame: pd.DataFrame, found: list[list], ranks: list) -> tuple[list[dict], list[dict]]:
     """`predictions` rows (one per question) and `retrievals` rows (top hits, at most MAX_STORED)."""
-    predictions = [{"run_id": run_id, "example_id": e, "answer": None, "text": {"first_gold_rank": r, "n_gold": len(g)}}
-                   for e, r, g in zip(frame["example_id"], ranks, frame["gold"])]
-    retrievals = [{"run_id": run_id, "example_id": e, "rank": h.rank, "doc_id": h.doc_id, "score": h.score}
-                  for e, hits in zip(frame["example_id"], found) for h in hits[:MAX_STORED]]
+    predictions = [
+        {"run_id": run_id, "example_id": e, "answer": None, "text": {"first_gold_rank": r, "n_gold": len(g)}}
+        for e, r, g in zip(frame["example_id"], ranks, frame["gold"])
+    ]
+    retrievals = [
+        {"run_id": run_id, "example_id": e, "rank": h.rank, "doc_id": h.doc_id, "score": h.score}
+        for e, hits in zip(frame["example_id"], found)
+        for h in hits[:MAX_STORED]
+    ]
     return predictions, retrievals
 
 
 def run_record(name: str, retriever, dataset_id: str, config: dict, seconds: float) -> dict:
-    return {"run_id": f"{dataset_id}/retrieval/{name}", "dataset_id": dataset_id, "task": "retrieve",
-            "model_id": getattr(retriever, "model_id", name), "retriever_id": name, "source": "batch",
-            "config": {**config, "retriever": getattr(retriever, "params", {})}, "seconds": seconds,
-            "device": getattr(retriever, "device", "cpu"), "code_version": "backend.retrieval"}
+    return {
+        "run_id": f"{dataset_id}/retrieval/{name}",
+        "dataset_id": dataset_id,
+        "task": "retrieve",
+        "model_id": getattr(retriever, "model_id", name),
+        "retriever_id": name,
+        "source": "batch",
+        "config": {**config, "retriever": getattr(retriever, "params", {})},
+        "seconds": seconds,
+        "device": getattr(retriever, "device", "cpu"),
+        "code_version": "backend.retrieval",
+    }
 
 
-def evaluate_retrievers(con_rw: duckdb.DuckDBPyConnection, retrievers: dict, dataset_id: str = "ifqa",
-                        splits=("S-dev", "S-test"), k: int = 100, corpus_id: str = "wiki") -> pd.DataFrame:
+def evaluate_retrievers(
+    con_rw: duckdb.DuckDBPyConnection,
+    retrievers: dict,
+    dataset_id: str = "ifqa",
+    splits=("S-dev", "S-test"),
+    k: int = 100,
+    corpus_id: str = "wiki",
+) -> pd.DataFrame:
     """Run, store and score each retriever; one row per retriever × split."""
     frame = questions(con_rw, dataset_id, splits, corpus_id)
     if frame.empty:
@@ -74,7 +93,12 @@ def evaluate_retrievers(con_rw: duckdb.DuckDBPyConnection, retrievers: dict, dat
     config = {"k": k, "splits": list(splits), "corpus_id": corpus_id, "corpus_hash": corpus_hash(con_rw, corpus_id)}
     has_gold = frame["gold"].map(len).to_numpy() > 0
     if not has_gold.all():
-        log.warning("%d of %d questions have no qrels in %s and are left out of the metrics", (~has_gold).sum(), len(frame), corpus_id)
+        log.warning(
+            "%d of %d questions have no qrels in %s and are left out of the metrics",
+            (~has_gold).sum(),
+            len(frame),
+            corpus_id,
+        )
     table = []
     for name, retriever in retrievers.items():
         found, ranks, seconds = retrieve(retriever, frame, k)
@@ -82,6 +106,14 @@ def evaluate_retrievers(con_rw: duckdb.DuckDBPyConnection, retrievers: dict, dat
         replace_runs(con_rw, [run], *run_rows(run["run_id"], frame, found, ranks))
         for split in dict.fromkeys(frame["split"]):
             chosen = [r for r, s, g in zip(ranks, frame["split"], has_gold) if s == split and g]
-            table.append({"retriever": name, "split": split, **metrics_row(chosen, k), "n": len(chosen), "seconds": seconds[split]})
+            table.append(
+                {
+                    "retriever": name,
+                    "split": split,
+                    **metrics_row(chosen, k),
+                    "n": len(chosen),
+                    "seconds": seconds[split],
+                }
+            )
         log.info("%s: %d questions in %.1f s, stored as %s", name, len(frame), run["seconds"], run["run_id"])
     return pd.DataFrame(table)

@@ -5,6 +5,7 @@ Each document scores sum over rankings of 1 / (k + rank), with k = 60 as in the 
 cut at `depth`. Ties keep the order in which documents first appear when the rankings are read
 rank by rank (rank 1 of each ranking, then rank 2, ...), so fusion is deterministic.
 """
+
 from __future__ import annotations
 
 from backend.retrieval.base import Hit

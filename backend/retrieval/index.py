@@ -7,24 +7,25 @@ and only a missing index is built. Each index is written to a temporary folder a
 place, so an interrupted build never leaves a half index that would be reused. Passage text is
 indexed without the title (most passages start with their subject already).
 """
+
 from __future__ import annotations
 
 import logging
 import os
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import duckdb
 import numpy as np
 
 from backend.config import settings
 from backend.models.embed import Embedder
-from backend.store.passages import corpus_hash, corpus_passages
 from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.dense import DenseRetriever, embedder_name
 from backend.retrieval.fusion import HybridRetriever
+from backend.store.passages import corpus_hash, corpus_passages
 
 log = logging.getLogger(__name__)
 Shards = Callable[[list[str]], Iterator[np.ndarray]]  # passages' texts → their vectors, shard by shard, in order
@@ -50,8 +51,10 @@ def load_or_build(folder: Path, load, build, label: str, allow_build: bool = Tru
         log.info("%s: loaded %s in %.2f s", label, folder, time.perf_counter() - started)
         return retriever
     if not allow_build:
-        raise FileNotFoundError(f"{label}: no index at {folder}; build it with `python -m backend index` "
-                                "(the dashboard's run script does this on first start)")
+        raise FileNotFoundError(
+            f"{label}: no index at {folder}; build it with `python -m backend index` "
+            "(the dashboard's run script does this on first start)"
+        )
     started = time.perf_counter()
     retriever = build()
     log.info("%s: built in %.1f s", label, time.perf_counter() - started)
@@ -78,8 +81,14 @@ class _Corpus:
         return self._rows
 
 
-def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=None,
-              dense_kind: str = "flat", allow_build: bool = True, shards: Shards | None = None) -> dict:
+def build_all(
+    con: duckdb.DuckDBPyConnection,
+    corpus_id: str = "wiki",
+    embedder=None,
+    dense_kind: str = "flat",
+    allow_build: bool = True,
+    shards: Shards | None = None,
+) -> dict:
     """{"bm25", "dense", "hybrid"} retrievers over a corpus, loading saved indexes where present.
 
     `embedder` defaults to the bundled MiniLM `Embedder` (constructed here, only when called). `shards`,
@@ -90,7 +99,9 @@ def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=
     root, corpus = index_root(corpus_id, digest), _Corpus(con, corpus_id)
     if allow_build:  # a load-only call (the dashboard) leaves the data folder as it is
         root.mkdir(parents=True, exist_ok=True)
-    bm25 = load_or_build(root / "bm25", BM25Retriever.load, lambda: BM25Retriever.build(*corpus.rows()), f"{corpus_id} bm25", allow_build)
+    bm25 = load_or_build(
+        root / "bm25", BM25Retriever.load, lambda: BM25Retriever.build(*corpus.rows()), f"{corpus_id} bm25", allow_build
+    )
     embedder = Embedder() if embedder is None else embedder
     folder = root / dense_folder(embedder_name(embedder), dense_kind)
 
@@ -100,7 +111,9 @@ def build_all(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki", embedder=
             return DenseRetriever.from_shards(doc_ids, shards(texts), embedder, kind=dense_kind)
         return DenseRetriever.build(doc_ids, texts, embedder, kind=dense_kind)
 
-    dense = load_or_build(folder, lambda f: DenseRetriever.load(f, embedder), build_dense, f"{corpus_id} {folder.name}", allow_build)
+    dense = load_or_build(
+        folder, lambda f: DenseRetriever.load(f, embedder), build_dense, f"{corpus_id} {folder.name}", allow_build
+    )
     return {"bm25": bm25, "dense": dense, "hybrid": HybridRetriever([bm25, dense])}
 
 

@@ -16,6 +16,7 @@ Nesting is per thread: a session opened inside another one in the same thread ne
 open a session in a worker thread while the thread that started it holds one and waits for it: with
 another process queued, the worker waits for the holder to finish (StoreBusy after its timeout).
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -23,10 +24,10 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Union
 
 import duckdb
 
@@ -41,7 +42,7 @@ def default_wait() -> float:
 
 
 Opener = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
-StoreRef = Union[duckdb.DuckDBPyConnection, Path, str, None]
+StoreRef = duckdb.DuckDBPyConnection | Path | str | None
 
 
 class StoreBusy(RuntimeError):
@@ -51,6 +52,7 @@ class StoreBusy(RuntimeError):
 @dataclass
 class _Shared:
     """One process's hold on one store file."""
+
     path: Path
     cond: threading.Condition = field(default_factory=threading.Condition)
     users: int = 0
@@ -71,8 +73,9 @@ def _shared(path: Path) -> _Shared:
 
 
 @contextmanager
-def session(path: Path | str | None = None, timeout: float | None = None,
-            create: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+def session(
+    path: Path | str | None = None, timeout: float | None = None, create: bool = False
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """A cursor on the store for one unit of work; the store is opened (and locked) only while needed.
 
     FileNotFoundError when the store does not exist (unless `create`), StoreBusy after `timeout`
@@ -170,8 +173,10 @@ def _open(path: Path, deadline: float, timeout: float) -> duckdb.DuckDBPyConnect
             if "lock" not in str(exc).lower():  # not another holder: e.g. no permission to write the folder
                 raise
             if time.monotonic() > deadline:
-                raise StoreBusy(f"{path} is held by another process that does not share it ({exc}); "
-                                "stop that process (an older dashboard or command), then try again") from exc
+                raise StoreBusy(
+                    f"{path} is held by another process that does not share it ({exc}); "
+                    "stop that process (an older dashboard or command), then try again"
+                ) from exc
             time.sleep(POLL_S * 5)
 
 
@@ -190,8 +195,10 @@ def _lock(path: Path, deadline: float, timeout: float) -> int:
                     queue = os.open(_sidecar(path, ".queue"), os.O_RDWR | os.O_CREAT, 0o644)
                     fcntl.flock(queue, fcntl.LOCK_SH)
                 if time.monotonic() > deadline:
-                    raise StoreBusy(f"{path} has been busy for {timeout:.0f} s: {holder(path)} holds it. "
-                                    "Wait for it to finish (or stop it), then try again.") from None
+                    raise StoreBusy(
+                        f"{path} has been busy for {timeout:.0f} s: {holder(path)} holds it. "
+                        "Wait for it to finish (or stop it), then try again."
+                    ) from None
                 time.sleep(POLL_S)
     except BaseException:
         os.close(fd)

@@ -2,7 +2,8 @@
 
 That is the user's datasets (datasets, examples, pairs), the runs they ran, asked live or imported
 (runs with source other than 'import' and 'baseline', with their predictions and retrieved passages)
-and their ratings (source other than 'crowd'), saved slices and report items. A backup is a folder `<store folder>/backups/<stamp>-<reason>/`
+and their ratings (source other than 'crowd'), saved slices and report items. A backup is a folder `<store
+folder>/backups/<stamp>-<reason>/`
 with one Parquet file per table and `manifest.json` (when, why, schema version, row counts).
 
 `python -m backend backup` writes one; one is also written automatically before anything that
@@ -11,13 +12,14 @@ the newest KEEP automatic ones are kept. `restore` puts a backup's rows back in 
 with the same keys are replaced, every other row stays. It runs on an older backup too (columns a
 backup lacks get their defaults).
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -25,7 +27,9 @@ import pyarrow.parquet as pq
 
 from backend.store.writer import transaction
 
-USER_DATASETS = "SELECT dataset_id FROM datasets WHERE coalesce(TRY_CAST(json_extract(description, '$.user') AS BOOLEAN), FALSE)"
+USER_DATASETS = (
+    "SELECT dataset_id FROM datasets WHERE coalesce(TRY_CAST(json_extract(description, '$.user') AS BOOLEAN), FALSE)"
+)
 USER_RUNS = "SELECT run_id FROM runs WHERE source NOT IN ('import', 'baseline')"
 USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "datasets": f"SELECT * FROM datasets WHERE dataset_id IN ({USER_DATASETS})",
@@ -80,7 +84,7 @@ def _has_rows(con: duckdb.DuckDBPyConnection, select: str) -> bool:
 def write(con: duckdb.DuckDBPyConnection, reason: str, automatic: bool = False, target: Path | None = None) -> Path:
     """Write the user's rows to a new backup folder beside the store (or to `target`) and return it."""
     store = store_of(con) or Path("memory")
-    stamp = datetime.now(timezone.utc)
+    stamp = datetime.now(UTC)
     slug = re.sub(r"[^a-z0-9]+", "-", reason.lower()).strip("-")[:40] or "backup"
     out = target or folder(store) / f"{stamp:%Y%m%d-%H%M%S-%f}-{slug}"
     out.mkdir(parents=True, exist_ok=False)
@@ -92,8 +96,14 @@ def write(con: duckdb.DuckDBPyConnection, reason: str, automatic: bool = False, 
             continue
         counts[table] = pq.read_metadata(out / f"{table}.parquet").num_rows
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-    manifest = {"created_at": stamp.isoformat(), "reason": reason, "automatic": automatic, "store": str(store),
-                "schema_version": version[0][0] if version else None, "rows": counts}
+    manifest = {
+        "created_at": stamp.isoformat(),
+        "reason": reason,
+        "automatic": automatic,
+        "store": str(store),
+        "schema_version": version[0][0] if version else None,
+        "rows": counts,
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     if automatic:
         _prune(store)
@@ -106,8 +116,9 @@ def manifest(backup: Path) -> dict:
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise BadBackup(f"{backup} is not a backup folder ({path.name}: {exc}); list them with "
-                        "`python -m backend backups`") from None
+        raise BadBackup(
+            f"{backup} is not a backup folder ({path.name}: {exc}); list them with `python -m backend backups`"
+        ) from None
 
 
 def listing(store: Path) -> list[tuple[Path, dict]]:
@@ -132,25 +143,33 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
                 tables[table] = pq.read_table(path)
             except Exception as exc:  # pyarrow raises several types for a damaged file
                 raise BadBackup(f"{path}: not a readable Parquet file ({exc})") from None
-    ids = {name: tables[name].column(column).to_pylist() if name in tables else []
-           for name, column in (("datasets", "dataset_id"), ("runs", "run_id"))}
+    ids = {
+        name: tables[name].column(column).to_pylist() if name in tables else []
+        for name, column in (("datasets", "dataset_id"), ("runs", "run_id"))
+    }
     rated = tables.get("ratings")
     ratings = ["\x1f".join(key) for key in zip(*(rated.column(c).to_pylist() for c in RATING_COLUMNS))] if rated else []
-    deletes = [(f"DELETE FROM {name} WHERE list_contains($ids, dataset_id)", {"ids": ids["datasets"]})
-               for name in ("pairs", "examples", "datasets")]
-    deletes += [(f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids["runs"]})
-                for name in ("retrievals", "predictions", "runs")]
+    deletes = [
+        (f"DELETE FROM {name} WHERE list_contains($ids, dataset_id)", {"ids": ids["datasets"]})
+        for name in ("pairs", "examples", "datasets")
+    ]
+    deletes += [
+        (f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids["runs"]})
+        for name in ("retrievals", "predictions", "runs")
+    ]
     deletes.append((f"DELETE FROM ratings WHERE list_contains($k, {RATING_KEY})", {"k": ratings}))
     for name, key in (("saved_slices", "name"), ("report_items", "item_id")):
         if name in tables:
-            deletes.append((f"DELETE FROM {name} WHERE list_contains($k, {key})", {"k": tables[name].column(key).to_pylist()}))
+            deletes.append(
+                (f"DELETE FROM {name} WHERE list_contains($k, {key})", {"k": tables[name].column(key).to_pylist()})
+            )
     transaction(con, deletes, {name: table for name, table in tables.items() if len(table)})
     return {name: len(table) for name, table in tables.items()}
 
 
 def _prune(store: Path) -> None:
     automatic = [path for path, meta in listing(store) if meta.get("automatic")]
-    for path in automatic[keep():]:
+    for path in automatic[keep() :]:
         shutil.rmtree(path, ignore_errors=True)
 
 

@@ -1,5 +1,6 @@
 """A dataset as rows for the store's tables (`Bundle`), as loaders and imports hand it to the writer
 (`writer.replace_dataset`), and the predictions it ships before ingest checks them (`Shipped`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,10 +14,10 @@ class Shipped:
     stops the dataset naming its file and line, and adds them to the bundle's predictions."""
 
     run_id: str
-    source: Any             # a file's path, or a DataFrame made from the loader's files
-    name: str               # what an error calls it (the file, or the files)
-    examples: Any           # DataFrame (example_id, split, input, hypothesis) of the examples it predicts
-    options: dict           # fields of `backend.imports.predictions.Options`
+    source: Any  # a file's path, or a DataFrame made from the loader's files
+    name: str  # what an error calls it (the file, or the files)
+    examples: Any  # DataFrame (example_id, split, input, hypothesis) of the examples it predicts
+    options: dict  # fields of `backend.imports.predictions.Options`
 
 
 @dataclass

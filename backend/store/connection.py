@@ -3,33 +3,88 @@
 
 Inside a process, use one `cursor()` per thread (Streamlit sessions are threads).
 """
+
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import duckdb
 
 from backend.config import settings
-
 from backend.store import backup, migrations
 
 CRITERIA = [
     # criterion, kind, min, max, labels, description
-    ("nope_likelihood", "numeric", 0, 100, None, "NOPE crowd rating: how likely the hypothesis is true given the premise (0-100 slider)"),
-    ("nope_label", "label", None, None, ["E", "N", "C"], "NOPE crowd label: the rater's slider value mapped to E/N/C with rater-specific thresholds"),
-    ("nope_prior_likelihood", "numeric", 0, 100, None, "NOPE prior: how likely the hypothesis is true given the context alone, without the trigger sentence"),
+    (
+        "nope_likelihood",
+        "numeric",
+        0,
+        100,
+        None,
+        "NOPE crowd rating: how likely the hypothesis is true given the premise (0-100 slider)",
+    ),
+    (
+        "nope_label",
+        "label",
+        None,
+        None,
+        ["E", "N", "C"],
+        "NOPE crowd label: the rater's slider value mapped to E/N/C with rater-specific thresholds",
+    ),
+    (
+        "nope_prior_likelihood",
+        "numeric",
+        0,
+        100,
+        None,
+        "NOPE prior: how likely the hypothesis is true given the context alone, without the trigger sentence",
+    ),
     ("fluency", "numeric", 0, 3, None, "CREPE writing: is the text fluent and grammatical? (0-3)"),
-    ("presupposition", "numeric", 0, 3, None, "CREPE writing: is the presupposition correct and stated in the question? (0-3)"),
-    ("correction", "numeric", 0, 3, None, "CREPE writing: does the correction correct the presupposition with a true fact? (0-3)"),
-    ("consistency", "numeric", 0, 3, None, "CREPE writing: do presupposition and correction form a consistent pair? (0-3)"),
+    (
+        "presupposition",
+        "numeric",
+        0,
+        3,
+        None,
+        "CREPE writing: is the presupposition correct and stated in the question? (0-3)",
+    ),
+    (
+        "correction",
+        "numeric",
+        0,
+        3,
+        None,
+        "CREPE writing: does the correction correct the presupposition with a true fact? (0-3)",
+    ),
+    (
+        "consistency",
+        "numeric",
+        0,
+        3,
+        None,
+        "CREPE writing: do presupposition and correction form a consistent pair? (0-3)",
+    ),
     ("acceptability", "numeric", 0, 1, None, "QA: is the model's answer acceptable? (0 = no, 1 = yes)"),
-    ("cb_commitment", "numeric", -3, 3, None, "CommitmentBank crowd rating: how certain the speaker is that the complement is true (-3 certain it is false, 0 not certain, +3 certain it is true)"),
+    (
+        "cb_commitment",
+        "numeric",
+        -3,
+        3,
+        None,
+        "CommitmentBank crowd rating: how certain the speaker is that the complement is true (-3 certain it is false, "
+        "0 not certain, +3 certain it is true)",
+    ),
 ]
 
 
-DAMAGE = ("not a valid DuckDB database file", "Could not read enough bytes", "Corrupt database file",
-          "does not match stored checksum")  # what DuckDB says of an empty, truncated or corrupted file
+DAMAGE = (
+    "not a valid DuckDB database file",
+    "Could not read enough bytes",
+    "Corrupt database file",
+    "does not match stored checksum",
+)  # what DuckDB says of an empty, truncated or corrupted file
 
 
 class StoreDamaged(RuntimeError):
@@ -52,10 +107,8 @@ def _marker(path: Path) -> Path:
 def _remember(path: Path, problem: StoreDamaged) -> None:
     """Note the damage beside the file, so every page and command says so, not only those that read the
     broken blocks; the note holds for this file only (its inode): a rebuilt or restored store is new."""
-    try:
+    with contextlib.suppress(OSError):
         _marker(path).write_text(json.dumps({"inode": path.stat().st_ino, "problem": str(problem)}))
-    except OSError:
-        pass
 
 
 def known_damage(path: Path) -> StoreDamaged | None:
@@ -74,10 +127,13 @@ def damage(detail: str, path: Path | str | None = None) -> StoreDamaged:
     """StoreDamaged naming what is wrong and, from the backups found, what to do."""
     target = store_path(path)
     found = backup.listing(target)
-    where = (f"your own rows are in {len(found)} backup(s) in {backup.folder(target)} (newest {found[0][0].name}): "
-             f"move {target.name} away, run `python -m backend ingest`, then `python -m backend restore`"
-             if found else f"no backup of your own rows was found in {backup.folder(target)}: move {target.name} "
-             "away and rebuild with `python -m backend ingest` (rows only you had cannot be recovered)")
+    where = (
+        f"your own rows are in {len(found)} backup(s) in {backup.folder(target)} (newest {found[0][0].name}): "
+        f"move {target.name} away, run `python -m backend ingest`, then `python -m backend restore`"
+        if found
+        else f"no backup of your own rows was found in {backup.folder(target)}: move {target.name} "
+        "away and rebuild with `python -m backend ingest` (rows only you had cannot be recovered)"
+    )
     return StoreDamaged(f"The store {target} is damaged ({detail}); {where}")
 
 

@@ -6,6 +6,7 @@ at once, and SQLite (WAL mode) takes concurrent writers from many processes wher
 A key is the hash of (server address, the model id the server reports, the messages, every decoding
 parameter), so two servers, or new weights served under one name, never share an answer.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,8 +39,11 @@ def connect(where: Path | None = None) -> sqlite3.Connection:
 
 
 def key(base_url: str, server_model: str, messages: list[dict], params: dict) -> str:
-    text = json.dumps({"base_url": base_url.rstrip("/"), "model": server_model, "messages": messages, "params": params},
-                      sort_keys=True, ensure_ascii=False)
+    text = json.dumps(
+        {"base_url": base_url.rstrip("/"), "model": server_model, "messages": messages, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -49,8 +53,10 @@ def get(cache_key: str, where: Path | None = None) -> dict | None:
 
 
 def put(cache_key: str, value: dict, where: Path | None = None) -> None:
-    connect(where).execute("INSERT OR REPLACE INTO responses VALUES (?, ?, julianday('now'))",
-                           (cache_key, json.dumps(value, ensure_ascii=False)))
+    connect(where).execute(
+        "INSERT OR REPLACE INTO responses VALUES (?, ?, julianday('now'))",
+        (cache_key, json.dumps(value, ensure_ascii=False)),
+    )
 
 
 def size(where: Path | None = None) -> int:
@@ -64,5 +70,8 @@ def spent(endpoint: str, day: str, where: Path | None = None) -> float:
 
 
 def add_spend(endpoint: str, day: str, usd: float, where: Path | None = None) -> None:
-    connect(where).execute("""INSERT INTO spend VALUES (?, ?, ?)
-                              ON CONFLICT (endpoint, day) DO UPDATE SET usd = usd + excluded.usd""", (endpoint, day, usd))
+    connect(where).execute(
+        """INSERT INTO spend VALUES (?, ?, ?)
+                              ON CONFLICT (endpoint, day) DO UPDATE SET usd = usd + excluded.usd""",
+        (endpoint, day, usd),
+    )

@@ -9,6 +9,7 @@ are. The user rows are backed up first (`backend.store.backup`), so a failed upg
 To change the schema: edit schema.sql so it still runs on every older store, bump SCHEMA_VERSION, and
 add the statements that fill the new columns of existing rows to BACKFILL under the new version.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,10 @@ SCHEMA_VERSION = 7
 
 BACKFILL: dict[int, list[str]] = {
     4: [  # the integer join key of examples and predictions (schema.sql: example_keys)
-        NEW_KEYS.format(ids="SELECT dataset_id, example_id FROM examples UNION "
-                            "SELECT r.dataset_id, p.example_id FROM predictions p JOIN runs r USING (run_id)"),
+        NEW_KEYS.format(
+            ids="SELECT dataset_id, example_id FROM examples UNION "
+            "SELECT r.dataset_id, p.example_id FROM predictions p JOIN runs r USING (run_id)"
+        ),
         "UPDATE examples e SET example_key = k.example_key FROM example_keys k "
         "WHERE k.dataset_id = e.dataset_id AND k.example_id = e.example_id AND e.example_key IS NULL",
         "UPDATE predictions p SET example_key = k.example_key FROM runs r, example_keys k WHERE r.run_id = p.run_id "
@@ -57,9 +60,11 @@ def bring_up_to_date(con: duckdb.DuckDBPyConnection, path: Path, criteria: list[
     if found == SCHEMA_VERSION:
         return found
     if found is not None and found > SCHEMA_VERSION:
-        raise StoreTooNew(f"{path} was written by a newer release (schema {found}; this code reads schema "
-                          f"{SCHEMA_VERSION}): update the code (git pull, then run the README command again), or "
-                          "restore a backup made by this release with `python -m backend restore`")
+        raise StoreTooNew(
+            f"{path} was written by a newer release (schema {found}; this code reads schema "
+            f"{SCHEMA_VERSION}): update the code (git pull, then run the README command again), or "
+            "restore a backup made by this release with `python -m backend restore`"
+        )
     if found is not None:
         backup.before(con, reason=f"upgrade from schema {found}")
     with atomic(con):

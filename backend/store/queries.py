@@ -1,4 +1,5 @@
 """Read-only query functions over the store; each returns a pandas DataFrame. Pages call these."""
+
 from __future__ import annotations
 
 import json
@@ -9,9 +10,9 @@ import pandas as pd
 import pyarrow as pa
 
 
-
 def loaded_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """One row per loaded dataset: title, source folder, when, licence, notes (a list), whether a user's, example count."""
+    """One row per loaded dataset: title, source folder, when, licence, notes (a list), whether a user's,
+    example count."""
     frame = con.execute("""
         SELECT d.dataset_id, d.title, d.source, d.loaded_at, d.license, d.citation, d.notes,
                coalesce(CAST(d.description->>'$.user' AS BOOLEAN), FALSE) AS user, count(e.example_id) AS examples
@@ -25,8 +26,11 @@ def loaded_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def origin(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict:
     """Where a dataset came from: its source, the SHA-256 of what was read, and for a generated set the
     line saying what it was generated from (the template or facts; its first note)."""
-    row = con.execute("SELECT source, sha256, notes, coalesce(CAST(description->>'$.user' AS BOOLEAN), FALSE) "
-                      "FROM datasets WHERE dataset_id = ?", [dataset_id]).fetchone()
+    row = con.execute(
+        "SELECT source, sha256, notes, coalesce(CAST(description->>'$.user' AS BOOLEAN), FALSE) "
+        "FROM datasets WHERE dataset_id = ?",
+        [dataset_id],
+    ).fetchone()
     if row is None:
         return {}
     notes = json.loads(row[2]) if row[2] else []
@@ -36,11 +40,14 @@ def origin(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict:
 
 def split_label_counts(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None) -> pd.DataFrame:
     """Examples per dataset, split and gold label (label NULL shown as '—')."""
-    return con.execute("""
+    return con.execute(
+        """
         SELECT dataset_id, split, coalesce(gold_label, '—') AS gold_label, count(*) AS n
         FROM examples WHERE $d IS NULL OR dataset_id = $d
         GROUP BY ALL ORDER BY ALL
-    """, {"d": dataset_id}).df()
+    """,
+        {"d": dataset_id},
+    ).df()
 
 
 def split_label_table(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
@@ -93,16 +100,39 @@ def dataset_description(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str 
     return row[0] if row else None
 
 
-SOURCE_NAMES = {"import": "paper-reported", "baseline": "baseline", "batch": "model run", "live": "live", "user": "your import"}  # runs.source, shown
-FACETS = ["split", "gold_label", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
+SOURCE_NAMES = {
+    "import": "paper-reported",
+    "baseline": "baseline",
+    "batch": "model run",
+    "live": "live",
+    "user": "your import",
+}  # runs.source, shown
+FACETS = [
+    "split",
+    "gold_label",
+    "trigger_type",
+    "polarity",
+    "adversarial",
+    "answer_type",
+    "question_type",
+    "hop",
+    "ambiguous",
+]
 
 
 def examples_frame(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Every example of a dataset with its facet columns, indexed by example_id (store order)."""
-    return con.execute(f"""
+    return (
+        con.execute(
+            f"""
         SELECT example_id, input, hypothesis, gold_answers, {", ".join(FACETS)}
         FROM examples WHERE dataset_id = $d ORDER BY example_id
-    """, {"d": dataset_id}).df().set_index("example_id")
+    """,
+            {"d": dataset_id},
+        )
+        .df()
+        .set_index("example_id")
+    )
 
 
 def extra_columns(con: duckdb.DuckDBPyConnection, dataset_id: str, keys: tuple[str, ...]) -> pd.DataFrame:
@@ -110,34 +140,49 @@ def extra_columns(con: duckdb.DuckDBPyConnection, dataset_id: str, keys: tuple[s
     if not keys:
         return pd.DataFrame()
     columns = ", ".join(f"json_extract_string(extra, $k{i}) AS c{i}" for i in range(len(keys)))
-    frame = con.execute(f"SELECT example_id, {columns} FROM examples WHERE dataset_id = $d ORDER BY example_id",
-                        {"d": dataset_id, **{f"k{i}": "$." + json.dumps(key) for i, key in enumerate(keys)}}).df()
+    frame = con.execute(
+        f"SELECT example_id, {columns} FROM examples WHERE dataset_id = $d ORDER BY example_id",
+        {"d": dataset_id, **{f"k{i}": "$." + json.dumps(key) for i, key in enumerate(keys)}},
+    ).df()
     return frame.set_index("example_id").set_axis([f"extra.{key}" for key in keys], axis=1)
 
 
 def crowd_votes(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Per example, the crowd's labels and numeric ratings as lists (NOPE: five of each)."""
-    return con.execute("""
+    return (
+        con.execute(
+            """
         SELECT example_id,
                list(label ORDER BY rater_id) FILTER (WHERE label IS NOT NULL) AS crowd_labels,
                list(value ORDER BY rater_id) FILTER (WHERE criterion = 'nope_likelihood') AS crowd_ratings
         FROM ratings WHERE dataset_id = $d AND source = 'crowd' AND criterion IN ('nope_label', 'nope_likelihood')
         GROUP BY example_id
-    """, {"d": dataset_id}).df().set_index("example_id")
+    """,
+            {"d": dataset_id},
+        )
+        .df()
+        .set_index("example_id")
+    )
 
 
 def pairs_frame(con: duckdb.DuckDBPyConnection, dataset_id: str, kind: str | None = None) -> pd.DataFrame:
-    return con.execute("""
+    return con.execute(
+        """
         SELECT pair_id, kind, example_a, example_b, role_a, role_b FROM pairs
         WHERE dataset_id = $d AND ($k IS NULL OR kind = $k) ORDER BY pair_id
-    """, {"d": dataset_id, "k": kind}).df()
+    """,
+        {"d": dataset_id, "k": kind},
+    ).df()
 
 
 def predictions_frame(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
-    return con.execute("""
+    return con.execute(
+        """
         SELECT run_id, example_id, label, probs, answer FROM predictions
         WHERE list_contains($runs, run_id) ORDER BY run_id, example_id
-    """, {"runs": run_ids}).df()
+    """,
+        {"runs": run_ids},
+    ).df()
 
 
 def passage_texts(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki") -> dict[str, str]:
@@ -145,27 +190,37 @@ def passage_texts(con: duckdb.DuckDBPyConnection, corpus_id: str = "wiki") -> di
     return dict(con.execute("SELECT doc_id, text FROM passages WHERE corpus_id = $c", {"c": corpus_id}).fetchall())
 
 
-def run_inputs(con: duckdb.DuckDBPyConnection, dataset_id: str, split: str | None = None,
-               only_label: str | None = None) -> pd.DataFrame:
+def run_inputs(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, split: str | None = None, only_label: str | None = None
+) -> pd.DataFrame:
     """Examples to run a model on: id, input, hypothesis, gold label and answers (optionally one split / gold label)."""
-    return con.execute("""
+    return con.execute(
+        """
         SELECT example_id, input, hypothesis, gold_label, gold_answers FROM examples
         WHERE dataset_id = $d AND ($s IS NULL OR split = $s) AND ($l IS NULL OR gold_label = $l)
         ORDER BY example_id
-    """, {"d": dataset_id, "s": split, "l": only_label}).df()
+    """,
+        {"d": dataset_id, "s": split, "l": only_label},
+    ).df()
 
 
 def run_training(con: duckdb.DuckDBPyConnection, dataset_id: str) -> list[tuple]:
-    """(run id, model id, the split it predicted or None, its config's `trained_on` JSON or None) per run of a dataset."""
-    return con.execute("""
+    """(run id, model id, the split it predicted or None, its config's `trained_on` JSON or None) per run of
+    a dataset."""
+    return con.execute(
+        """
         SELECT run_id, model_id, config->>'$.split' AS split, config->'$.trained_on' AS trained_on
         FROM runs WHERE dataset_id = $d
-    """, {"d": dataset_id}).fetchall()
+    """,
+        {"d": dataset_id},
+    ).fetchall()
 
 
 def run_template_sha(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
     """The hash of the prompt template a stored run was made with (None: not prompted, or no such run)."""
-    row = con.execute("SELECT config->>'$.prompt.template_sha256' FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()
+    row = con.execute(
+        "SELECT config->>'$.prompt.template_sha256' FROM runs WHERE run_id = $r", {"r": run_id}
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -179,8 +234,9 @@ def example_count(con: duckdb.DuckDBPyConnection, dataset_id: str) -> int:
 
 def examples_to_match(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """example_id, split, input and hypothesis of every example (what predictions are matched against)."""
-    return con.execute("SELECT example_id, split, input, hypothesis FROM examples WHERE dataset_id = $d",
-                       {"d": dataset_id}).df()
+    return con.execute(
+        "SELECT example_id, split, input, hypothesis FROM examples WHERE dataset_id = $d", {"d": dataset_id}
+    ).df()
 
 
 def extra_json(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
@@ -200,17 +256,21 @@ def predicted_ids(con: duckdb.DuckDBPyConnection, run_id: str) -> set[str]:
 
 def live_answers(con: duckdb.DuckDBPyConnection, limit: int) -> pd.DataFrame:
     """The newest live answers: when asked, run, model, task, input, hypothesis, label, answer, latency, error."""
-    return con.execute("""
+    return con.execute(
+        """
         SELECT p.text->>'$.asked_at' AS asked_at, r.run_id, r.model_id, r.task,
                coalesce(p.text->>'$.input.question', p.text->>'$.input.premise') AS input,
                p.text->>'$.input.hypothesis' AS hypothesis, p.label, p.answer, p.latency_ms, p.error
         FROM predictions p JOIN runs r USING (run_id)
         WHERE r.source = 'live' ORDER BY asked_at DESC NULLS LAST, p.run_id LIMIT $n
-    """, {"n": limit}).df()
+    """,
+        {"n": limit},
+    ).df()
 
 
-def projection_rows(con: duckdb.DuckDBPyConnection, dataset_id: str, trigger: str, operator: str,
-                    where: dict) -> pd.DataFrame:
+def projection_rows(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, trigger: str, operator: str, where: dict
+) -> pd.DataFrame:
     """example_id, trigger, raw_operator (as text), gold_label, input, hypothesis of the examples whose fields
     equal `where`'s values; each field an examples column (`FACETS`) or a key of `extra`."""
     params: dict = {"d": dataset_id}
@@ -226,31 +286,41 @@ def projection_rows(con: duckdb.DuckDBPyConnection, dataset_id: str, trigger: st
         field = column(key)
         params[f"v{len(params)}"] = str(value).lower() if isinstance(value, bool) else str(value)
         conditions.append(f"CAST({field} AS VARCHAR) = ${list(params)[-1]}")
-    return con.execute(f"""
+    return con.execute(
+        f"""
         SELECT e.example_id, CAST({column(trigger)} AS VARCHAR) AS trigger,
                CAST({column(operator)} AS VARCHAR) AS raw_operator, e.gold_label, e.input, e.hypothesis
         FROM examples e WHERE e.dataset_id = $d AND {" AND ".join(conditions) or "TRUE"} ORDER BY e.example_id
-    """, params).df()
+    """,
+        params,
+    ).df()
 
 
-def crowd_survival(con: duckdb.DuckDBPyConnection, dataset_id: str, criterion: str, label: str | None,
-                   least: float | None) -> pd.DataFrame:
+def crowd_survival(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, criterion: str, label: str | None, least: float | None
+) -> pd.DataFrame:
     """Per example, the share of its crowd judgements on `criterion` that equal `label` (or, without a label,
     reach `least`): example_id, survives."""
-    return con.execute("""
+    return con.execute(
+        """
         SELECT example_id, avg(CASE WHEN $label IS NOT NULL THEN CAST(label = $label AS DOUBLE)
                                     ELSE CAST(value >= $least AS DOUBLE) END) AS survives
         FROM ratings WHERE dataset_id = $d AND source = 'crowd' AND criterion = $c GROUP BY example_id
-    """, {"d": dataset_id, "c": criterion, "label": label, "least": least}).df()
+    """,
+        {"d": dataset_id, "c": criterion, "label": label, "least": least},
+    ).df()
 
 
 def positive_share(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str], positive: str) -> pd.DataFrame:
     """Per example, the share of the runs that labelled it `positive` (`said`) and how many runs labelled it."""
-    return con.execute("""
+    return con.execute(
+        """
         SELECT p.example_id, avg(CAST(p.label = $pos AS DOUBLE)) AS said, count(*) AS runs
         FROM predictions p JOIN runs r USING (run_id)
         WHERE r.dataset_id = $d AND list_contains($runs, p.run_id) AND p.label IS NOT NULL GROUP BY p.example_id
-    """, {"d": dataset_id, "runs": run_ids, "pos": positive}).df()
+    """,
+        {"d": dataset_id, "runs": run_ids, "pos": positive},
+    ).df()
 
 
 def json_rows(frame: pd.DataFrame) -> np.ndarray | None:
@@ -264,4 +334,9 @@ def json_rows(frame: pd.DataFrame) -> np.ndarray | None:
     fields = ", ".join(f"{quote(c)} := {quote(c)}" for c in frame.columns)
     with duckdb.connect() as con:
         con.register("rest", arrow)
-        return con.execute(f"SELECT to_json(struct_pack({fields}))::VARCHAR FROM rest").df().iloc[:, 0].to_numpy(dtype=object)
+        return (
+            con.execute(f"SELECT to_json(struct_pack({fields}))::VARCHAR FROM rest")
+            .df()
+            .iloc[:, 0]
+            .to_numpy(dtype=object)
+        )

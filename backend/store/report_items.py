@@ -1,5 +1,6 @@
 """The report as the store keeps it: pinned charts and tables in order (`backend.views.report` checks
 what is pinned and exports it)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -10,31 +11,46 @@ import pandas as pd
 from backend.store.writer import atomic
 
 
-def append(con: duckdb.DuckDBPyConnection, item_id: str, kind: str, title: str, caption: str, content: str,
-           page: str | None, at: datetime) -> None:
+def append(
+    con: duckdb.DuckDBPyConnection,
+    item_id: str,
+    kind: str,
+    title: str,
+    caption: str,
+    content: str,
+    page: str | None,
+    at: datetime,
+) -> None:
     """Add an item after the last one, in one transaction."""
     with atomic(con, "saved"):
         last = con.execute("SELECT coalesce(max(position), 0) FROM report_items").fetchone()[0]
-        con.execute("INSERT INTO report_items VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [item_id, last + 1, kind, title, caption, content, page, at])
+        con.execute(
+            "INSERT INTO report_items VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [item_id, last + 1, kind, title, caption, content, page, at],
+        )
 
 
 def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The items in order: item_id, kind, title, caption, content, page, pinned_at."""
-    return con.execute("SELECT item_id, kind, title, caption, content, page, pinned_at FROM report_items "
-                       "ORDER BY position, pinned_at").df()
+    return con.execute(
+        "SELECT item_id, kind, title, caption, content, page, pinned_at FROM report_items ORDER BY position, pinned_at"
+    ).df()
 
 
 def reorder(con: duckdb.DuckDBPyConnection, item_id: str, steps: int, missing: type[Exception]) -> None:
     """Move an item up (negative) or down (positive) by `steps` places; `missing(message)` if there is none."""
     with atomic(con, "saved"):
-        order = [row[0] for row in con.execute("SELECT item_id FROM report_items ORDER BY position, pinned_at").fetchall()]
+        order = [
+            row[0] for row in con.execute("SELECT item_id FROM report_items ORDER BY position, pinned_at").fetchall()
+        ]
         if item_id not in order:
             raise missing(f"item: no report item {item_id!r}")
         at = order.index(item_id)
         order.insert(max(0, min(len(order) - 1, at + steps)), order.pop(at))
-        con.executemany("UPDATE report_items SET position = ? WHERE item_id = ?",
-                        [(float(i + 1), item) for i, item in enumerate(order)])
+        con.executemany(
+            "UPDATE report_items SET position = ? WHERE item_id = ?",
+            [(float(i + 1), item) for i, item in enumerate(order)],
+        )
 
 
 def remove(con: duckdb.DuckDBPyConnection, item_id: str) -> bool:

@@ -1,5 +1,6 @@
 """The Overview's cache of each run's headline rows (`run_metrics`), keyed by a fingerprint of what those
 rows depend on, and the predictions they are scored from (`backend.views.overview` scores them)."""
+
 from __future__ import annotations
 
 import duckdb
@@ -12,7 +13,8 @@ from backend.store.writer import atomic
 def scored_predictions(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
     """Every prediction of the complete runs among `run_ids` with its example's split and gold data, in one
     item order (the bootstrap intervals do not depend on storage order)."""
-    return con.execute(f"""
+    return con.execute(
+        f"""
         SELECT r.dataset_id, r.run_id, r.model_id, r.source, r.task, {LABELS} AS labels,
                e.split, e.gold_label, e.gold_answers, p.label, p.answer, p.text, p.text->>'$.parse' AS parse,
                CAST(p.text->>'$.cost' AS DOUBLE) AS cost
@@ -20,32 +22,42 @@ def scored_predictions(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd
         JOIN examples e ON e.dataset_id = r.dataset_id AND e.example_id = p.example_id
         WHERE r.status = 'complete' AND list_contains($runs, r.run_id)
         ORDER BY r.run_id, p.example_id
-    """, {"runs": run_ids}).df()
+    """,
+        {"runs": run_ids},
+    ).df()
 
 
 def fingerprints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """run id → what its headline rows depend on (its predictions, its dataset's description, its config,
     source and model), for every complete run with predictions."""
-    return dict(con.execute("""
+    return dict(
+        con.execute("""
         WITH counts AS (SELECT run_id, count(*) AS n, sum(hash(example_id, label, answer, text)) AS h
                         FROM predictions GROUP BY run_id)
         SELECT r.run_id, concat_ws(':', c.n, c.h, md5(coalesce(CAST(d.description AS VARCHAR), '')),
                                    md5(CAST(r.config AS VARCHAR)), r.source, r.model_id)
         FROM runs r JOIN counts c USING (run_id) LEFT JOIN datasets d ON d.dataset_id = r.dataset_id
-        WHERE r.status = 'complete'""").fetchall())
+        WHERE r.status = 'complete'""").fetchall()
+    )
 
 
 def cached(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str]]:
     """run id → (fingerprint, rows as JSON) of every cached run."""
-    return {run: (fingerprint, rows) for run, fingerprint, rows in
-            con.execute("SELECT run_id, fingerprint, rows FROM run_metrics").fetchall()}
+    return {
+        run: (fingerprint, rows)
+        for run, fingerprint, rows in con.execute("SELECT run_id, fingerprint, rows FROM run_metrics").fetchall()
+    }
 
 
 def replace(con: duckdb.DuckDBPyConnection, rows: dict[str, str], fingerprints_: dict[str, str]) -> None:
     """Keep only runs in `fingerprints_`, and store `rows` (run id → JSON) under their fingerprints."""
     with atomic(con, "cache"):
-        con.execute("DELETE FROM run_metrics WHERE NOT list_contains($keep, run_id) OR list_contains($new, run_id)",
-                    {"keep": list(fingerprints_), "new": list(rows)})
+        con.execute(
+            "DELETE FROM run_metrics WHERE NOT list_contains($keep, run_id) OR list_contains($new, run_id)",
+            {"keep": list(fingerprints_), "new": list(rows)},
+        )
         if rows:
-            con.executemany("INSERT INTO run_metrics VALUES (?, ?, ?, now())",
-                            [(run, fingerprints_[run], found) for run, found in rows.items()])
+            con.executemany(
+                "INSERT INTO run_metrics VALUES (?, ?, ?, now())",
+                [(run, fingerprints_[run], found) for run, found in rows.items()],
+            )

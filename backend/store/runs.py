@@ -5,6 +5,7 @@ A run's `status` column is what its writer last set (`running`, `complete`, `int
 `status` adds how many predictions it holds. Whether a background job's process is still alive is
 the job runner's business (`backend.execution.jobs.progress` reads `status` and the process table).
 """
+
 from __future__ import annotations
 
 import duckdb
@@ -21,15 +22,46 @@ ORDERS = {  # name → ORDER BY clause (never user text)
     "dataset": "r.dataset_id, r.run_id",
     "newest": "r.created_at DESC, r.run_id",
 }
-COLUMNS = ["run_id", "dataset_id", "task", "model_id", "model_revision", "retriever_id", "source", "seed", "status",
-           "provenance", "created_at", "seconds", "labels", "training_data", "in_paper_tables", "k", "quality",
-           "coverage", "file", "sha256", "notes", "predictions", "ok"]
+COLUMNS = [
+    "run_id",
+    "dataset_id",
+    "task",
+    "model_id",
+    "model_revision",
+    "retriever_id",
+    "source",
+    "seed",
+    "status",
+    "provenance",
+    "created_at",
+    "seconds",
+    "labels",
+    "training_data",
+    "in_paper_tables",
+    "k",
+    "quality",
+    "coverage",
+    "file",
+    "sha256",
+    "notes",
+    "predictions",
+    "ok",
+]
 
 
-def listing(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None, *, status: tuple[str, ...] | None = ("complete",),
-            tasks: tuple[str, ...] | None = None, sources: tuple[str, ...] | None = None,
-            not_sources: tuple[str, ...] = (), retrieval_augmented: bool | None = None,
-            with_predictions: bool = False, with_answers: bool = False, order: str = "id") -> pd.DataFrame:
+def listing(
+    con: duckdb.DuckDBPyConnection,
+    dataset_id: str | None = None,
+    *,
+    status: tuple[str, ...] | None = ("complete",),
+    tasks: tuple[str, ...] | None = None,
+    sources: tuple[str, ...] | None = None,
+    not_sources: tuple[str, ...] = (),
+    retrieval_augmented: bool | None = None,
+    with_predictions: bool = False,
+    with_answers: bool = False,
+    order: str = "id",
+) -> pd.DataFrame:
     """Runs with their status, labels and provenance (`COLUMNS`): `labels` is the run's class order ([] for
     runs without), `predictions` how many it stored and `ok` how many of those hold no error. Filters:
     the dataset, `status` (None: any), `tasks`, `sources` / `not_sources`, `retrieval_augmented` (a
@@ -37,7 +69,8 @@ def listing(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None, *, st
     error); `order` one of `ORDERS`."""
     if order not in ORDERS:
         raise ValueError(f"order {order!r}: allowed {', '.join(ORDERS)}")
-    frame = con.execute(f"""
+    frame = con.execute(
+        f"""
         WITH counts AS (SELECT run_id, count(*) AS predictions, count(*) FILTER (WHERE error IS NULL) AS ok
                         FROM predictions GROUP BY run_id)
         SELECT r.run_id, r.dataset_id, r.task, r.model_id, r.model_revision, r.retriever_id, r.source, r.seed,
@@ -55,19 +88,29 @@ def listing(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None, *, st
           AND ($rag IS NULL OR (r.retriever_id IS NOT NULL) = $rag)
           AND (NOT $with_predictions OR coalesce(c.predictions, 0) > 0) AND (NOT $with_answers OR coalesce(c.ok, 0) > 0)
         ORDER BY {ORDERS[order]}
-    """, {"d": dataset_id, "status": list(status) if status is not None else None,
-          "tasks": list(tasks) if tasks is not None else None, "sources": list(sources) if sources is not None else None,
-          "not_sources": list(not_sources), "rag": retrieval_augmented, "with_predictions": with_predictions,
-          "with_answers": with_answers}).df()
+    """,
+        {
+            "d": dataset_id,
+            "status": list(status) if status is not None else None,
+            "tasks": list(tasks) if tasks is not None else None,
+            "sources": list(sources) if sources is not None else None,
+            "not_sources": list(not_sources),
+            "rag": retrieval_augmented,
+            "with_predictions": with_predictions,
+            "with_answers": with_answers,
+        },
+    ).df()
     frame["labels"] = frame["labels"].map(lambda v: list(v) if isinstance(v, (list, np.ndarray)) else [])
     return frame
 
 
 def status(con: duckdb.DuckDBPyConnection, run_id: str) -> dict | None:
     """The run's status, seconds and number of predictions; None when there is no such run."""
-    row = con.execute("""SELECT r.status, r.seconds, count(p.example_id) FROM runs r
+    row = con.execute(
+        """SELECT r.status, r.seconds, count(p.example_id) FROM runs r
                          LEFT JOIN predictions p USING (run_id) WHERE r.run_id = $r GROUP BY ALL""",
-                      {"r": run_id}).fetchone()
+        {"r": run_id},
+    ).fetchone()
     return None if row is None else {"status": row[0], "seconds": row[1], "predictions": row[2]}
 
 

@@ -1,5 +1,6 @@
 """Saved slices as the store keeps them: a name, a dataset, facet filters (JSON) and a search; and every
 run's right / scored counts on one (`backend.views.saved_slices` checks names and scores the matrix)."""
+
 from __future__ import annotations
 
 import json
@@ -18,16 +19,29 @@ def taken_by(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
     return row[0] if row else None
 
 
-def put(con: duckdb.DuckDBPyConnection, name: str, dataset_id: str, filters: Filters, search: str, note: str | None,
-        at: datetime, replace: bool, refuse: type[Exception]) -> None:
+def put(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    dataset_id: str,
+    filters: Filters,
+    search: str,
+    note: str | None,
+    at: datetime,
+    replace: bool,
+    refuse: type[Exception],
+) -> None:
     """Store the slice in one transaction; `refuse(message)` is raised when the name is taken and not `replace`."""
     with atomic(con, "saved"):
         taken = taken_by(con, name)
         if taken and not replace:
-            raise refuse(f"name: a slice called {name!r} is saved already (on {taken}); choose another name or replace it")
+            raise refuse(
+                f"name: a slice called {name!r} is saved already (on {taken}); choose another name or replace it"
+            )
         con.execute("DELETE FROM saved_slices WHERE name = ?", [name])
-        con.execute("INSERT INTO saved_slices VALUES (?, ?, ?, ?, ?, ?)",
-                    [name, dataset_id, json.dumps(filters), search or "", note, at])
+        con.execute(
+            "INSERT INTO saved_slices VALUES (?, ?, ?, ?, ?, ?)",
+            [name, dataset_id, json.dumps(filters), search or "", note, at],
+        )
 
 
 def remove(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -46,15 +60,23 @@ def one(con: duckdb.DuckDBPyConnection, name: str) -> tuple | None:
     return con.execute("SELECT dataset_id, filters, search FROM saved_slices WHERE name = ?", [name]).fetchone()
 
 
-def scores(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filters, search: str,
-           run_ids: list[str]) -> tuple[int, pd.DataFrame]:
+def scores(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filters, search: str, run_ids: list[str]
+) -> tuple[int, pd.DataFrame]:
     """The slice's size, and per run among `run_ids`: n (its items with a gold label that the run predicted)
     and `right` (of those, predicted as the gold label), indexed by run id."""
     sql, params = slice_sql(dataset_id, filters, None, None, search, "all")
-    scored = con.execute(f"""
+    scored = (
+        con.execute(
+            f"""
         WITH items AS ({sql.format(select="example_key, gold_label")})
         SELECT p.run_id, count(*) AS n, sum(CASE WHEN p.label = i.gold_label THEN 1 ELSE 0 END) AS right
         FROM items i JOIN predictions p ON p.example_key = i.example_key
         WHERE i.gold_label IS NOT NULL AND list_contains($runs, p.run_id)
-        GROUP BY p.run_id""", {**params, "runs": run_ids}).df().set_index("run_id")
+        GROUP BY p.run_id""",
+            {**params, "runs": run_ids},
+        )
+        .df()
+        .set_index("run_id")
+    )
     return int(con.execute(sql.format(select="count(*)"), params).fetchone()[0]), scored

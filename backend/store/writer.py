@@ -4,13 +4,14 @@ Only rows the ingest owns are replaced (examples, pairs, qrels, passages of the 
 runs and their predictions, crowd ratings). Batch, live and baseline runs and user ratings stay.
 If anything fails, the transaction rolls back and the store is exactly as it was.
 """
+
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Iterator
+from datetime import UTC, datetime
 
 import duckdb
 import numpy as np
@@ -19,22 +20,31 @@ import pyarrow as pa
 
 from backend.store.bundle import Bundle
 
-
 ARROW_TYPES = {
-    "VARCHAR": pa.string(), "JSON": pa.string(), "BOOLEAN": pa.bool_(), "INTEGER": pa.int32(),
-    "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "TIMESTAMP": pa.timestamp("us"),
-    "VARCHAR[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64()),
+    "VARCHAR": pa.string(),
+    "JSON": pa.string(),
+    "BOOLEAN": pa.bool_(),
+    "INTEGER": pa.int32(),
+    "BIGINT": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "TIMESTAMP": pa.timestamp("us"),
+    "VARCHAR[]": pa.list_(pa.string()),
+    "DOUBLE[]": pa.list_(pa.float64()),
 }
 
 # Examples and predictions carry example_keys.example_key (see schema.sql), filled here on insert:
 # ids seen for the first time get the next keys, then every row is given its key.
 KEYED = {  # table → (its rows' (dataset_id, example_id) pairs, the insert that adds the key)
-    "examples": ("SELECT DISTINCT dataset_id, example_id FROM incoming",
-                 "SELECT i.* EXCLUDE (example_key), k.example_key FROM incoming i "
-                 "LEFT JOIN example_keys k ON k.dataset_id = i.dataset_id AND k.example_id = i.example_id"),
-    "predictions": ("SELECT DISTINCT r.dataset_id, i.example_id FROM incoming i JOIN runs r USING (run_id)",
-                    "SELECT i.* EXCLUDE (example_key), k.example_key FROM incoming i LEFT JOIN runs r USING (run_id) "
-                    "LEFT JOIN example_keys k ON k.dataset_id = r.dataset_id AND k.example_id = i.example_id"),
+    "examples": (
+        "SELECT DISTINCT dataset_id, example_id FROM incoming",
+        "SELECT i.* EXCLUDE (example_key), k.example_key FROM incoming i "
+        "LEFT JOIN example_keys k ON k.dataset_id = i.dataset_id AND k.example_id = i.example_id",
+    ),
+    "predictions": (
+        "SELECT DISTINCT r.dataset_id, i.example_id FROM incoming i JOIN runs r USING (run_id)",
+        "SELECT i.* EXCLUDE (example_key), k.example_key FROM incoming i LEFT JOIN runs r USING (run_id) "
+        "LEFT JOIN example_keys k ON k.dataset_id = r.dataset_id AND k.example_id = i.example_id",
+    ),
 }
 NEW_KEYS = """INSERT INTO example_keys
     SELECT n.dataset_id, n.example_id, (SELECT coalesce(max(example_key), 0) FROM example_keys) + row_number() OVER ()
@@ -59,8 +69,10 @@ def arrow_table(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) ->
     fields = [pa.field(name, ARROW_TYPES[kind]) for name, kind, *_ in columns]
     json_cols = {name for name, kind, *_ in columns if kind == "JSON"}
     names = [f.name for f in fields]
-    prepared = [{k: (json.dumps(v) if k in json_cols and v is not None else v) for k, v in row.items() if k in names}
-                for row in rows]
+    prepared = [
+        {k: (json.dumps(v) if k in json_cols and v is not None else v) for k, v in row.items() if k in names}
+        for row in rows
+    ]
     return pa.Table.from_pylist(prepared, schema=pa.schema(fields))
 
 
@@ -68,7 +80,7 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, also_sources
     """Replace everything the ingest owns for `bundle.dataset['dataset_id']` (and its runs of `also_sources`),
     atomically."""
     dataset_id = bundle.dataset["dataset_id"]
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     tables = {"datasets": [{**bundle.dataset, "loaded_at": now, "notes": bundle.notes}]}
     for name in bundle.TABLES:
         defaults = {"dataset_id": dataset_id} if name != "predictions" else {}
@@ -79,28 +91,50 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, also_sources
             tables[name] = typed_table(con, name, rows.assign(**defaults))
         else:
             tables[name] = [{**defaults, **row} for row in rows]
-    arrow = {name: rows if isinstance(rows, pa.Table) else arrow_table(con, name, rows) for name, rows in tables.items()
-             if len(rows)}
-    extra = [(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM runs WHERE dataset_id = $d AND list_contains($s, source))",
-              {"d": dataset_id, "s": list(also_sources)}) for table in ("retrievals", "predictions")] + \
-            [("DELETE FROM runs WHERE dataset_id = $d AND list_contains($s, source)", {"d": dataset_id, "s": list(also_sources)})]
-    transaction(con, (extra if also_sources else []) + [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow)
+    arrow = {
+        name: rows if isinstance(rows, pa.Table) else arrow_table(con, name, rows)
+        for name, rows in tables.items()
+        if len(rows)
+    }
+    extra = [
+        (
+            f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM runs WHERE dataset_id = $d AND "
+            f"list_contains($s, source))",
+            {"d": dataset_id, "s": list(also_sources)},
+        )
+        for table in ("retrievals", "predictions")
+    ] + [
+        (
+            "DELETE FROM runs WHERE dataset_id = $d AND list_contains($s, source)",
+            {"d": dataset_id, "s": list(also_sources)},
+        )
+    ]
+    transaction(
+        con, (extra if also_sources else []) + [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow
+    )
 
 
 def typed_table(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> pa.Table:
     """A DataFrame as Arrow typed like the store table (JSON columns must hold JSON text; NaN is NULL)."""
     columns = [c for c in con.execute(f"DESCRIBE {table}").fetchall() if c[0] in frame.columns]
-    return pa.table({name: pa.array(frame[name].to_numpy(dtype=object), ARROW_TYPES[kind], from_pandas=True)
-                     for name, kind, *_ in columns})
+    return pa.table(
+        {
+            name: pa.array(frame[name].to_numpy(dtype=object), ARROW_TYPES[kind], from_pandas=True)
+            for name, kind, *_ in columns
+        }
+    )
 
 
-def prediction_table(run_id: str, example_ids, labels=None, probs: np.ndarray | None = None, answers=None,
-                     texts=None) -> pa.Table:
+def prediction_table(
+    run_id: str, example_ids, labels=None, probs: np.ndarray | None = None, answers=None, texts=None
+) -> pa.Table:
     """Predictions of one run as Arrow, built from arrays (probabilities: a rows × classes matrix), so
     millions of rows never become Python dicts. `texts` are JSON strings."""
     n = len(example_ids)
-    columns = {"run_id": pa.array([run_id] * n, pa.string()),
-               "example_id": pa.array(np.asarray(example_ids, dtype=object), pa.string())}
+    columns = {
+        "run_id": pa.array([run_id] * n, pa.string()),
+        "example_id": pa.array(np.asarray(example_ids, dtype=object), pa.string()),
+    }
     for name, values in (("label", labels), ("answer", answers), ("text", texts)):
         if values is not None:
             columns[name] = pa.array(np.asarray(values, dtype=object), pa.string(), from_pandas=True)
@@ -111,27 +145,36 @@ def prediction_table(run_id: str, example_ids, labels=None, probs: np.ndarray | 
     return pa.table(columns)
 
 
-def replace_runs(con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: list[dict] | pa.Table,
-                 retrievals: list[dict] = ()) -> None:
+def replace_runs(
+    con: duckdb.DuckDBPyConnection, runs: list[dict], predictions: list[dict] | pa.Table, retrievals: list[dict] = ()
+) -> None:
     """Insert runs with their predictions (rows, or Arrow from `prediction_table`) and retrieved passages,
     replacing earlier runs with the same ids, atomically."""
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     runs = [{"created_at": now, "status": "complete", **run} for run in runs]
     rows = {"runs": runs, "predictions": predictions, "retrievals": list(retrievals)}
-    tables = {name: batch if isinstance(batch, pa.Table) else arrow_table(con, name, batch)
-              for name, batch in rows.items() if len(batch)}
+    tables = {
+        name: batch if isinstance(batch, pa.Table) else arrow_table(con, name, batch)
+        for name, batch in rows.items()
+        if len(batch)
+    }
     ids = [run["run_id"] for run in runs]
-    deletes = [(f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids})
-               for name in ("retrievals", "predictions", "runs")]
+    deletes = [
+        (f"DELETE FROM {name} WHERE list_contains($ids, run_id)", {"ids": ids})
+        for name in ("retrievals", "predictions", "runs")
+    ]
     transaction(con, deletes, tables)
 
 
-def replace_run_table(con: duckdb.DuckDBPyConnection, run: dict | None, predictions: pa.Table | None,
-                      delete: str | None = None) -> None:
+def replace_run_table(
+    con: duckdb.DuckDBPyConnection, run: dict | None, predictions: pa.Table | None, delete: str | None = None
+) -> None:
     """Write one run and its predictions (already Arrow: fast for millions of rows), replacing any run
     with the same id; or, with only `delete`, remove that run. One transaction either way."""
     run_id = run["run_id"] if run else delete
-    deletes = [(f"DELETE FROM {name} WHERE run_id = $r", {"r": run_id}) for name in ("retrievals", "predictions", "runs")]
+    deletes = [
+        (f"DELETE FROM {name} WHERE run_id = $r", {"r": run_id}) for name in ("retrievals", "predictions", "runs")
+    ]
     inserts = {"runs": arrow_table(con, "runs", [run]), "predictions": predictions} if run else {}
     transaction(con, deletes, inserts)
 
@@ -209,7 +252,7 @@ def start_run(con: duckdb.DuckDBPyConnection, run: dict) -> set[str]:
     """Create the run as 'running' (or re-open it to resume); returns the example ids already done."""
     existing = con.execute("SELECT status FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone()
     if existing is None:
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        now = datetime.now(UTC).replace(tzinfo=None)
         transaction(con, [], {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "running"}])})
     else:
         with atomic(con):
@@ -220,8 +263,11 @@ def start_run(con: duckdb.DuckDBPyConnection, run: dict) -> set[str]:
 
 def append_predictions(con: duckdb.DuckDBPyConnection, predictions: list[dict], retrievals: list[dict] = ()) -> None:
     """Add a chunk of predictions (and retrieved passages) to a running run, atomically."""
-    tables = {name: arrow_table(con, name, rows) for name, rows in
-              (("predictions", predictions), ("retrievals", list(retrievals))) if rows}
+    tables = {
+        name: arrow_table(con, name, rows)
+        for name, rows in (("predictions", predictions), ("retrievals", list(retrievals)))
+        if rows
+    }
     transaction(con, [], tables)
 
 
@@ -229,13 +275,18 @@ def store_live(con: duckdb.DuckDBPyConnection, run: dict, predictions: list[dict
     """Store live answers in one transaction: the 'live' run is created on its first answer, and an
     example's earlier answer (and its passages) is replaced; a failure leaves the store as it was."""
     examples = [p["example_id"] for p in predictions]
-    deletes = [(f"DELETE FROM {name} WHERE run_id = $r AND list_contains($e, example_id)",
-                {"r": run["run_id"], "e": examples}) for name in ("retrievals", "predictions")]
-    tables = {name: arrow_table(con, name, rows) for name, rows in
-              (("predictions", predictions), ("retrievals", list(retrievals))) if rows}
+    deletes = [
+        (f"DELETE FROM {name} WHERE run_id = $r AND list_contains($e, example_id)", {"r": run["run_id"], "e": examples})
+        for name in ("retrievals", "predictions")
+    ]
+    tables = {
+        name: arrow_table(con, name, rows)
+        for name, rows in (("predictions", predictions), ("retrievals", list(retrievals)))
+        if rows
+    }
     with atomic(con, area="live"):  # the run's existence is checked inside: two sessions' first answers make one run
         if con.execute("SELECT 1 FROM runs WHERE run_id = $r", {"r": run["run_id"]}).fetchone() is None:
-            now = datetime.now(timezone.utc).replace(tzinfo=None)
+            now = datetime.now(UTC).replace(tzinfo=None)
             tables = {"runs": arrow_table(con, "runs", [{"created_at": now, **run, "status": "live"}]), **tables}
         _apply(con, deletes, tables)
 
@@ -243,5 +294,7 @@ def store_live(con: duckdb.DuckDBPyConnection, run: dict, predictions: list[dict
 def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, status: str, seconds: float) -> None:
     """Mark a run complete (or interrupted/failed): only 'complete' runs appear in evaluations."""
     with atomic(con):
-        con.execute("UPDATE runs SET status = $s, seconds = coalesce(seconds, 0) + $t WHERE run_id = $r",
-                    {"s": status, "t": seconds, "r": run_id})
+        con.execute(
+            "UPDATE runs SET status = $s, seconds = coalesce(seconds, 0) + $t WHERE run_id = $r",
+            {"s": status, "t": seconds, "r": run_id},
+        )

@@ -21,6 +21,7 @@ available offline. Here it is the cosine of the bundled MiniLM embeddings of eac
 candidates it keeps (`Generated.steps`), and every question keeps the ids it came from (source
 question, titles or triple, similarity).
 """
+
 from __future__ import annotations
 
 import io
@@ -35,9 +36,9 @@ import pandas as pd
 
 from backend.config import settings
 from backend.datasets.base import DataError
-from backend.store.bundle import Bundle
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
+from backend.store.bundle import Bundle
 
 SIMILARITY = 0.3  # least cosine between the original and the replacement entity's text
 STAGED = {"hotpotqa": "hotpotqa_train.json", "musique": "musique_train.json"}  # under corpus/hipporag_legacy_data
@@ -50,7 +51,7 @@ def staged(source: str) -> Path:
 
 @dataclass
 class Generated:
-    rows: list[dict] = field(default_factory=list)   # one per pair: question, counterpart, provenance
+    rows: list[dict] = field(default_factory=list)  # one per pair: question, counterpart, provenance
     steps: list[tuple[str, int]] = field(default_factory=list)  # (what was kept, how many)
 
 
@@ -73,6 +74,7 @@ class _Vectors:
     def __init__(self, embedder=None):
         if embedder is None:
             from backend.models.embed import Embedder  # lazy: start-up time (torch)
+
             embedder = Embedder()
         self.embedder, self.known = embedder, {}
 
@@ -94,7 +96,7 @@ class _Vectors:
 
 def _swap(question: str, span: tuple[int, int], replacement: str) -> str | None:
     """The question with the entity at `span` replaced; None when that changes nothing."""
-    swapped = question[:span[0]] + _loose(replacement) + question[span[1]:]
+    swapped = question[: span[0]] + _loose(replacement) + question[span[1] :]
     return None if swapped.lower() == question.lower() else swapped
 
 
@@ -126,12 +128,24 @@ def hotpotqa(path: Path, embedder=None, threshold: float = SIMILARITY) -> Genera
             if swapped is None or best[1] < threshold:
                 continue
             similar += 1
-            out.rows.append({"source_id": record["_id"], "hop": "multi-hop", "question": record["question"],
-                             "counterpart": swapped, "entity": title, "replacement": best[0],
-                             "similarity": round(best[1], 3), "answer": record.get("answer"),
-                             "passages": [title, best[0]]})
+            out.rows.append(
+                {
+                    "source_id": record["_id"],
+                    "hop": "multi-hop",
+                    "question": record["question"],
+                    "counterpart": swapped,
+                    "entity": title,
+                    "replacement": best[0],
+                    "similarity": round(best[1], 3),
+                    "answer": record.get("answer"),
+                    "passages": [title, best[0]],
+                }
+            )
             break  # one pair per question: the first supporting title it names
-    out.steps += [("… naming a supporting title (loosely)", named), (f"… with a distractor at similarity ≥ {threshold}", similar)]
+    out.steps += [
+        ("… naming a supporting title (loosely)", named),
+        (f"… with a distractor at similarity ≥ {threshold}", similar),
+    ]
     return out
 
 
@@ -149,22 +163,39 @@ def musique(path: Path, embedder=None, threshold: float = SIMILARITY) -> Generat
             continue
         named += 1
         answer = str(sub["answer"]).lower()
-        others = {p["title"]: p["paragraph_text"] for p in record["paragraphs"]
-                  if p["title"] != gold["title"] and answer not in p["paragraph_text"].lower()}
+        others = {
+            p["title"]: p["paragraph_text"]
+            for p in record["paragraphs"]
+            if p["title"] != gold["title"] and answer not in p["paragraph_text"].lower()
+        }
         best = vectors.most_similar(gold["paragraph_text"], others)
         swapped = _swap(sub["question"], span, best[0]) if best else None
         if swapped is None or best[1] < threshold:
             continue
         similar += 1
-        out.rows.append({"source_id": f"{record['id']}/{sub['id']}", "hop": "single-hop", "question": sub["question"],
-                         "counterpart": swapped, "entity": gold["title"], "replacement": best[0],
-                         "similarity": round(best[1], 3), "answer": sub["answer"], "passages": [gold["title"], best[0]]})
-    out.steps += [("… naming their supporting paragraph's title", named),
-                  (f"… with another paragraph at similarity ≥ {threshold} that lacks the answer", similar)]
+        out.rows.append(
+            {
+                "source_id": f"{record['id']}/{sub['id']}",
+                "hop": "single-hop",
+                "question": sub["question"],
+                "counterpart": swapped,
+                "entity": gold["title"],
+                "replacement": best[0],
+                "similarity": round(best[1], 3),
+                "answer": sub["answer"],
+                "passages": [gold["title"], best[0]],
+            }
+        )
+    out.steps += [
+        ("… naming their supporting paragraph's title", named),
+        (f"… with another paragraph at similarity ≥ {threshold} that lacks the answer", similar),
+    ]
     return out
 
 
-def triples(source: Path | IO[bytes], embedder=None, threshold: float = SIMILARITY, name: str | None = None) -> Generated:
+def triples(
+    source: Path | IO[bytes], embedder=None, threshold: float = SIMILARITY, name: str | None = None
+) -> Generated:
     """Your CSV: subject, relation, object, template (a question with {subject} that assumes the fact).
     `source` may be an open file (an upload); `name` is then what errors call it."""
     path = Path(name) if name else Path(source)
@@ -174,8 +205,11 @@ def triples(source: Path | IO[bytes], embedder=None, threshold: float = SIMILARI
         raise DataError(path, f"could not read the CSV: {exc}") from None
     missing = [c for c in ("subject", "relation", "object", "template") if c not in frame.columns]
     if missing:
-        raise DataError(path, f"missing column {missing[0]!r}; a triples CSV has subject, relation, object, template",
-                        field=missing[0])
+        raise DataError(
+            path,
+            f"missing column {missing[0]!r}; a triples CSV has subject, relation, object, template",
+            field=missing[0],
+        )
     for i, template in enumerate(frame["template"]):
         if "{subject}" not in template:
             raise DataError(path, f"the template {template!r} has no {{subject}}", i + 2, "template")
@@ -191,16 +225,30 @@ def triples(source: Path | IO[bytes], embedder=None, threshold: float = SIMILARI
         if best is None or best[1] < threshold:
             continue
         kept += 1
-        out.rows.append({"source_id": f"{row.subject}|{row.relation}|{row.object}", "hop": "single-hop",
-                         "question": row.template.format(subject=row.subject), "counterpart": row.template.format(subject=best[0]),
-                         "entity": row.subject, "replacement": best[0], "similarity": round(best[1], 3),
-                         "answer": row.object, "passages": []})
+        out.rows.append(
+            {
+                "source_id": f"{row.subject}|{row.relation}|{row.object}",
+                "hop": "single-hop",
+                "question": row.template.format(subject=row.subject),
+                "counterpart": row.template.format(subject=best[0]),
+                "entity": row.subject,
+                "replacement": best[0],
+                "similarity": round(best[1], 3),
+                "answer": row.object,
+                "passages": [],
+            }
+        )
     out.steps.append((f"… with a subject of the same relation, not this fact, at similarity ≥ {threshold}", kept))
     return out
 
 
-def generate(source: str, threshold: float = SIMILARITY, upload: bytes | None = None, upload_name: str = "triples.csv",
-             embedder=None) -> Generated:
+def generate(
+    source: str,
+    threshold: float = SIMILARITY,
+    upload: bytes | None = None,
+    upload_name: str = "triples.csv",
+    embedder=None,
+) -> Generated:
     """One source's pairs: the staged HotpotQA or MuSiQue file, or your triples CSV given as bytes."""
     if source == "triples":
         if upload is None:
@@ -216,16 +264,48 @@ def bundle(generated: Generated, name: str, source: str) -> Bundle:
         raise ValueError("no pairs were generated: " + "; ".join(f"{what}: {n}" for what, n in generated.steps))
     rows = []
     for i, r in enumerate(generated.rows, start=1):
-        keep = {"hop": r["hop"], "source_id": r["source_id"], "entity": r["entity"], "replacement": r["replacement"],
-                "similarity": r["similarity"], "passages": json.dumps(r["passages"]), "gold_answer": r["answer"]}
-        rows.append({"example_id": f"p{i}-valid", "input": r["question"], "gold_label": "N", "pair_id": f"{name}/p{i}",
-                     "pair_role": "a valid", **keep})
-        rows.append({"example_id": f"p{i}-false", "input": r["counterpart"], "gold_label": "FP", "pair_id": f"{name}/p{i}",
-                     "pair_role": "b false_assumption", **keep})
-    options = user_datasets.DatasetOptions(name=name, task="detect", title=f"{name} (Syn-(QA)²-style pairs from {source})",
-                                           split="generated", columns={"example_id": "example_id", "input": "input",
-                                                                       "gold_label": "gold_label", "pair_id": "pair_id",
-                                                                       "pair_role": "pair_role"})
+        keep = {
+            "hop": r["hop"],
+            "source_id": r["source_id"],
+            "entity": r["entity"],
+            "replacement": r["replacement"],
+            "similarity": r["similarity"],
+            "passages": json.dumps(r["passages"]),
+            "gold_answer": r["answer"],
+        }
+        rows.append(
+            {
+                "example_id": f"p{i}-valid",
+                "input": r["question"],
+                "gold_label": "N",
+                "pair_id": f"{name}/p{i}",
+                "pair_role": "a valid",
+                **keep,
+            }
+        )
+        rows.append(
+            {
+                "example_id": f"p{i}-false",
+                "input": r["counterpart"],
+                "gold_label": "FP",
+                "pair_id": f"{name}/p{i}",
+                "pair_role": "b false_assumption",
+                **keep,
+            }
+        )
+    options = user_datasets.DatasetOptions(
+        name=name,
+        task="detect",
+        title=f"{name} (Syn-(QA)²-style pairs from {source})",
+        split="generated",
+        columns={
+            "example_id": "example_id",
+            "input": "input",
+            "gold_label": "gold_label",
+            "pair_id": "pair_id",
+            "pair_role": "pair_role",
+        },
+    )
     made, _ = user_datasets.check(read(pd.DataFrame(rows), name=source), options)
     made.notes = [f"generated from {source}: " + "; ".join(f"{what}: {n:,}" for what, n in generated.steps)]
     return made

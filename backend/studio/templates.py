@@ -27,6 +27,7 @@ with the template's text and SHA-256 kept as the dataset's provenance.
 Hand-written rather than a library: CheckList's template engine pulls in its own model stack and
 SyntaxGym's is a web service; a slot fill is `str.format_map`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,10 +40,10 @@ import pandas as pd
 import yaml
 
 from backend.datasets.base import DataError
-from backend.store.bundle import Bundle
 from backend.datasets.description import OPERATORS
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
+from backend.store.bundle import Bundle
 
 MAX_EXAMPLES = 200_000
 LABELS = ("E", "N", "C")
@@ -57,8 +58,8 @@ class Expansion:
     name: str
     trigger: str
     conditions: list[dict]
-    frame: pd.DataFrame       # one row per item × condition
-    text: str                 # the template, as read
+    frame: pd.DataFrame  # one row per item × condition
+    text: str  # the template, as read
     sha256: str
 
 
@@ -68,7 +69,9 @@ def _lines(text: str, path: str) -> dict[tuple, int]:
         root = yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise TemplateError(path, f"not valid YAML: {getattr(exc, 'problem', exc)}", mark.line + 1 if mark else None) from None
+        raise TemplateError(
+            path, f"not valid YAML: {getattr(exc, 'problem', exc)}", mark.line + 1 if mark else None
+        ) from None
     found: dict[tuple, int] = {}
 
     def walk(node, where: tuple) -> None:
@@ -80,6 +83,7 @@ def _lines(text: str, path: str) -> dict[tuple, int]:
         elif isinstance(node, yaml.SequenceNode):
             for i, value in enumerate(node.value):
                 walk(value, where + (i,))
+
     if root is not None:
         walk(root, ())
     return found
@@ -125,7 +129,9 @@ def expand(text: str, path: str = "template.yaml", limit: int = MAX_EXAMPLES) ->
         for field in ("premise", "hypothesis"):
             for _, slot, _, _ in string.Formatter().parse(str(condition[field])):
                 if slot is not None and slot not in slots:
-                    fail(f"slot {{{slot}}} is not defined under slots (defined: {sorted(slots)})", "conditions", i, field)
+                    fail(
+                        f"slot {{{slot}}} is not defined under slots (defined: {sorted(slots)})", "conditions", i, field
+                    )
     items = spec.get("items")
     if items is None:
         count = 1
@@ -144,22 +150,34 @@ def expand(text: str, path: str = "template.yaml", limit: int = MAX_EXAMPLES) ->
                 fail(f"item {i + 1} repeats an earlier item ({dict(zip(sorted(slots), key))})", "items", i)
             keys.add(key)
     if count * len(conditions) > limit:
-        fail(f"{count:,} items × {len(conditions)} conditions = {count * len(conditions):,} sentences; at most {limit:,} "
-             "are generated at once: shorten the filler lists or list the items", "items" if items else "slots")
+        fail(
+            f"{count:,} items × {len(conditions)} conditions = {count * len(conditions):,} sentences; at most "
+            f"{limit:,} "
+            "are generated at once: shorten the filler lists or list the items",
+            "items" if items else "slots",
+        )
     names = list(slots)
     values = items if items is not None else [dict(zip(names, combo)) for combo in itertools.product(*slots.values())]
     rows = []
     for n, item in enumerate(values, start=1):
         item_id = f"i{n}"
         for condition in conditions:
-            rows.append({"example_id": f"{item_id}-{condition['name']}", "item": item_id,
-                         "variant": condition["name"], "operator": condition["operator"],
-                         "input": str(condition["premise"]).format_map(item),
-                         "hypothesis": str(condition["hypothesis"]).format_map(item), "gold_label": condition["gold"],
-                         "fillers": ", ".join(f"{k}={item[k]}" for k in names)})
+            rows.append(
+                {
+                    "example_id": f"{item_id}-{condition['name']}",
+                    "item": item_id,
+                    "variant": condition["name"],
+                    "operator": condition["operator"],
+                    "input": str(condition["premise"]).format_map(item),
+                    "hypothesis": str(condition["hypothesis"]).format_map(item),
+                    "gold_label": condition["gold"],
+                    "fillers": ", ".join(f"{k}={item[k]}" for k in names),
+                }
+            )
     frame = pd.DataFrame(rows)
-    return Expansion(str(spec["name"]), str(spec["trigger"]), conditions, frame, text,
-                     hashlib.sha256(text.encode()).hexdigest())
+    return Expansion(
+        str(spec["name"]), str(spec["trigger"]), conditions, frame, text, hashlib.sha256(text.encode()).hexdigest()
+    )
 
 
 def bundle(expansion: Expansion, source: str = "template.yaml") -> Bundle:
@@ -167,17 +185,34 @@ def bundle(expansion: Expansion, source: str = "template.yaml") -> Bundle:
     description with the projection spec, and the template as provenance."""
 
     frame = expansion.frame.assign(trigger_type=expansion.trigger, split="generated")
-    options = user_datasets.DatasetOptions(name=expansion.name, task="nli", operator_column="operator",
-                                           columns={"example_id": "example_id", "input": "input", "hypothesis": "hypothesis",
-                                                    "gold_label": "gold_label", "split": "split"},
-                                           title=f"{expansion.name} (generated from {source})")
+    options = user_datasets.DatasetOptions(
+        name=expansion.name,
+        task="nli",
+        operator_column="operator",
+        columns={
+            "example_id": "example_id",
+            "input": "input",
+            "hypothesis": "hypothesis",
+            "gold_label": "gold_label",
+            "split": "split",
+        },
+        title=f"{expansion.name} (generated from {source})",
+    )
     made, _ = user_datasets.check(read(frame, name=source), options)
     base = expansion.conditions[0]["name"]
     by_item = expansion.frame.set_index(["item", "variant"])["example_id"]
-    made.pairs = [{"pair_id": f"{expansion.name}/{item}/{c['name']}", "kind": f"{base} → {c['name']}",
-                   "example_a": by_item[(item, base)], "example_b": by_item[(item, c["name"])],
-                   "role_a": base, "role_b": c["name"]}
-                  for item in expansion.frame["item"].unique() for c in expansion.conditions[1:]]
+    made.pairs = [
+        {
+            "pair_id": f"{expansion.name}/{item}/{c['name']}",
+            "kind": f"{base} → {c['name']}",
+            "example_a": by_item[(item, base)],
+            "example_b": by_item[(item, c["name"])],
+            "role_a": base,
+            "role_b": c["name"],
+        }
+        for item in expansion.frame["item"].unique()
+        for c in expansion.conditions[1:]
+    ]
     made.dataset.update({"sha256": expansion.sha256, "source": source})
     made.notes = [f"generated from the template {source} (SHA-256 {expansion.sha256[:12]}):\n{expansion.text}"]
     return made

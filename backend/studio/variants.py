@@ -12,12 +12,12 @@ or a verb form they cannot read (a plural present after a noun subject, a modal 
 The conditional variant is the sentence as the antecedent of "If …, it's okay." (IMPPRES's frame).
 Every variant is meant to be read and edited before it is saved: the Studio page shows them as a table.
 """
+
 from __future__ import annotations
 
 import re
 
 import yaml
-
 from lemminflect import getAllLemmas, getInflection
 
 MODALS = {"will", "would", "can", "could", "shall", "should", "may", "might", "must"}
@@ -26,8 +26,32 @@ HAVE = {"has", "have", "had"}
 DO = {"do", "does", "did"}
 AUXILIARIES = MODALS | BE | HAVE | DO
 NEGATIONS = {"not", "n't", "never", "no", "nobody", "nothing", "none", "neither", "nor"}
-DETERMINERS = {"the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those",
-               "some", "every", "each", "no", "any", "all", "both", "several", "many", "few"}
+DETERMINERS = {
+    "the",
+    "a",
+    "an",
+    "my",
+    "your",
+    "his",
+    "her",
+    "its",
+    "our",
+    "their",
+    "this",
+    "that",
+    "these",
+    "those",
+    "some",
+    "every",
+    "each",
+    "no",
+    "any",
+    "all",
+    "both",
+    "several",
+    "many",
+    "few",
+}
 PRONOUNS = {"he", "she", "it", "we", "they", "you", "i", "someone", "somebody", "everyone", "everybody"}
 PLURAL_PRONOUNS = {"we", "they", "you", "i"}
 RELATIVES = {"who", "which", "that", "whose", "whom", "where", "when"}
@@ -40,7 +64,8 @@ class CannotTransform(ValueError):
 
 
 def _finite(word: str, before: str | None) -> tuple[str, str] | None:
-    """(lemma, tag) when `word` is a finite main verb form: VBD (past), VBZ (3rd singular), VBP (after I/we/you/they)."""
+    """(lemma, tag) when `word` is a finite main verb form: VBD (past), VBZ (3rd singular), VBP (after
+    I/we/you/they)."""
     lemmas = getAllLemmas(word.lower()).get("VERB")
     if not lemmas:
         return None
@@ -90,7 +115,7 @@ def variants(sentence: str) -> dict[str, str]:
     """{operator: sentence} for unembedded, negation, question, modal and conditional; an operator the
     rules cannot do for this sentence maps to a CannotTransform (the others are still made)."""
     words, v, kind = analyse(sentence)
-    subject, verb, rest = words[:v], words[v], words[v + 1:]
+    subject, verb, rest = words[:v], words[v], words[v + 1 :]
     made: dict[str, object] = {"unembedded": " ".join(words) + "."}
     tail = (" " + " ".join(rest)) if rest else ""
     asked = " ".join(_subject_start(subject))
@@ -99,10 +124,15 @@ def variants(sentence: str) -> dict[str, str]:
         made["negation"] = " ".join(subject) + (" cannot" if low == "can" else f" {verb} not") + tail + "."
         made["question"] = low.capitalize() + " " + asked + tail + "?"
         if low in MODALS:
-            made["modal"] = CannotTransform(f"'{verb}' is already a modal") if low in {"might", "may"} \
+            made["modal"] = (
+                CannotTransform(f"'{verb}' is already a modal")
+                if low in {"might", "may"}
                 else " ".join(subject) + " might" + tail + "."
+            )
         elif low in BE:
-            made["modal"] = " ".join(subject) + (" might have been" if low in {"was", "were"} else " might be") + tail + "."
+            made["modal"] = (
+                " ".join(subject) + (" might have been" if low in {"was", "were"} else " might be") + tail + "."
+            )
         elif low in HAVE:
             made["modal"] = " ".join(subject) + " might have" + tail + "."
         else:
@@ -126,7 +156,16 @@ def template(name: str, trigger: str, rows: list[dict]) -> str:
     premise, hypothesis and gold label; the first row is the family's base. Braces are kept literal."""
 
     literal = lambda text: str(text).replace("{", "{{").replace("}", "}}")  # noqa: E731
-    conditions = [{"name": str(r["operator"]), "operator": str(r["operator"]), "premise": literal(r["premise"]),
-                   "hypothesis": literal(r["hypothesis"]), "gold": str(r["gold"])} for r in rows]
-    return yaml.safe_dump({"name": name, "trigger": trigger, "slots": {}, "conditions": conditions},
-                          sort_keys=False, allow_unicode=True)
+    conditions = [
+        {
+            "name": str(r["operator"]),
+            "operator": str(r["operator"]),
+            "premise": literal(r["premise"]),
+            "hypothesis": literal(r["hypothesis"]),
+            "gold": str(r["gold"]),
+        }
+        for r in rows
+    ]
+    return yaml.safe_dump(
+        {"name": name, "trigger": trigger, "slots": {}, "conditions": conditions}, sort_keys=False, allow_unicode=True
+    )

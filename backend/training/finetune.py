@@ -4,8 +4,10 @@ One loop serves both models the issue asks for: a 3-way NLI cross-encoder (premi
 and a question-only false-premise detector (question). AdamW with linear warm-up and decay
 (Devlin et al. 2019's recipe) over whichever ends first, the planned batches or the wall-clock
 budget (so a run cut by the budget still ends with a decayed learning rate), length-bucketed
-shuffled batches, a tqdm bar with the remaining time, held-out accuracy at the end, and a model card written beside the weights.
+shuffled batches, a tqdm bar with the remaining time, held-out accuracy at the end, and a model card written beside the
+weights.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +41,7 @@ class TrainConfig:
     warmup: float = 0.06
     max_length: int = 128
     max_minutes: float = 25.0
-    max_examples: int = 0     # stop after this many training examples (0: no cap); fixes the work, unlike minutes
+    max_examples: int = 0  # stop after this many training examples (0: no cap); fixes the work, unlike minutes
     seed: int = 0
 
 
@@ -53,9 +55,9 @@ def batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> l
     chunk = batch_size * 50
     out = []
     for start in range(0, len(order), chunk):
-        part = order[start:start + chunk]
+        part = order[start : start + chunk]
         part = part[np.argsort(lengths[part], kind="stable")]
-        out += [part[i:i + batch_size] for i in range(0, len(part), batch_size)]
+        out += [part[i : i + batch_size] for i in range(0, len(part), batch_size)]
     return [out[i] for i in rng.permutation(len(out))] if len(out) > 1 else out
 
 
@@ -76,8 +78,14 @@ def _inputs(frame: pd.DataFrame) -> tuple[list, list | None]:
     return list(frame["text"]), None
 
 
-def train(train_frame: pd.DataFrame, out_dir: Path, config: TrainConfig, heldout: pd.DataFrame | None = None,
-          card: dict | None = None, base: Path | None = None) -> dict:
+def train(
+    train_frame: pd.DataFrame,
+    out_dir: Path,
+    config: TrainConfig,
+    heldout: pd.DataFrame | None = None,
+    card: dict | None = None,
+    base: Path | None = None,
+) -> dict:
     """Train on `train_frame` (columns premise+hypothesis or text, and label) and save to `out_dir`.
 
     Stops at `config.epochs`, `config.max_examples` or `config.max_minutes`, whichever comes first;
@@ -90,10 +98,14 @@ def train(train_frame: pd.DataFrame, out_dir: Path, config: TrainConfig, heldout
     base = base or packaged_minilm()
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
     model = AutoModelForSequenceClassification.from_pretrained(
-        base, local_files_only=True, num_labels=len(config.labels),
-        id2label=dict(enumerate(config.labels)), label2id={l: i for i, l in enumerate(config.labels)}).to(device)
+        base,
+        local_files_only=True,
+        num_labels=len(config.labels),
+        id2label=dict(enumerate(config.labels)),
+        label2id={label: i for i, label in enumerate(config.labels)},
+    ).to(device)
     first, second = _inputs(train_frame)
-    targets = torch.tensor(train_frame["label"].map({l: i for i, l in enumerate(config.labels)}).to_numpy())
+    targets = torch.tensor(train_frame["label"].map({label: i for i, label in enumerate(config.labels)}).to_numpy())
     lengths = np.array([len(a) + (len(b) if second else 0) for a, b in zip(first, second or first)])
     rng = np.random.default_rng(config.seed)
     plan = [b for _ in range(math.ceil(config.epochs)) for b in batches(lengths, config.batch_size, rng)]
@@ -107,8 +119,14 @@ def train(train_frame: pd.DataFrame, out_dir: Path, config: TrainConfig, heldout
     model.train()
     bar = tqdm(plan, desc=f"training {out_dir.name}", unit="batch")
     for step, rows in enumerate(bar):
-        encoded = tokenizer([first[i] for i in rows], [second[i] for i in rows] if second else None, padding=True,
-                            truncation=True, max_length=config.max_length, return_tensors="pt").to(device)
+        encoded = tokenizer(
+            [first[i] for i in rows],
+            [second[i] for i in rows] if second else None,
+            padding=True,
+            truncation=True,
+            max_length=config.max_length,
+            return_tensors="pt",
+        ).to(device)
         loss = model(**encoded, labels=targets[rows].to(device)).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -117,15 +135,23 @@ def train(train_frame: pd.DataFrame, out_dir: Path, config: TrainConfig, heldout
         budget_left = config.max_minutes - (time.monotonic() - started) / 60
         bar.set_postfix(loss=f"{loss.item():.3f}", budget_left=f"{budget_left:.1f} min")
         if progress(step + 1) >= 1:
-            log.info("stopped after %d of %d planned batches (budget %.0f min)", step + 1, len(plan), config.max_minutes)
+            log.info(
+                "stopped after %d of %d planned batches (budget %.0f min)", step + 1, len(plan), config.max_minutes
+            )
             break
     bar.close()
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
-    result = {**(card or {}), "config": asdict(config), "examples_seen": seen, "train_examples": len(train_frame),
-              "minutes": round((time.monotonic() - started) / 60, 1), "device": str(device),
-              "trained_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+    result = {
+        **(card or {}),
+        "config": asdict(config),
+        "examples_seen": seen,
+        "train_examples": len(train_frame),
+        "minutes": round((time.monotonic() - started) / 60, 1),
+        "device": str(device),
+        "trained_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     if heldout is not None and len(heldout):
         result.update(heldout_report(out_dir, heldout))
     (out_dir / "model_card.json").write_text(json.dumps(result, indent=1))
@@ -142,5 +168,7 @@ def heldout_report(model_dir: Path, heldout: pd.DataFrame) -> dict:
     report = {"heldout_accuracy": float(right.mean()), "heldout_examples": len(heldout)}
     if "source" in heldout:
         by_source = pd.Series(right, index=heldout.index).groupby(heldout["source"])
-        report["heldout_by_source"] = {s: {"accuracy": round(float(g.mean()), 4), "n": int(g.size)} for s, g in by_source}
+        report["heldout_by_source"] = {
+            s: {"accuracy": round(float(g.mean()), 4), "n": int(g.size)} for s, g in by_source
+        }
     return report

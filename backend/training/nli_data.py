@@ -10,6 +10,7 @@ string from the folder's SOURCE.md. The readers themselves live in `nli_sources`
 Several sources are non-commercial (CC BY-NC) or state no licence: a model trained on them is for
 research use and must say so. NOPE (the evaluation set) is never read here.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,8 +25,18 @@ from backend.training.nli_sources import LICENSES, READERS
 
 log = logging.getLogger(__name__)
 
-__all__ = ["READERS", "LICENSES", "SEVEN", "DEFAULT", "ALL", "COLUMNS", "default_root", "read_source", "load",
-           "heldout_split"]
+__all__ = [
+    "READERS",
+    "LICENSES",
+    "SEVEN",
+    "DEFAULT",
+    "ALL",
+    "COLUMNS",
+    "default_root",
+    "read_source",
+    "load",
+    "heldout_split",
+]
 
 COLUMNS = ["premise", "hypothesis", "label", "source", "split", "license"]
 SEVEN = ["sick", "snli_esnli", "mnli_dev_matched", "taxinli", "anli_dev", "cad_snli", "imppres"]
@@ -69,7 +80,9 @@ def load(root: Path | None = None, sources: list[str] | None = None) -> pd.DataF
     frame = frame[(frame["premise"] != "") & (frame["hypothesis"] != "")]
     conflicts = frame.groupby(["premise", "hypothesis"], sort=False)["label"].nunique().gt(1).sum()
     if conflicts:
-        log.info("nli_train: %d duplicated pairs carry different labels; the first occurrence's label is kept", conflicts)
+        log.info(
+            "nli_train: %d duplicated pairs carry different labels; the first occurrence's label is kept", conflicts
+        )
     frame = frame.drop_duplicates(["premise", "hypothesis"], keep="first").reset_index(drop=True)
     _log_counts(frame, names, read)
     return frame
@@ -79,14 +92,21 @@ def _log_counts(frame: pd.DataFrame, names: list[str], read: pd.Series) -> None:
     counts = frame.groupby(["source", "label"]).size()
     for name in names:
         kept = counts.get(name, pd.Series(dtype=int))
-        log.info("nli_train %s: %d pairs (E %d, N %d, C %d); %d dropped as empty or duplicate",
-                 name, kept.sum(), kept.get("E", 0), kept.get("N", 0), kept.get("C", 0), read.get(name, 0) - kept.sum())
+        log.info(
+            "nli_train %s: %d pairs (E %d, N %d, C %d); %d dropped as empty or duplicate",
+            name,
+            kept.sum(),
+            kept.get("E", 0),
+            kept.get("N", 0),
+            kept.get("C", 0),
+            read.get(name, 0) - kept.sum(),
+        )
     log.info("nli_train: %d pairs from %d source(s)", len(frame), len(names))
 
 
 def _premise_key(premise: str, seed: int) -> str:
     """A stable key for a premise (BLAKE2b hex of seed + text): the order in which premises are held out."""
-    return hashlib.blake2b(f"{seed}\0{premise}".encode("utf-8"), digest_size=8).hexdigest()
+    return hashlib.blake2b(f"{seed}\0{premise}".encode(), digest_size=8).hexdigest()
 
 
 def heldout_split(frame: pd.DataFrame, fraction: float = 0.05, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -6,14 +6,15 @@ Items without a gold label (SNLI-style "-") are dropped; any other unexpected la
 field or a wrong number of tab-separated fields raises a `DataError` naming file, line and field.
 `split` is the upstream split, lower-cased ("" where the source has none).
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import logging
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pandas as pd
 
@@ -48,6 +49,7 @@ Row = tuple[str, str, "str | None", str]
 
 # ---------------------------------------------------------------- checked pieces
 
+
 def _label(value: object, path: Path | str, line: int | None, field: str) -> str | None:
     """Map an upstream label (entailment/neutral/contradiction or e/n/c, any case) to E/N/C; None for "-"."""
     if not isinstance(value, str):
@@ -56,7 +58,9 @@ def _label(value: object, path: Path | str, line: int | None, field: str) -> str
     if key in NO_GOLD:
         return None
     if key not in LABELS:
-        raise DataError(path, f"unknown label {value!r:.40} (expected entailment/neutral/contradiction or e/n/c)", line, field)
+        raise DataError(
+            path, f"unknown label {value!r:.40} (expected entailment/neutral/contradiction or e/n/c)", line, field
+        )
     return LABELS[key]
 
 
@@ -71,12 +75,21 @@ def _frame(rows: list[Row]) -> pd.DataFrame:
     return frame[frame["label"].notna()].reset_index(drop=True)
 
 
-def _tsv(path: Path, required: tuple[str, ...] = (), *, names: tuple[str, ...] | None = None, quoted: bool = False,
-         encoding: str = "utf-8", skip_short: bool = False) -> Iterator[tuple[int, dict]]:
+def _tsv(
+    path: Path,
+    required: tuple[str, ...] = (),
+    *,
+    names: tuple[str, ...] | None = None,
+    quoted: bool = False,
+    encoding: str = "utf-8",
+    skip_short: bool = False,
+) -> Iterator[tuple[int, dict]]:
     """Yield (line, row) of a tab-separated file: header row unless `names` is given; every row must have
     as many fields as the header. `quoted`: fields are CSV-quoted ("" escapes); otherwise QUOTE_NONE."""
     quoting = csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE
-    reader = csv.reader(io.StringIO(read_text(path, encoding), newline=""), delimiter="\t", quoting=quoting, strict=quoted)
+    reader = csv.reader(
+        io.StringIO(read_text(path, encoding), newline=""), delimiter="\t", quoting=quoting, strict=quoted
+    )
     header = list(names) if names else (_next(reader, path) or [])
     missing = [c for c in required if c not in header]
     if missing:
@@ -85,8 +98,13 @@ def _tsv(path: Path, required: tuple[str, ...] = (), *, names: tuple[str, ...] |
         if len(fields) == len(header):
             yield reader.line_num, dict(zip(header, fields))
         elif skip_short and 0 < len(fields) < len(header):
-            log.warning("%s, line %d: skipped, %d of %d fields (upstream defect noted in SOURCE.md)",
-                        path, reader.line_num, len(fields), len(header))
+            log.warning(
+                "%s, line %d: skipped, %d of %d fields (upstream defect noted in SOURCE.md)",
+                path,
+                reader.line_num,
+                len(fields),
+                len(header),
+            )
         elif fields:  # a blank line is skipped
             raise DataError(path, f"expected {len(header)} tab-separated fields, got {len(fields)}", reader.line_num)
 
@@ -118,7 +136,9 @@ def _zip_jsonl(path: Path, member: str) -> Iterator[tuple[int, dict]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(where, f"bytes are not valid utf-8 (byte {exc.start})", data[: exc.start].count(b"\n") + 1) from None
+        raise DataError(
+            where, f"bytes are not valid utf-8 (byte {exc.start})", data[: exc.start].count(b"\n") + 1
+        ) from None
     yield from jsonl_lines(text, where)
 
 
@@ -128,8 +148,10 @@ def _jsonl(path: Path, split: str, keys: tuple[str, str, str] = ("premise", "hyp
 
 # ---------------------------------------------------------------- the readers
 
+
 def _read_sick(folder: Path) -> pd.DataFrame:
-    """SICK.txt: TSV with header (CRLF, QUOTE_NONE); A->B `entailment_label`; split = `SemEval_set` (train/trial/test)."""
+    """SICK.txt: TSV with header (CRLF, QUOTE_NONE); A->B `entailment_label`; split = `SemEval_set`
+    (train/trial/test)."""
     path, keys = folder / "SICK.txt", ("sentence_A", "sentence_B", "entailment_label")
     rows = _tsv(path, keys + ("SemEval_set",))
     return _frame([_row(r, path, line, keys, r["SemEval_set"].strip().lower()) for line, r in rows])
@@ -142,7 +164,9 @@ def _read_snli_esnli(folder: Path) -> pd.DataFrame:
         base = folder / "dataset" / "eSNLI"
         premises, hypotheses, labels = (_lines(base / f"{name}.{split}") for name in ("s1", "s2", "labels"))
         if not len(premises) == len(hypotheses) == len(labels):
-            raise DataError(base / f"labels.{split}", f"s1/s2/labels have {len(premises)}/{len(hypotheses)}/{len(labels)} lines")
+            raise DataError(
+                base / f"labels.{split}", f"s1/s2/labels have {len(premises)}/{len(hypotheses)}/{len(labels)} lines"
+            )
         for number, (p, h, label) in enumerate(zip(premises, hypotheses, labels), start=1):
             rows.append((p.strip(), h.strip(), _label(label, base / f"labels.{split}", number, "label"), split))
     return _frame(rows)
@@ -206,8 +230,11 @@ def _read_semi_automatic_nli(folder: Path) -> pd.DataFrame:
     return _frame(rows)
 
 
-SEMANTIC_FRAGMENT_FILES = {("train", "challenge_train.tsv"): "train", ("train", "challenge_dev.tsv"): "dev",
-                           ("test", "challenge_dev.tsv"): "test"}
+SEMANTIC_FRAGMENT_FILES = {
+    ("train", "challenge_train.tsv"): "train",
+    ("train", "challenge_dev.tsv"): "dev",
+    ("test", "challenge_dev.tsv"): "test",
+}
 
 
 def _read_semantic_fragments(folder: Path) -> pd.DataFrame:
@@ -222,7 +249,8 @@ def _read_semantic_fragments(folder: Path) -> pd.DataFrame:
 
 
 def _read_conjnli(folder: Path) -> pd.DataFrame:
-    """adversarial_train_15k.tsv (train) and conj_dev.tsv (dev): TSV with BOM + header `Premise Hypothesis Label`, QUOTE_NONE."""
+    """adversarial_train_15k.tsv (train) and conj_dev.tsv (dev): TSV with BOM + header
+    `Premise Hypothesis Label`, QUOTE_NONE."""
     keys, rows = ("Premise", "Hypothesis", "Label"), []
     for name, split in (("adversarial_train_15k.tsv", "train"), ("conj_dev.tsv", "dev")):
         path = folder / name

@@ -6,6 +6,7 @@ dataset has; NOPE also gets the paper's analyses (Figure 2, Tables 2-4, Figures 
 accuracy on majority-N items, human-vs-model calibration), for each run and each run group (a
 model × training data averaged over its seeds, as in the paper's tables).
 """
+
 from __future__ import annotations
 
 import json
@@ -16,16 +17,15 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.models import contamination
-from backend.views import overview
-from backend.views import projection
 from backend.datasets.catalogue import describe
-from backend.metrics import classification, nope, pairs as pair_metrics
-from backend.metrics.bootstrap import paired_difference
-from backend.metrics.bootstrap import Estimate
+from backend.metrics import classification, nope
+from backend.metrics import pairs as pair_metrics
+from backend.metrics.bootstrap import Estimate, paired_difference
 from backend.metrics.facets import accuracy_of, by_facet
+from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
+from backend.views import overview, projection
 
 Report = dict[str, pd.DataFrame]
 
@@ -34,16 +34,22 @@ Report = dict[str, pd.DataFrame]
 class Scored:
     """Predictions of several runs aligned to one item order."""
 
-    runs: pd.DataFrame        # one row per run
-    labels: np.ndarray        # runs × items, predicted label or None
-    probs: np.ndarray         # runs × items × classes (NaN where missing)
-    correct: np.ndarray       # runs × items, 1.0 / 0.0 (a prediction row without a label is wrong)
-    covered: np.ndarray       # runs × items, True where the run has a prediction row
+    runs: pd.DataFrame  # one row per run
+    labels: np.ndarray  # runs × items, predicted label or None
+    probs: np.ndarray  # runs × items × classes (NaN where missing)
+    correct: np.ndarray  # runs × items, 1.0 / 0.0 (a prediction row without a label is wrong)
+    covered: np.ndarray  # runs × items, True where the run has a prediction row
 
-    def complete(self) -> "Scored":
+    def complete(self) -> Scored:
         """Only the runs that predicted every item (the vectorised analyses need one item set)."""
         keep = self.covered.all(axis=1)
-        return Scored(self.runs[keep].reset_index(drop=True), self.labels[keep], self.probs[keep], self.correct[keep], self.covered[keep])
+        return Scored(
+            self.runs[keep].reset_index(drop=True),
+            self.labels[keep],
+            self.probs[keep],
+            self.correct[keep],
+            self.covered[keep],
+        )
 
 
 def score(items: pd.DataFrame, runs: pd.DataFrame, predictions: pd.DataFrame, classes: list[str]) -> Scored:
@@ -67,7 +73,9 @@ def score(items: pd.DataFrame, runs: pd.DataFrame, predictions: pd.DataFrame, cl
 def run_groups(runs: pd.DataFrame) -> dict[str, list[int]]:
     """Model × training data → row positions of its seeds, for groups of more than one run."""
     keys = runs["model_id"] + runs["training_data"].fillna("").map(lambda t: f" · {t}" if t else "")
-    return {f"{key} (mean of {len(rows)})": list(rows) for key, rows in keys.groupby(keys).indices.items() if len(rows) > 1}
+    return {
+        f"{key} (mean of {len(rows)})": list(rows) for key, rows in keys.groupby(keys).indices.items() if len(rows) > 1
+    }
 
 
 def rows_for(scored: Scored, groups: bool) -> tuple[list[str], np.ndarray, list[str]]:
@@ -95,10 +103,19 @@ def headline(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd.Data
             acc = classification.accuracy(gold[mask], labels[mask])
             f1 = classification.macro_f1(gold[mask], labels[mask], classes)
             share = pd.Series(labels[mask]).value_counts(normalize=True)
-            rows.append({"run": run.run_id, "model": run.model_id, "source": run.source, "split": split,
-                         "accuracy": _fmt(acc), "macro-F1": _fmt(f1), "n": acc.n,
-                         "no label": int(pd.isna(labels[mask]).sum()),
-                         "most predicted": f"{share.index[0]} {100 * share.iloc[0]:.0f}%" if len(share) else "—"})
+            rows.append(
+                {
+                    "run": run.run_id,
+                    "model": run.model_id,
+                    "source": run.source,
+                    "split": split,
+                    "accuracy": _fmt(acc),
+                    "macro-F1": _fmt(f1),
+                    "n": acc.n,
+                    "no label": int(pd.isna(labels[mask]).sum()),
+                    "most predicted": f"{share.index[0]} {100 * share.iloc[0]:.0f}%" if len(share) else "—",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -123,8 +140,10 @@ def facet_breakdown(items: pd.DataFrame, scored: Scored) -> pd.DataFrame:
 
 
 def response_bias(items: pd.DataFrame, scored: Scored, classes: list[str]) -> pd.DataFrame:
-    frames = [classification.response_bias(items["gold_label"][covered], labels[covered], classes).assign(run=run_id)
-              for run_id, labels, covered in zip(scored.runs["run_id"], scored.labels, scored.covered)]
+    frames = [
+        classification.response_bias(items["gold_label"][covered], labels[covered], classes).assign(run=run_id)
+        for run_id, labels, covered in zip(scored.runs["run_id"], scored.labels, scored.covered)
+    ]
     return pd.concat(frames)[["run", "label", "gold_share", "predicted_share"]] if frames else pd.DataFrame()
 
 
@@ -142,11 +161,13 @@ def classification_report(con: duckdb.DuckDBPyConnection, dataset_id: str, run_i
     flagged = dict(zip(runs["run_id"], runs["contaminated"]))  # backend.models.contamination: '' when clean
     return {
         "Accuracy and macro-F1 per run and split (95% bootstrap CI)": headline(items, scored, classes).assign(
-            contaminated=lambda f: f["run"].map(flagged).fillna("")),
+            contaminated=lambda f: f["run"].map(flagged).fillna("")
+        ),
         "Response bias: predicted vs gold label shares": response_bias(items, scored, classes),
         "Accuracy by facet": facet_breakdown(items, scored),
         "Minimal pairs: pair accuracy, flips and McNemar per run and pair set": pair_table(
-            items, queries.pairs_frame(con, dataset_id), scored),
+            items, queries.pairs_frame(con, dataset_id), scored
+        ),
     }
 
 
@@ -154,19 +175,33 @@ def transfer(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Runs here whose model was trained on another loaded dataset, beside that model's headline on the
     held-out splits of the dataset it was trained on: in-distribution vs transferred (each with CI)."""
     board = overview.headline(con)
-    board = board.assign(score=board.apply(lambda r: f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}] (n={r['n']})", axis=1))
+    board = board.assign(
+        score=board.apply(lambda r: f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}] (n={r['n']})", axis=1)
+    )
     here = board[board["dataset"] == dataset_id]
     rows = []
     for run_id, (_, listed) in contamination.trained_on(con, dataset_id).items():
         mine = here[here["run"] == run_id]
         for name in listed:
             source, _, split = name.partition(":")
-            there = board[(board["dataset"] == source) & (board["model"].isin(mine["model"])) & (board["split"] != split)]
+            there = board[
+                (board["dataset"] == source) & (board["model"].isin(mine["model"])) & (board["split"] != split)
+            ]
             for a in mine.itertuples():
                 for b in there[there["metric"] == a.metric].itertuples():  # the same task and metric only
-                    rows.append({"model": a.model, "trained on": name, "metric": a.metric, f"on {dataset_id}": a.score,
-                                 f"{dataset_id} split": a.split, "in distribution": b.score,
-                                 "where": f"{b.dataset} {b.split}", "run here": run_id, "run there": b.run})
+                    rows.append(
+                        {
+                            "model": a.model,
+                            "trained on": name,
+                            "metric": a.metric,
+                            f"on {dataset_id}": a.score,
+                            f"{dataset_id} split": a.split,
+                            "in distribution": b.score,
+                            "where": f"{b.dataset} {b.split}",
+                            "run here": run_id,
+                            "run there": b.run,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -185,10 +220,22 @@ def pair_table(items: pd.DataFrame, pairs: pd.DataFrame, scored: Scored) -> pd.D
                 continue
             s = pair_metrics.summarise(gold[a][keep], labels[a][keep], gold[b][keep], labels[b][keep])
             cells = s.table.to_numpy().ravel().tolist()
-            rows.append({"run": run, "pairs": kind, "split": split, "n": int(keep.sum()),
-                         "both right": cells[0], "a right only": cells[1], "b right only": cells[2], "both wrong": cells[3],
-                         "pair accuracy": _fmt(s.pair_accuracy), "flip rate": _fmt(s.flip_rate),
-                         "gold flip rate": round(100 * s.gold_flip_rate, 1), "McNemar p": s.mcnemar_p})
+            rows.append(
+                {
+                    "run": run,
+                    "pairs": kind,
+                    "split": split,
+                    "n": int(keep.sum()),
+                    "both right": cells[0],
+                    "a right only": cells[1],
+                    "b right only": cells[2],
+                    "both wrong": cells[3],
+                    "pair accuracy": _fmt(s.pair_accuracy),
+                    "flip rate": _fmt(s.flip_rate),
+                    "gold flip rate": round(100 * s.gold_flip_rate, 1),
+                    "McNemar p": s.mcnemar_p,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -199,21 +246,37 @@ def compare(con: duckdb.DuckDBPyConnection, dataset_id: str, run_a: str, run_b: 
     missing = [r for r in (run_a, run_b) if r not in runs.index]
     if missing:
         raise ValueError(f"unknown run(s) {missing} for {dataset_id}; known: {sorted(runs.index)[:10]} ...")
-    scored = score(items, runs.loc[[run_a, run_b]].reset_index(), queries.predictions_frame(con, [run_a, run_b]),
-                   list(runs.loc[run_a, "labels"]))
+    scored = score(
+        items,
+        runs.loc[[run_a, run_b]].reset_index(),
+        queries.predictions_frame(con, [run_a, run_b]),
+        list(runs.loc[run_a, "labels"]),
+    )
     rows = []
     for split in pd.unique(items["split"]):
         keep = scored.covered.all(axis=0) & (items["split"] == split).to_numpy()
         if keep.any():
             a, b = scored.correct[0, keep], scored.correct[1, keep]
             diff = paired_difference(a, b)
-            rows.append({"split": split, "n": int(keep.sum()), "accuracy a": 100 * a.mean(), "accuracy b": 100 * b.mean(),
-                         "difference": 100 * diff.difference, "low": 100 * diff.low, "high": 100 * diff.high,
-                         "paired bootstrap p": diff.p_value, "McNemar p": pair_metrics.mcnemar(a > 0, b > 0)})
+            rows.append(
+                {
+                    "split": split,
+                    "n": int(keep.sum()),
+                    "accuracy a": 100 * a.mean(),
+                    "accuracy b": 100 * b.mean(),
+                    "difference": 100 * diff.difference,
+                    "low": 100 * diff.low,
+                    "high": 100 * diff.high,
+                    "paired bootstrap p": diff.p_value,
+                    "McNemar p": pair_metrics.mcnemar(a > 0, b > 0),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def nope_inputs(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, Scored]:
+def nope_inputs(
+    con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame, Scored]:
     """NOPE items (with crowd votes), main-corpus negation pairs, and the scored complete NLI runs."""
     items = queries.examples_frame(con, "nope").join(queries.crowd_votes(con, "nope"))
     pairs = queries.pairs_frame(con, "nope", "negation")
@@ -239,7 +302,9 @@ def nope_report(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None
         "Figure 5: accuracy per trigger, main and adversarial": nope.accuracy_by_trigger(items, rows, names),
         "Table 4: accuracy on projection subsets (main)": nope.projection_subsets(items, pairs, rows, names),
         "Accuracy on items whose majority label is N (main)": nope.accuracy_on_label(items, rows, names, "N"),
-        "Human vs model: crowd label shares vs model probabilities": nope.calibration(items, scored.probs, list(scored.runs["run_id"])),
+        "Human vs model: crowd label shares vs model probabilities": nope.calibration(
+            items, scored.probs, list(scored.runs["run_id"])
+        ),
         "summary runs": pd.DataFrame({"run": summary}),
     }
 
@@ -262,7 +327,9 @@ def table4(report: Report, runs: list[str] | None = None) -> pd.DataFrame:
 def figure5(report: Report, runs: list[str]) -> pd.DataFrame:
     """Figure 5 as a table: triggers as rows, (split, run) as columns, accuracy %."""
     frame = report[FIGURE5]
-    wide = frame[frame["run"].isin(runs)].pivot_table(index="trigger_type", columns=["split", "run"], values="value", sort=False)
+    wide = frame[frame["run"].isin(runs)].pivot_table(
+        index="trigger_type", columns=["split", "run"], values="value", sort=False
+    )
     wide.columns = [f"{split}: {run}" for split, run in wide.columns]
     return (100 * wide).round(1)
 
@@ -271,7 +338,9 @@ def paper_view(report: Report) -> Report:
     """The NOPE report as the paper shows it: groups and ungrouped runs only, wide tables."""
     runs = list(report["summary runs"]["run"])
     view = {title: frame for title, frame in report.items() if title not in (TABLE4, FIGURE5, "summary runs")}
-    view["Accuracy on items whose majority label is N (main)"] = report["Accuracy on items whose majority label is N (main)"].query("run in @runs")
+    view["Accuracy on items whose majority label is N (main)"] = report[
+        "Accuracy on items whose majority label is N (main)"
+    ].query("run in @runs")
     view[FIGURE5 + " (%)"] = figure5(report, runs).reset_index()
     view[TABLE4 + " (%)"] = table4(report, runs).reset_index()
     return view

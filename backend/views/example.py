@@ -1,5 +1,6 @@
 """Example: everything the store knows about one example — its row, every run's output (with a prompted
 run's prompt and raw response), its pairs, ratings (NOPE's crowd distribution), retrieved and gold passages."""
+
 from __future__ import annotations
 
 import duckdb
@@ -25,8 +26,10 @@ def _crowd(ratings: pd.DataFrame) -> dict | None:
     if labels.empty:
         return None
     counts = labels.value_counts().reindex(["E", "N", "C"], fill_value=0)
-    return {"labels": counts.rename_axis("label").reset_index(name="n"),
-            "ratings": crowd.loc[crowd["criterion"] == "nope_likelihood", "value"].tolist()}
+    return {
+        "labels": counts.rename_axis("label").reset_index(name="n"),
+        "ratings": crowd.loc[crowd["criterion"] == "nope_likelihood", "value"].tolist(),
+    }
 
 
 def example_detail(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -> dict:
@@ -36,9 +39,16 @@ def example_detail(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: 
     passages."""
     row = store_examples.example_row(con, dataset_id, example_id)
     predictions = store_examples.predictions_of(con, dataset_id, example_id)
-    predictions["probabilities"] = [_format_probs(ls, ps) for ls, ps in zip(predictions["labels"], predictions["probs"])]
+    predictions["probabilities"] = [
+        _format_probs(ls, ps) for ls, ps in zip(predictions["labels"], predictions["probs"])
+    ]
     ratings = store_ratings.of_example(con, dataset_id, example_id)
-    return {"example": row, "predictions": predictions.drop(columns=["labels", "probs"]),
-            "pairs": store_examples.pairs_of(con, dataset_id, example_id), "ratings": ratings, "crowd": _crowd(ratings),
-            "retrievals": store_examples.retrievals_of(con, dataset_id, example_id),
-            "qrels": store_examples.qrels_of(con, dataset_id, example_id)}
+    return {
+        "example": row,
+        "predictions": predictions.drop(columns=["labels", "probs"]),
+        "pairs": store_examples.pairs_of(con, dataset_id, example_id),
+        "ratings": ratings,
+        "crowd": _crowd(ratings),
+        "retrievals": store_examples.retrievals_of(con, dataset_id, example_id),
+        "qrels": store_examples.qrels_of(con, dataset_id, example_id),
+    }

@@ -4,6 +4,7 @@ Every function takes the store connection first (pages call them through `ui.res
 A slice is one parameterised query (`backend.store.examples`); this module scores it (accuracy,
 macro-F1, confusion, response bias, run B against run A) and gathers one example's detail.
 """
+
 from __future__ import annotations
 
 import threading
@@ -14,20 +15,22 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
-from backend.models import contamination
 from backend.datasets.catalogue import UnknownDataset, describe
 from backend.metrics import classification
-from backend.metrics.bootstrap import LARGE_N, paired_difference
+from backend.metrics.bootstrap import (
+    LARGE_N,
+    RESAMPLES,  # noqa: F401 — the page names the resamples
+    paired_difference,
+)
+from backend.metrics.classification import dominant_label  # noqa: F401 — the page names the skewed label
 from backend.metrics.pairs import mcnemar
+from backend.models import contamination
+from backend.models.contamination import FLAG  # noqa: F401
 from backend.store import examples as store_examples
 from backend.store import runs as store_runs
-from backend.store.examples import (  # noqa: F401 — the Explore page's constants, named where they are used
-    BOOLEAN_FACETS, CORRECTNESS, EXTRA, SORTS, Filters, slice_count, slice_frame)
-from backend.store.runs import CLASSIFICATION_TASKS  # noqa: F401 — ditto
-from backend.metrics.bootstrap import RESAMPLES  # noqa: F401 — the page names the resamples
-from backend.metrics.classification import dominant_label  # noqa: F401 — the page names the skewed label
-from backend.models.contamination import FLAG  # noqa: F401
+from backend.store.examples import BOOLEAN_FACETS, CORRECTNESS, EXTRA, SORTS, Filters, slice_count, slice_frame  # noqa: F401 — the Explore page's constants, named where they are used
 from backend.store.queries import FACETS  # noqa: F401
+from backend.store.runs import CLASSIFICATION_TASKS  # noqa: F401 — ditto
 
 _BLAS = ThreadpoolController()  # found once, so limiting per call costs nothing
 _BLAS_LOCK = threading.Lock()
@@ -68,8 +71,15 @@ def _objects(column: np.ndarray) -> np.ndarray:
     return np.where(np.ma.getmaskarray(column), None, np.ma.getdata(column)).astype(object)
 
 
-def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filters = (), run_a: str | None = None,
-                  run_b: str | None = None, search: str = "", correctness: str = "all") -> dict:
+def slice_summary(
+    con: duckdb.DuckDBPyConnection,
+    dataset_id: str,
+    filters: Filters = (),
+    run_a: str | None = None,
+    run_b: str | None = None,
+    search: str = "",
+    correctness: str = "all",
+) -> dict:
     """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI), the confusion
     matrix (gold × predicted), the response bias (label shares, gold vs predicted) and `unlabelled` (items
     run A gave no label: an unparsed, refused or empty response, or an error; counted wrong) on the
@@ -81,8 +91,17 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
     columns = store_examples.slice_labels(con, *args)
     gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
     labels = store_runs.labels(con, run_a) if run_a else []
-    summary = {"n": len(gold), "scored": 0, "labels": labels, "accuracy": None, "macro_f1": None, "confusion": None,
-               "bias": None, "compare": None, "unlabelled": 0}
+    summary = {
+        "n": len(gold),
+        "scored": 0,
+        "labels": labels,
+        "accuracy": None,
+        "macro_f1": None,
+        "confusion": None,
+        "bias": None,
+        "compare": None,
+        "unlabelled": 0,
+    }
     scored = ~np.ma.getmaskarray(columns["gold_label"])
     if not labels or not scored.any():
         return summary
@@ -90,10 +109,16 @@ def slice_summary(con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filt
     with _one_blas_thread():
         accuracy, macro_f1 = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
         compare = _compare(gold, pred, _objects(columns["label_b"])[scored], labels) if run_b else None
-    return {**summary, "scored": int(scored.sum()), "unlabelled": int(sum(p is None for p in pred)),
-            "accuracy": accuracy, "macro_f1": macro_f1,
-            "confusion": classification.confusion(list(gold), list(pred), labels),
-            "bias": classification.response_bias(gold, pred, labels), "compare": compare}
+    return {
+        **summary,
+        "scored": int(scored.sum()),
+        "unlabelled": int(sum(p is None for p in pred)),
+        "accuracy": accuracy,
+        "macro_f1": macro_f1,
+        "confusion": classification.confusion(list(gold), list(pred), labels),
+        "bias": classification.response_bias(gold, pred, labels),
+        "compare": compare,
+    }
 
 
 def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> dict:
@@ -101,9 +126,17 @@ def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> d
     drawn over the cells (the same distribution as over items), so a million-item slice costs no more
     than a small one."""
     cells = cells.astype(object).where(cells.notna(), None).assign(n=cells["n"].astype(int))
-    summary = {"n": int(cells["n"].sum()), "scored": 0, "labels": labels, "accuracy": None, "macro_f1": None,
-               "confusion": None, "bias": None, "compare": None,
-               "unlabelled": 0}
+    summary = {
+        "n": int(cells["n"].sum()),
+        "scored": 0,
+        "labels": labels,
+        "accuracy": None,
+        "macro_f1": None,
+        "confusion": None,
+        "bias": None,
+        "compare": None,
+        "unlabelled": 0,
+    }
     scored = cells[cells["gold_label"].notna()]
     if not labels or scored.empty:
         return summary
@@ -112,11 +145,16 @@ def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> d
     if with_b:  # the paired comparison wants items: expand the cells (their order does not matter for it)
         repeat = lambda column: np.repeat(scored[column].to_numpy(), counts)  # noqa: E731
         compare = _compare(repeat("gold_label"), repeat("label_a"), repeat("label_b"), labels)
-    return {**summary, "scored": int(counts.sum()), "unlabelled": int(counts[pd.isna(pred)].sum()),
-            "accuracy": classification.accuracy(gold, pred, counts=counts),
-            "macro_f1": classification.macro_f1(gold, pred, labels, counts=counts),
-            "confusion": classification.confusion(list(gold), list(pred), labels, counts=counts),
-            "bias": classification.response_bias(gold, pred, labels, counts=counts), "compare": compare}
+    return {
+        **summary,
+        "scored": int(counts.sum()),
+        "unlabelled": int(counts[pd.isna(pred)].sum()),
+        "accuracy": classification.accuracy(gold, pred, counts=counts),
+        "macro_f1": classification.macro_f1(gold, pred, labels, counts=counts),
+        "confusion": classification.confusion(list(gold), list(pred), labels, counts=counts),
+        "bias": classification.response_bias(gold, pred, labels, counts=counts),
+        "compare": compare,
+    }
 
 
 def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: list[str]) -> dict | None:
@@ -127,11 +165,18 @@ def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: l
         return None
     gold, pred_a, pred_b = gold[both], pred_a[both], pred_b[both]
     a, b = classification.correct(gold, pred_a), classification.correct(gold, pred_b)
-    shares = classification.response_bias(gold, pred_a, labels).rename(columns={"gold_share": "gold", "predicted_share": "run A"})
+    shares = classification.response_bias(gold, pred_a, labels).rename(
+        columns={"gold_share": "gold", "predicted_share": "run A"}
+    )
     shares["run B"] = classification.response_bias(gold, pred_b, labels)["predicted_share"]
-    return {"n": int(both.sum()), "accuracy_a": classification.accuracy(gold, pred_a),
-            "accuracy_b": classification.accuracy(gold, pred_b),
-            "difference": paired_difference(b, a), "mcnemar_p": mcnemar(a, b), "shares": shares}
+    return {
+        "n": int(both.sum()),
+        "accuracy_a": classification.accuracy(gold, pred_a),
+        "accuracy_b": classification.accuracy(gold, pred_b),
+        "difference": paired_difference(b, a),
+        "mcnemar_p": mcnemar(a, b),
+        "shares": shares,
+    }
 
 
 @contextmanager
@@ -142,5 +187,3 @@ def _one_blas_thread():
     restore the wrong thread count and leave every later BLAS call single-threaded."""
     with _BLAS_LOCK, _BLAS.limit(limits=1, user_api="blas"):
         yield
-
-

@@ -2,6 +2,7 @@
 predictions or as a dataset against the store (a validation report before anything is written), save,
 list and delete the user's runs. `python -m backend import-run / import-dataset / delete-run` call the
 same functions of `backend.imports`."""
+
 from __future__ import annotations
 
 import duckdb
@@ -33,8 +34,9 @@ def file_columns(data: bytes, name: str) -> list[str]:
     return list(read(data, name).frame.columns)
 
 
-def check_run(con: duckdb.DuckDBPyConnection, data: bytes, name: str, options: RunOptions,
-              datasets: list[str]) -> tuple[RunPlan, tuple | None]:
+def check_run(
+    con: duckdb.DuckDBPyConnection, data: bytes, name: str, options: RunOptions, datasets: list[str]
+) -> tuple[RunPlan, tuple | None]:
     """The file checked as predictions on `options.dataset`, and — when none of its rows matched and no
     column is missing — the dataset among `datasets` its rows match best ((name, rows), or () when none
     does; None when it was not looked for)."""
@@ -56,4 +58,3 @@ def check_dataset(data: bytes, name: str, options: DatasetOptions) -> tuple[Bund
 
 def save_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False) -> dict[str, int]:
     return user_datasets.save(con, bundle, replace=replace)
-

@@ -7,6 +7,7 @@ command as a process of its own) and cached as Parquet under `<data_dir>/indexes
 dataset's SHA-256: a re-ingested or replaced dataset gets a new map, an unchanged one is never
 recomputed. `points` joins the cached coordinates with the items' facets and a run's correctness.
 """
+
 from __future__ import annotations
 
 import time
@@ -18,11 +19,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from backend.config import settings
+from backend.execution.jobs import alive, last_line, start_map  # noqa: F401 — the page computes a missing map
 from backend.store import examples as store_examples
 from backend.store import queries
 from backend.views import explore
-from backend.config import settings
-from backend.execution.jobs import alive, last_line, start_map  # noqa: F401 — the page computes a missing map
 
 METHODS = ("umap", "pca")
 
@@ -48,11 +49,16 @@ def reduce(vectors: np.ndarray, method: str, seed: int = 0) -> np.ndarray:
         return np.zeros((len(vectors), 2), dtype=np.float32)
     if method == "pca":
         from sklearn.decomposition import PCA  # lazy: start-up time (umap compiles with numba; torch)
+
         return PCA(n_components=2, random_state=seed).fit_transform(vectors).astype(np.float32)
     import umap  # lazy: start-up time (umap compiles with numba; torch)
+
     neighbours = min(15, len(vectors) - 1)
-    return umap.UMAP(n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed,
-                     n_jobs=1).fit_transform(vectors).astype(np.float32)
+    return (
+        umap.UMAP(n_neighbors=neighbours, min_dist=0.1, metric="cosine", random_state=seed, n_jobs=1)
+        .fit_transform(vectors)
+        .astype(np.float32)
+    )
 
 
 def compute(con: duckdb.DuckDBPyConnection, dataset_id: str, method: str = "umap", embedder=None) -> tuple[Path, dict]:
@@ -76,6 +82,7 @@ def build(target: Path, items: pd.DataFrame, method: str, embedder=None, progres
     if vectors is None:
         if embedder is None:
             from backend.models.embed import Embedder  # lazy: start-up time (umap compiles with numba; torch)
+
             embedder = Embedder()
         texts = list(items["text"].fillna(""))
         described = f"embedding {len(texts):,} items (the slow part; kept for the next map)" if progress else None
@@ -96,29 +103,39 @@ def _kept(cache: Path, items: pd.DataFrame) -> np.ndarray | None:
     if not cache.is_file():
         return None
     with np.load(cache, allow_pickle=False) as kept:
-        same = (len(kept["example_id"]) == len(items) and (kept["example_id"] == items["example_id"].astype(str)).all()
-                and (kept["text"] == items["text"].fillna("").astype(str)).all())
+        same = (
+            len(kept["example_id"]) == len(items)
+            and (kept["example_id"] == items["example_id"].astype(str)).all()
+            and (kept["text"] == items["text"].fillna("").astype(str)).all()
+        )
         return kept["vectors"] if same else None
 
 
 def _keep(cache: Path, items: pd.DataFrame, vectors: np.ndarray) -> None:
     cache.parent.mkdir(parents=True, exist_ok=True)
     partial = cache.with_suffix(".partial.npz")
-    np.savez(partial, example_id=np.array(items["example_id"].astype(str), dtype=str),  # text, not pickled objects
-             text=np.array(items["text"].fillna("").astype(str), dtype=str), vectors=vectors)
+    np.savez(
+        partial,
+        example_id=np.array(items["example_id"].astype(str), dtype=str),  # text, not pickled objects
+        text=np.array(items["text"].fillna("").astype(str), dtype=str),
+        vectors=vectors,
+    )
     partial.replace(cache)
 
 
-def points(con: duckdb.DuckDBPyConnection, dataset_id: str, method: str, run_id: str | None = None,
-           stamp: float | None = None) -> pd.DataFrame:
+def points(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, method: str, run_id: str | None = None, stamp: float | None = None
+) -> pd.DataFrame:
     """The cached map's points with each item's split, gold label, facets and (with a run) its
     predicted label and correctness ('right' / 'wrong' / 'not predicted'). FileNotFoundError when the
     map has not been computed. `stamp` (the map file's mtime) is unused here: it keys the dashboard's
     cache, so a recomputed map is read again."""
     found = path(con, dataset_id, method)
     if not found.is_file():
-        raise FileNotFoundError(f"no {method} map of {dataset_id} yet: run `python -m backend map {dataset_id} "
-                                f"--method {method}` (or press Compute on the Map page)")
+        raise FileNotFoundError(
+            f"no {method} map of {dataset_id} yet: run `python -m backend map {dataset_id} "
+            f"--method {method}` (or press Compute on the Map page)"
+        )
     xy = pq.read_table(found).to_pandas()
     facets = [f for f, values in explore.facet_values(con, dataset_id).items() if 2 <= len(values) <= 50]
     items = store_examples.correctness(con, dataset_id, facets, run_id)

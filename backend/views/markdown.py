@@ -6,6 +6,7 @@ also turn bare `http://…`, `www.…` and `name@host.tld` into links *after* ba
 so `http\\://x` is still linked. A WORD JOINER (U+2060, invisible, and no character of a URL or an e-mail
 address) is put inside each such pattern, so no autolink can start there.
 """
+
 from __future__ import annotations
 
 import re

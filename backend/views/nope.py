@@ -5,17 +5,18 @@ Thin functions over `backend.views.evaluate` (nope_inputs) and `backend.metrics.
 the chosen run or group (a group = every seed of one model × training data; its correctness row is
 the mean over seeds, as in the paper). Pages call them through `ui.resources.query` (cached).
 """
+
 from __future__ import annotations
 
 import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.models import contamination
-from backend.views import evaluate
 from backend.metrics import nope
-from backend.store import queries
+from backend.models import contamination
 from backend.models.contamination import FLAG  # noqa: F401 — the page flags contaminated runs
+from backend.store import queries
+from backend.views import evaluate
 
 FIGURE2 = "Figure 2: gold label distribution per trigger × polarity (main)"
 TABLE2 = "Table 2: label change under negation, % of pairs (non-negated → negated)"
@@ -36,9 +37,14 @@ PAPER_TABLE4 = {
     "DeBERTa-v2-xlarge": [90.8, 88.6, 81.8, 32.1, 38.9, 68.9],
 }
 TABLE4_CELLS = [(subset, polarity) for subset in nope.SUBSETS for polarity in ("non-negated", "negated")]
-CELLS = {"figure2": ("trigger_type", "polarity"), "figure3": ("trigger_type", "polarity"),
-         "table2": ("trigger_type", "change"), "figure5": ("split", "trigger_type"),
-         "table4": ("subset", "polarity"), "majority_n": ()}
+CELLS = {
+    "figure2": ("trigger_type", "polarity"),
+    "figure3": ("trigger_type", "polarity"),
+    "table2": ("trigger_type", "change"),
+    "figure5": ("split", "trigger_type"),
+    "table4": ("subset", "polarity"),
+    "majority_n": (),
+}
 
 
 def run_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -52,19 +58,44 @@ def run_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         group = runs.iloc[members]
         rows.append(_choice(name, "group", group))
     rows += [_choice(run.run_id, "run", runs.iloc[[i]]) for i, run in enumerate(runs.itertuples())]
-    frame = pd.DataFrame(rows, columns=["name", "kind", "model", "training data", "source", "in_paper_tables",
-                                        "seeds", "run_ids", "contaminated"])
-    rank = list(zip(frame["name"] != DEFAULT_CHOICE, frame["contaminated"] != "", frame["kind"] != "group",
-                    ~frame["in_paper_tables"], frame["name"]))
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "name",
+            "kind",
+            "model",
+            "training data",
+            "source",
+            "in_paper_tables",
+            "seeds",
+            "run_ids",
+            "contaminated",
+        ],
+    )
+    rank = list(
+        zip(
+            frame["name"] != DEFAULT_CHOICE,
+            frame["contaminated"] != "",
+            frame["kind"] != "group",
+            ~frame["in_paper_tables"],
+            frame["name"],
+        )
+    )
     return frame.iloc[sorted(range(len(frame)), key=rank.__getitem__)].reset_index(drop=True)
 
 
 def _choice(name: str, kind: str, runs: pd.DataFrame) -> dict:
-    return {"name": name, "kind": kind, "model": runs["model_id"].iloc[0],
-            "training data": runs["training_data"].dropna().iloc[0] if runs["training_data"].notna().any() else "—",
-            "source": queries.SOURCE_NAMES.get(runs["source"].iloc[0], runs["source"].iloc[0]),
-            "in_paper_tables": bool(runs["in_paper_tables"].all()), "seeds": len(runs),
-            "run_ids": tuple(runs["run_id"]), "contaminated": "; ".join(sorted(set(runs["contaminated"]) - {""}))}
+    return {
+        "name": name,
+        "kind": kind,
+        "model": runs["model_id"].iloc[0],
+        "training data": runs["training_data"].dropna().iloc[0] if runs["training_data"].notna().any() else "—",
+        "source": queries.SOURCE_NAMES.get(runs["source"].iloc[0], runs["source"].iloc[0]),
+        "in_paper_tables": bool(runs["in_paper_tables"].all()),
+        "seeds": len(runs),
+        "run_ids": tuple(runs["run_id"]),
+        "contaminated": "; ".join(sorted(set(runs["contaminated"]) - {""})),
+    }
 
 
 def _members(con: duckdb.DuckDBPyConnection, choice: str) -> tuple[str, tuple[str, ...]]:
@@ -88,9 +119,14 @@ def report_for(con: duckdb.DuckDBPyConnection, choice: str) -> dict:
     and, for `choice` only, Figure 5, Table 4 (beside the paper's values), majority-N accuracy,
     calibration and its curve. `note` says when a member run lacks predictions."""
     items, pairs, scored, row, run_ids = _scored(con, choice)
-    report = {FIGURE2: nope.label_distribution(items), TABLE2: nope.negation_change(items, pairs),
-              FIGURE3: nope.rating_spread(items), TABLE3: nope.agreement(items),
-              "runs": pd.DataFrame({"run": list(scored.runs["run_id"])}), "note": _note(run_ids, scored)}
+    report = {
+        FIGURE2: nope.label_distribution(items),
+        TABLE2: nope.negation_change(items, pairs),
+        FIGURE3: nope.rating_spread(items),
+        TABLE3: nope.agreement(items),
+        "runs": pd.DataFrame({"run": list(scored.runs["run_id"])}),
+        "note": _note(run_ids, scored),
+    }
     if not len(scored.runs):
         return report
     names = [choice]
@@ -98,7 +134,9 @@ def report_for(con: duckdb.DuckDBPyConnection, choice: str) -> dict:
     report[TABLE4] = beside_paper(nope.projection_subsets(items, pairs, row, names))
     report[MAJORITY_N] = nope.accuracy_on_label(items, row, names, "N")
     report[CALIBRATION] = _calibration(items, scored, choice)
-    report[CURVE] = calibration_curve(items, np.nanmean(scored.probs, axis=0) if len(scored.runs) > 1 else scored.probs[0])
+    report[CURVE] = calibration_curve(
+        items, np.nanmean(scored.probs, axis=0) if len(scored.runs) > 1 else scored.probs[0]
+    )
     return report
 
 
@@ -106,14 +144,17 @@ def _note(run_ids: tuple[str, ...], scored: evaluate.Scored) -> str:
     missing = sorted(set(run_ids) - set(scored.runs["run_id"]))
     if not missing:
         return ""
-    return (f"{len(missing)} of {len(run_ids)} runs did not predict every NOPE item and are left out of these "
-            f"analyses: {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}. Re-run them on every NOPE item.")
+    return (
+        f"{len(missing)} of {len(run_ids)} runs did not predict every NOPE item and are left out of these "
+        f"analyses: {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}. Re-run them on every NOPE item."
+    )
 
 
 def beside_paper(table4: pd.DataFrame) -> pd.DataFrame:
     """Table 4 rows (subset, polarity) with ours in % (CI, n) and the paper's RoBERTa/DeBERTa values."""
-    frame = table4.assign(ours=(100 * table4["value"]).round(1), low=(100 * table4["low"]).round(1),
-                          high=(100 * table4["high"]).round(1))
+    frame = table4.assign(
+        ours=(100 * table4["value"]).round(1), low=(100 * table4["low"]).round(1), high=(100 * table4["high"]).round(1)
+    )
     paper = {name: dict(zip(TABLE4_CELLS, values)) for name, values in PAPER_TABLE4.items()}
     for name, cells in paper.items():
         frame[f"paper {name}"] = [cells.get((s, p)) for s, p in zip(frame["subset"], frame["polarity"])]
@@ -139,7 +180,9 @@ def calibration_curve(items: pd.DataFrame, probs: np.ndarray) -> pd.DataFrame:
         for k, label in enumerate(nope.LABELS):
             frame = pd.DataFrame({"crowd share": crowd[keep, k].round(2), "p": probs[keep, k]})
             table = frame.groupby("crowd share")["p"].agg(["mean", "size"]).reset_index()
-            frames.append(table.rename(columns={"mean": "model probability", "size": "n"}).assign(split=split, label=label))
+            frames.append(
+                table.rename(columns={"mean": "model probability", "size": "n"}).assign(split=split, label=label)
+            )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -171,8 +214,11 @@ def examples_in(con: duckdb.DuckDBPyConnection, figure: str, choice: str | None 
 
 
 def _main_cell(items: pd.DataFrame, cell: dict) -> pd.DataFrame:
-    main = items[(items["split"] == "main") & (items["trigger_type"] == cell["trigger_type"])
-                 & (items["polarity"] == cell["polarity"])]
+    main = items[
+        (items["split"] == "main")
+        & (items["trigger_type"] == cell["trigger_type"])
+        & (items["polarity"] == cell["polarity"])
+    ]
     return main[main["gold_label"] == cell["gold_label"]] if cell.get("gold_label") else main
 
 
@@ -182,15 +228,20 @@ def _figure2(con, items: pd.DataFrame, cell: dict) -> pd.DataFrame:
 
 def _figure3(con, items: pd.DataFrame, cell: dict) -> pd.DataFrame:
     chosen = _main_cell(items, {**cell, "gold_label": None}).reset_index()
-    sd = chosen["crowd_ratings"].map(lambda r: round(float(np.std(r, ddof=1)), 1) if r is not None and len(r) > 1 else None)
+    sd = chosen["crowd_ratings"].map(
+        lambda r: round(float(np.std(r, ddof=1)), 1) if r is not None and len(r) > 1 else None
+    )
     ratings = chosen["crowd_ratings"].map(lambda r: " ".join(f"{v:g}" for v in r) if r is not None else "")
-    return chosen.assign(ratings=ratings, **{"rating SD": sd})[COLUMNS + ["ratings", "rating SD"]] \
-        .sort_values("rating SD", ascending=False)
+    return chosen.assign(ratings=ratings, **{"rating SD": sd})[COLUMNS + ["ratings", "rating SD"]].sort_values(
+        "rating SD", ascending=False
+    )
 
 
 def _pair_members(items: pd.DataFrame, pairs: pd.DataFrame, which: tuple[str, ...]) -> pd.DataFrame:
-    frames = [items.loc[pairs[f"example_{m}"]].reset_index().assign(pair_id=pairs["pair_id"].to_numpy(), member=m)
-              for m in which]
+    frames = [
+        items.loc[pairs[f"example_{m}"]].reset_index().assign(pair_id=pairs["pair_id"].to_numpy(), member=m)
+        for m in which
+    ]
     frame = pd.concat(frames).sort_values(["pair_id", "member"])
     return frame[["pair_id", "member"] + COLUMNS]
 
@@ -199,14 +250,19 @@ def _main_pairs(con, items: pd.DataFrame) -> pd.DataFrame:
     pairs = queries.pairs_frame(con, "nope", "negation")
     pairs = pairs[pairs["example_a"].map(items["split"]) == "main"].reset_index(drop=True)
     gold = items["gold_label"]
-    return pairs.assign(before=pairs["example_a"].map(gold).to_numpy(), after=pairs["example_b"].map(gold).to_numpy(),
-                        trigger_type=pairs["example_a"].map(items["trigger_type"]).to_numpy())
+    return pairs.assign(
+        before=pairs["example_a"].map(gold).to_numpy(),
+        after=pairs["example_b"].map(gold).to_numpy(),
+        trigger_type=pairs["example_a"].map(items["trigger_type"]).to_numpy(),
+    )
 
 
 def _table2(con, items: pd.DataFrame, cell: dict) -> pd.DataFrame:
     pairs = _main_pairs(con, items)
     change = np.array([nope.change_kind(a, b) for a, b in zip(pairs["before"], pairs["after"])], dtype=object)
-    keep = (change == cell["change"]) & ((pairs["trigger_type"] == cell["trigger_type"]) | (cell["trigger_type"] == "all"))
+    keep = (change == cell["change"]) & (
+        (pairs["trigger_type"] == cell["trigger_type"]) | (cell["trigger_type"] == "all")
+    )
     return _pair_members(items, pairs[keep], ("a", "b"))
 
 
@@ -228,8 +284,14 @@ def _majority_n(con, items: pd.DataFrame, cell: dict) -> pd.DataFrame:
     return items[(items["split"] == "main") & (items["gold_label"] == "N")].reset_index()[COLUMNS]
 
 
-PICKERS = {"figure2": _figure2, "figure3": _figure3, "table2": _table2, "figure5": _figure5,
-           "table4": _table4, "majority_n": _majority_n}
+PICKERS = {
+    "figure2": _figure2,
+    "figure3": _figure3,
+    "table2": _table2,
+    "figure5": _figure5,
+    "table4": _table4,
+    "majority_n": _majority_n,
+}
 
 
 def _with_predictions(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame, choice: str) -> pd.DataFrame:

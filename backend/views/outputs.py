@@ -8,6 +8,7 @@ presuppositions and corrections (CREPE's metric) and sentence BLEU (sacreBLEU's 
 exp smoothing). *Right* is EM = 1 for QA and unigram F1 ≥ RIGHT_F1 for writing (a written sentence
 rarely matches word for word). Disagreement is |score_A − score_B| on the main score (F1).
 """
+
 from __future__ import annotations
 
 import duckdb
@@ -15,13 +16,16 @@ import numpy as np
 import pandas as pd
 import sacrebleu
 
-from backend.views import rate
-from backend.metrics.bootstrap import Estimate, mean
+from backend.metrics.bootstrap import (
+    RESAMPLES,  # noqa: F401 — the page names the resamples
+    Estimate,
+    mean,
+)
 from backend.metrics.pairs import mcnemar
 from backend.metrics.squad import exact_match, token_f1
 from backend.store import ratings as store_ratings
 from backend.store import runs as store_runs
-from backend.metrics.bootstrap import RESAMPLES  # noqa: F401 — the page names the resamples
+from backend.views import rate
 
 TASKS = ("qa", "write")
 RIGHT_F1 = 0.5
@@ -65,8 +69,10 @@ def _ratings(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame
     frame = store_ratings.per_item(con, run_ids)
     if frame.empty:
         return pd.DataFrame(columns=["run_id", "example_id", "rated"])
-    frame["text"] = [f"{c} {v:.2f}" if pd.notna(v) else f"{c} {lab}" for c, v, lab in
-                     zip(frame["criterion"], frame["value"], frame["labels"])]
+    frame["text"] = [
+        f"{c} {v:.2f}" if pd.notna(v) else f"{c} {lab}"
+        for c, v, lab in zip(frame["criterion"], frame["value"], frame["labels"])
+    ]
     frame["text"] = frame["text"] + " (" + frame["raters"].astype(str) + ")"
     return frame.groupby(["run_id", "example_id"])["text"].agg("; ".join).rename("rated").reset_index()
 
@@ -78,7 +84,10 @@ def side_by_side(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.D
     for run in (run_a, run_b):
         if run not in info.index:
             raise ValueError(f"no run {run!r}")
-    if info.loc[run_a, "dataset_id"] != info.loc[run_b, "dataset_id"] or info.loc[run_a, "task"] != info.loc[run_b, "task"]:
+    if (
+        info.loc[run_a, "dataset_id"] != info.loc[run_b, "dataset_id"]
+        or info.loc[run_a, "task"] != info.loc[run_b, "task"]
+    ):
         raise ValueError(f"{run_a} and {run_b} are not runs of one dataset and task: compare runs of the same items")
     task = info.loc[run_a, "task"]
     if task not in TASKS:
@@ -86,14 +95,24 @@ def side_by_side(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.D
     a, b = rate.targets(con, run_a), rate.targets(con, run_b)
     both = a.merge(b[["example_id", "output_text"]], on="example_id", suffixes=("_a", "_b"))
     golds = [_gold(row, task) for _, row in both.iterrows()]
-    out = pd.DataFrame({"example_id": both["example_id"], "split": both["split"], "input": both["input"],
-                        "gold": [" | ".join(g) for g in golds],
-                        "output_a": both["output_text_a"].fillna(""), "output_b": both["output_text_b"].fillna("")})
+    out = pd.DataFrame(
+        {
+            "example_id": both["example_id"],
+            "split": both["split"],
+            "input": both["input"],
+            "gold": [" | ".join(g) for g in golds],
+            "output_a": both["output_text_a"].fillna(""),
+            "output_b": both["output_text_b"].fillna(""),
+        }
+    )
     score_a, score_b = _scores(list(out["output_a"]), golds, task), _scores(list(out["output_b"]), golds, task)
     for column in score_a.columns:
         out[f"{column}_a"], out[f"{column}_b"] = score_a[column].to_numpy(), score_b[column].to_numpy()
-    out["outcome"] = np.select([out["gold"] == "", out["right_a"] & out["right_b"], out["right_a"], out["right_b"]],
-                               [NO_GOLD, *OUTCOMES[:3]], OUTCOMES[3])
+    out["outcome"] = np.select(
+        [out["gold"] == "", out["right_a"] & out["right_b"], out["right_a"], out["right_b"]],
+        [NO_GOLD, *OUTCOMES[:3]],
+        OUTCOMES[3],
+    )
     out["disagreement"] = (out["f1_a"] - out["f1_b"]).abs()
     rated = _ratings(con, [run_a, run_b])
     for suffix, run in (("a", run_a), ("b", run_b)):
@@ -109,7 +128,8 @@ def summary(frame: pd.DataFrame) -> dict:
     scored = frame[frame["outcome"] != NO_GOLD]
     means: dict[str, dict[str, Estimate]] = {
         side: {s: mean(scored[f"{s}_{side}"].to_numpy(dtype=float)) for s in scores} if len(scored) else {}
-        for side in ("a", "b")}
+        for side in ("a", "b")
+    }
     counts = frame["outcome"].value_counts().reindex([*OUTCOMES, NO_GOLD], fill_value=0).to_dict()
     p = mcnemar(scored["right_a"].to_numpy(bool), scored["right_b"].to_numpy(bool)) if len(scored) else 1.0
     return {"n": len(frame), "scored": len(scored), "means": means, "outcomes": counts, "mcnemar_p": p}

@@ -18,6 +18,7 @@ dataset's description): only a new or changed run is scored again, so the Overvi
 thousands of runs and millions of predictions (BENCHMARKS.md, "10 million predictions"). Whether a
 run is contaminated is decided afresh each time (it depends on other runs' models).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,22 +28,23 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.models import contamination
 from backend.datasets import catalogue
 from backend.datasets.description import Description
 from backend.metrics import classification, retrieval, squad
-from backend.metrics.bootstrap import Estimate, mean
-from backend.store import queries
-from backend.store import runs as store_runs
-from backend.store import run_metrics
-from backend.metrics.bootstrap import RESAMPLES  # noqa: F401 — the page names the resamples
+from backend.metrics.bootstrap import (
+    RESAMPLES,  # noqa: F401 — the page names the resamples
+    Estimate,
+    mean,
+)
 from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD  # noqa: F401 — the page explains "bias"
+from backend.models import contamination
 from backend.models.availability import status_table as model_status  # noqa: F401 — the page lists the models
 from backend.models.contamination import FLAG  # noqa: F401
+from backend.store import queries, run_metrics
+from backend.store import runs as store_runs
 from backend.store.queries import loaded_datasets, split_label_table, table_counts  # noqa: F401
 
 log = logging.getLogger(__name__)
-
 
 
 def _cache(con: duckdb.DuckDBPyConnection, rows: dict[str, list[dict]], fingerprints: dict[str, str]) -> None:
@@ -67,12 +69,20 @@ def _scored(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, lis
         if description is None or split not in description.headline_splits or task not in METRICS:
             continue
         metric, estimate = METRICS[task](group, description)
-        found[run_id].append({"dataset": dataset, "run": run_id, "model": group["model_id"].iloc[0],
-                              "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]),
-                              "metric": metric, "split": split, **estimate.as_dict(),
-                              "bias": _bias(group) if task in store_runs.CLASSIFICATION_TASKS else "",
-                              "unparsed": _unparsed(group),
-                              "cost": float(group["cost"].sum()) if group["cost"].notna().any() else None})
+        found[run_id].append(
+            {
+                "dataset": dataset,
+                "run": run_id,
+                "model": group["model_id"].iloc[0],
+                "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]),
+                "metric": metric,
+                "split": split,
+                **estimate.as_dict(),
+                "bias": _bias(group) if task in store_runs.CLASSIFICATION_TASKS else "",
+                "unparsed": _unparsed(group),
+                "cost": float(group["cost"].sum()) if group["cost"].notna().any() else None,
+            }
+        )
     return found
 
 
@@ -104,8 +114,9 @@ def _unparsed(group: pd.DataFrame) -> int | None:
 def _bias(group: pd.DataFrame) -> str:
     """'N for 99.6% (gold 50.0%)' when the run gives one label to almost everything, else ''."""
     scored = group[group["gold_label"].notna()]
-    skew = classification.dominant_label(classification.response_bias(scored["gold_label"], scored["label"],
-                                                                      list(group["labels"].iloc[0])))
+    skew = classification.dominant_label(
+        classification.response_bias(scored["gold_label"], scored["label"], list(group["labels"].iloc[0]))
+    )
     return f"{skew['label']} for {skew['predicted_share']:.1%} (gold {skew['gold_share']:.1%})" if skew else ""
 
 
@@ -125,10 +136,26 @@ def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     if new or set(cached) - set(fingerprints):
         _cache(con, new, fingerprints)
     rows = [row for run in fingerprints for row in (new[run] if run in new else cached[run][1])]
-    columns = ["dataset", "run", "model", "kind", "metric", "split", "value", "low", "high", "n", "bias", "unparsed",
-               "cost", "contaminated"]
+    columns = [
+        "dataset",
+        "run",
+        "model",
+        "kind",
+        "metric",
+        "split",
+        "value",
+        "low",
+        "high",
+        "n",
+        "bias",
+        "unparsed",
+        "cost",
+        "contaminated",
+    ]
     frame = pd.DataFrame(rows, columns=columns[:-1])
-    frame["unparsed"] = [f"{int(u):,} ({u / n:.1%})" if pd.notna(u) else "" for u, n in zip(frame["unparsed"], frame["n"])]
+    frame["unparsed"] = [
+        f"{int(u):,} ({u / n:.1%})" if pd.notna(u) else "" for u, n in zip(frame["unparsed"], frame["n"])
+    ]
     frame["cost"] = [f"${c:,.4f}" if pd.notna(c) else "" for c in frame["cost"]]
     flagged = {d: contamination.flags(con, d) for d in frame["dataset"].unique()}
     frame["contaminated"] = [flagged[d].get(r, "") for d, r in zip(frame["dataset"], frame["run"])]

@@ -2,6 +2,7 @@
 and endpoints, each with why it cannot when it cannot), one question asked of one engine and stored as a
 row of its live run (`backend.execution.live`), the passages a retriever finds for it, and the stored
 live answers. The page places them; it holds no model or store code."""
+
 from __future__ import annotations
 
 import duckdb

@@ -15,6 +15,7 @@ item's judgements that say it survives (crowd), or the share of items whose gold
 dataset's positive label (gold). A model's survival: the share of items it labels positive (E); a
 seed group's is the mean over seeds per item. Every rate has a 95% bootstrap interval over items.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,13 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.models import contamination
 from backend.datasets import DATASETS
 from backend.datasets.catalogue import describe, described
 from backend.datasets.description import OPERATORS
 from backend.metrics.bootstrap import Estimate, mean
-from backend.store import queries
+from backend.models import contamination
 from backend.models.contamination import FLAG  # noqa: F401 — the page flags contaminated runs
+from backend.store import queries
 
 COLUMNS = ["dataset", "trigger", "family", "operator", "n", "judged_by", "human", "human_low", "human_high"]
 
@@ -64,8 +65,9 @@ def items(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """The dataset's projection items: example_id, trigger, family, operator (one of OPERATORS), gold_label,
     input, hypothesis and `survives` (the item's human survival in [0, 1]; its judgements' share)."""
     rule = spec(con, dataset_id)
-    frame = queries.projection_rows(con, dataset_id, rule.get("trigger", "trigger_type"), rule["operator"],
-                                    rule.get("where", {}))
+    frame = queries.projection_rows(
+        con, dataset_id, rule.get("trigger", "trigger_type"), rule["operator"], rule.get("where", {})
+    )
     frame["operator"] = frame["raw_operator"].map(rule.get("operators", {}))
     frame = frame[frame["operator"].isin(OPERATORS) & frame["trigger"].notna()].drop(columns="raw_operator")
     frame["family"] = frame["trigger"].map(lambda t: rule.get("families", {}).get(t, t))
@@ -93,14 +95,30 @@ def human_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         frame, how = items(con, dataset_id), judged_by(con, dataset_id)
         for (trigger, family, operator), cell in frame.groupby(["trigger", "family", "operator"], sort=True):
             rate = mean(cell["survives"].dropna().to_numpy())
-            rows.append({"dataset": dataset_id, "trigger": trigger, "family": family, "operator": operator,
-                         "n": len(cell), "judged_by": how, "human": rate.value, "human_low": rate.low, "human_high": rate.high})
+            rows.append(
+                {
+                    "dataset": dataset_id,
+                    "trigger": trigger,
+                    "family": family,
+                    "operator": operator,
+                    "n": len(cell),
+                    "judged_by": how,
+                    "human": rate.value,
+                    "human_low": rate.low,
+                    "human_high": rate.high,
+                }
+            )
     return _ordered(pd.DataFrame(rows, columns=COLUMNS))
 
 
 def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
     order = frame["operator"].map(OPERATORS.index)
-    return frame.assign(_o=order).sort_values(["family", "dataset", "trigger", "_o"]).drop(columns="_o").reset_index(drop=True)
+    return (
+        frame.assign(_o=order)
+        .sort_values(["family", "dataset", "trigger", "_o"])
+        .drop(columns="_o")
+        .reset_index(drop=True)
+    )
 
 
 def model_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -111,7 +129,9 @@ def model_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         runs = contamination.runs_frame(con, dataset_id)
         runs = runs[runs["task"] == "nli"]
         for run in runs.itertuples():
-            name = run.model_id + (f" · {run.training_data}" if isinstance(run.training_data, str) and run.training_data else "")
+            name = run.model_id + (
+                f" · {run.training_data}" if isinstance(run.training_data, str) and run.training_data else ""
+            )
             entry = rows.setdefault(name, {"name": name, "datasets": [], "run_ids": [], "contaminated": {}})
             entry["run_ids"].append(run.run_id)
             if dataset_id not in entry["datasets"]:
@@ -129,8 +149,10 @@ def model_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 def _choice(con: duckdb.DuckDBPyConnection, name: str) -> pd.Series:
     choices = model_choices(con)
     if name not in set(choices["name"]):
-        raise ValueError(f"unknown model {name!r} for the projection profile; choose one of: "
-                         f"{', '.join(choices['name'][:6])}{' ...' if len(choices) > 6 else ''}")
+        raise ValueError(
+            f"unknown model {name!r} for the projection profile; choose one of: "
+            f"{', '.join(choices['name'][:6])}{' ...' if len(choices) > 6 else ''}"
+        )
     return choices.set_index("name").loc[name]
 
 
@@ -162,17 +184,34 @@ def profile(con: duckdb.DuckDBPyConnection, model: str, include_contaminated: bo
         for (trigger, operator), cell in frame.groupby(["trigger", "operator"]):
             said = cell["said"].dropna().to_numpy()
             rate = mean(said) if len(said) else Estimate(np.nan, np.nan, np.nan, 0)
-            rows.append({"dataset": dataset_id, "trigger": trigger, "operator": operator, "model": rate.value,
-                         "model_low": rate.low, "model_high": rate.high, "model_n": len(said)})
-    cells = pd.DataFrame(rows, columns=["dataset", "trigger", "operator", "model", "model_low", "model_high", "model_n"])
+            rows.append(
+                {
+                    "dataset": dataset_id,
+                    "trigger": trigger,
+                    "operator": operator,
+                    "model": rate.value,
+                    "model_low": rate.low,
+                    "model_high": rate.high,
+                    "model_n": len(said),
+                }
+            )
+    cells = pd.DataFrame(
+        rows, columns=["dataset", "trigger", "operator", "model", "model_low", "model_high", "model_n"]
+    )
     out = table.merge(cells, on=["dataset", "trigger", "operator"], how="left")
     out["contaminated"] = [why.get(d, "") for d in out["dataset"]]
     out["gap"] = out["model"] - out["human"]
     return out
 
 
-def cell_items(con: duckdb.DuckDBPyConnection, dataset: str, trigger: str, operator: str,
-               model: str | None = None, include_contaminated: bool = False) -> pd.DataFrame:
+def cell_items(
+    con: duckdb.DuckDBPyConnection,
+    dataset: str,
+    trigger: str,
+    operator: str,
+    model: str | None = None,
+    include_contaminated: bool = False,
+) -> pd.DataFrame:
     """The items of one cell (human survival per item; the model's share of E when a model is chosen)."""
     if dataset not in datasets(con):
         raise ValueError(f"dataset {dataset!r} has no projection items; choose one of {datasets(con)}")
@@ -181,7 +220,9 @@ def cell_items(con: duckdb.DuckDBPyConnection, dataset: str, trigger: str, opera
     if model:
         chosen = _choice(con, model)
         if include_contaminated or not chosen["contaminated"].get(dataset):
-            frame = frame.assign(model_E=frame["example_id"].map(predicted(con, dataset, _runs_on(con, chosen, dataset))))
+            frame = frame.assign(
+                model_E=frame["example_id"].map(predicted(con, dataset, _runs_on(con, chosen, dataset)))
+            )
     return frame.reset_index(drop=True)
 
 
@@ -196,7 +237,15 @@ def by_run(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] |
         said = frame["example_id"].map(predicted(con, dataset_id, [run.run_id]))
         for (trigger, operator), cell in frame.assign(said=said).groupby(["trigger", "operator"]):
             human, model = mean(cell["survives"].dropna().to_numpy()), mean(cell["said"].dropna().to_numpy())
-            rows.append({"run": run.run_id, "trigger": trigger, "operator": operator, "n": len(cell),
-                         "human": round(human.value, 3), "E rate": f"{model.value:.3f} [{model.low:.3f}, {model.high:.3f}]",
-                         "contaminated": run.contaminated})
+            rows.append(
+                {
+                    "run": run.run_id,
+                    "trigger": trigger,
+                    "operator": operator,
+                    "n": len(cell),
+                    "human": round(human.value, 3),
+                    "E rate": f"{model.value:.3f} [{model.low:.3f}, {model.high:.3f}]",
+                    "contaminated": run.contaminated,
+                }
+            )
     return pd.DataFrame(rows, columns=["run", "trigger", "operator", "n", "human", "E rate", "contaminated"])

@@ -19,11 +19,12 @@ Agreement is computed with the libraries, not by hand:
 Both are NaN when undefined: no items, or no variation in the scores (alpha's expected disagreement
 is then zero).
 """
+
 from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import combinations
 from numbers import Real
 
@@ -38,35 +39,43 @@ from backend.store import ratings as store_ratings
 from backend.store import runs as store_runs
 from backend.store.writer import atomic
 
-RUBRIC: dict[str, dict[int, str]] = {  # CREPE's human evaluation of writing (Yu et al. 2023), 0 = not at all … 3 = fully
+RUBRIC: dict[
+    str, dict[int, str]
+] = {  # CREPE's human evaluation of writing (Yu et al. 2023), 0 = not at all … 3 = fully
     "fluency": {
         0: "Not fluent: the text is ungrammatical or hard to read",
         1: "Barely fluent: many grammatical errors or awkward phrasing",
         2: "Mostly fluent: minor errors that do not hinder reading",
-        3: "Fully fluent: grammatical and natural"},
+        3: "Fully fluent: grammatical and natural",
+    },
     "presupposition": {
         0: "Not at all: the written presupposition is not the false assumption the question makes",
         1: "Barely: it touches the question's false assumption but misstates it",
         2: "Mostly: it states the false assumption with minor inaccuracies or extra content",
-        3: "Fully: it states exactly the false assumption the question makes"},
+        3: "Fully: it states exactly the false assumption the question makes",
+    },
     "correction": {
         0: "Not at all: the correction does not correct the presupposition, or is itself false",
         1: "Barely: it disputes the presupposition without a (true) supporting fact",
         2: "Mostly: it corrects the presupposition with a mostly true fact",
-        3: "Fully: it corrects the presupposition with a true fact"},
+        3: "Fully: it corrects the presupposition with a true fact",
+    },
     "consistency": {
         0: "Not at all: presupposition and correction are unrelated",
         1: "Barely: they are related but the correction does not negate the presupposition",
         2: "Mostly: the correction largely negates the presupposition",
-        3: "Fully: the correction negates the presupposition; they form a consistent pair"},
+        3: "Fully: the correction negates the presupposition; they form a consistent pair",
+    },
     "acceptability": {
         0: "Not acceptable: the answer is wrong or does not respond to the input",
-        1: "Acceptable: the answer is correct and responds to the input"},
+        1: "Acceptable: the answer is correct and responds to the input",
+    },
 }
 WRITING_CRITERIA = ("fluency", "presupposition", "correction", "consistency")
 RATEABLE_TASKS = ("write", "qa", "detect", "nli")
 RATER_ID = re.compile(r"[A-Za-z0-9._@-]+")
 MAX_RATER_ID, MAX_NOTE = 64, 2000
+
 
 class RatingError(ValueError):
     """A rating the store does not accept; `field` names the input at fault (rater_id, a criterion, ...)."""
@@ -84,28 +93,46 @@ def criteria_for(task: str) -> list[str]:
 def rateable_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Complete or live model runs (no baselines, no imports) with error-free predictions: writing and
     QA runs first, then by run id; `n` predictions to rate and `rated` examples with user ratings."""
-    frame = store_runs.listing(con, status=("complete", "live"), tasks=RATEABLE_TASKS, not_sources=("baseline", "import"),
-                               with_answers=True, order="outputs first")
+    frame = store_runs.listing(
+        con,
+        status=("complete", "live"),
+        tasks=RATEABLE_TASKS,
+        not_sources=("baseline", "import"),
+        with_answers=True,
+        order="outputs first",
+    )
     rated = store_ratings.rated_examples(con)
     return frame[["run_id", "dataset_id", "task", "model_id"]].assign(
-        n=frame["ok"], rated=[rated.get(run_id, 0) for run_id in frame["run_id"]])
+        n=frame["ok"], rated=[rated.get(run_id, 0) for run_id in frame["run_id"]]
+    )
 
 
 def _run(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, str]:
     """(dataset_id, task) of the run, or RatingError(field='run_id') saying where runs are listed."""
     dataset_id, task = store_runs.field(con, run_id, "dataset_id"), store_runs.field(con, run_id, "task")
     if dataset_id is None:
-        raise RatingError("run_id", f"no run {run_id!r} in the store; expected a run id from rateable_runs() "
-                                    "(the Rate page lists them; `python -m backend predict` makes new runs)")
+        raise RatingError(
+            "run_id",
+            f"no run {run_id!r} in the store; expected a run id from rateable_runs() "
+            "(the Rate page lists them; `python -m backend predict` makes new runs)",
+        )
     return dataset_id, task
 
 
-def _output_text(presupposition: str | None, correction: str | None, answer: str | None, label: str | None,
-                 generation: str | None = None) -> str:
+def _output_text(
+    presupposition: str | None,
+    correction: str | None,
+    answer: str | None,
+    label: str | None,
+    generation: str | None = None,
+) -> str:
     """What the model wrote, readable: its presupposition and correction, else its answer, else its label,
     else its raw generation (a writing model that ignored the two-line format)."""
-    parts = [f"{name}: {text.strip()}" for name, text in (("Presupposition", presupposition), ("Correction", correction))
-             if isinstance(text, str) and text.strip()]
+    parts = [
+        f"{name}: {text.strip()}"
+        for name, text in (("Presupposition", presupposition), ("Correction", correction))
+        if isinstance(text, str) and text.strip()
+    ]
     if not parts and not answer and not label and isinstance(generation, str) and generation.strip():
         return f"(not in the Presupposition/Correction format) {generation.strip()}"
     return "\n".join(parts) or answer or label or ""
@@ -116,9 +143,16 @@ def targets(con: duckdb.DuckDBPyConnection, run_id: str, split: str | None = Non
     run has no example rows: its input comes from the prediction's `text.input`)."""
     _run(con, run_id)
     frame = store_ratings.targets(con, run_id, split)
-    frame["output_text"] = [_output_text(*row) for row in
-                            zip(frame.pop("presupposition"), frame.pop("correction"), frame["answer"], frame["label"],
-                                frame.pop("generation"))]
+    frame["output_text"] = [
+        _output_text(*row)
+        for row in zip(
+            frame.pop("presupposition"),
+            frame.pop("correction"),
+            frame["answer"],
+            frame["label"],
+            frame.pop("generation"),
+        )
+    ]
     return frame
 
 
@@ -165,9 +199,15 @@ class RatingConflict(RatingError):
         self.stored = stored
 
 
-def save(con: duckdb.DuckDBPyConnection, run_id: str, example_id: str, rater_id: str,
-         values: dict[str, float | int | None], note: str | None = None,
-         loaded: dict[str, float] | None = None) -> int:
+def save(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    example_id: str,
+    rater_id: str,
+    values: dict[str, float | int | None],
+    note: str | None = None,
+    loaded: dict[str, float] | None = None,
+) -> int:
     """Store one rater's scores of one prediction: validate everything, then upsert each scored
     criterion (None deletes that criterion's rating) in one transaction. Returns the rows upserted.
 
@@ -179,8 +219,10 @@ def save(con: duckdb.DuckDBPyConnection, run_id: str, example_id: str, rater_id:
     rater = _rater(rater_id)
     dataset_id, task = _run(con, run_id)
     if not store_ratings.predicted(con, run_id, example_id):
-        raise RatingError("example_id", f"run {run_id!r} has no prediction of {example_id!r}; "
-                                        "expected an example id from targets(run_id)")
+        raise RatingError(
+            "example_id",
+            f"run {run_id!r} has no prediction of {example_id!r}; expected an example id from targets(run_id)",
+        )
     allowed = criteria_for(task)
     if not isinstance(values, dict) or not values:
         raise RatingError("values", f"no scores given; expected at least one of {', '.join(allowed)}")
@@ -192,10 +234,13 @@ def save(con: duckdb.DuckDBPyConnection, run_id: str, example_id: str, rater_id:
             raise RatingError(str(criterion), f"{reason}; expected one of {', '.join(allowed)}")
         scores[criterion] = _score(criterion, value, *bounds[criterion])
     if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE):
-        raise RatingError("note", f"{len(note) if isinstance(note, str) else type(note).__name__}; "
-                                  f"expected text of at most {MAX_NOTE} characters")
+        raise RatingError(
+            "note",
+            f"{len(note) if isinstance(note, str) else type(note).__name__}; "
+            f"expected text of at most {MAX_NOTE} characters",
+        )
     key = {"d": dataset_id, "e": example_id, "r": run_id, "u": rater}
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     written = 0
     with atomic(con, area="ratings"):  # read what is stored and write in one serialised transaction
         stored = store_ratings.stored(con, key)
@@ -206,10 +251,16 @@ def save(con: duckdb.DuckDBPyConnection, run_id: str, example_id: str, rater_id:
             clash = [c for c in moved if c in changed and stored.get(c) != changed[c]] or ([] if changed else moved)
             if clash:
                 said = ", ".join(f"{c} {_shown(shown.get(c))} → {_shown(stored.get(c))}" for c in clash)
-                raise RatingConflict(clash[0], f"another session changed {rater}'s rating of {example_id} after this "
-                                               f"form was opened ({said}); your choice was not saved. The form now "
-                                               "shows what is stored: choose again and save", stored)
-            scores = changed or {c: v for c, v in scores.items() if v is not None}  # unchanged: saved again (a new note)
+                raise RatingConflict(
+                    clash[0],
+                    f"another session changed {rater}'s rating of {example_id} after this "
+                    f"form was opened ({said}); your choice was not saved. The form now "
+                    "shows what is stored: choose again and save",
+                    stored,
+                )
+            scores = changed or {
+                c: v for c, v in scores.items() if v is not None
+            }  # unchanged: saved again (a new note)
         if all(v is None for v in scores.values()) and not any(c in stored for c in scores):
             # nothing to clear either: saving would silently do nothing (and drop any note)
             raise RatingError("values", f"no score chosen; choose at least one of {', '.join(allowed)}")
@@ -267,12 +318,24 @@ def agreement(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
         items = matrix.shape[1]
         interval = (float("nan"), float("nan"))
         if items >= 2:
-            resampled = [_alpha(matrix[:, np.repeat(np.arange(items), counts.astype(int))], domain, level)
-                         for counts in bootstrap.weights(items)]
+            resampled = [
+                _alpha(matrix[:, np.repeat(np.arange(items), counts.astype(int))], domain, level)
+                for counts in bootstrap.weights(items)
+            ]
             interval = bootstrap.interval(np.array(resampled))
         kappas = _kappas(table.to_numpy(dtype=float), domain, level == "ordinal")
-        rows.append([criterion, table.shape[0], items, len(group), _alpha(matrix, domain, level), *interval,
-                     float(np.mean(kappas)) if kappas else float("nan"), len(kappas)])
+        rows.append(
+            [
+                criterion,
+                table.shape[0],
+                items,
+                len(group),
+                _alpha(matrix, domain, level),
+                *interval,
+                float(np.mean(kappas)) if kappas else float("nan"),
+                len(kappas),
+            ]
+        )
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -282,6 +345,15 @@ def summary(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     rows = []
     for criterion, group in _scored(con, run_id).groupby("criterion", sort=False):
         estimate = bootstrap.mean(group.groupby("example_id")["value"].mean().to_numpy())
-        rows.append([criterion, estimate.value, estimate.low, estimate.high, estimate.n, len(group),
-                     group["rater_id"].nunique()])
+        rows.append(
+            [
+                criterion,
+                estimate.value,
+                estimate.low,
+                estimate.high,
+                estimate.n,
+                len(group),
+                group["rater_id"].nunique(),
+            ]
+        )
     return pd.DataFrame(rows, columns=["criterion", "mean", "low", "high", "items", "ratings", "raters"])

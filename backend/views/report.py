@@ -6,32 +6,35 @@ whatever the store holds then); a pinned table is every one of its rows, with th
 MAX_ROWS is refused: download it instead), so no export holds fewer rows than its caption counts. Both
 keep the provenance caption the page showed under them (dataset, filters, n, runs, date).
 """
+
 from __future__ import annotations
 
 import base64
 import html
 import json
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import pandas as pd
 
-from backend.views.markdown import plain, table_cell
 from backend.store import report_items
+from backend.views.markdown import plain, table_cell
 
 KINDS = ("chart", "table")
 MAX_ROWS = 100_000  # a pinned table holds every row up to this many; a larger one is refused, never cut
 LEGACY_CAP = 2_000  # earlier versions kept only a table's first 2,000 rows, without recording how many there were
-LONG_TABLE = 40     # rows past which the LaTeX export is a longtable (it breaks across pages)
-LONG_CELL = 40      # characters past which a text column becomes a p{} paragraph column in LaTeX
+LONG_TABLE = 40  # rows past which the LaTeX export is a longtable (it breaks across pages)
+LONG_CELL = 40  # characters past which a text column becomes a p{} paragraph column in LaTeX
 
 
 class ReportError(ValueError):
     """A pin or a move that cannot be done; names the field."""
 
 
-def pin(con: duckdb.DuckDBPyConnection, kind: str, title: str, caption: str, content: str, page: str | None = None) -> str:
+def pin(
+    con: duckdb.DuckDBPyConnection, kind: str, title: str, caption: str, content: str, page: str | None = None
+) -> str:
     """Add an item at the end of the report; returns its id. `content`: a Vega-Lite JSON spec, or a table
     as `table_json(frame)`."""
     if kind not in KINDS:
@@ -43,16 +46,19 @@ def pin(con: duckdb.DuckDBPyConnection, kind: str, title: str, caption: str, con
     except (TypeError, json.JSONDecodeError) as exc:
         raise ReportError(f"content: not JSON ({exc})") from None
     item_id = uuid.uuid4().hex[:12]
-    report_items.append(con, item_id, kind, title.strip(), caption, content, page,
-                        datetime.now(timezone.utc).replace(tzinfo=None))
+    report_items.append(
+        con, item_id, kind, title.strip(), caption, content, page, datetime.now(UTC).replace(tzinfo=None)
+    )
     return item_id
 
 
 def table_json(frame: pd.DataFrame) -> str:
     """A table as pinned: every row, column order kept, values as JSON (others as text), and the row count."""
     if len(frame) > MAX_ROWS:
-        raise ReportError(f"content: the table has {len(frame):,} rows and a report table holds at most {MAX_ROWS:,}; "
-                          "filter it first, or download it as CSV or Parquet")
+        raise ReportError(
+            f"content: the table has {len(frame):,} rows and a report table holds at most {MAX_ROWS:,}; "
+            "filter it first, or download it as CSV or Parquet"
+        )
     split = frame.to_json(orient="split", index=False, default_handler=str, date_format="iso")
     return f'{split[:-1]},"rows":{len(frame)}}}'
 
@@ -68,8 +74,10 @@ def table_note(content: str) -> str:
     table = json.loads(content)
     if "rows" in table or len(table["data"]) != LEGACY_CAP:
         return ""
-    return (f" (The first {LEGACY_CAP:,} rows only: pinned by an earlier version that kept at most {LEGACY_CAP:,} "
-            "rows; pin the table again for every row.)")
+    return (
+        f" (The first {LEGACY_CAP:,} rows only: pinned by an earlier version that kept at most {LEGACY_CAP:,} "
+        "rows; pin the table again for every row.)"
+    )
 
 
 def caption_of(row) -> str:
@@ -93,6 +101,7 @@ def remove(con: duckdb.DuckDBPyConnection, item_id: str) -> bool:
 
 def chart_png(spec: str, scale: float = 2.0) -> bytes:
     import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
+
     return vlc.vegalite_to_png(spec, scale=scale)
 
 
@@ -109,9 +118,14 @@ def latex(frame: pd.DataFrame, title: str, caption: str) -> str:
     styler = styler.format_index(escape="latex", axis="columns")
     full = f"{title}. {caption}".replace("\n", " ")
     long = len(frame) > LONG_TABLE
-    return styler.to_latex(hrules=True, caption=_escape_latex(full), position_float=None if long else "centering",
-                           label=f"tab:{_label(title)}", environment="longtable" if long else "table",
-                           column_format=_column_format(frame, numeric))
+    return styler.to_latex(
+        hrules=True,
+        caption=_escape_latex(full),
+        position_float=None if long else "centering",
+        label=f"tab:{_label(title)}",
+        environment="longtable" if long else "table",
+        column_format=_column_format(frame, numeric),
+    )
 
 
 def _column_format(frame: pd.DataFrame, numeric) -> str:
@@ -122,8 +136,18 @@ def _column_format(frame: pd.DataFrame, numeric) -> str:
     return "".join("r" if c in numeric else f"p{{{share:.2f}\\linewidth}}" if c in wide else "l" for c in frame.columns)
 
 
-LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-         "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def _escape_latex(text: str) -> str:
@@ -149,16 +173,23 @@ def export_html(frame: pd.DataFrame) -> str:
     parts = []
     for row, image, table in _rendered(frame):
         parts.append(f"<section><h2>{html.escape(row.title)}</h2>")
-        parts.append(f'<img alt="{html.escape(row.title, quote=True)}" src="data:image/png;base64,{image}">' if image
-                     else table.to_html(index=False, escape=True, border=0, na_rep="—"))
+        parts.append(
+            f'<img alt="{html.escape(row.title, quote=True)}" src="data:image/png;base64,{image}">'
+            if image
+            else table.to_html(index=False, escape=True, border=0, na_rep="—")
+        )
         parts.append(f'<p class="caption">{html.escape(caption_of(row))}</p></section>')
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}img{max-width:100%}"
-             "table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #ddd}"
-             ".caption{color:#666;font-size:12px}")
-    made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Presupposition Lab report</title>"
-            f"<style>{style}</style></head><body><h1>Presupposition Lab report</h1><p class=\"caption\">{len(frame)} "
-            f"items, exported {made}</p>{''.join(parts)}</body></html>")
+    style = (
+        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}img{max-width:100%}"
+        "table{border-collapse:collapse;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #ddd}"
+        ".caption{color:#666;font-size:12px}"
+    )
+    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>Presupposition Lab report</title>'
+        f'<style>{style}</style></head><body><h1>Presupposition Lab report</h1><p class="caption">{len(frame)} '
+        f"items, exported {made}</p>{''.join(parts)}</body></html>"
+    )
 
 
 def export_markdown(frame: pd.DataFrame) -> str:
@@ -167,7 +198,9 @@ def export_markdown(frame: pd.DataFrame) -> str:
     parts = ["# Presupposition Lab report\n"]
     for row, image, table in _rendered(frame):
         parts.append(f"## {plain(row.title)}\n")
-        parts.append(f"![{plain(row.title)}](data:image/png;base64,{image})\n" if image else _markdown_table(table) + "\n")
+        parts.append(
+            f"![{plain(row.title)}](data:image/png;base64,{image})\n" if image else _markdown_table(table) + "\n"
+        )
         parts.append(f"*{plain(caption_of(row))}*\n")
     return "\n".join(parts)
 
@@ -178,6 +211,7 @@ def _markdown_table(table: pd.DataFrame) -> str:
 
 def export_latex(frame: pd.DataFrame) -> str:
     """Every pinned table as a LaTeX table (needs \\usepackage{booktabs}, and longtable for long ones)."""
-    tables = [latex(table_frame(row.content), row.title, caption_of(row)) for row in frame.itertuples()
-              if row.kind == "table"]
+    tables = [
+        latex(table_frame(row.content), row.title, caption_of(row)) for row in frame.itertuples() if row.kind == "table"
+    ]
     return "% \\usepackage{booktabs}\n% \\usepackage{longtable}  (tables over 40 rows)\n\n" + "\n".join(tables)

@@ -15,6 +15,7 @@
 
 Every function takes the store connection first and returns pandas objects.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,8 +37,15 @@ MAKE_QA_RUN = "python -m backend predict --model smollm2-135m --dataset ifqa --s
 GOLD_DEPTH = 100  # how deep each retriever is searched for the first gold passage
 
 
-def side_by_side(con, retrievers: dict, query: str, k: int = 10, gold: list[str] = (), depth: int = GOLD_DEPTH,
-                 corpus_id: str = "wiki") -> tuple[pd.DataFrame, pd.DataFrame]:
+def side_by_side(
+    con,
+    retrievers: dict,
+    query: str,
+    k: int = 10,
+    gold: list[str] = (),
+    depth: int = GOLD_DEPTH,
+    corpus_id: str = "wiki",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(hits, gold ranks): each retriever's top k (retriever, rank, doc_id, title, text, score, gold) in
     dict order, and per retriever the rank of its first gold passage within the top `depth` (an int, or
     None) and whether one was found; one `search(query, depth)` per retriever."""
@@ -53,8 +61,10 @@ def side_by_side(con, retrievers: dict, query: str, k: int = 10, gold: list[str]
         found = retriever.search(query, int(depth))
         rank = first_gold_rank([h.doc_id for h in found], gold)
         ranks.append({"retriever": name, "gold_rank": rank, "found": rank is not None})
-        rows += [{"retriever": name, "rank": h.rank, "doc_id": h.doc_id, "score": h.score, "gold": h.doc_id in gold}
-                 for h in found[:k]]
+        rows += [
+            {"retriever": name, "rank": h.rank, "doc_id": h.doc_id, "score": h.score, "gold": h.doc_id in gold}
+            for h in found[:k]
+        ]
     hits = pd.DataFrame(rows, columns=["retriever", "rank", "doc_id", "score", "gold"])
     texts = passages.titled(con, list(hits["doc_id"]), corpus_id)
     hits = hits.merge(texts, on="doc_id", how="left")[["retriever", "rank", "doc_id", "title", "text", "score", "gold"]]
@@ -66,8 +76,14 @@ def side_by_side(con, retrievers: dict, query: str, k: int = 10, gold: list[str]
 def retrieval_runs(con, dataset_id: str = "ifqa") -> pd.DataFrame:
     """Complete stored retrieval runs of the dataset: run_id, retriever_id, k, questions."""
     frame = store_runs.listing(con, dataset_id, tasks=("retrieve",), with_predictions=True)
-    return pd.DataFrame({"run_id": frame["run_id"], "retriever_id": frame["retriever_id"].fillna(frame["model_id"]),
-                         "k": frame["k"], "questions": frame["predictions"]})
+    return pd.DataFrame(
+        {
+            "run_id": frame["run_id"],
+            "retriever_id": frame["retriever_id"].fillna(frame["model_id"]),
+            "k": frame["k"],
+            "questions": frame["predictions"],
+        }
+    )
 
 
 def recall_curves(con, dataset_id: str = "ifqa", split: str | None = None, ks=KS) -> pd.DataFrame:
@@ -78,8 +94,16 @@ def recall_curves(con, dataset_id: str = "ifqa", split: str | None = None, ks=KS
         ranks = passages.first_gold_ranks(con, dataset_id, run_id, split)
         for cutoff in (c for c in ks if ranks and (pd.isna(run_k) or c <= run_k)):
             estimate = recall_at_k(ranks, cutoff)
-            rows.append({"retriever": retriever, "k": cutoff, "recall": estimate.value, "low": estimate.low,
-                         "high": estimate.high, "n": estimate.n})
+            rows.append(
+                {
+                    "retriever": retriever,
+                    "k": cutoff,
+                    "recall": estimate.value,
+                    "low": estimate.low,
+                    "high": estimate.high,
+                    "n": estimate.n,
+                }
+            )
     return pd.DataFrame(rows, columns=["retriever", "k", "recall", "low", "high", "n"])
 
 
@@ -94,9 +118,11 @@ def _qa_run(con, run_id: str) -> tuple[str, int | None]:
     qualified = store_runs.listing(con, tasks=("qa",), retrieval_augmented=True).set_index("run_id")
     if run_id not in qualified.index:
         known = list(qualified.index)
-        raise ValueError(f"run_id {run_id!r} is not a complete retrieval-augmented QA run; "
-                         + (f"those are: {', '.join(known)}" if known else "there are none yet")
-                         + f"; make one with `{MAKE_QA_RUN}`")
+        raise ValueError(
+            f"run_id {run_id!r} is not a complete retrieval-augmented QA run; "
+            + (f"those are: {', '.join(known)}" if known else "there are none yet")
+            + f"; make one with `{MAKE_QA_RUN}`"
+        )
     k = qualified.at[run_id, "k"]
     return qualified.at[run_id, "dataset_id"], None if pd.isna(k) else int(k)
 
@@ -112,12 +138,29 @@ def error_attribution(con, run_id: str, corpus_id: str = "wiki") -> pd.DataFrame
     frame["em"] = [int(squad.exact_match(a, g)) for a, g in pairs]
     frame["f1"] = [squad.token_f1(a, g) for a, g in pairs]
     frame["reader_k"] = frame["reader_k"].fillna(config_k).astype("Int64")
-    frame["gold_rank"] = pd.Series([None if pd.isna(r) else int(r) for r in frame["gold_rank"]], index=frame.index, dtype=object)
+    frame["gold_rank"] = pd.Series(
+        [None if pd.isna(r) else int(r) for r in frame["gold_rank"]], index=frame.index, dtype=object
+    )
     frame["outcome"] = np.select(
         [frame["error"].notna(), frame["em"] == 1, frame["n_gold"] == 0, frame["gold_rank"].isna()],
-        ["failed", "correct", "no gold passage", "retrieval miss"], "reading miss")
-    return frame[["example_id", "split", "answer_type", "input", "answer", "gold_answers", "em", "f1",
-                  "reader_k", "gold_rank", "outcome"]]
+        ["failed", "correct", "no gold passage", "retrieval miss"],
+        "reading miss",
+    )
+    return frame[
+        [
+            "example_id",
+            "split",
+            "answer_type",
+            "input",
+            "answer",
+            "gold_answers",
+            "em",
+            "f1",
+            "reader_k",
+            "gold_rank",
+            "outcome",
+        ]
+    ]
 
 
 def attribution_summary(frame: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
@@ -132,6 +175,14 @@ def attribution_summary(frame: pd.DataFrame, by: str | None = None) -> pd.DataFr
         outcomes = group["outcome"].to_numpy()
         for outcome in (o for o in OUTCOMES if (outcomes == o).any()):
             estimate = mean((outcomes == outcome).astype(float))
-            rows.append({**({by: key} if by else {}), "outcome": outcome, "n": int((outcomes == outcome).sum()),
-                         "share": estimate.value, "low": estimate.low, "high": estimate.high})
+            rows.append(
+                {
+                    **({by: key} if by else {}),
+                    "outcome": outcome,
+                    "n": int((outcomes == outcome).sum()),
+                    "share": estimate.value,
+                    "low": estimate.low,
+                    "high": estimate.high,
+                }
+            )
     return pd.DataFrame(rows, columns=columns)

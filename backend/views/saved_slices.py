@@ -4,11 +4,12 @@ every classification run's accuracy on every saved slice (the Overview's slice �
 A slice is what is true of the items, not of a run: run filters (predicted label, correctness) are
 not part of it, so every run can be scored on it. Names are the user's; a name is unique.
 """
+
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import pandas as pd
@@ -40,14 +41,25 @@ def _check(con: duckdb.DuckDBPyConnection, name: str, dataset_id: str, filters: 
             raise SliceError(f"filters: {facet} has no value {unknown[0]!r} in {dataset_id}")
 
 
-def save(con: duckdb.DuckDBPyConnection, name: str, dataset_id: str, filters: explore.Filters, search: str = "",
-         note: str | None = None, replace: bool = False) -> None:
+def save(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    dataset_id: str,
+    filters: explore.Filters,
+    search: str = "",
+    note: str | None = None,
+    replace: bool = False,
+) -> None:
     """Store the slice (SliceError when the name is taken and `replace` is not set, or a filter is unknown)."""
-    filters = tuple((facet, tuple(str(v).lower() if facet in explore.BOOLEAN_FACETS else str(v) for v in values))
-                    for facet, values in filters if values and facet not in RUN_FILTERS)
+    filters = tuple(
+        (facet, tuple(str(v).lower() if facet in explore.BOOLEAN_FACETS else str(v) for v in values))
+        for facet, values in filters
+        if values and facet not in RUN_FILTERS
+    )
     _check(con, name, dataset_id, filters, search)
-    store_slices.put(con, name, dataset_id, filters, search, note, datetime.now(timezone.utc).replace(tzinfo=None),
-                     replace, SliceError)
+    store_slices.put(
+        con, name, dataset_id, filters, search, note, datetime.now(UTC).replace(tzinfo=None), replace, SliceError
+    )
 
 
 def delete(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -57,8 +69,11 @@ def delete(con: duckdb.DuckDBPyConnection, name: str) -> bool:
 def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every saved slice: name, dataset, filters in words, search, note, when."""
     frame = store_slices.rows(con)
-    frame["filters"] = [" ∧ ".join(f"{f} ∈ {{{', '.join(v)}}}" if len(v) > 1 else f"{f} = {v[0]}" for f, v in json.loads(x))
-                        or "all items" for x in frame["filters"]]
+    frame["filters"] = [
+        " ∧ ".join(f"{f} ∈ {{{', '.join(v)}}}" if len(v) > 1 else f"{f} = {v[0]}" for f, v in json.loads(x))
+        or "all items"
+        for x in frame["filters"]
+    ]
     return frame
 
 
@@ -96,6 +111,19 @@ def matrix(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
                 continue
             n, right = int(scored.loc[run.run_id, "n"]), int(scored.loc[run.run_id, "right"])
             low, high = proportion_confint(right, n, method="wilson")
-            rows.append({"slice": name, "dataset": dataset_id, "items": int(size), "run": run.run_id, "n": n,
-                         "accuracy": right / n, "low": low, "high": high, "contaminated": run.contaminated})
-    return pd.DataFrame(rows, columns=["slice", "dataset", "items", "run", "n", "accuracy", "low", "high", "contaminated"])
+            rows.append(
+                {
+                    "slice": name,
+                    "dataset": dataset_id,
+                    "items": int(size),
+                    "run": run.run_id,
+                    "n": n,
+                    "accuracy": right / n,
+                    "low": low,
+                    "high": high,
+                    "contaminated": run.contaminated,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["slice", "dataset", "items", "run", "n", "accuracy", "low", "high", "contaminated"]
+    )

@@ -23,6 +23,7 @@ correcting for how many slices were looked at".
 Each slice is a filter set Explore reproduces (another run's correctness becomes Explore's run B
 with `correct_b`), so a slice opens there in one click.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,24 +37,26 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from backend.views import explore
 from backend.store import examples as store_examples
 from backend.store.runs import CLASSIFICATION_TASKS
+from backend.views import explore
 
-QUESTIONS = {"worse": "where run B is worse than run A (B − A < 0, tested against 0)",
-             "shrinks": "where run B's advantage over A shrinks or reverses (B − A below its overall value)"}
+QUESTIONS = {
+    "worse": "where run B is worse than run A (B − A < 0, tested against 0)",
+    "shrinks": "where run B's advantage over A shrinks or reverses (B − A below its overall value)",
+}
 MAX_DEPTH = 3
-MAX_VALUES = 50      # a facet with more distinct values than this is an id, not a facet
-MAX_OTHER_RUNS = 8   # other runs whose correctness is a facet (the most recent non-baseline runs)
-RUN = "run:"         # facet name prefix for another run's correctness ("right" / "wrong")
+MAX_VALUES = 50  # a facet with more distinct values than this is an id, not a facet
+MAX_OTHER_RUNS = 8  # other runs whose correctness is a facet (the most recent non-baseline runs)
+RUN = "run:"  # facet name prefix for another run's correctness ("right" / "wrong")
 
 
 @dataclass(frozen=True)
 class Found:
-    slices: pd.DataFrame   # one row per slice tested, most significant first; `worse` marks the asked direction
-    tested: int            # how many slices were tested (what BH corrects for)
-    overall: float         # the whole dataset's error rate (or B − A accuracy difference)
-    n: int                 # items scored
+    slices: pd.DataFrame  # one row per slice tested, most significant first; `worse` marks the asked direction
+    tested: int  # how many slices were tested (what BH corrects for)
+    overall: float  # the whole dataset's error rate (or B − A accuracy difference)
+    n: int  # items scored
     facets: tuple[str, ...]
     seconds: float
     question: str | None = None  # with run B: a key of QUESTIONS
@@ -61,12 +64,19 @@ class Found:
 
 def other_runs(con: duckdb.DuckDBPyConnection, dataset_id: str, exclude: tuple[str, ...]) -> list[str]:
     runs = explore.runs_for(con, dataset_id)
-    runs = runs[runs["task"].isin(CLASSIFICATION_TASKS) & (runs["source"] != "baseline") & ~runs["run_id"].isin(exclude)]
+    runs = runs[
+        runs["task"].isin(CLASSIFICATION_TASKS) & (runs["source"] != "baseline") & ~runs["run_id"].isin(exclude)
+    ]
     return list(runs["run_id"])[:MAX_OTHER_RUNS]
 
 
-def items(con: duckdb.DuckDBPyConnection, dataset_id: str, run_a: str, run_b: str | None = None,
-          others: tuple[str, ...] | None = None) -> pd.DataFrame:
+def items(
+    con: duckdb.DuckDBPyConnection,
+    dataset_id: str,
+    run_a: str,
+    run_b: str | None = None,
+    others: tuple[str, ...] | None = None,
+) -> pd.DataFrame:
     """One row per item run A (and B) labelled that has a gold label: its facet values as text,
     `wrong_a` (and `wrong_b`), and a `run:RUN` column (right / wrong) per other run in `others`
     (default: `other_runs`; none when comparing B with A)."""
@@ -94,8 +104,14 @@ def _cells(codes: list[np.ndarray], sizes: list[int], weights: list[np.ndarray])
     return counts, [np.bincount(combined[valid], weights=w[valid], minlength=length) for w in weights]
 
 
-def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH, facets: list[str] | None = None,
-             alpha: float = 0.05, question: str = "worse") -> Found:
+def discover(
+    frame: pd.DataFrame,
+    min_support: int = 30,
+    depth: int = MAX_DEPTH,
+    facets: list[str] | None = None,
+    alpha: float = 0.05,
+    question: str = "worse",
+) -> Found:
     """Every slice of up to `depth` facets with at least `min_support` items, tested and BH-corrected.
 
     With a `wrong_b` column the slices answer `question` (QUESTIONS) about B − A; else where A errs more."""
@@ -127,8 +143,14 @@ def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH,
             counts, sums = _cells(codes, sizes, weights)
             for cell in np.flatnonzero(counts >= min_support):
                 values = np.unravel_index(cell, sizes)
-                rows.append((combo, tuple(str(encoded[f][1][v]) for f, v in zip(combo, values)), counts[cell],
-                             *(s[cell] for s in sums)))
+                rows.append(
+                    (
+                        combo,
+                        tuple(str(encoded[f][1][v]) for f, v in zip(combo, values)),
+                        counts[cell],
+                        *(s[cell] for s in sums),
+                    )
+                )
     columns = ["facets", "values", "n", *(["sum", "squares"] if compare else ["errors"]), "print1", "print2"]
     table = _merged(pd.DataFrame(rows, columns=columns))
     asked = question if compare else None
@@ -140,16 +162,21 @@ def discover(frame: pd.DataFrame, min_support: int = 30, depth: int = MAX_DEPTH,
         n, errors = table["n"].to_numpy(), table["errors"].to_numpy()
         low, high = proportion_confint(errors, n, alpha=0.05, method="wilson")
         p = stats.binom.sf(errors - 1, n, overall)
-        table = table.assign(**{"error rate": errors / n, "low": low, "high": high,
-                                "lift": errors / n / overall if overall else np.nan})
+        table = table.assign(
+            **{"error rate": errors / n, "low": low, "high": high, "lift": errors / n / overall if overall else np.nan}
+        )
         table["worse"], severity = table["lift"] > 1, table["lift"]
     table["p"] = p
     table["q (BH)"] = multipletests(p, method="fdr_bh")[1]
     table["significant"] = table["q (BH)"] < alpha
     table["depth"] = table["facets"].map(len)
     table["slice"] = _names(table)
-    table = (table.assign(_severity=severity).sort_values(["q (BH)", "_severity", "n"], ascending=[True, False, False],
-                                                          kind="stable").drop(columns="_severity").reset_index(drop=True))
+    table = (
+        table.assign(_severity=severity)
+        .sort_values(["q (BH)", "_severity", "n"], ascending=[True, False, False], kind="stable")
+        .drop(columns="_severity")
+        .reset_index(drop=True)
+    )
     return Found(table, len(table), overall, len(frame), tuple(facets), time.perf_counter() - started, asked)
 
 
@@ -164,8 +191,9 @@ def _merged(table: pd.DataFrame) -> pd.DataFrame:
     key = ["n", "print1", "print2"]
     groups = table.assign(_name=_names(table)).groupby(key, sort=False)["_name"]
     same = groups.transform(lambda n: "; ".join(n.iloc[1:]))
-    return (table.assign(**{"same as": same}).drop_duplicates(key).drop(columns=[*key[1:], "_depth"])
-            .reset_index(drop=True))
+    return (
+        table.assign(**{"same as": same}).drop_duplicates(key).drop(columns=[*key[1:], "_depth"]).reset_index(drop=True)
+    )
 
 
 def _names(table: pd.DataFrame) -> list[str]:
@@ -173,8 +201,9 @@ def _names(table: pd.DataFrame) -> list[str]:
     return [" ∧ ".join(f"{f} = {v}" for f, v in zip(fs, vs)) for fs, vs in zip(table["facets"], table["values"])]
 
 
-def _compared(table: pd.DataFrame, question: str, overall: float, total_n: int, total: float,
-              total_squares: float) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+def _compared(
+    table: pd.DataFrame, question: str, overall: float, total_n: int, total: float, total_squares: float
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """B − A per slice (accuracy), its interval, and the p-value of `question`; severity orders ties in q."""
     n, sums, squares = table["n"].to_numpy(), table["sum"].to_numpy(), table["squares"].to_numpy()
     mean = sums / n
@@ -182,9 +211,17 @@ def _compared(table: pd.DataFrame, question: str, overall: float, total_n: int, 
     half = 1.96 * np.sqrt(var / n)
     # d ∈ {−1, 0, 1}: the squares count the items exactly one run got right, the sum their balance
     b_only, a_only = (squares + sums) / 2, (squares - sums) / 2
-    table = table.assign(**{"B − A": mean, "overall B − A": overall, "low": mean - half, "high": mean + half,
-                            "lift": mean - overall, "A right, B wrong": a_only.round().astype(int),
-                            "B right, A wrong": b_only.round().astype(int)})
+    table = table.assign(
+        **{
+            "B − A": mean,
+            "overall B − A": overall,
+            "low": mean - half,
+            "high": mean + half,
+            "lift": mean - overall,
+            "A right, B wrong": a_only.round().astype(int),
+            "B right, A wrong": b_only.round().astype(int),
+        }
+    )
     if question == "worse":  # McNemar's exact test, one-sided: A wins more than half of the discordant items
         p = np.where(squares > 0, stats.binom.sf(np.round(a_only) - 1, np.round(squares), 0.5), 1.0)
         table["worse"] = table["B − A"] < 0
@@ -193,18 +230,26 @@ def _compared(table: pd.DataFrame, question: str, overall: float, total_n: int, 
     mean_rest = (total - sums) / rest
     var_rest = _variance(total_squares - squares, mean_rest, rest)
     se = np.sqrt(var / n + var_rest / rest)
-    df = se ** 4 / ((var / n) ** 2 / np.maximum(n - 1, 1) + (var_rest / rest) ** 2 / np.maximum(rest - 1, 1))
+    df = se**4 / ((var / n) ** 2 / np.maximum(n - 1, 1) + (var_rest / rest) ** 2 / np.maximum(rest - 1, 1))
     table["worse"] = table["lift"] < 0
     return table, stats.t.cdf((mean - mean_rest) / se, df), -(mean - overall)
 
 
 def _variance(squares, means, counts):
-    return np.maximum(squares / counts - means ** 2, 0) * counts / np.maximum(counts - 1, 1) + 1e-12
+    return np.maximum(squares / counts - means**2, 0) * counts / np.maximum(counts - 1, 1) + 1e-12
 
 
-def find(con: duckdb.DuckDBPyConnection, dataset_id: str, run_a: str, run_b: str | None = None, min_support: int = 30,
-         depth: int = MAX_DEPTH, others: tuple[str, ...] | None = None, facets: tuple[str, ...] | None = None,
-         question: str = "worse") -> Found:
+def find(
+    con: duckdb.DuckDBPyConnection,
+    dataset_id: str,
+    run_a: str,
+    run_b: str | None = None,
+    min_support: int = 30,
+    depth: int = MAX_DEPTH,
+    others: tuple[str, ...] | None = None,
+    facets: tuple[str, ...] | None = None,
+    question: str = "worse",
+) -> Found:
     """`discover` over the store's items of one run (or B against A); `facets` None = every facet."""
     frame = items(con, dataset_id, run_a, run_b, others)
     return discover(frame, min_support, depth, list(facets) if facets is not None else None, question=question)
@@ -218,7 +263,7 @@ def explore_params(dataset_id: str, run_a: str, run_b: str | None, facets: tuple
         params["run_b"] = run_b
     for facet, value in zip(facets, values):
         if facet.startswith(RUN):
-            params["run_b"], params["correct_b"] = facet[len(RUN):], "correct" if value == "right" else "incorrect"
+            params["run_b"], params["correct_b"] = facet[len(RUN) :], "correct" if value == "right" else "incorrect"
         else:
             params[facet] = explore.url_value(facet, value)
     return params

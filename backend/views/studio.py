@@ -2,11 +2,11 @@
 sentence's variants, Syn-(QA)²-style pairs from facts (`backend.studio`), each saved as a user dataset;
 and the background jobs that train a detector or run a model on what was saved (`backend.execution.jobs`).
 The page places them; it holds no model or store code."""
+
 from __future__ import annotations
 
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
-from backend.execution.jobs import (  # noqa: F401
-    TRAINING, alive, last_line, progress, start_training, template_choices)
+from backend.execution.jobs import TRAINING, alive, last_line, progress, start_training, template_choices  # noqa: F401
 from backend.execution.jobs import choices as model_choices  # noqa: F401
 from backend.execution.jobs import read as job_log  # noqa: F401
 from backend.execution.jobs import start as start_run  # noqa: F401

@@ -9,6 +9,7 @@ Faults that stop a run (`RunStopped`): nothing answers at the address after the 
 refused, the model is not served there, a spending limit. A fault of one request (the server refuses
 that prompt) is that item's error and the run goes on.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,11 +22,11 @@ from dataclasses import dataclass, field
 import openai
 
 from backend.models.endpoints import spend
-from backend.store import endpoint_cache as cache
 from backend.models.output import Completion, RunStopped
+from backend.store import endpoint_cache as cache
 
 PROBE_TIMEOUT_S = 3.0
-CHARS_PER_TOKEN = 4   # the worst-case estimate of a prompt's tokens before it is sent
+CHARS_PER_TOKEN = 4  # the worst-case estimate of a prompt's tokens before it is sent
 
 
 class EndpointDown(RunStopped):
@@ -43,6 +44,7 @@ class ModelMissing(RunStopped):
 @dataclass(frozen=True)
 class Settings:
     """What the registry says of an endpoint (a subset of registry.ModelSpec, so this layer needs no registry)."""
+
     name: str
     base_url: str
     model: str
@@ -59,7 +61,7 @@ class Settings:
     logprobs: bool = True
 
     @classmethod
-    def of(cls, spec) -> "Settings":
+    def of(cls, spec) -> Settings:
         return cls(**{k: getattr(spec, k) for k in cls.__dataclass_fields__})
 
 
@@ -69,8 +71,10 @@ def api_key(settings: Settings) -> str:
         return "no-key"
     value = os.environ.get(settings.api_key_env, "")
     if not value:
-        raise Unauthorised(f"{settings.name}: the environment variable {settings.api_key_env} (its api_key_env) is not set; "
-                           f"export {settings.api_key_env}=<your key> in the shell that starts the lab")
+        raise Unauthorised(
+            f"{settings.name}: the environment variable {settings.api_key_env} (its api_key_env) is not set; "
+            f"export {settings.api_key_env}=<your key> in the shell that starts the lab"
+        )
     return value
 
 
@@ -94,18 +98,23 @@ def probe(settings: Settings, timeout: float = PROBE_TIMEOUT_S) -> tuple[str, st
     try:
         served = [m.id for m in client.models.list()]
     except openai.AuthenticationError:
-        return "unauthorised", (f"{settings.name}: {settings.base_url} refused the key in ${settings.api_key_env or '(none)'}; "
-                                "check the key, or set api_key_env to the variable that holds it")
+        return "unauthorised", (
+            f"{settings.name}: {settings.base_url} refused the key in ${settings.api_key_env or '(none)'}; "
+            "check the key, or set api_key_env to the variable that holds it"
+        )
     except (openai.APIConnectionError, openai.APITimeoutError):
-        return "unreachable", (f"{settings.name}: nothing answered at {settings.base_url} within {timeout:g} s; "
-                               "start the server, or fix base_url in the registry")
+        return "unreachable", (
+            f"{settings.name}: nothing answered at {settings.base_url} within {timeout:g} s; "
+            "start the server, or fix base_url in the registry"
+        )
     except openai.APIStatusError as exc:
         return "error", f"{settings.name}: {settings.base_url}/models answered HTTP {exc.status_code}"
     finally:
         client.close()
     if settings.model not in served:
-        return "model missing", (f"{settings.name}: {settings.base_url} serves {served}, not {settings.model!r}; "
-                                 "set model to one of those")
+        return "model missing", (
+            f"{settings.name}: {settings.base_url} serves {served}, not {settings.model!r}; set model to one of those"
+        )
     return "reachable", f"{settings.name}: {settings.model} at {settings.base_url}"
 
 
@@ -128,6 +137,7 @@ def _first_answer_token(logprobs) -> tuple[tuple[str, float], ...] | None:
 @dataclass
 class Stats:
     """What an endpoint did in this process (the benchmark reads it; runs show `batch.Meter`)."""
+
     requests: int = 0
     cached: int = 0
     tokens_in: int = 0
@@ -150,7 +160,11 @@ class Stats:
             self.cost += done.cost
 
     def latency_ms(self, quantile: float) -> float:
-        return float(statistics.quantiles(self.latencies, n=100)[int(100 * quantile) - 1]) if len(self.latencies) > 1 else 0.0
+        return (
+            float(statistics.quantiles(self.latencies, n=100)[int(100 * quantile) - 1])
+            if len(self.latencies) > 1
+            else 0.0
+        )
 
 
 class Endpoint:
@@ -169,7 +183,9 @@ class Endpoint:
     def _client(self) -> openai.AsyncOpenAI:
         s = self.settings
         extra = {"http_client": self.http_client_factory()} if self.http_client_factory else {}
-        return openai.AsyncOpenAI(base_url=s.base_url, api_key=self.key, timeout=s.timeout_s, max_retries=s.max_retries, **extra)
+        return openai.AsyncOpenAI(
+            base_url=s.base_url, api_key=self.key, timeout=s.timeout_s, max_retries=s.max_retries, **extra
+        )
 
     async def _server_model(self, client: openai.AsyncOpenAI) -> str:
         """How the server describes the model (part of every cache key), read once per process: its id, and
@@ -180,13 +196,19 @@ class Endpoint:
                 listing = [m async for m in client.models.list()]
                 served = [m.id for m in listing]
             except openai.AuthenticationError:
-                raise Unauthorised(f"{self.settings.name}: {self.settings.base_url} refused the key in "
-                                   f"${self.settings.api_key_env or '(none)'}") from None
+                raise Unauthorised(
+                    f"{self.settings.name}: {self.settings.base_url} refused the key in "
+                    f"${self.settings.api_key_env or '(none)'}"
+                ) from None
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                raise EndpointDown(f"{self.settings.name}: nothing answers at {self.settings.base_url} ({exc}); "
-                                   "start the server and run the same command again: the run resumes") from None
+                raise EndpointDown(
+                    f"{self.settings.name}: nothing answers at {self.settings.base_url} ({exc}); "
+                    "start the server and run the same command again: the run resumes"
+                ) from None
             if self.settings.model not in served:
-                raise ModelMissing(f"{self.settings.name}: {self.settings.base_url} serves {served}, not {self.settings.model!r}")
+                raise ModelMissing(
+                    f"{self.settings.name}: {self.settings.base_url} serves {served}, not {self.settings.model!r}"
+                )
             entry = listing[served.index(self.settings.model)]
             named = {k: v for k, v in (entry.model_extra or {}).items() if k in ("root", "parent") and v}
             self.server_model = entry.id + "".join(f"|{k}={v}" for k, v in sorted(named.items()))
@@ -194,16 +216,19 @@ class Endpoint:
 
     def params(self, max_tokens: int | None, temperature: float | None, top_logprobs: int, seed: int | None) -> dict:
         s = self.settings
-        params = {"max_tokens": max_tokens or s.max_tokens,
-                  "temperature": s.temperature if temperature is None else temperature}
+        params = {
+            "max_tokens": max_tokens or s.max_tokens,
+            "temperature": s.temperature if temperature is None else temperature,
+        }
         if (seed if seed is not None else s.seed) is not None:
             params["seed"] = seed if seed is not None else s.seed
         if top_logprobs and s.logprobs:
             params |= {"logprobs": True, "top_logprobs": top_logprobs}
         return params
 
-    async def _one(self, client, gate: asyncio.Semaphore, prompt: str, params: dict, budget: spend.Budget,
-                   on_text=None) -> Completion:
+    async def _one(
+        self, client, gate: asyncio.Semaphore, prompt: str, params: dict, budget: spend.Budget, on_text=None
+    ) -> Completion:
         s = self.settings
         messages = [{"role": "user", "content": prompt}]
         key = cache.key(s.base_url, self.server_model, messages, params)
@@ -212,8 +237,16 @@ class Endpoint:
         if hit is not None:
             if on_text is not None:
                 on_text(hit["text"])
-            return Completion(hit["text"], _tuple(hit.get("top_logprobs")), hit["tokens_in"], hit["tokens_out"],
-                              1000 * (time.perf_counter() - started), 0.0, True, usage_reported=hit.get("usage_reported", True))
+            return Completion(
+                hit["text"],
+                _tuple(hit.get("top_logprobs")),
+                hit["tokens_in"],
+                hit["tokens_out"],
+                1000 * (time.perf_counter() - started),
+                0.0,
+                True,
+                usage_reported=hit.get("usage_reported", True),
+            )
         estimate = spend.cost(len(prompt) // CHARS_PER_TOKEN + 8, params["max_tokens"], s.price_in, s.price_out)
         async with gate:
             budget.reserve(s.name, estimate, s.daily_cap, self.cache_path)
@@ -223,23 +256,43 @@ class Endpoint:
             except openai.AuthenticationError:
                 raise Unauthorised(f"{s.name}: {s.base_url} refused the key in ${s.api_key_env or '(none)'}") from None
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                raise EndpointDown(f"{s.name}: {s.base_url} stopped answering ({type(exc).__name__} after {s.max_retries} "
-                                   "retries); start the server and run the same command again: the run resumes") from None
+                raise EndpointDown(
+                    f"{s.name}: {s.base_url} stopped answering ({type(exc).__name__} after {s.max_retries} "
+                    "retries); start the server and run the same command again: the run resumes"
+                ) from None
             except (openai.RateLimitError, openai.InternalServerError) as exc:
-                raise EndpointDown(f"{s.name}: {s.base_url} answered HTTP {exc.status_code} through {s.max_retries} retries; "
-                                   "try later, or lower max_concurrency") from None
-            except openai.APIStatusError as exc:  # this prompt was refused (too long, a bad parameter): the item's error
-                return Completion("", error=f"HTTP {exc.status_code}: {str(exc.message)[:300]}",
-                                  latency_ms=1000 * (time.perf_counter() - started))
+                raise EndpointDown(
+                    f"{s.name}: {s.base_url} answered HTTP {exc.status_code} through {s.max_retries} retries; "
+                    "try later, or lower max_concurrency"
+                ) from None
+            except (
+                openai.APIStatusError
+            ) as exc:  # this prompt was refused (too long, a bad parameter): the item's error
+                return Completion(
+                    "",
+                    error=f"HTTP {exc.status_code}: {str(exc.message)[:300]}",
+                    latency_ms=1000 * (time.perf_counter() - started),
+                )
             else:  # a server that reports no usage is charged the worst case, so no cap is passed unseen
-                actual = spend.cost(said["tokens_in"], said["tokens_out"], s.price_in, s.price_out) \
-                    if said["usage_reported"] else estimate
+                actual = (
+                    spend.cost(said["tokens_in"], said["tokens_out"], s.price_in, s.price_out)
+                    if said["usage_reported"]
+                    else estimate
+                )
             finally:
                 budget.settle(s.name, estimate, actual, self.cache_path)
             latency = 1000 * (time.perf_counter() - started)
         cache.put(key, said, self.cache_path)
-        return Completion(said["text"], _tuple(said["top_logprobs"]), said["tokens_in"], said["tokens_out"], latency, actual,
-                          False, usage_reported=said["usage_reported"])
+        return Completion(
+            said["text"],
+            _tuple(said["top_logprobs"]),
+            said["tokens_in"],
+            said["tokens_out"],
+            latency,
+            actual,
+            False,
+            usage_reported=said["usage_reported"],
+        )
 
     async def _ask(self, client, messages: list[dict], params: dict, on_text=None) -> dict:
         """One request: the text, the first answer token's top logprobs, tokens, finish reason and the model the
@@ -247,12 +300,18 @@ class Endpoint:
         if on_text is None:
             response = await client.chat.completions.create(model=self.settings.model, messages=messages, **params)
             choice, usage = response.choices[0], response.usage
-            return {"text": choice.message.content or "", "finish_reason": choice.finish_reason, "model": response.model,
-                    "top_logprobs": _first_answer_token(choice.logprobs) if params.get("logprobs") else None,
-                    "tokens_in": usage.prompt_tokens if usage else 0, "tokens_out": usage.completion_tokens if usage else 0,
-                    "usage_reported": usage is not None}
-        stream = await client.chat.completions.create(model=self.settings.model, messages=messages, stream=True,
-                                                      stream_options={"include_usage": True}, **params)
+            return {
+                "text": choice.message.content or "",
+                "finish_reason": choice.finish_reason,
+                "model": response.model,
+                "top_logprobs": _first_answer_token(choice.logprobs) if params.get("logprobs") else None,
+                "tokens_in": usage.prompt_tokens if usage else 0,
+                "tokens_out": usage.completion_tokens if usage else 0,
+                "usage_reported": usage is not None,
+            }
+        stream = await client.chat.completions.create(
+            model=self.settings.model, messages=messages, stream=True, stream_options={"include_usage": True}, **params
+        )
         text, top, usage, finish, model = "", None, None, None, self.settings.model
         async for event in stream:
             usage, model = event.usage or usage, event.model or model
@@ -265,9 +324,15 @@ class Endpoint:
             if choice.delta.content:
                 text += choice.delta.content
                 on_text(text)
-        return {"text": text, "finish_reason": finish, "model": model, "top_logprobs": top,
-                "tokens_in": usage.prompt_tokens if usage else 0, "tokens_out": usage.completion_tokens if usage else 0,
-                "usage_reported": usage is not None}
+        return {
+            "text": text,
+            "finish_reason": finish,
+            "model": model,
+            "top_logprobs": top,
+            "tokens_in": usage.prompt_tokens if usage else 0,
+            "tokens_out": usage.completion_tokens if usage else 0,
+            "usage_reported": usage is not None,
+        }
 
     async def _all(self, prompts: list[str], params: dict, budget: spend.Budget, on_text=None) -> list[Completion]:
         async with self._client() as client:
@@ -281,15 +346,25 @@ class Endpoint:
                     task.cancel()
                 raise
 
-    def complete(self, prompts: list[str], max_tokens: int | None = None, temperature: float | None = None,
-                 top_logprobs: int = 0, seed: int | None = None, budget: spend.Budget | None = None,
-                 on_text=None) -> list[Completion]:
+    def complete(
+        self,
+        prompts: list[str],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_logprobs: int = 0,
+        seed: int | None = None,
+        budget: spend.Budget | None = None,
+        on_text=None,
+    ) -> list[Completion]:
         """One Completion per prompt, in order. `on_text(text so far)` streams the answer of a single prompt
         (the Playground); a cached answer is passed whole."""
         if on_text is not None and len(prompts) != 1:
             raise ValueError("on_text streams one prompt's answer; pass one prompt")
-        done = _run(self._all(prompts, self.params(max_tokens, temperature, top_logprobs, seed), budget or spend.Budget(),
-                              on_text))
+        done = _run(
+            self._all(
+                prompts, self.params(max_tokens, temperature, top_logprobs, seed), budget or spend.Budget(), on_text
+            )
+        )
         for completion in done:
             self.stats.add(completion)
         return done

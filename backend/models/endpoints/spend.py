@@ -5,10 +5,11 @@ for the Playground and batch runs together, across processes. Both are checked *
 its worst case (the prompt's tokens, estimated at 4 characters each, plus `max_tokens` of output) and
 charged after it with what the server reports it used.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from backend.models.output import RunStopped
@@ -20,7 +21,7 @@ class BudgetReached(RunStopped):
 
 
 def today() -> str:
-    return datetime.now(timezone.utc).date().isoformat()
+    return datetime.now(UTC).date().isoformat()
 
 
 def spent_today(endpoint: str, where: Path | None = None) -> float:
@@ -40,17 +41,22 @@ def cost(tokens_in: int, tokens_out: int, price_in: float, price_out: float) -> 
 @dataclass
 class Budget:
     """One invocation's spending: what was charged, what is reserved by requests in flight, the limit."""
+
     limit: float | None = None
     spent: float = 0.0
     reserved: float = 0.0
 
     def reserve(self, endpoint: str, estimate: float, daily_cap: float | None, where: Path | None = None) -> None:
         if self.limit is not None and self.spent + self.reserved + estimate > self.limit:
-            raise BudgetReached(f"{endpoint}: stopped before passing --max-cost ${self.limit:.4f} (spent ${self.spent:.4f}, "
-                                f"the next request may cost up to ${estimate:.4f}); raise it and run the same command to go on")
+            raise BudgetReached(
+                f"{endpoint}: stopped before passing --max-cost ${self.limit:.4f} (spent ${self.spent:.4f}, "
+                f"the next request may cost up to ${estimate:.4f}); raise it and run the same command to go on"
+            )
         if daily_cap is not None and spent_today(endpoint, where) + self.reserved + estimate > daily_cap:
-            raise BudgetReached(f"{endpoint}: today's spending cap ${daily_cap:.2f} would be passed "
-                                f"(spent ${spent_today(endpoint, where):.4f} today, UTC); raise daily_cap in the registry or wait")
+            raise BudgetReached(
+                f"{endpoint}: today's spending cap ${daily_cap:.2f} would be passed "
+                f"(spent ${spent_today(endpoint, where):.4f} today, UTC); raise daily_cap in the registry or wait"
+            )
         self.reserved += estimate
 
     def settle(self, endpoint: str, estimate: float, actual: float, where: Path | None = None) -> None:

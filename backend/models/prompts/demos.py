@@ -6,6 +6,7 @@ FOLDS folds by a hash of their id (cross-fold) and an item's demonstrations come
 Each item's demonstrations depend only on (seed, item id, pool), so a run is reproducible and a
 resumed run draws the same ones; the run records the pool and each prediction its demonstration ids.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,8 +28,8 @@ def fold(example_id: str) -> int:
 
 @dataclass(frozen=True)
 class Pool:
-    kind: str               # "split:<name>" or "cross-fold"
-    rows: pd.DataFrame      # example_id, input, hypothesis, gold_label, gold_answers
+    kind: str  # "split:<name>" or "cross-fold"
+    rows: pd.DataFrame  # example_id, input, hypothesis, gold_label, gold_answers
 
     def describe(self) -> dict:
         return {"pool": self.kind, "pool_size": len(self.rows), "folds": FOLDS if self.kind == "cross-fold" else None}
@@ -44,8 +45,7 @@ class Pool:
         return rows.iloc[rng.choice(len(rows), size=min(k, len(rows)), replace=False)]
 
 
-def pool(train: pd.DataFrame | None, train_split: str | None, scored_split: str | None,
-         scored: pd.DataFrame) -> Pool:
+def pool(train: pd.DataFrame | None, train_split: str | None, scored_split: str | None, scored: pd.DataFrame) -> Pool:
     """The training split when it exists and the run scores one other split; else cross-fold over the
     scored items (a run over every split scores the training split too)."""
     if train is not None and not train.empty and train_split and scored_split not in (None, train_split):

@@ -13,6 +13,7 @@ nearest label. The rules, per task:
 Empty responses are *empty* and replies that decline are *refusal* (both checked before the answer is
 read); a request that failed is *error* (`backend.models.prompted`).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,25 +21,32 @@ import re
 from dataclasses import dataclass, field
 
 STATUSES = ("ok", "unparsed", "refusal", "empty", "error")
-REFUSAL = re.compile(r"^\s*(i\s*(am|'m)\s+(sorry|unable|not able)|i\s+(cannot|can't|can not|won't)\b|"
-                     r"as an ai\b|sorry,? (but )?i)", re.IGNORECASE)
+REFUSAL = re.compile(
+    r"^\s*(i\s*(am|'m)\s+(sorry|unable|not able)|i\s+(cannot|can't|can not|won't)\b|"
+    r"as an ai\b|sorry,? (but )?i)",
+    re.IGNORECASE,
+)
 _ANSWER = re.compile(r"answer\s*:\s*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+")
 
 
 @dataclass(frozen=True)
 class Parsed:
-    status: str                       # ok | unparsed | refusal | empty
+    status: str  # ok | unparsed | refusal | empty
     label: str | None = None
     answer: str | None = None
-    parts: dict = field(default_factory=dict)   # write: presupposition, correction
+    parts: dict = field(default_factory=dict)  # write: presupposition, correction
 
 
 def _after_answer(text: str, reasons: bool) -> str | None:
     """The text the answer is read from; None when a chain of thought never says 'Answer:'."""
     found = list(_ANSWER.finditer(text))
     if found:
-        return text[found[-1].end():] if reasons else (text[found[0].end():] if text.lstrip().lower().startswith("answer") else text)
+        return (
+            text[found[-1].end() :]
+            if reasons
+            else (text[found[0].end() :] if text.lstrip().lower().startswith("answer") else text)
+        )
     return None if reasons else text
 
 
@@ -63,7 +71,7 @@ def label(text: str, verbalisers: dict[str, tuple[str, ...]], reasons: bool = Fa
     names = {w.lower(): name for name, words in verbalisers.items() for w in words}
     if word.group(0).lower() not in names:
         return Parsed("unparsed")
-    first_line = rest[word.start():].split("\n", 1)[0]
+    first_line = rest[word.start() :].split("\n", 1)[0]
     named = {names[w.lower()] for w in _WORD.findall(first_line) if w.lower() in names}
     return Parsed("ok", label=names[word.group(0).lower()]) if len(named) == 1 else Parsed("unparsed")
 
@@ -102,14 +110,15 @@ def writing(text: str, crepe: bool = False) -> Parsed:
     return Parsed("ok" if all(parts.values()) else "unparsed", parts=parts)
 
 
-def label_probabilities(top_logprobs: list[tuple[str, float]], verbalisers: dict[str, tuple[str, ...]],
-                        labels: list[str]) -> tuple[tuple[float, ...] | None, float]:
+def label_probabilities(
+    top_logprobs: list[tuple[str, float]], verbalisers: dict[str, tuple[str, ...]], labels: list[str]
+) -> tuple[tuple[float, ...] | None, float]:
     """P(label) from the first answer token's top log-probabilities: the mass of every token that is a
     verbaliser of the label up to case and surrounding space ("yes", "Yes", " yes"), normalised over the
     labels; and the mass on other tokens (1 − the labels' mass). None when no verbaliser is in the top k.
 
-    >>> probs, other = label_probabilities([("yes", math.log(.5)), ("No", math.log(.2)), (" no", math.log(.1)), ("I", math.log(.1))],
-    ...                                    {"FP": ("yes",), "N": ("no",)}, ["N", "FP"])
+    >>> top = [("yes", math.log(.5)), ("No", math.log(.2)), (" no", math.log(.1)), ("I", math.log(.1))]
+    >>> probs, other = label_probabilities(top, {"FP": ("yes",), "N": ("no",)}, ["N", "FP"])
     >>> [round(p, 3) for p in probs], round(other, 3)
     ([0.375, 0.625], 0.2)
     """

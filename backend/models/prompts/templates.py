@@ -8,7 +8,8 @@ A template file is a Jinja2 comment holding its header, then the prompt:
     task: nli                    # nli | detect | qa | write
     strategy: zero-shot          # zero-shot | few-shot | few-shot-cot | zero-shot-cot | retrieve-then-read | crepe
     shots: 4                     # few-shot: demonstrations drawn per item (the run may ask for another k)
-    verbalisers: {E: ["yes"], N: ["maybe"], C: ["no"]}   # label → words that say it, quoted (YAML reads a bare yes as true)
+    verbalisers: {E: ["yes"], N: ["maybe"], C: ["no"]}   # label → words that say it, quoted (YAML reads a bare yes as
+    true)
     #}
     Premise: {{ item.premise }} ...
 
@@ -16,6 +17,7 @@ The prompt sees `item` (premise, hypothesis, question), `demos` (the same fields
 `passages` (texts, best first). Rendering is sandboxed and strict (an unknown variable is an error
 naming the template), so a user's file cannot reach into Python.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,9 +53,9 @@ class Template:
     strategy: str
     body: str
     path: str
-    source: str = ""                                  # the whole file, header included
+    source: str = ""  # the whole file, header included
     shots: int = 0
-    verbalisers: dict = field(default_factory=dict)   # label → tuple of words
+    verbalisers: dict = field(default_factory=dict)  # label → tuple of words
 
     @property
     def ref(self) -> str:
@@ -89,8 +91,9 @@ def parse_file(path: Path) -> Template:
     text = path.read_text(encoding="utf-8")
     match = _HEADER.match(text)
     if not match:
-        raise TemplateProblem(f"{path}: expected a header first, a Jinja comment {{# name: …, version: …, task: …, "
-                              "strategy: … #}")
+        raise TemplateProblem(
+            f"{path}: expected a header first, a Jinja comment {{# name: …, version: …, task: …, strategy: … #}}"
+        )
     try:
         header = yaml.safe_load(match.group(1)) or {}
     except yaml.YAMLError as exc:
@@ -99,22 +102,34 @@ def parse_file(path: Path) -> Template:
     if missing:
         raise TemplateProblem(f"{path}: the header lacks {', '.join(missing)}")
     if header["task"] not in TASKS or header["strategy"] not in STRATEGIES:
-        raise TemplateProblem(f"{path}: task must be one of {TASKS} and strategy one of {STRATEGIES}, "
-                              f"got task={header['task']!r}, strategy={header['strategy']!r}")
-    verbalisers = {str(k): tuple(v if isinstance(v, list) else [v]) for k, v in (header.get("verbalisers") or {}).items()}
+        raise TemplateProblem(
+            f"{path}: task must be one of {TASKS} and strategy one of {STRATEGIES}, "
+            f"got task={header['task']!r}, strategy={header['strategy']!r}"
+        )
+    verbalisers = {
+        str(k): tuple(v if isinstance(v, list) else [v]) for k, v in (header.get("verbalisers") or {}).items()
+    }
     unquoted = [w for words in verbalisers.values() for w in words if not isinstance(w, str)]
     if unquoted:
-        raise TemplateProblem(f"{path}: verbalisers must be quoted words; YAML read {unquoted} (write \"yes\", \"no\")")
+        raise TemplateProblem(f'{path}: verbalisers must be quoted words; YAML read {unquoted} (write "yes", "no")')
     if header["task"] in ("nli", "detect") and not verbalisers:
         raise TemplateProblem(f"{path}: a {header['task']} template needs verbalisers (label → words)")
-    body = text[match.end():]
+    body = text[match.end() :]
     try:
         _ENV.parse(body)
     except TemplateError as exc:
         raise TemplateProblem(f"{path}: line {getattr(exc, 'lineno', '?')}: {exc}") from None
-    return Template(name=str(header["name"]), version=int(header["version"]), task=header["task"],
-                    strategy=header["strategy"], body=body, path=str(path), source=text, shots=int(header.get("shots", 0)),
-                    verbalisers=verbalisers)
+    return Template(
+        name=str(header["name"]),
+        version=int(header["version"]),
+        task=header["task"],
+        strategy=header["strategy"],
+        body=body,
+        path=str(path),
+        source=text,
+        shots=int(header.get("shots", 0)),
+        verbalisers=verbalisers,
+    )
 
 
 def _files() -> tuple[Path, ...]:
@@ -146,12 +161,15 @@ def get(name: str, task: str | None = None) -> Template:
     base, _, version = name.partition("@")
     found = all_templates()
     if base not in found:
-        raise TemplateProblem(f"unknown prompt template {base!r}; known: {sorted(found)} "
-                              f"(add your own as a .j2 file in {user_folder()})")
+        raise TemplateProblem(
+            f"unknown prompt template {base!r}; known: {sorted(found)} (add your own as a .j2 file in {user_folder()})"
+        )
     template = found[base]
     if version and version != str(template.version):
-        raise TemplateProblem(f"template {base!r} is at version {template.version}, not {version}: the run was made "
-                              "with another text; start a new run")
+        raise TemplateProblem(
+            f"template {base!r} is at version {template.version}, not {version}: the run was made "
+            "with another text; start a new run"
+        )
     if task and template.task != task:
         raise TemplateProblem(f"template {base!r} is for task {template.task}, not {task}")
     return template
