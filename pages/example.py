@@ -2,7 +2,6 @@
 run's output and probabilities, pair partners (one click away), NOPE's crowd labels and ratings,
 each retrieval run's top passages (gold ones marked) and the gold passages."""
 
-import altair as alt
 import streamlit as st
 
 from backend.views import example
@@ -118,19 +117,8 @@ def show_crowd(detail: dict, dataset: str) -> None:
     if crowd is not None:
         st.subheader("Crowd labels")
         labels = crowd["labels"]
-        order = list(labels["label"])
         caption = charts.provenance(dataset, int(labels["n"].sum()), {"example": detail["example"]["example_id"]})
-        bars = (
-            alt.Chart(labels)
-            .mark_bar()
-            .encode(
-                x=alt.X("label:N", sort=order, title="crowd label"),
-                y=alt.Y("n:Q", title="raters", axis=alt.Axis(tickMinStep=1)),
-                color=alt.Color("label:N", scale=charts.label_scale(order), legend=None),
-                tooltip=["label", "n"],
-            )
-        )
-        export.chart(bars.properties(width=charts.WIDTH // 2, height=160), "Crowd labels", caption, key="crowd")
+        export.chart(charts.crowd_labels(labels), "Crowd labels", caption, key="crowd")
         st.markdown(
             "**Crowd ratings (0–100, how likely the hypothesis is true):** "
             + ", ".join(f"{v:g}" for v in crowd["ratings"])

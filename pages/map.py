@@ -2,12 +2,12 @@
 fallback), coloured by a run's correctness, the gold label or any facet. Drag a rectangle to list
 the items inside it; Explore's facet filters (same URL parameters) highlight their points."""
 
-import altair as alt
 import streamlit as st
 
 from backend.views import explore
 from backend.views import map as embedding_map
 from ui import charts, export, widgets
+from ui.charts import map as map_charts
 from ui.resources import query, store_ref
 
 NO_RUN = "(none)"
@@ -112,28 +112,8 @@ caption = charts.provenance(
     {"method": method, "colour": colour, **{f: "|".join(map(str, v)) for f, v in filters}},
     [run] if run else None,
 )
-region = alt.selection_interval(name="region", encodings=["x", "y"])
-scale = (
-    charts.label_scale(sorted(frame[colour].dropna().unique()))
-    if colour in ("gold_label", "predicted")
-    else alt.Scale(domain=["right", "wrong", "not predicted"], range=["#0072B2", "#D55E00", "#BBBBBB"])
-    if colour == "correct"
-    else alt.Scale(scheme="tableau10")
-)
-points = (
-    alt.Chart(frame)
-    .mark_circle(size=14)
-    .encode(
-        x=alt.X("x:Q", axis=None),
-        y=alt.Y("y:Q", axis=None),
-        color=alt.Color(f"{colour}:N", scale=scale, title=colour),
-        opacity=alt.condition("datum.highlighted", alt.value(0.85), alt.value(0.08)) if filters else alt.value(0.7),
-        tooltip=["example_id", "input", colour],
-    )
-    .add_params(region)
-)
 event = export.chart(
-    points.properties(width=charts.WIDTH, height=520),
+    map_charts.points(frame, colour, highlighted=bool(filters)),
     f"{method.upper()} map of {dataset}",
     caption,
     key="map",

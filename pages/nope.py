@@ -3,18 +3,15 @@ the items behind any bar or cell (URL-bound pickers, so a pasted URL reproduces 
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from backend.views import nope as nv
 from ui import charts, export, widgets
+from ui.charts import nope as nope_charts
 from ui.resources import query
 
-LABELS = ["E", "N", "C"]
-POLARITIES = ["non-negated", "negated"]
-POLARITY_COLORS = alt.Scale(domain=POLARITIES, range=["#009E73", "#E69F00"])
-SPLIT_COLORS = alt.Scale(domain=["main", "adv"], range=["#56B4E9", "#CC79A7"])
+LABELS, POLARITIES = nope_charts.LABELS, nope_charts.POLARITIES
 SECTIONS = ["Figure 2", "Table 2", "Figure 3", "Table 3", "Figure 5", "Table 4", "Majority N", "Calibration"]
 PAPER = "Parrish et al. 2021"
 
@@ -22,10 +19,6 @@ PAPER = "Parrish et al. 2021"
 def pick(label: str, options: list[str], key: str, where=st) -> str | None:
     """A URL-bound cell picker in `where` (empty until chosen; the key is the URL parameter)."""
     return where.selectbox(label, options, index=None, key=key, bind="query-params", placeholder="choose…")
-
-
-def pretty(trigger: str) -> str:
-    return trigger.replace("_", " ")
 
 
 def caption(n: int, cell: dict | None = None, runs: list[str] | None = None) -> str:
@@ -66,34 +59,7 @@ def examples(figure: str, cell: dict, key: str, choice: str | None = None) -> No
 
 def figure2(report: dict, choice: str) -> None:
     frame = report[nv.FIGURE2]
-    long = frame.melt(
-        id_vars=["trigger_type", "polarity", "n"],
-        value_vars=[f"{label} %" for label in LABELS],
-        var_name="label",
-        value_name="share",
-    ).assign(label=lambda f: f["label"].str[0])
-    short = long["polarity"].map({"non-negated": "non-neg", "negated": "neg"})
-    long["bar"] = long["trigger_type"].map(pretty) + " · " + short + " (n=" + long["n"].astype(str) + ")"
-    order = list(dict.fromkeys(long.sort_values(["trigger_type", "polarity"], ascending=[True, False])["bar"]))
-    chart = (
-        alt.Chart(long)
-        .mark_bar()
-        .encode(
-            y=alt.Y(
-                "bar:N",
-                sort=order,
-                title="Trigger · polarity (n items)",  # the title left of the longest label
-                axis=alt.Axis(labelLimit=320, titlePadding=12, titleAngle=-90, titleX=-300),
-            ),
-            x=alt.X("share:Q", stack="zero", title="Share of items (%)", scale=alt.Scale(domain=[0, 100])),
-            color=alt.Color("label:N", scale=charts.label_scale(LABELS), sort=LABELS, title="Gold label"),
-            order=alt.Order("rank:Q"),
-            tooltip=["trigger_type", "polarity", "label", alt.Tooltip("share:Q", format=".1f"), "n"],
-        )
-        .transform_calculate(rank="indexof(['E','N','C'], datum.label)")
-        .properties(width=charts.WIDTH)
-    )
-    chart = chart.add_params(charts.pick("trigger_type", "polarity", "label"))
+    chart = nope_charts.figure2(frame)
     export.chart(
         chart,
         "NOPE Figure 2: gold label per trigger and polarity",
@@ -125,20 +91,8 @@ def table2(report: dict, choice: str) -> None:
 
 
 def figure3(report: dict, choice: str) -> None:
-    frame = report[nv.FIGURE3].assign(trigger=lambda f: f["trigger_type"].map(pretty))
-    chart = (
-        alt.Chart(frame)
-        .mark_bar()
-        .encode(
-            y=alt.Y("trigger:N", title="Trigger type"),
-            yOffset=alt.YOffset("polarity:N", sort=POLARITIES),
-            x=alt.X("mean_sd:Q", title="Mean SD of the five ratings (0–100 scale)"),
-            color=alt.Color("polarity:N", scale=POLARITY_COLORS, title="Polarity"),
-            tooltip=["trigger_type", "polarity", alt.Tooltip("mean_sd:Q", format=".1f"), "n"],
-        )
-        .properties(width=charts.WIDTH)
-        .add_params(charts.pick("trigger_type", "polarity"))
-    )
+    frame = report[nv.FIGURE3]
+    chart = nope_charts.figure3(frame)
     export.chart(
         chart,
         "NOPE Figure 3: rating spread per trigger and polarity",
@@ -146,7 +100,7 @@ def figure3(report: dict, choice: str) -> None:
         "fig3",
         choose={"trigger_type": "cell_trigger", "polarity": "cell_polarity"},
     )
-    export.table(frame.drop(columns="trigger").round(1), nv.FIGURE3, caption(int(frame["n"].sum())), "fig3-table")
+    export.table(frame.round(1), nv.FIGURE3, caption(int(frame["n"].sum())), "fig3-table")
     st.subheader("Items behind a bar (click one, or choose; most spread first)")
     a, b = st.columns(2)
     cell = {
@@ -168,25 +122,8 @@ def table3(report: dict, choice: str) -> None:
 def figure5(report: dict, choice: str) -> None:
     frame = report[nv.FIGURE5]
     items = int(frame.loc[frame["trigger_type"] == "all", "n"].sum())  # main + adversarial
-    pct = frame.assign(
-        accuracy=100 * frame["value"],
-        low=100 * frame["low"],
-        high=100 * frame["high"],
-        trigger=frame["trigger_type"].map(pretty),
-    )
-    base = alt.Chart(pct).encode(
-        y=alt.Y("trigger:N", title="Trigger type"), yOffset=alt.YOffset("split:N", sort=["main", "adv"])
-    )
-    bars = (
-        base.mark_bar()
-        .encode(
-            x=alt.X("accuracy:Q", title="Accuracy (%) with 95% CI", scale=alt.Scale(domain=[0, 100])),
-            color=alt.Color("split:N", scale=SPLIT_COLORS, title="Corpus"),
-            tooltip=["trigger_type", "split", alt.Tooltip("accuracy:Q", format=".1f"), "n"],
-        )
-        .add_params(charts.pick("trigger_type", "split"))
-    )
-    chart = (bars + base.mark_rule(color="black").encode(x="low:Q", x2="high:Q")).properties(width=charts.WIDTH)
+    pct = nope_charts.figure5_table(frame)
+    chart = nope_charts.figure5(pct)
     export.chart(
         chart,
         f"NOPE Figure 5: accuracy per trigger ({choice})",
@@ -233,22 +170,7 @@ def majority_n(report: dict, choice: str) -> None:
 
 def calibration(report: dict, choice: str) -> None:
     curve = report[nv.CURVE]
-    base = alt.Chart(curve).encode(
-        x=alt.X("crowd share:Q", title="Crowd share of the label (5 raters)", scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("model probability:Q", title="Mean model probability of the label", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("label:N", scale=charts.label_scale(LABELS), sort=LABELS, title="Label"),
-    )
-    dash = alt.StrokeDash(
-        "split:N",
-        sort=["main", "adv"],
-        title="Corpus",
-        legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#555555"),
-    )
-    lines = base.mark_line().encode(strokeDash=dash) + base.mark_circle(size=40).encode(
-        tooltip=["split", "label", "crowd share", alt.Tooltip("model probability:Q", format=".2f"), "n"]
-    )
-    diagonal = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [0, 1]})).mark_line(color="#BBBBBB").encode(x="x:Q", y="y:Q")
-    chart = (diagonal + lines).properties(width=charts.WIDTH)
+    chart = nope_charts.calibration(curve)
     n = int(curve.query("label == 'E'")["n"].sum())
     export.chart(chart, f"NOPE: crowd vs model label probabilities ({choice})", caption(n, runs=[choice]), "calib")
     export.table(report[nv.CALIBRATION].round(3), nv.CALIBRATION, caption(n, runs=[choice]), "calib-table")

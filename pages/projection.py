@@ -5,16 +5,14 @@ items; the model, the cell and the contamination switch are in the URL."""
 
 from __future__ import annotations
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from backend.views import projection as pj
 from ui import charts, export, widgets
+from ui.charts import projection as projection_charts
 from ui.resources import query
 
 OPERATORS = pj.OPERATORS
-WHO = alt.Scale(domain=["people / gold", "model"], range=["#0072B2", "#D55E00"])
 
 
 def pick(label: str, options: list[str], key: str, where=st) -> str | None:
@@ -22,47 +20,9 @@ def pick(label: str, options: list[str], key: str, where=st) -> str | None:
     return where.selectbox(label, options, index=None, key=key, bind="query-params", placeholder="choose…")
 
 
-def row_label(frame):
-    return frame["family"] + " · " + frame["dataset"] + ": " + frame["trigger"]
-
-
 def heatmap(table, caption: str) -> None:
-    frame = table.assign(row=row_label(table), pct=(100 * table["human"]).round(0))
-    order = list(dict.fromkeys(frame["row"]))
-    base = alt.Chart(frame).encode(
-        x=alt.X(
-            "operator:N",
-            sort=OPERATORS,
-            title="Operator",  # every operator labelled, over its column
-            axis=alt.Axis(labelAngle=0, orient="top", labelOverlap=False, labelAlign="center"),
-        ),
-        y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=420, labelOverlap=False)),
-    )
-    cells = (
-        base.mark_rect(stroke="white")
-        .encode(
-            color=alt.Color("human:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="Survives (share)"),
-            tooltip=[
-                "dataset",
-                "trigger",
-                "family",
-                "operator",
-                "judged_by",
-                alt.Tooltip("human:Q", format=".2f"),
-                alt.Tooltip("human_low:Q", format=".2f"),
-                alt.Tooltip("human_high:Q", format=".2f"),
-                "n",
-            ],
-        )
-        .add_params(charts.pick("dataset", "trigger", "operator"))
-    )
-    text = base.mark_text(fontSize=11).encode(
-        text=alt.Text("pct:Q", format=".0f"),
-        color=alt.condition("datum.human > 0.6", alt.value("white"), alt.value("black")),
-    )
-    figure = (cells + text).properties(width=charts.WIDTH, height=24 * len(order))  # 84 px a column: its label fits
     export.chart(
-        figure,
+        projection_charts.heatmap(table),
         "Presupposition survival by trigger and operator (people / gold)",
         caption,
         "heat",
@@ -73,44 +33,7 @@ def heatmap(table, caption: str) -> None:
 def profile_chart(frame, model: str, caption: str) -> None:
     """Per trigger of each dataset (grouped by family), survival by operator: people/gold (blue) and the
     model (orange), each with its CI."""
-    long = frame.assign(cell=row_label(frame))
-    people = long.assign(who="people / gold", rate=long["human"], low=long["human_low"], high=long["human_high"])
-    said = long[long["model"].notna()].assign(
-        who="model", rate=lambda f: f["model"], low=lambda f: f["model_low"], high=lambda f: f["model_high"]
-    )
-    data = pd.concat([people, said])[["cell", "trigger", "dataset", "operator", "who", "rate", "low", "high", "n"]]
-    base = alt.Chart(data).encode(
-        x=alt.X("operator:N", sort=OPERATORS, title=None, axis=alt.Axis(labelAngle=-40, labelOverlap=False)),
-        color=alt.Color("who:N", scale=WHO, title=None),
-        xOffset=alt.XOffset("who:N", sort=["people / gold", "model"]),
-    )
-    points = base.mark_point(filled=True, size=45).encode(
-        y=alt.Y("rate:Q", title="Survives (share)", scale=alt.Scale(domain=[0, 1])),
-        tooltip=[
-            "dataset",
-            "trigger",
-            "operator",
-            "who",
-            alt.Tooltip("rate:Q", format=".2f"),
-            alt.Tooltip("low:Q", format=".2f"),
-            alt.Tooltip("high:Q", format=".2f"),
-            "n",
-        ],
-    )
-    rules = base.mark_rule().encode(y="low:Q", y2="high:Q")
-    figure = (
-        alt.layer(rules, points)
-        .properties(width=140, height=120)
-        .facet(
-            facet=alt.Facet(
-                "cell:N",
-                title=None,
-                sort=list(dict.fromkeys(long["cell"])),
-                header=alt.Header(labelFontSize=10, labelLimit=200),
-            ),
-            columns=4,
-        )
-    )
+    figure = projection_charts.profile(frame)
     export.chart(figure, f"Projection profile: {model} against people / gold", caption, "profile")
 
 

@@ -1,16 +1,16 @@
 """Rate: rate a run's outputs one by one. Writing runs get CREPE's four aspects (0–3, the rubric
 beside the form), other runs binary acceptability. A rater id, previous/next with keyboard shortcuts
-(P / N, Ctrl+Enter saves), each save upserted atomically; a rejected rating says why and keeps what
+(P / N, S saves and moves on), each save upserted atomically; a rejected rating says why and keeps what
 was typed. Below: agreement between raters per criterion, mean ratings, and the ratings as CSV/Parquet."""
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from backend.views import rate
 from ui import charts, export, widgets
+from ui.charts import rate as rating_charts
 from ui.resources import StoreError, StoreLocked, query, store
 
 
@@ -141,7 +141,7 @@ def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> Non
         st.form_submit_button(
             "Save and next",
             type="primary",
-            shortcut="Ctrl+Enter",
+            shortcut="S",
             icon=":material/save:",
             on_click=submit,
             args=(run.name, run["task"], item["example_id"], rater, key),
@@ -183,15 +183,8 @@ def agreement_block(run_id: str, dataset: str, task: str) -> None:
     )
     means = query(rate.summary, run_id)
     if not means.empty:
-        bars = alt.Chart(means).encode(y=alt.Y("criterion:N", title=None), tooltip=list(means.columns))
         top = max(max(rate.RUBRIC[c]) for c in rate.criteria_for(task))
-        scale = alt.Scale(domain=[0, top], nice=False)
-        figure = bars.mark_rule(strokeWidth=2).encode(
-            x=alt.X("low:Q", title="mean rating (95% CI)", scale=scale, axis=alt.Axis(tickCount=top)), x2="high:Q"
-        ) + bars.mark_point(filled=True, size=60).encode(x="mean:Q")
-        export.chart(
-            figure.properties(width=charts.WIDTH, height=30 * len(means)), "Mean ratings", caption, key="means"
-        )
+        export.chart(rating_charts.means(means, top), "Mean ratings", caption, key="means")
 
 
 def export_block(run_id: str, dataset: str) -> None:

@@ -6,22 +6,15 @@ on a bar of the attribution chart, or a pill, narrows the table; each row opens 
 
 from __future__ import annotations
 
-import altair as alt
 import streamlit as st
 
 from backend.views import example
 from backend.views import retrieval as inspector
 from ui import charts, export, widgets
+from ui.charts import retrieval as retrieval_charts
 from ui.resources import query, retrievers, store
 
 DATASET = "ifqa"  # the dataset with gold passages (qrels) in the corpus; chosen below when there are several
-OUTCOME_COLORS = {
-    "correct": "#009E73",
-    "reading miss": "#E69F00",
-    "retrieval miss": "#D55E00",
-    "no gold passage": "#999999",
-    "failed": "#000000",
-}
 
 
 def pick_question() -> tuple[str, list[str], str]:
@@ -89,26 +82,7 @@ def recall_curves() -> None:
             "No stored retrieval runs: run `python -m backend index` (it evaluates BM25, dense and hybrid on IfQA)."
         )
         return
-    base = alt.Chart(curves).encode(
-        x=alt.X("k:Q", scale=alt.Scale(type="log"), title="K (log scale)"),
-        color=alt.Color(
-            "retriever:N",
-            title="retriever",
-            scale=alt.Scale(domain=list(charts.RETRIEVER_COLORS), range=list(charts.RETRIEVER_COLORS.values())),
-        ),
-        tooltip=[
-            "retriever",
-            "k",
-            alt.Tooltip("recall:Q", format=".3f"),
-            alt.Tooltip("low:Q", format=".3f"),
-            alt.Tooltip("high:Q", format=".3f"),
-            "n",
-        ],
-    )
-    band = base.mark_area(opacity=0.2).encode(
-        y=alt.Y("low:Q", title="Recall@K (95% CI)", scale=alt.Scale(zero=False)), y2="high:Q"
-    )
-    figure = (band + base.mark_line(point=True).encode(y="recall:Q")).properties(width=charts.WIDTH, height=260)
+    figure = retrieval_charts.recall_curves(curves)
     caption = charts.provenance(
         DATASET,
         int(curves.groupby("retriever")["n"].max().iloc[0]),
@@ -139,33 +113,8 @@ def attribution() -> None:
     outcome = st.pills(
         "Show (or click a bar)", outcomes, key="outcome", bind="query-params", format_func=widgets.option
     )
-    y = alt.Y(f"{by}:N", title=None) if by != "(none)" else alt.Y("outcome:N", sort=outcomes, title=None)
-    bars = (
-        alt.Chart(summary.assign(lit=(summary["outcome"] == outcome) | (outcome is None)))
-        .mark_bar()
-        .encode(
-            x=alt.X("n:Q", stack=True, title="predictions"),
-            y=y,
-            color=alt.Color(
-                "outcome:N",
-                sort=outcomes,
-                scale=alt.Scale(domain=outcomes, range=[OUTCOME_COLORS[o] for o in outcomes]),
-            ),
-            opacity=alt.condition("datum.lit", alt.value(1.0), alt.value(0.4)),
-            tooltip=[
-                *([by] if by != "(none)" else []),
-                "outcome",
-                "n",
-                alt.Tooltip("share:Q", format=".1%"),
-                alt.Tooltip("low:Q", format=".1%"),
-                alt.Tooltip("high:Q", format=".1%"),
-            ],
-        )
-        .add_params(charts.pick("outcome"))
-    )
-    height = 24 * summary[by if by != "(none)" else "outcome"].nunique()
     export.chart(
-        bars.properties(width=charts.WIDTH, height=max(60, height)),
+        retrieval_charts.attribution(summary, None if by == "(none)" else by, outcome),
         "Where QA errors come from",
         caption,
         key="attribution",

@@ -3,12 +3,12 @@ does overall — or, with a run B, where B is worse than A (or where B's advanta
 rate or B − A (accuracy, as on Explore), 95% interval, lift and a Benjamini–Hochberg-corrected p-value,
 and a link that opens the slice in Explore."""
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from backend.views import explore, slices
 from ui import charts, export, widgets
+from ui.charts import slices as slice_charts
 from ui.resources import query
 
 NO_RUN = "(none)"
@@ -69,15 +69,8 @@ def chart(table: pd.DataFrame, metric: str, overall: float, caption: str) -> Non
     top = table[table["significant"]].head(15)
     if top.empty:
         return
-    base = alt.Chart(top).encode(y=alt.Y("slice:N", sort=list(top["slice"]), title=None, axis=alt.Axis(labelLimit=420)))
-    bars = base.mark_point(filled=True, size=60, color="#D55E00").encode(
-        x=alt.X(f"{metric}:Q", title="B − A (accuracy)" if metric == "B − A" else metric),
-        tooltip=["slice", "n", alt.Tooltip(f"{metric}:Q", format=".3f"), alt.Tooltip("q (BH):Q", format=".2g")],
-    )
-    rules = base.mark_rule(color="#D55E00").encode(x="low:Q", x2="high:Q")
-    line = alt.Chart(pd.DataFrame({"overall": [overall]})).mark_rule(strokeDash=[4, 4]).encode(x="overall:Q")
     export.chart(
-        (rules + bars + line).properties(width=charts.WIDTH, height=22 * len(top)),
+        slice_charts.worst(top, metric, overall),
         f"The most significant slices ({metric}; dashed: overall)",
         caption,
         key="slices-chart",
@@ -150,4 +143,13 @@ export.table(
         "p": st.column_config.NumberColumn(format="%.2e"),
         "q (BH)": st.column_config.NumberColumn(format="%.2e"),
     },
+)
+chosen = st.selectbox(
+    "Open a slice in Explore", list(shown["slice"]), key="open_slice", format_func=widgets.option, index=0
+)
+# a full link, as the table's: st.page_link drops the URL values of keys this page binds too (dataset, run_a)
+st.link_button(
+    f"Explore {widgets.plain(chosen)}",
+    shown.loc[shown["slice"] == chosen, "open"].iloc[0],
+    icon=":material/filter_alt:",
 )

@@ -14,7 +14,7 @@ class WordEmbedder:
     def __init__(self, texts: list[str]):
         self.vocab = sorted({w for t in texts for w in t.lower().split()})
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], progress: str | None = None) -> np.ndarray:  # the Embedder interface
         vectors = np.array([[t.lower().split().count(w) for w in self.vocab] for t in texts], dtype=float)
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 

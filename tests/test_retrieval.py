@@ -58,7 +58,7 @@ class BagOfWords:
     def __init__(self):
         self.calls = 0
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], progress: str | None = None) -> np.ndarray:  # the Embedder interface
         self.calls += 1
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):

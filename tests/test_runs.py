@@ -6,7 +6,6 @@ import pytest
 
 from backend.execution import batch, runs
 from backend.imports.ingest import ingest
-from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.connection import connect
 from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
@@ -61,7 +60,7 @@ def test_an_interrupted_run_is_not_complete_and_resumes(store, monkeypatch):
     run_id = request().run_id()
     status = store_runs.status(store, run_id)
     assert (status["status"], status["predictions"]) == ("interrupted", 4)
-    assert run_id not in set(queries.runs_frame(store, "falseqa")["run_id"])  # evaluations see complete runs only
+    assert run_id not in set(store_runs.listing(store, "falseqa")["run_id"])  # evaluations see complete runs only
     monkeypatch.setattr(runs.Runner, "__call__", real)
     batch.predict(store, request(), progress=False)
     assert store_runs.status(store, run_id)["status"] == "complete"

@@ -10,30 +10,16 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
+
+from ui import legacy_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@contextmanager
-def served() -> Iterator[None]:
-    """While inside, AppTest runs go through app.py's st.navigation, as the server's do."""
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False  # app.py calls st.navigation: the pages/ folder is not a v1 app
-
-    PagesManager.__init__ = init
-    try:
-        yield
-    finally:
-        PagesManager.__init__ = original
+served = legacy_pages.off_for_apptest  # AppTest runs go through app.py, as the server's do
 
 
 def render(

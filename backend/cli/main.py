@@ -54,12 +54,7 @@ def _source(text: str) -> tuple[str, Path]:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from backend.imports.ingest import ingest  # lazy: start-up time (torch, faiss, scipy load on use)
 
-    results = ingest(args.only, dict(args.source), args.store)
-    for r in results:
-        counts = ", ".join(f"{v:,} {k}" for k, v in r.counts.items())
-        print(
-            f"{r.dataset:8} {r.status:7} {r.message}" + (f"\n         {counts} in {r.seconds:.1f} s" if counts else "")
-        )
+    results = ingest(args.only, dict(args.source), args.store, progress=True)
     return 1 if any(r.status == "failed" for r in results) else 0
 
 
@@ -279,6 +274,7 @@ def with_store(create: bool):
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("faiss").setLevel(logging.WARNING)  # "Loading faiss with AVX2 support." is news, not a problem
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # the openai client's transport logs every request
     parser = argparse.ArgumentParser(prog="python -m backend", description="Presupposition Lab backend")
     parser.add_argument(

@@ -89,7 +89,7 @@ def nearest_neighbour(
 
     Returns no run when the dataset has neither (e.g. CREPE with only the SYCON-Bench subset).
     """
-    vectors = embedder.encode(list(examples["input"]))
+    vectors = embedder.encode(list(examples["input"]), progress=f"{dataset_id}: embedding {len(examples):,} inputs")
     similarity = vectors @ vectors.T
     is_train = (examples["split"] == described.train_split).to_numpy()
     if is_train.any():

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
+from tqdm import tqdm
 
 from backend.config import Settings, settings
 from backend.datasets import DATASETS, LOADERS, baselines, spec
@@ -38,6 +39,13 @@ class IngestResult:
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
+    def line(self) -> str:
+        """What the command prints for it: status and message, then the counts and time."""
+        counts = ", ".join(f"{v:,} {k}" for k, v in self.counts.items())
+        return f"{self.dataset:8} {self.status:7} {self.message}" + (
+            f"\n         {counts} in {self.seconds:.1f} s" if counts else ""
+        )
+
 
 def find(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings) -> tuple[Source | None, list[Path]]:
     """A local folder holding the dataset, else a verified download, else None."""
@@ -50,14 +58,23 @@ def ingest(
     cli: dict[str, Path] | None = None,
     store: Path | None = None,
     cfg: Settings | None = None,
+    progress: bool = False,
 ) -> list[IngestResult]:
-    """Ingest the named datasets (default: all) into the store; one result per dataset."""
+    """Ingest the named datasets (default: all) into the store; one result per dataset (with `progress`, a bar
+    with the count and time left on stderr, and each dataset's result line as it is done)."""
     cfg, cli = cfg or settings(), cli or {}
     path = Path(store or cfg.store_path)
     if path.exists():
         with session(path) as con:
             backup.before(con, "re-ingest " + ", ".join(names or DATASETS))
-    return [ingest_one(spec(name), cli, cfg, lambda: session(path, create=True)) for name in (names or list(DATASETS))]
+    results = []
+    with tqdm(names or list(DATASETS), desc="ingest", unit=" dataset", disable=not progress) as bar:
+        for name in bar:
+            bar.set_postfix_str(name)
+            results.append(ingest_one(spec(name), cli, cfg, lambda: session(path, create=True)))
+            if progress:
+                bar.write(results[-1].line())
+    return results
 
 
 def ingest_one(dataset: DatasetSpec, cli: dict[str, Path], cfg: Settings, open_store: Opener) -> IngestResult:

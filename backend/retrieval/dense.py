@@ -125,7 +125,8 @@ class DenseRetriever:
         """Embed `texts` (aligned with `doc_ids`) and index the vectors."""
         if len(doc_ids) != len(texts) or not texts:
             raise ValueError(f"need as many doc_ids as texts, at least one (got {len(doc_ids)} and {len(texts)})")
-        return cls.from_vectors(doc_ids, embedder.encode(list(texts)), embedder, kind)
+        vectors = embedder.encode(list(texts), progress=f"embedding {len(texts):,} passages")
+        return cls.from_vectors(doc_ids, vectors, embedder, kind)
 
     @classmethod
     def from_vectors(cls, doc_ids: list[str], vectors: np.ndarray, embedder, kind: str = "flat") -> DenseRetriever:

@@ -170,3 +170,19 @@ def to_svg(chart: alt.Chart | dict) -> bytes:
     import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
 
     return vlc.vegalite_to_svg(to_json(chart)).encode()
+
+
+def crowd_labels(labels) -> alt.Chart:
+    """One example's crowd labels (`label`, `n` raters), in the order given, coloured as everywhere."""
+    order = list(labels["label"])
+    return (
+        alt.Chart(labels)
+        .mark_bar()
+        .encode(
+            x=alt.X("label:N", sort=order, title="crowd label"),
+            y=alt.Y("n:Q", title="raters", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color("label:N", scale=label_scale(order), legend=None),
+            tooltip=["label", "n"],
+        )
+        .properties(width=WIDTH // 2, height=160)
+    )
