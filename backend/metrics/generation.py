@@ -1,45 +1,31 @@
-"""Generated presuppositions and corrections: unigram F1 and sacreBLEU.
+"""Generated presuppositions and corrections, scored per item: unigram F1 and sentence BLEU.
 
-Unigram F1 is the CREPE paper's writing metric (token overlap after SQuAD normalisation, best over
-the gold references); BLEU is sacreBLEU's corpus BLEU (Post 2018) with its signature reported, so
-numbers are comparable across papers.
+Unigram F1 is the CREPE paper's writing metric (token overlap after SQuAD normalisation, best over the
+gold references); BLEU is sacreBLEU's `sentence_bleu` (Post 2018; 13a tokenisation, exp smoothing)
+against every reference. The Side by side page averages them over items with bootstrap intervals.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import sacrebleu
 
-from backend.metrics.bootstrap import Estimate, mean
 from backend.metrics.squad import token_f1
 
 
-@dataclass(frozen=True)
-class Bleu:
-    score: float  # 0-100
-    signature: str
-    n: int
+def unigram_f1(outputs: list[str], golds: list[list[str]]) -> np.ndarray:
+    """Per item, the best unigram F1 against that item's references; NaN for an item without any.
 
-
-def unigram_f1(predictions: list[str], references: list[list[str]], ci: bool = True) -> Estimate:
-    """Mean over items of the best unigram F1 against that item's references.
-
-    >>> unigram_f1(["the sun is a star"], [["The sun is a star."]], ci=False).value
-    1.0
+    >>> unigram_f1(["sun is a star", "x"], [["the moon", "The sun is a star."], []]).tolist()
+    [1.0, nan]
     """
-    return mean(np.array([token_f1(p, refs) for p, refs in zip(predictions, references)]), ci=ci)
+    return np.array([token_f1(o, g) if g else np.nan for o, g in zip(outputs, golds)], dtype=float)
 
 
-def bleu(predictions: list[str], references: list[list[str]]) -> Bleu:
-    """Corpus BLEU with sacreBLEU defaults (13a tokenisation, exp smoothing); references may differ in number.
+def sentence_bleu(outputs: list[str], golds: list[list[str]]) -> np.ndarray:
+    """Per item, sacreBLEU's sentence BLEU (0-100) against all of that item's references; NaN without any.
 
-    >>> round(bleu(["the cat sat on the mat"], [["the cat sat on the mat"]]).score, 6)
-    100.0
+    >>> sentence_bleu(["the cat sat on the mat"], [["the cat sat on the mat"]]).round(6).tolist()
+    [100.0]
     """
-    width = max((len(refs) for refs in references), default=0)
-    streams = [[refs[i] if i < len(refs) else "" for refs in references] for i in range(width)]
-    metric = sacrebleu.metrics.BLEU()
-    result = metric.corpus_score(list(predictions), streams)
-    return Bleu(float(result.score), str(metric.get_signature()), len(predictions))
+    return np.array([sacrebleu.sentence_bleu(o, g).score if g else np.nan for o, g in zip(outputs, golds)], dtype=float)

@@ -163,10 +163,6 @@ def add_endpoint(
     return path
 
 
-def by_task(task: str) -> list[ModelSpec]:
-    return [s for s in specs().values() if s.task == task]
-
-
 def hub_reachable(timeout: float = 3.0) -> bool:
     if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
         return False

@@ -14,15 +14,15 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import pandas as pd
-import sacrebleu
 
+from backend.metrics import generation
 from backend.metrics.bootstrap import (
     RESAMPLES,  # noqa: F401 — the page names the resamples
     Estimate,
     mean,
 )
 from backend.metrics.pairs import mcnemar
-from backend.metrics.squad import exact_match, token_f1
+from backend.metrics.squad import exact_match
 from backend.store import ratings as store_ratings
 from backend.store import runs as store_runs
 from backend.views import rate
@@ -55,13 +55,11 @@ def _gold(row: pd.Series, task: str) -> list[str]:
 
 def _scores(outputs: list[str], golds: list[list[str]], task: str) -> pd.DataFrame:
     """Per-item scores; NaN (and not right) for an item without gold."""
-    nan = float("nan")
-    f1 = np.array([token_f1(o, g) if g else nan for o, g in zip(outputs, golds)], dtype=float)
+    f1 = generation.unigram_f1(outputs, golds)
     if task == "qa":
-        em = np.array([exact_match(o, g) if g else nan for o, g in zip(outputs, golds)], dtype=float)
+        em = np.array([exact_match(o, g) if g else np.nan for o, g in zip(outputs, golds)], dtype=float)
         return pd.DataFrame({"em": em, "f1": f1, "right": em == 1.0})
-    bleu = np.array([sacrebleu.sentence_bleu(o, g).score if g else nan for o, g in zip(outputs, golds)], dtype=float)
-    return pd.DataFrame({"f1": f1, "bleu": bleu, "right": f1 >= RIGHT_F1})
+    return pd.DataFrame({"f1": f1, "bleu": generation.sentence_bleu(outputs, golds), "right": f1 >= RIGHT_F1})
 
 
 def _ratings(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame:
