@@ -18,10 +18,7 @@ SHOWN = 500
 def computing(key: str) -> None:
     """The map job's progress; reruns the page when the map is cached."""
     if embedding_map.alive(key):
-        st.info(
-            f"Computing the map in the background… {widgets.plain(embedding_map.last_line(key))}",
-            icon=":material/hourglass:",
-        )
+        widgets.job_progress("Computing the map in the background", embedding_map.last_line(key))
         return
     st.session_state.pop("map_job", None)
     st.rerun()

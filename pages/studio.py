@@ -275,7 +275,7 @@ def no_model(task: str) -> None:
         )
         key = f"train-{task}"
         if studio.alive(key):
-            st.info(f"Training… {widgets.plain(studio.last_line(key))}", icon=":material/hourglass:")
+            widgets.job_progress("Training", studio.last_line(key))
             st.button("Refresh", key="train_refresh", icon=":material/refresh:")
         elif st.button(
             f"Train {widgets.plain(model)} now", type="primary", key="train_start", icon=":material/school:"

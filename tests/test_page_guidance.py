@@ -41,3 +41,21 @@ def test_a_pinned_table_says_it_is_pinned_until_the_view_changes(store_copy, ope
     pin = next(b for b in at.button if b.key == "datasets-pin")
     assert pin.label == "Pinned to report" and pin.disabled
     assert any(re.search("Pinned to the report", t.value) for t in at.toast)
+
+
+def _two_jobs():
+    from ui import widgets
+
+    widgets.job_progress(
+        "Computing the map", "embedding 2,732 inputs:  45%|####5 | 1230/2732 [00:10<00:12,  98.1 items/s]"
+    )
+    widgets.job_progress("Training", "loading the model")
+
+
+def test_a_background_jobs_tqdm_line_is_a_progress_bar_with_the_count_and_time_left():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_two_jobs).run()
+    bar = at.get("progress")[0].proto
+    assert bar.value == 45 and bar.text.replace("\\", "") == "Computing the map: 1,230 of 2,732, 00:12 left"  # as shown
+    assert [box.value for box in at.info] == ["Training… loading the model"]  # a line without a bar says itself

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlencode
@@ -90,3 +91,19 @@ def dataset_select(container=st) -> str:
     return container.selectbox(
         "Dataset", options, index=options.index("nope") if "nope" in options else 0, key="dataset", bind="query-params"
     )
+
+
+TQDM = re.compile(r"(\d[\d,]*)/(\d[\d,]*) \[[^<\]]*<([^,\]]+)")  # "1230/2732 [00:10<00:12" in a tqdm line
+
+
+def job_progress(what: str, line: str) -> None:
+    """A background job's progress: a bar with the count and time left when its last log line is a tqdm bar,
+    else the line itself."""
+    found = TQDM.search(line or "")
+    if found:
+        done, total = (int(n.replace(",", "")) for n in found.groups()[:2])
+        st.progress(
+            min(done / max(total, 1), 1.0), text=f"{plain(what)}: {done:,} of {total:,}, {plain(found[3])} left"
+        )
+    else:
+        st.info(f"{plain(what)}… {plain(line)}", icon=":material/hourglass:")

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import bm25s
+import numpy as np
 
 from backend.retrieval.base import Hit, hits
 
@@ -77,5 +78,5 @@ class BM25Retriever:
         return [hits(self.doc_ids, p, s, keep=_positive) for p, s in zip(positions, scores)]
 
 
-def _positive(score: float) -> bool:
-    return score > 0.0
+def _positive(scores: np.ndarray) -> np.ndarray:
+    return scores > 0.0
