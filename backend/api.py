@@ -22,8 +22,8 @@ import pandas as pd
 
 from backend.datasets.catalogue import describe, described
 from backend.imports import predictions as imports
+from backend.imports.check_report import Report
 from backend.imports.files import read
-from backend.imports.report import Report
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs

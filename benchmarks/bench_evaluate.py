@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from backend.metrics import nope
+from backend.metrics import nope_paper as nope
 from backend.metrics.bootstrap import RESAMPLES
 from backend.store.connection import connect
 from backend.views import evaluate

@@ -18,8 +18,8 @@ from backend.datasets.base import DataError
 from backend.datasets.description import Description
 from backend.imports import datasets as user_datasets
 from backend.imports import matching, predictions
+from backend.imports.check_report import Report
 from backend.imports.files import read
-from backend.imports.report import Report
 from backend.store.access import session
 from backend.views import evaluate, explore, overview
 

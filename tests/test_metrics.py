@@ -8,7 +8,8 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import binomtest
 from sklearn import metrics as sk
 
-from backend.metrics import bootstrap, classification, generation, nope, pairs, retrieval, squad
+from backend.metrics import bootstrap, classification, generation, pairs, retrieval, squad
+from backend.metrics import nope_paper as nope
 from backend.metrics.facets import by_facet, macro_f1_of
 
 RNG = np.random.default_rng(7)

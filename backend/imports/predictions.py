@@ -25,8 +25,8 @@ from backend.datasets.description import Description
 from backend.datasets.validation import DataError
 from backend.imports import columns as cols
 from backend.imports import matching
+from backend.imports.check_report import ImportRejected, Problem, Report
 from backend.imports.files import Table
-from backend.imports.report import ImportRejected, Problem, Report
 from backend.models import training_data
 from backend.store import backup, queries, writer
 from backend.store import runs as store_runs

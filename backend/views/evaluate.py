@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from backend.datasets.catalogue import describe
-from backend.metrics import classification, nope
+from backend.metrics import classification
+from backend.metrics import nope_paper as nope
 from backend.metrics import pairs as pair_metrics
 from backend.metrics.bootstrap import Estimate, paired_difference
 from backend.metrics.facets import accuracy_of, by_facet

@@ -1,7 +1,7 @@
 """The NOPE page's data: run/group choices, the paper's analyses for ONE choice, and the items
 behind any bar or cell.
 
-Thin functions over `backend.views.evaluate` (nope_inputs) and `backend.metrics.nope`, computing only for
+Thin functions over `backend.views.evaluate` (nope_inputs) and `backend.metrics.nope_paper`, computing only for
 the chosen run or group (a group = every seed of one model × training data; its correctness row is
 the mean over seeds, as in the paper). Pages call them through `ui.resources.query` (cached).
 """
@@ -12,7 +12,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.metrics import nope
+from backend.metrics import nope_paper as nope
 from backend.models import contamination
 from backend.models.contamination import FLAG  # noqa: F401 — the page flags contaminated runs
 from backend.store import queries
