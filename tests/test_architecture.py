@@ -162,3 +162,21 @@ def test_the_one_private_streamlit_patch_still_applies():
         if re.search(r"streamlit\.(runtime|web\.server|elements\.lib)", p.read_text())
     ]
     assert [str(p) for p in private] == ["ui/legacy_pages.py"]
+
+
+CONNECTION_API = re.compile(r"\bcon\.(execute|executemany|sql|register|begin|commit)\b|\.fetch(all|one|numpy|df)\(")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted((ROOT / "backend" / "views").glob("*.py")), *sorted((ROOT / "pages").glob("*.py")), ROOT / "app.py"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_pages_and_views_never_use_a_connections_api(path):
+    """They pass the session's connection to store functions; only store/ executes on it."""
+    assert not CONNECTION_API.search(path.read_text())
+
+
+def test_the_connection_check_catches_a_query():
+    assert CONNECTION_API.search('rows = con.execute("SELECT 1").fetchall()')
+    assert not CONNECTION_API.search("frame = store_runs.listing(con, dataset_id)")
