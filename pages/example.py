@@ -127,6 +127,11 @@ def show_crowd(detail: dict, dataset: str) -> None:
         with st.expander(f"All ratings ({len(ratings)})"):
             caption = charts.provenance(dataset, len(ratings), {"example": detail["example"]["example_id"]})
             export.table(ratings.loc[:, ratings.notna().any()], "Ratings", caption, key="ratings")
+    judged = detail["judgements"]
+    if not judged.empty:
+        with st.expander(f"Judges' scores ({len(judged)}; an unparsed response has no score)"):
+            caption = charts.provenance(dataset, len(judged), {"example": detail["example"]["example_id"]})
+            export.table(judged, "Judges' scores", caption, key="judgements")
 
 
 def show_passages(detail: dict) -> None:

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import rate
-from ui import charts, export, widgets
+from ui import charts, export, judges, widgets
 from ui.charts import rate as rating_charts
 from ui.resources import StoreError, StoreLocked, query, store
 
@@ -76,11 +76,11 @@ def show_item(item: pd.Series) -> None:
         st.markdown(widgets.plain(item["output_text"]) or "—")
 
 
-def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> None:
+def submit(run_id: str, criteria: list[str], example_id: str, rater: str, key: str) -> None:
     """Save the form's values (a callback, so moving on happens before the page reruns). Only what the
     user changed since the form was filled is written; a rating another tab changed meanwhile is not
     overwritten: the form then shows what is stored and says so."""
-    values = {c: st.session_state.get(f"{key}|{c}") for c in rate.criteria_for(task)}
+    values = {c: st.session_state.get(f"{key}|{c}") for c in criteria}
     try:
         with store() as con:
             written = rate.save(
@@ -93,7 +93,7 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
                 loaded=st.session_state.get(f"{key}|loaded", {}),
             )
     except rate.RatingConflict as exc:
-        fill(key, task, exc.stored)
+        fill(key, criteria, exc.stored)
         st.session_state["rate_error"] = (key, str(exc), "")
         return
     except (rate.RatingError, StoreLocked, StoreError) as exc:
@@ -104,7 +104,7 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
         )
         st.session_state["rate_error"] = (key, said, " Nothing saved before has changed; your choices are kept above.")
         return
-    fill(key, task, {c: v for c, v in values.items() if v is not None} if written else {})
+    fill(key, criteria, {c: v for c, v in values.items() if v is not None} if written else {})
     st.session_state.pop("rate_error", None)
     st.session_state["saved_note"] = (
         f"Saved {example_id} as {rater}." if written else f"Cleared {rater}'s ratings of {example_id}."
@@ -113,21 +113,21 @@ def submit(run_id: str, task: str, example_id: str, rater: str, key: str) -> Non
         move(1, int(st.session_state.get("total", 1)))
 
 
-def fill(key: str, task: str, stored: dict) -> None:
+def fill(key: str, criteria: list[str], stored: dict) -> None:
     """Set the form's controls to the stored ratings and remember them as what the form was loaded with."""
-    for criterion in rate.criteria_for(task):
+    for criterion in criteria:
         value = stored.get(criterion)
         st.session_state[f"{key}|{criterion}"] = None if value is None else int(value)
     st.session_state[f"{key}|loaded"] = dict(stored)
 
 
-def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> None:
+def rating_form(run: pd.Series, criteria: list[str], item: pd.Series, rater: str, saved: dict) -> None:
     """One control per criterion (pre-filled with this rater's saved values), a note, Save and next."""
     key = f"{run.name}|{item['example_id']}|{rater}"
     if st.session_state.get(f"{key}|loaded") != saved:  # first shown, or the store changed since: show what it holds
-        fill(key, run["task"], saved)
+        fill(key, criteria, saved)
     with st.form(f"rate-{key}", border=True):
-        for criterion in rate.criteria_for(run["task"]):
+        for criterion in criteria:
             scale = rate.RUBRIC[criterion]
             name = (lambda v: f"{v:d} — {'yes' if v else 'no'}") if len(scale) == 2 else widgets.plain
             st.segmented_control(
@@ -144,23 +144,23 @@ def rating_form(run: pd.Series, item: pd.Series, rater: str, saved: dict) -> Non
             shortcut="S",
             icon=":material/save:",
             on_click=submit,
-            args=(run.name, run["task"], item["example_id"], rater, key),
+            args=(run.name, criteria, item["example_id"], rater, key),
         )
     error = st.session_state.get("rate_error")
     if error and error[0] == key:
         st.error(f"Not saved: {widgets.plain(error[1])}.{widgets.message(error[2])}")
 
 
-def rubric(task: str) -> None:
+def rubric(criteria: list[str]) -> None:
     st.markdown("**Rubric**")
-    for criterion in rate.criteria_for(task):
+    for criterion in criteria:
         st.caption(
             f"**{widgets.plain(criterion.capitalize())}** — "
             + " · ".join(f"**{v:d}** {widgets.plain(text)}" for v, text in rate.RUBRIC[criterion].items())
         )
 
 
-def agreement_block(run_id: str, dataset: str, task: str) -> None:
+def agreement_block(run_id: str, dataset: str, criteria: list[str]) -> None:
     st.subheader("Agreement and mean ratings")
     agree = query(rate.agreement, run_id)
     if agree.empty:
@@ -183,7 +183,7 @@ def agreement_block(run_id: str, dataset: str, task: str) -> None:
     )
     means = query(rate.summary, run_id)
     if not means.empty:
-        top = max(max(rate.RUBRIC[c]) for c in rate.criteria_for(task))
+        top = max(max(rate.RUBRIC[c]) for c in criteria)
         export.chart(rating_charts.means(means, top), "Mean ratings", caption, key="means")
 
 
@@ -206,6 +206,7 @@ def export_block(run_id: str, dataset: str) -> None:
 
 st.title("Rate")
 run, split, rater = pickers()
+criteria = query(rate.criteria_of, run.name)
 items = query(rate.targets, run.name, split)
 mine = query(rate.rater_values, run.name, rater) if rater else {}
 done = int(items["example_id"].isin(list(mine)).sum())
@@ -234,8 +235,9 @@ with right:
     if not rater:
         st.info("Type a rater id above to rate.")
     else:
-        rating_form(run, item, rater, saved)
-    rubric(run["task"])
+        rating_form(run, criteria, item, rater, saved)
+    rubric(criteria)
 
-agreement_block(run.name, run["dataset_id"], run["task"])
+agreement_block(run.name, run["dataset_id"], criteria)
+judges.judge_block(run.name, run["dataset_id"], run["task"])
 export_block(run.name, run["dataset_id"])

@@ -12,13 +12,11 @@ import json
 import math
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import httpx2
 import pytest
 
-from backend.cli.main import main as cli
 from backend.execution import batch, live, runs
 from backend.models import availability, loading, registry
 from backend.models.endpoints import client, spend
@@ -31,54 +29,14 @@ from backend.store.connection import connect
 from backend.store.passages import corpus_passages
 from backend.views import evaluate, overview
 from benchmarks import llama_server
-
-CANARY = f"sk-canary-{uuid.uuid4().hex}"  # the server's key: it must never be written anywhere
-KEY_ENV = "PLAB_TEST_LLM_KEY"
-NAME = "llama-smol"
+from tests.llm_endpoint import CANARY, KEY_ENV, NAME, serving
 
 
 @pytest.fixture(scope="module")
 def endpoint(real_store, tmp_path_factory):
     """The server, a data folder whose registry names it (`models add`), a copy of the real store."""
-    if not llama_server.SERVER_PYTHON.is_file():
-        pytest.fail("llama.cpp's server is not installed: run `bash scripts/llm_server.sh` (scripts/test.sh does)")
-    root = tmp_path_factory.mktemp("endpoint")
-    server = llama_server.Server(root / "server.log", CANARY)
-    server.start()
-    data, store = root / "data", root / "lab.duckdb"
-    data.mkdir()
-    store.write_bytes(real_store.read_bytes())
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PLAB_DATA_DIR", str(data))
-        patch.setenv(KEY_ENV, CANARY)
-        assert (
-            cli(
-                [
-                    "models",
-                    "add",
-                    NAME,
-                    "--base-url",
-                    server.url,
-                    "--model",
-                    "smollm2",
-                    "--api-key-env",
-                    KEY_ENV,
-                    "--max-concurrency",
-                    "2",
-                    "--timeout-s",
-                    "30",
-                    "--price-in",
-                    "0.5",
-                    "--price-out",
-                    "1.5",
-                ]
-            )
-            == 0
-        )
-        yield {"server": server, "data": data, "store": store}
-        loading.unload(NAME)
-    if server.process.poll() is None:
-        server.stop()
+    with serving(real_store, tmp_path_factory.mktemp("endpoint")) as served:
+        yield served
 
 
 def _rows(store: Path, run_id: str) -> list[dict]:

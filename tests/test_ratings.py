@@ -116,7 +116,10 @@ def test_criteria_for_each_task():
 
 def test_rubric_describes_every_score_of_every_rated_criterion():
     scales = {c: (lo, hi) for c, _, lo, hi, *_ in CRITERIA}
-    assert set(rate.RUBRIC) == {"fluency", "presupposition", "correction", "consistency", "acceptability"}
+    assert set(rate.RUBRIC) == {
+        *("fluency", "presupposition", "correction", "consistency", "acceptability"),
+        *("corrects_assumption", "equivalent"),  # what judges score (and people may rate beside them)
+    }
     for criterion, levels in rate.RUBRIC.items():
         low, high = scales[criterion]
         assert sorted(levels) == list(range(low, high + 1)), criterion

@@ -1,6 +1,6 @@
 """Command line: `python -m backend ingest | baselines | index | status | evaluate | predict | train | models
-| import-run | import-dataset | delete-run | user-runs | backup | backups | restore`. Every command shares the store
-with a running dashboard.
+| import-run | import-dataset | delete-run | user-runs | judge | judges | backup | backups | restore`. Every command
+shares the store with a running dashboard.
 
     python -m backend ingest                      # every dataset, from the first place it is found
     python -m backend ingest --only nope ifqa     # some datasets
@@ -16,6 +16,7 @@ with a running dashboard.
     python -m backend prompts                     # the prompt templates
     python -m backend predict --model my-llm --dataset nope --template nli-few-shot --max-cost 2
     python -m backend import-run preds.csv --dataset nope --model my-roberta   # your predictions as a run
+    python -m backend judge --model my-llm --run RUN --rubric judge-crepe-writing   # an LLM scores a run's outputs
     python -m backend backup                      # your runs, ratings and datasets as Parquet (restore puts them back)
 """
 
@@ -30,6 +31,7 @@ import duckdb
 import pandas as pd
 
 from backend.cli import imports as import_cli
+from backend.cli import judges as judges_cli
 from backend.cli import store as store_cli
 from backend.config import settings
 from backend.datasets import DATASETS, baselines
@@ -410,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("prompts", help="the prompt templates (built in and yours in data/prompts/)")
     p.set_defaults(func=cmd_prompts)
     import_cli.add(sub)
+    judges_cli.add(sub)
     store_cli.add(sub)
     args = parser.parse_args(argv)
     try:

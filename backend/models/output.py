@@ -34,3 +34,23 @@ class Completion:
 class RunStopped(RuntimeError):
     """A fault that stops a whole run rather than one item (a server down, a key refused, a budget
     reached): the run is left 'interrupted' and the same command resumes it."""
+
+
+def readable(
+    presupposition: str | None,
+    correction: str | None,
+    answer: str | None,
+    label: str | None,
+    generation: str | None = None,
+) -> str:
+    """What a model wrote, readable (as people rate it and judges read it): its presupposition and
+    correction, else its answer, else its label, else its raw generation (a writing model that ignored
+    the two-line format)."""
+    parts = [
+        f"{name}: {text.strip()}"
+        for name, text in (("Presupposition", presupposition), ("Correction", correction))
+        if isinstance(text, str) and text.strip()
+    ]
+    if not parts and not answer and not label and isinstance(generation, str) and generation.strip():
+        return f"(not in the Presupposition/Correction format) {generation.strip()}"
+    return "\n".join(parts) or answer or label or ""

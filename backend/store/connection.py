@@ -68,6 +68,22 @@ CRITERIA = [
     ),
     ("acceptability", "numeric", 0, 1, None, "QA: is the model's answer acceptable? (0 = no, 1 = yes)"),
     (
+        "corrects_assumption",
+        "numeric",
+        0,
+        1,
+        None,
+        "(QA)2: does the answer identify and correct the question's false assumption? (0 = no, 1 = yes)",
+    ),
+    (
+        "equivalent",
+        "numeric",
+        0,
+        1,
+        None,
+        "QA: does the answer mean the same as one of the gold answers? (0 = no, 1 = yes)",
+    ),
+    (
         "cb_commitment",
         "numeric",
         -3,

@@ -180,3 +180,45 @@ CREATE TABLE IF NOT EXISTS run_metrics (
     rows         JSON NOT NULL,
     computed_at  TIMESTAMP NOT NULL
 );
+
+-- Judges (issue 29): a registered generator scoring another run's stored outputs with a versioned rubric
+-- template. One judge run per (judged run, judge model, rubric@version, samples); each score is a row of
+-- `judgements`, keyed so that repeated samples of one judge and both orders of a pairwise verdict fit.
+CREATE TABLE IF NOT EXISTS judge_runs (
+    judge_run_id   VARCHAR PRIMARY KEY,
+    run_id         VARCHAR NOT NULL,    -- the judged run (run A of a pairwise judge)
+    other_run_id   VARCHAR,             -- pairwise: run B
+    dataset_id     VARCHAR NOT NULL,
+    model_id       VARCHAR NOT NULL,    -- the judge: a registered generator (local or endpoint)
+    rubric         VARCHAR NOT NULL,    -- template name@version
+    rubric_sha256  VARCHAR NOT NULL,    -- of the template file: a resumed run never mixes prompts
+    kind           VARCHAR NOT NULL,    -- score | pairwise
+    source         VARCHAR NOT NULL,    -- judge:<model>:<rubric@version>
+    samples        INTEGER NOT NULL,    -- responses per item and criterion (> 1: self-consistency)
+    config         JSON,                -- decoding, endpoint, quality note, code version
+    status         VARCHAR NOT NULL,    -- running | complete | interrupted
+    created_at     TIMESTAMP NOT NULL,
+    seconds        DOUBLE
+);
+
+CREATE TABLE IF NOT EXISTS judgements (
+    judge_run_id  VARCHAR NOT NULL,
+    example_id    VARCHAR NOT NULL,
+    criterion     VARCHAR NOT NULL,     -- a criterion of `criteria`
+    sample        INTEGER NOT NULL,     -- 0 .. samples - 1
+    position      VARCHAR NOT NULL,     -- '' (a score) | AB | BA (pairwise: which run was shown first)
+    value         DOUBLE,               -- the score; NULL when the response could not be parsed
+    verdict       VARCHAR,              -- pairwise: A | B | tie, in run terms (not screen order)
+    reason        VARCHAR,              -- the judge's reason text
+    parse         VARCHAR NOT NULL,     -- ok | unparsed | out-of-range | ambiguous | empty | error
+    response      VARCHAR,              -- the raw response
+    prompt        VARCHAR,
+    error         VARCHAR,
+    tokens_in     INTEGER,
+    tokens_out    INTEGER,
+    cost          DOUBLE,
+    cached        BOOLEAN,
+    latency_ms    DOUBLE,
+    judged_at     TIMESTAMP NOT NULL,
+    PRIMARY KEY (judge_run_id, example_id, criterion, sample, position)
+);

@@ -226,9 +226,11 @@ def atomic(con: duckdb.DuckDBPyConnection, area: str = "data") -> Iterator[None]
             pass
 
 
-def transaction(con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table]) -> None:
+def transaction(
+    con: duckdb.DuckDBPyConnection, deletes: list[tuple[str, dict]], inserts: dict[str, pa.Table], area: str = "data"
+) -> None:
     """Run the deletes, then insert each Arrow table into its store table; all or nothing."""
-    with atomic(con):
+    with atomic(con, area):
         _apply(con, deletes, inserts)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from backend.store import examples as store_examples
+from backend.store import judgements as store_judgements
 from backend.store import ratings as store_ratings
 from backend.store.examples import example_row  # noqa: F401 — the Playground and Retrieval pages load one row
 
@@ -35,8 +36,8 @@ def _crowd(ratings: pd.DataFrame) -> dict | None:
 def example_detail(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -> dict:
     """Everything the store knows about one example: the row, every run's output (label, its probability,
     all probabilities, answer, text; for a prompted run the parse status, the prompt sent and the raw
-    response), pair partners, ratings (and NOPE's crowd distribution), retrieved passages per run and gold
-    passages."""
+    response), pair partners, ratings (and NOPE's crowd distribution), judges' scores with their reasons,
+    retrieved passages per run and gold passages."""
     row = store_examples.example_row(con, dataset_id, example_id)
     predictions = store_examples.predictions_of(con, dataset_id, example_id)
     predictions["probabilities"] = [
@@ -48,6 +49,7 @@ def example_detail(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: 
         "predictions": predictions.drop(columns=["labels", "probs"]),
         "pairs": store_examples.pairs_of(con, dataset_id, example_id),
         "ratings": ratings,
+        "judgements": store_judgements.of_example(con, dataset_id, example_id),
         "crowd": _crowd(ratings),
         "retrievals": store_examples.retrievals_of(con, dataset_id, example_id),
         "qrels": store_examples.qrels_of(con, dataset_id, example_id),

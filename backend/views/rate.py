@@ -25,53 +25,21 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, datetime
-from itertools import combinations
 from numbers import Real
 
 import duckdb
-import krippendorff
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
 
+from backend.metrics import agreement as agreement_metrics
 from backend.metrics import bootstrap
+from backend.metrics.rubrics import RUBRIC, criteria_for
+from backend.models.output import readable
+from backend.store import judgements as store_judgements
 from backend.store import ratings as store_ratings
 from backend.store import runs as store_runs
 from backend.store.writer import atomic
 
-RUBRIC: dict[
-    str, dict[int, str]
-] = {  # CREPE's human evaluation of writing (Yu et al. 2023), 0 = not at all … 3 = fully
-    "fluency": {
-        0: "Not fluent: the text is ungrammatical or hard to read",
-        1: "Barely fluent: many grammatical errors or awkward phrasing",
-        2: "Mostly fluent: minor errors that do not hinder reading",
-        3: "Fully fluent: grammatical and natural",
-    },
-    "presupposition": {
-        0: "Not at all: the written presupposition is not the false assumption the question makes",
-        1: "Barely: it touches the question's false assumption but misstates it",
-        2: "Mostly: it states the false assumption with minor inaccuracies or extra content",
-        3: "Fully: it states exactly the false assumption the question makes",
-    },
-    "correction": {
-        0: "Not at all: the correction does not correct the presupposition, or is itself false",
-        1: "Barely: it disputes the presupposition without a (true) supporting fact",
-        2: "Mostly: it corrects the presupposition with a mostly true fact",
-        3: "Fully: it corrects the presupposition with a true fact",
-    },
-    "consistency": {
-        0: "Not at all: presupposition and correction are unrelated",
-        1: "Barely: they are related but the correction does not negate the presupposition",
-        2: "Mostly: the correction largely negates the presupposition",
-        3: "Fully: the correction negates the presupposition; they form a consistent pair",
-    },
-    "acceptability": {
-        0: "Not acceptable: the answer is wrong or does not respond to the input",
-        1: "Acceptable: the answer is correct and responds to the input",
-    },
-}
-WRITING_CRITERIA = ("fluency", "presupposition", "correction", "consistency")
 RATEABLE_TASKS = ("write", "qa", "detect", "nli")
 RATER_ID = re.compile(r"[A-Za-z0-9._@-]+")
 MAX_RATER_ID, MAX_NOTE = 64, 2000
@@ -85,9 +53,12 @@ class RatingError(ValueError):
         self.field = field
 
 
-def criteria_for(task: str) -> list[str]:
-    """The criteria a run of `task` is rated on: CREPE's four for writing, acceptability otherwise."""
-    return list(WRITING_CRITERIA) if task == "write" else ["acceptability"]
+def criteria_of(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+    """What people rate the run on: its task's criteria, then any other criterion a judge scored on it (so
+    the judge's scores can be set against people's)."""
+    _, task = _run(con, run_id)
+    usual = criteria_for(task)
+    return usual + [c for c in store_judgements.judged_criteria(con, run_id) if c not in usual and c in RUBRIC]
 
 
 def rateable_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -119,32 +90,13 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, str]:
     return dataset_id, task
 
 
-def _output_text(
-    presupposition: str | None,
-    correction: str | None,
-    answer: str | None,
-    label: str | None,
-    generation: str | None = None,
-) -> str:
-    """What the model wrote, readable: its presupposition and correction, else its answer, else its label,
-    else its raw generation (a writing model that ignored the two-line format)."""
-    parts = [
-        f"{name}: {text.strip()}"
-        for name, text in (("Presupposition", presupposition), ("Correction", correction))
-        if isinstance(text, str) and text.strip()
-    ]
-    if not parts and not answer and not label and isinstance(generation, str) and generation.strip():
-        return f"(not in the Presupposition/Correction format) {generation.strip()}"
-    return "\n".join(parts) or answer or label or ""
-
-
 def targets(con: duckdb.DuckDBPyConnection, run_id: str, split: str | None = None) -> pd.DataFrame:
     """The run's error-free predictions to rate, by example id, with the example's gold data (a live
     run has no example rows: its input comes from the prediction's `text.input`)."""
     _run(con, run_id)
     frame = store_ratings.targets(con, run_id, split)
     frame["output_text"] = [
-        _output_text(*row)
+        readable(*row)
         for row in zip(
             frame.pop("presupposition"),
             frame.pop("correction"),
@@ -223,7 +175,7 @@ def save(
             "example_id",
             f"run {run_id!r} has no prediction of {example_id!r}; expected an example id from targets(run_id)",
         )
-    allowed = criteria_for(task)
+    allowed = criteria_of(con, run_id)
     if not isinstance(values, dict) or not values:
         raise RatingError("values", f"no scores given; expected at least one of {', '.join(allowed)}")
     bounds = store_ratings.numeric_bounds(con)
@@ -286,24 +238,6 @@ def _scored(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     return frame.sort_values("criterion", key=lambda s: s.map(lambda c: order.get(c, len(order))), kind="stable")
 
 
-def _alpha(matrix: np.ndarray, domain: np.ndarray, level: str) -> float:
-    """Krippendorff's alpha of a raters × items matrix (NaN = not rated); NaN without variation."""
-    if matrix.shape[1] == 0 or np.unique(matrix[np.isfinite(matrix)]).size < 2:
-        return float("nan")
-    return float(krippendorff.alpha(reliability_data=matrix, value_domain=domain, level_of_measurement=level))
-
-
-def _kappas(matrix: np.ndarray, domain: np.ndarray, ordinal: bool) -> list[float]:
-    """Cohen's kappa of every rater pair sharing ≥ 2 items (undefined pairs left out)."""
-    kappas = []
-    for a, b in combinations(matrix, 2):
-        shared = np.isfinite(a) & np.isfinite(b)
-        x, y = a[shared].astype(int), b[shared].astype(int)
-        if shared.sum() >= 2 and np.unique(np.concatenate([x, y])).size >= 2:
-            kappas.append(float(cohen_kappa_score(x, y, labels=domain, weights="quadratic" if ordinal else None)))
-    return kappas
-
-
 def agreement(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     """Per rated criterion: raters, items scored by ≥ 2 raters, rating rows, Krippendorff's alpha with
     a 95% bootstrap interval over items, and the mean pairwise Cohen's kappa with its pair count."""
@@ -312,25 +246,25 @@ def agreement(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     for criterion, group in _scored(con, run_id).groupby("criterion", sort=False):
         low, high = int(group["min_value"].iloc[0]), int(group["max_value"].iloc[0])
         domain = np.arange(low, high + 1)
-        level = "nominal" if domain.size == 2 else "ordinal"
+        level = agreement_metrics.level(domain)
         table = group.pivot(index="rater_id", columns="example_id", values="value")
         matrix = table.loc[:, table.notna().sum() >= 2].to_numpy(dtype=float)
         items = matrix.shape[1]
         interval = (float("nan"), float("nan"))
         if items >= 2:
             resampled = [
-                _alpha(matrix[:, np.repeat(np.arange(items), counts.astype(int))], domain, level)
+                agreement_metrics.alpha(matrix[:, np.repeat(np.arange(items), counts.astype(int))], domain, level)
                 for counts in bootstrap.weights(items)
             ]
             interval = bootstrap.interval(np.array(resampled))
-        kappas = _kappas(table.to_numpy(dtype=float), domain, level == "ordinal")
+        kappas = agreement_metrics.pairwise_kappas(table.to_numpy(dtype=float), domain, level == "ordinal")
         rows.append(
             [
                 criterion,
                 table.shape[0],
                 items,
                 len(group),
-                _alpha(matrix, domain, level),
+                agreement_metrics.alpha(matrix, domain, level),
                 *interval,
                 float(np.mean(kappas)) if kappas else float("nan"),
                 len(kappas),

@@ -54,26 +54,30 @@ def label_colors(labels) -> alt.ExprRef:
 def confusion(cells, columns: tuple, index: tuple) -> alt.Chart:
     """A gold × predicted heatmap of counts; `cells` has gold, predicted, n, cell and chosen (the picked
     cell, outlined). Clicking a cell picks it (`pick("cell")`)."""
-    cells = cells.assign(dark=cells["n"] > cells["n"].max() / 2)
     axis = alt.Axis(labelAngle=0, labelFontWeight="bold", labelColor=label_colors(columns))
-    base = alt.Chart(cells).encode(
-        x=alt.X("predicted:N", sort=list(columns), title="predicted (run A)", axis=axis),
-        y=alt.Y("gold:N", sort=list(index), title="gold", axis=axis),
-    )
+    x = alt.X("predicted:N", sort=list(columns), title="predicted (run A)", axis=axis)
+    return heatmap(cells, x, alt.Y("gold:N", sort=list(index), title="gold", axis=axis), "n", WIDTH // 2 + 60)
+
+
+def heatmap(cells, x: alt.X, y: alt.Y, count: str, width: int) -> alt.LayerChart:
+    """Counts per cell as grey rectangles with the number written in; the `chosen` cell is outlined and a
+    click picks a cell (`pick("cell")`)."""
+    cells = cells.assign(dark=cells[count] > cells[count].max() / 2)
+    base = alt.Chart(cells).encode(x=x, y=y)
     rect = (
         base.mark_rect()
         .encode(
-            color=alt.Color("n:Q", scale=alt.Scale(scheme="greys"), title="items"),
+            color=alt.Color(f"{count}:Q", scale=alt.Scale(scheme="greys"), title="items"),
             stroke=alt.condition("datum.chosen", alt.value("#E69F00"), alt.value(None)),
             strokeWidth=alt.value(4),
-            tooltip=["gold", "predicted", "n"],
+            tooltip=[y.shorthand.split(":")[0], x.shorthand.split(":")[0], count],
         )
         .add_params(pick("cell"))
     )
     text = base.mark_text(fontSize=14).encode(
-        text="n:Q", color=alt.condition("datum.dark", alt.value("white"), alt.value("black"))
+        text=f"{count}:Q", color=alt.condition("datum.dark", alt.value("white"), alt.value("black"))
     )
-    return (rect + text).properties(width=WIDTH // 2 + 60, height=WIDTH // 3)
+    return (rect + text).properties(width=width, height=WIDTH // 3)
 
 
 def label_shares(shares, labels: tuple, who: tuple) -> alt.Chart:

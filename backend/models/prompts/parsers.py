@@ -140,3 +140,58 @@ def sampled_probabilities(parsed: list[Parsed], labels: list[str]) -> tuple[floa
     if not said:
         return None
     return tuple(said.count(name) / len(said) for name in labels)
+
+
+_SCORE = re.compile(r"^\W*score\s*[:=]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+_REASON = re.compile(r"^\W*reason\s*[:=]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+# an answer-first reply: "2", "2.", "2 - it reads well", "The answer is 2.", "The score is 2", "Rating: 2"
+_LEADING = re.compile(
+    r"\A\s*(?:(?:the\s+)?(?:answer|score|rating)(?:\s+is)?\s*:?\s*)?([-+]?\d+(?:\.\d+)?)(?!\s*[=/\d])(?:\W|\Z)",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"^[-+]?\d+(\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Judged:
+    status: str  # ok | unparsed | out-of-range | ambiguous | refusal | empty
+    value: float | None = None
+    reason: str | None = None
+
+
+def judgement(text: str, low: int, high: int) -> Judged:
+    """A judge's score: from a "Score: N" line, else from the start of an answer-first reply ("2. It reads
+    well", "The answer is 2."); a whole number from `low` to `high`. Two "Score:" lines that differ are
+    *ambiguous*; a number outside the scale is *out-of-range*; anything else (a scale recited, "1 = yes",
+    a number only later in the text) is *unparsed*. The reason is the "Reason:" line, else the rest of the
+    reply after the score.
+
+    >>> judgement("Reason: it is fluent.\\nScore: 3", 0, 3)
+    Judged(status='ok', value=3.0, reason='it is fluent.')
+    >>> judgement("2. It reads well.", 0, 3), judgement("The answer is 1.", 0, 1).value
+    (Judged(status='ok', value=2.0, reason='It reads well.'), 1.0)
+    >>> judgement("Score: 5", 0, 3).status, judgement("I think 2", 0, 3).status, judgement("1 = yes", 0, 1).status
+    ('out-of-range', 'unparsed', 'unparsed')
+    >>> judgement("Score: 1\\nScore: 0", 0, 1).status, judgement("Score: 1.5", 0, 3).status
+    ('ambiguous', 'unparsed')
+    """
+    if not text.strip():
+        return Judged("empty")
+    reason = _REASON.search(text)
+    said = (reason.group(1).strip() or None) if reason else None
+    if REFUSAL.match(text):
+        return Judged("refusal", reason=said)
+    numbers = [_NUMBER.match(m.group(1).strip()) for m in _SCORE.finditer(text)]
+    leading = _LEADING.match(text) if not numbers else None
+    if leading:
+        numbers = [_NUMBER.match(leading.group(1))]
+        said = said or text[leading.end() :].lstrip(" .:-\n").strip() or None
+    if not numbers or numbers[0] is None or numbers[0].group(1):
+        return Judged("unparsed", reason=said)
+    values = {float(m.group(0)) for m in numbers if m is not None}
+    if len(values) > 1:
+        return Judged("ambiguous", reason=said)
+    value = values.pop()
+    if not low <= value <= high:
+        return Judged("out-of-range", reason=said)
+    return Judged("ok", value=value, reason=said)

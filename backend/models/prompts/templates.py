@@ -14,8 +14,12 @@ A template file is a Jinja2 comment holding its header, then the prompt:
     Premise: {{ item.premise }} ...
 
 The prompt sees `item` (premise, hypothesis, question), `demos` (the same fields plus `answer`) and
-`passages` (texts, best first). Rendering is sandboxed and strict (an unknown variable is an error
-naming the template), so a user's file cannot reach into Python.
+`passages` (texts, best first). A judge's rubric has `task: judge`, `strategy: score | pairwise`,
+`criteria` (criteria of `backend.metrics.rubrics`, each judged by its own prompt) and `judges` (the
+run tasks whose outputs it scores); its prompt sees `item` (also gold_answers, gold_presuppositions,
+gold_corrections, gold_label), `criterion` (name, low, high, levels: [[score, meaning], ...]) and
+`output` (a score) or `output_a` / `output_b` (pairwise). Rendering is sandboxed and strict (an unknown
+variable is an error naming the template), so a user's file cannot reach into Python.
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from backend.config import settings
+from backend.metrics.rubrics import RUBRIC
 
 BUILT_IN = Path(__file__).with_name("templates")
 STRATEGIES = ("zero-shot", "few-shot", "few-shot-cot", "zero-shot-cot", "retrieve-then-read", "crepe")
 TASKS = ("nli", "detect", "qa", "write")
+JUDGE_STRATEGIES = ("score", "pairwise")  # a judge's rubric (task: judge): one output scored, or two compared
 DEFAULTS = {"nli": "nli-zero-shot", "detect": "detect-zero-shot", "qa": "qa-zero-shot", "write": "write-two-lines"}
 RETRIEVAL_DEFAULT = "qa-retrieve-then-read"
 _HEADER = re.compile(r"\A\s*\{#(.*?)#\}\n?", re.DOTALL)
@@ -56,6 +62,8 @@ class Template:
     source: str = ""  # the whole file, header included
     shots: int = 0
     verbalisers: dict = field(default_factory=dict)  # label → tuple of words
+    criteria: tuple[str, ...] = ()  # a judge's: the criteria it scores, one prompt each
+    judges: tuple[str, ...] = ()  # a judge's: the run tasks whose outputs it scores
 
     @property
     def ref(self) -> str:
@@ -73,8 +81,12 @@ class Template:
         return self.strategy.endswith("-cot")
 
     def render(self, item: dict, demos: list[dict] = (), passages: list[str] = ()) -> str:
+        return self.render_with(item=item, demos=list(demos), passages=list(passages))
+
+    def render_with(self, **context) -> str:
+        """The prompt for these variables (a judge's: item, criterion, output or output_a / output_b)."""
         try:
-            return _ENV.from_string(self.body).render(item=item, demos=list(demos), passages=list(passages)).strip()
+            return _ENV.from_string(self.body).render(**context).strip()
         except TemplateError as exc:
             raise TemplateProblem(f"{self.path}: {type(exc).__name__}: {exc}") from None
 
@@ -101,11 +113,13 @@ def parse_file(path: Path) -> Template:
     missing = [k for k in ("name", "version", "task", "strategy") if k not in header]
     if missing:
         raise TemplateProblem(f"{path}: the header lacks {', '.join(missing)}")
-    if header["task"] not in TASKS or header["strategy"] not in STRATEGIES:
+    judge = header["task"] == "judge"
+    if not judge and (header["task"] not in TASKS or header["strategy"] not in STRATEGIES):
         raise TemplateProblem(
-            f"{path}: task must be one of {TASKS} and strategy one of {STRATEGIES}, "
+            f"{path}: task must be one of {(*TASKS, 'judge')} and strategy one of {STRATEGIES}, "
             f"got task={header['task']!r}, strategy={header['strategy']!r}"
         )
+    criteria, judges = _judge_header(path, header) if judge else ((), ())
     verbalisers = {
         str(k): tuple(v if isinstance(v, list) else [v]) for k, v in (header.get("verbalisers") or {}).items()
     }
@@ -129,7 +143,26 @@ def parse_file(path: Path) -> Template:
         source=text,
         shots=int(header.get("shots", 0)),
         verbalisers=verbalisers,
+        criteria=criteria,
+        judges=judges,
     )
+
+
+def _judge_header(path: Path, header: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(criteria, judged tasks) of a judge's rubric header, checked."""
+    if header["strategy"] not in JUDGE_STRATEGIES:
+        raise TemplateProblem(
+            f"{path}: a judge's strategy must be one of {JUDGE_STRATEGIES}, got {header['strategy']!r}"
+        )
+    criteria, judges = header.get("criteria") or [], header.get("judges") or []
+    unknown = [c for c in criteria if c not in RUBRIC]
+    if not criteria or unknown or not isinstance(criteria, list):
+        raise TemplateProblem(
+            f"{path}: a judge needs `criteria`, a list of {sorted(RUBRIC)}; got {header.get('criteria')!r}"
+        )
+    if not judges or not isinstance(judges, list) or any(t not in TASKS for t in judges):
+        raise TemplateProblem(f"{path}: a judge needs `judges`, the run tasks it scores ({TASKS}); got {judges!r}")
+    return tuple(criteria), tuple(judges)
 
 
 def _files() -> tuple[Path, ...]:

@@ -1,0 +1,89 @@
+"""The judge commands of `python -m backend`: judge (score a stored run's outputs with an LLM judge) and
+judges (a run's judges and how far each agrees with the people who rated it). See backend.views.judging.
+
+    python -m backend judge --model my-llm --run RUN --rubric judge-crepe-writing --limit 20
+    python -m backend judge --model my-llm --run RUN --rubric judge-qa-equivalence --samples 3
+    python -m backend judges --run RUN
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from backend.models.output import RunStopped
+from backend.models.prompts.templates import TemplateProblem
+from backend.store.access import session
+from backend.views import judging
+
+
+def add(sub) -> None:
+    p = sub.add_parser(
+        "judge",
+        help="score a stored run's outputs with a judge (a registered generator + a rubric template)",
+        description="Resumable like predict: the same command continues an interrupted judge run. Scores that "
+        "cannot be parsed are stored as unparsed, not guessed.",
+    )
+    p.add_argument("--model", required=True, help="the judge: a registered generator (`python -m backend models`)")
+    p.add_argument("--run", required=True, help="the run whose outputs are judged")
+    p.add_argument("--rubric", required=True, help="a judge template, name[@version] (`python -m backend prompts`)")
+    p.add_argument("--samples", type=int, default=1, help="responses per item and criterion (> 1: self-consistency)")
+    p.add_argument("--temperature", type=float, help="default: the model's (0 for endpoints); 0.7 when sampled")
+    p.add_argument("--limit", type=int, help="only the first N outputs (by example id)")
+    p.add_argument("--max-cost", type=float, help="USD this call may spend on an endpoint")
+    p.set_defaults(func=cmd_judge)
+    p = sub.add_parser("judges", help="a run's judges: parse rates and agreement with the people who rated it")
+    p.add_argument("--run", required=True)
+    p.set_defaults(func=cmd_judges)
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    request = judging.JudgeRequest(
+        model=args.model,
+        run=args.run,
+        rubric=args.rubric,
+        samples=args.samples,
+        temperature=args.temperature,
+        limit=args.limit,
+    )
+    try:
+        judge_run_id = judging.judge(args.store, request, max_cost=args.max_cost)
+    except RunStopped as exc:
+        print(
+            f"error: the judge run stopped: {exc}\nWhat was judged is stored; the same command resumes.",
+            file=sys.stderr,
+        )
+        return 1
+    except (ValueError, TemplateProblem, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    with session(args.store) as con:
+        print(_summary(con, args.run, judge_run_id))
+    return 0
+
+
+def _summary(con, run_id: str, judge_run_id: str) -> str:
+    runs = judging.judge_runs(con, run_id).set_index("judge_run_id")
+    row = runs.loc[judge_run_id]
+    return (
+        f"judge run {judge_run_id}: {row['status']}; {row['judgements']:,} judgements of {row['items']:,} outputs, "
+        f"{row['parsed']:,} parsed, {row['unparsed']:,} unparsed, {row['errors']:,} errors; ${row['cost']:.4f}"
+    )
+
+
+def cmd_judges(args: argparse.Namespace) -> int:
+    with session(args.store) as con:
+        runs = judging.judge_runs(con, args.run)
+        if runs.empty:
+            print(f"no judge has scored {args.run}; start one with `python -m backend judge --run ...`")
+            return 0
+        for judge_run_id in runs["judge_run_id"]:
+            print(_summary(con, args.run, judge_run_id))
+            table = judging.agreement_table(con, judge_run_id, args.run)
+            if table.empty:
+                print("  no parsed scores yet")
+                continue
+            print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+            for row in judging.verdict(table).itertuples():
+                print(f"  {row.criterion}: {row.trust} — {row.why}")
+    return 0

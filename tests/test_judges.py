@@ -1,0 +1,259 @@
+"""Judges and people (issue 29): judge runs against a real llama.cpp server serving SmolLM2 (a poor judge,
+and the page must say so from what is measured), the agreement metrics against the reference
+implementations, and the Rate page's *Judge vs people* section.
+
+The people's ratings here are made by two raters in the test: they check the mechanics (no human ratings
+of free-form outputs ship with the lab), so no number below is a finding about SmolLM2 as a judge.
+"""
+
+from __future__ import annotations
+
+import json
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+from backend.cli.main import main as cli
+from backend.execution import batch, runs
+from backend.metrics import agreement
+from backend.metrics.rubrics import RUBRIC
+from backend.models.prompts import parsers, templates
+from backend.store import backup
+from backend.store.connection import connect
+from backend.views import judging, rate
+from tests.llm_endpoint import NAME, serving
+
+WRITTEN, ANSWERED = 5, 12  # outputs judged per run: enough for the mechanics, few enough for CI's 2 cores
+
+
+@pytest.mark.parametrize(
+    ("text", "low", "high", "status", "value"),
+    [
+        ("Reason: it reads well.\nScore: 3", 0, 3, "ok", 3.0),
+        ("2. It reads well.", 0, 3, "ok", 2.0),
+        ("The answer is 1.", 0, 1, "ok", 1.0),
+        ("Score: 2/3", 0, 3, "ok", 2.0),
+        ("Score: 4", 0, 3, "out-of-range", None),
+        ("Score: 1\nScore: 0", 0, 1, "ambiguous", None),
+        ("Score: 1.5", 0, 3, "unparsed", None),
+        ("The answer is no, 1 = yes.", 0, 1, "unparsed", None),
+        ("I would say it is about 2", 0, 3, "unparsed", None),
+        ("   ", 0, 3, "empty", None),
+        ("I'm sorry, I cannot rate this.", 0, 3, "refusal", None),
+    ],
+)
+def test_judge_responses_are_parsed_strictly(text, low, high, status, value):
+    parsed = parsers.judgement(text, low, high)
+    assert (parsed.status, parsed.value) == (status, value)
+
+
+@pytest.mark.parametrize("points", [2, 4, 7])
+def test_paired_agreement_matches_the_reference_implementations(points):
+    rng, domain = np.random.default_rng(points), np.arange(points)
+    for _ in range(25):
+        n = int(rng.integers(4, 40))
+        a = rng.integers(0, points, n)
+        b = np.clip(a + rng.integers(-1, 2, n), 0, points - 1)
+        if np.unique(np.r_[a, b]).size < 2:
+            continue
+        got = agreement.paired(a, b, domain)
+        scale = "nominal" if points == 2 else "ordinal"
+        want = krippendorff.alpha(
+            reliability_data=np.vstack([a, b]).astype(float), value_domain=domain, level_of_measurement=scale
+        )
+        assert got.alpha == pytest.approx(want, abs=1e-9)
+        kappa = cohen_kappa_score(a, b, labels=domain, weights=None if points == 2 else "quadratic")
+        assert got.kappa == pytest.approx(kappa, abs=1e-9, nan_ok=True)
+        assert got.rho == pytest.approx(stats.spearmanr(a, b).statistic, abs=1e-9, nan_ok=True)
+        assert got.alpha_low <= got.alpha <= got.alpha_high or np.isnan(got.alpha_low)
+
+
+def test_consensus_kendall_and_the_verdict_on_known_tables():
+    assert [agreement.consensus(s) for s in ([0, 1], [2], [1, 3, 3], [0, 3, 3, 2])] == [0, 2, 3, 2]
+    assert agreement.kendall([0.5, 1.0, 2.0], [1, 2, 3]) == pytest.approx((1.0, 0.333), abs=1e-3)
+    assert np.isnan(agreement.kendall([1, 2], [1, 2])[0])
+    table = pd.DataFrame(
+        [
+            ("fluency", judging.PEOPLE, 20, 0.85, 0.70, 0.95),
+            ("correction", judging.PEOPLE, 20, 0.30, 0.05, 0.60),
+            ("consistency", judging.PEOPLE, 20, 0.72, 0.50, 0.90),
+            ("presupposition", judging.PEOPLE, 6, 0.90, 0.80, 1.00),
+            ("fluency", "ann", 20, 0.10, -0.2, 0.3),
+        ],
+        columns=["criterion", "against", "n", "alpha", "alpha_low", "alpha_high"],
+    )
+    verdict = judging.verdict(table).set_index("criterion")["trust"].to_dict()
+    assert verdict == {
+        "fluency": "reliable",
+        "correction": "poor",
+        "consistency": "tentative",
+        "presupposition": "unknown",
+    }
+
+
+def test_every_judge_rubric_renders_its_scale_and_the_output():
+    item = {"question": "Q?", "premise": "Q?", "hypothesis": "", "gold_label": "FP"}
+    item |= {"gold_answers": ["ga"], "gold_presuppositions": ["gp"], "gold_corrections": ["gc"]}
+    for template in templates.for_task("judge"):
+        assert template.criteria and template.judges, template.name
+        for criterion in template.criteria:
+            levels = [[score, meaning] for score, meaning in RUBRIC[criterion].items()]
+            scale = {"name": criterion, "low": levels[0][0], "high": levels[-1][0], "levels": levels}
+            text = template.render_with(item=item, criterion=scale, output="THE OUTPUT")
+            assert "Q?" in text and "THE OUTPUT" in text and levels[-1][1] in text, template.name
+
+
+@pytest.fixture(scope="module")
+def judged(real_store, tmp_path_factory):
+    """A CREPE writing run and a (QA)2 answering run by SmolLM2 over the endpoint, each judged by SmolLM2
+    (the (QA)2 one with three samples), and two raters' scores of the (QA)2 answers."""
+    with serving(real_store, tmp_path_factory.mktemp("judges")) as served:
+        store, server = served["store"], served["server"]
+        write_request = runs.Request(NAME, "crepe", "write", template="write-two-lines", limit=WRITTEN)
+        write = batch.predict(store, write_request, progress=False)
+        qa_request = runs.Request(NAME, "qaqa", "qa", split="eval", template="qa-zero-shot", limit=ANSWERED)
+        qa = batch.predict(store, qa_request, progress=False)
+        before = server.completions()
+        crepe_judge = judging.judge(store, judging.JudgeRequest(NAME, write, "judge-crepe-writing"), progress=False)
+        asked = server.completions() - before
+        sampled = judging.JudgeRequest(NAME, qa, "judge-corrects-assumption", samples=3)
+        qa_judge = judging.judge(store, sampled, progress=False)
+        con = connect(store)
+        for i, example_id in enumerate(rate.targets(con, qa)["example_id"]):
+            ann = i % 2  # made-up scores: they check the mechanics, not the judge
+            rate.save(con, qa, example_id, "ann", {"corrects_assumption": ann})
+            rate.save(con, qa, example_id, "bob", {"corrects_assumption": ann if i % 3 else 1 - ann})
+        yield {
+            **served,
+            "con": con,
+            "write": write,
+            "qa": qa,
+            "crepe_judge": crepe_judge,
+            "qa_judge": qa_judge,
+            "asked": asked,
+        }
+        con.close()
+
+
+def _rows(con, judge_run_id: str) -> pd.DataFrame:
+    return con.execute(
+        "SELECT example_id, criterion, sample, value, parse, reason, response, cost FROM judgements "
+        "WHERE judge_run_id = $j ORDER BY ALL",
+        {"j": judge_run_id},
+    ).df()
+
+
+def test_a_judge_run_scores_every_output_on_every_criterion_and_counts_what_it_could_not_parse(judged):
+    con, rows = judged["con"], _rows(judged["con"], judged["crepe_judge"])
+    assert len(rows) == WRITTEN * 4 == judged["asked"]  # one request per output and criterion
+    assert set(rows["criterion"]) == {"fluency", "presupposition", "correction", "consistency"}
+    assert set(rows["parse"]) <= {"ok", "unparsed", "out-of-range", "ambiguous", "empty", "refusal"}
+    assert rows.loc[rows["parse"] == "ok", "value"].between(0, 3).all()
+    assert rows.loc[rows["parse"] != "ok", "value"].isna().all()  # counted, never guessed
+    for row in rows.itertuples():  # the stored score is what the parser reads from the stored response
+        assert parsers.judgement(row.response, 0, 3).value == (None if np.isnan(row.value) else row.value)
+    listed = judging.judge_runs(con, judged["write"]).set_index("judge_run_id").loc[judged["crepe_judge"]]
+    assert listed["source"] == f"judge:{NAME}:judge-crepe-writing@1" and listed["status"] == "complete"
+    assert (listed["parsed"], listed["unparsed"]) == ((rows["parse"] == "ok").sum(), (rows["parse"] != "ok").sum())
+    assert listed["cost"] == pytest.approx(rows["cost"].sum()) and listed["cost"] > 0
+
+
+def test_a_judge_run_resumes_without_asking_again(judged):
+    before = judged["server"].completions()
+    again = judging.judge(
+        judged["store"], judging.JudgeRequest(NAME, judged["write"], "judge-crepe-writing"), progress=False
+    )
+    assert again == judged["crepe_judge"] and judged["server"].completions() == before
+
+
+def test_agreement_with_people_is_what_the_reference_implementations_give(judged):
+    con, qa = judged["con"], judged["qa"]
+    table = judging.agreement_table(con, judged["qa_judge"], qa)
+    assert set(table["against"]) == {judging.PEOPLE, "ann", "bob"}
+    rated = con.execute(
+        "SELECT example_id, rater_id, value FROM ratings WHERE run_id = $r AND source = 'user'", {"r": qa}
+    ).df()
+    mine = _rows(con, judged["qa_judge"]).dropna(subset=["value"])
+    judge = mine.groupby("example_id")["value"].agg(lambda v: sorted(v)[(len(v) - 1) // 2])  # recomputed here
+    people = rated.groupby("example_id")["value"].agg(lambda v: sorted(v)[(len(v) - 1) // 2])
+    for against, theirs in [(judging.PEOPLE, people), *rated.groupby("rater_id")]:
+        theirs = theirs if against == judging.PEOPLE else theirs.set_index("example_id")["value"]
+        row = table[table["against"] == against].iloc[0]
+        both = sorted(set(judge.index) & set(theirs.index))
+        assert row["n"] == len(both) and row["judge_unscored"] == len(set(theirs.index) - set(judge.index))
+        pair = np.array([judge[both].to_numpy(), theirs[both].to_numpy()], dtype=float)
+        if len(both) >= 2 and np.unique(pair).size > 1:
+            want = krippendorff.alpha(reliability_data=pair, value_domain=[0, 1], level_of_measurement="nominal")
+            assert row["alpha"] == pytest.approx(want, abs=1e-9)
+            kappa = cohen_kappa_score(pair[0].astype(int), pair[1].astype(int), labels=[0, 1])
+            assert row["kappa"] == pytest.approx(kappa, abs=1e-9, nan_ok=True)
+    verdict = judging.verdict(table).iloc[0]
+    people_row = table[table["against"] == judging.PEOPLE].iloc[0]
+    if verdict["trust"] == "reliable":  # the verdict follows the measured alpha, whatever it is
+        assert people_row["alpha"] >= judging.RELIABLE and people_row["alpha_low"] >= judging.TENTATIVE
+    elif verdict["trust"] == "poor":
+        assert people_row["alpha_high"] < judging.TENTATIVE
+    elif verdict["trust"] == "unknown":
+        assert people_row["n"] < judging.MIN_ITEMS or np.isnan(people_row["alpha"])
+
+
+def test_the_confusion_cells_hold_the_items_people_and_judge_scored(judged):
+    con, qa, judge_run_id = judged["con"], judged["qa"], judged["qa_judge"]
+    cells = judging.confusion(con, judge_run_id, qa, "corrects_assumption")
+    assert cells["items"].sum() == ANSWERED  # every rated output, scored by the judge or 'unscored'
+    for cell in cells[cells["items"] > 0].itertuples():
+        items = judging.cell_items(con, judge_run_id, qa, "corrects_assumption", cell.judge, cell.people)
+        assert len(items) == cell.items and items["input"].notna().all()
+
+
+def test_self_consistency_and_the_rated_criterion_of_a_qa_judge(judged):
+    con, qa, qa_judge = judged["con"], judged["qa"], judged["qa_judge"]
+    rows = _rows(con, qa_judge)
+    assert len(rows) == ANSWERED * 3 and set(rows["sample"]) == {0, 1, 2}
+    consistency = judging.self_consistency(con, qa_judge)
+    matrix = rows.pivot(index="sample", columns="example_id", values="value").to_numpy(dtype=float)
+    matrix = matrix[:, np.isfinite(matrix).sum(axis=0) >= 2]
+    assert consistency.iloc[0]["samples"] == 3 and consistency.iloc[0]["items"] == matrix.shape[1]
+    if matrix.shape[1] and np.unique(matrix[np.isfinite(matrix)]).size > 1:
+        want = krippendorff.alpha(reliability_data=matrix, value_domain=[0, 1], level_of_measurement="nominal")
+        assert consistency.iloc[0]["alpha"] == pytest.approx(want)
+    # people can now rate the criterion the judge scored, beside the run's usual one
+    assert rate.criteria_of(con, qa) == ["acceptability", "corrects_assumption"]
+    ranked = judging.ranking(con, f"judge:{NAME}:judge-corrects-assumption@1", "corrects_assumption")
+    assert "ranking runs needs three or more" in ranked["why"] and np.isnan(ranked["tau"])
+
+
+def test_a_judge_cannot_score_a_run_its_rubric_is_not_for(judged):
+    with pytest.raises(ValueError, match="judge-qa-equivalence scores qa runs; .* is a write run"):
+        judging.judge(
+            judged["store"], judging.JudgeRequest(NAME, judged["write"], "judge-qa-equivalence"), progress=False
+        )
+    assert "judge-crepe-writing@1" in judging.rubrics("write")
+    assert {t.name for t in templates.for_task("judge")} >= {"judge-crepe-writing", "judge-corrects-assumption"}
+
+
+def test_the_rate_page_and_the_cli_say_how_far_to_trust_the_judge(judged, open_page, capsys):
+    con, qa, write = judged["con"], judged["qa"], judged["write"]
+    verdicts = judging.verdict(judging.agreement_table(con, judged["qa_judge"], qa))
+    at = open_page(judged["store"], "pages/rate.py", {"run": qa, "rater": "ann", "judge": judged["qa_judge"]})
+    assert not at.exception and any(s.value == "Judge vs people" for s in at.subheader)
+    shown = " ".join(e.value for kind in ("error", "warning", "success", "info") for e in getattr(at, kind))
+    for row in verdicts.itertuples():
+        assert f"{row.criterion}**: {row.trust}" in shown.replace("\\", "")
+    parsed = (_rows(con, judged["crepe_judge"])["parse"] == "ok").sum()
+    at = open_page(judged["store"], "pages/rate.py", {"run": write, "rater": "ann", "judge": judged["crepe_judge"]})
+    shown = " ".join(e.value for e in at.error)
+    assert ("This judge gave no usable score" in shown) == (parsed == 0)  # SmolLM2 on CREPE: said, not hidden
+    assert cli(["--store", str(judged["store"]), "judges", "--run", qa]) == 0
+    printed = capsys.readouterr().out
+    assert judged["qa_judge"] in printed and "people (consensus)" in printed
+
+
+def test_a_backup_keeps_judge_runs(judged, tmp_path):
+    folder = backup.write(judged["con"], "test", target=tmp_path / "b")
+    rows = json.loads((folder / "manifest.json").read_text())["rows"]
+    assert rows["judge_runs"] == 2 and rows["judgements"] == WRITTEN * 4 + ANSWERED * 3

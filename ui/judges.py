@@ -1,0 +1,128 @@
+"""The Rate page's *Judge vs people* section: a judge run of this run, how far it agrees with the people
+who rated the same outputs (per criterion, per rater and with their consensus, with n and 95% CIs), a
+verdict on how far to trust it, the judge × people confusion whose cells open their items, the judge's
+self-consistency and whether it ranks runs as people do. The numbers are `backend.views.judging`'s."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from backend.views import judging
+from ui import charts, export, widgets
+from ui.charts import rate as rating_charts
+from ui.resources import query
+
+ARROW = "→"
+TRUST = {"poor": st.error, "tentative": st.warning, "reliable": st.success, "unknown": st.info}
+NUMBERS = {
+    name: st.column_config.NumberColumn(title, format="%.3f")
+    for name, title in (
+        ("alpha", "Krippendorff's α"),
+        ("alpha_low", "α low"),
+        ("alpha_high", "α high"),
+        ("kappa", "Cohen's κ"),
+        ("kappa_low", "κ low"),
+        ("kappa_high", "κ high"),
+        ("rho", "Spearman ρ"),
+        ("rho_low", "ρ low"),
+        ("rho_high", "ρ high"),
+    )
+}
+
+
+def judge_block(run_id: str, dataset: str, task: str) -> None:
+    st.subheader("Judge vs people")
+    runs = query(judging.judge_runs, run_id)
+    if runs.empty:
+        rubrics = ", ".join(judging.rubrics(task)) or "none built in"
+        st.info(
+            "No judge has scored this run. Let an LLM score its outputs, then rate some of them here to see how far "
+            f"it agrees with people: `python -m backend judge --model MODEL --run RUN --rubric RUBRIC` "
+            f"(rubrics for {widgets.plain(task)} runs: {widgets.plain(rubrics)})."
+        )
+        return
+    judge_run_id = st.selectbox("Judge run", list(runs["judge_run_id"]), key="judge", bind="query-params")
+    row = runs.set_index("judge_run_id").loc[judge_run_id]
+    st.caption(
+        f"{widgets.plain(row['source'])} · {widgets.plain(row['status'])} · {row['items']:,} outputs, "
+        f"{row['judgements']:,} judgements: {row['parsed']:,} parsed, {row['unparsed']:,} unparsed, "
+        f"{row['errors']:,} errors · ${row['cost']:.4f} · {widgets.plain(row['quality'] or '')}"
+    )
+    if not row["parsed"]:
+        st.error(
+            f"This judge gave no usable score: none of its {row['judgements']:,} responses could be read as a "
+            "score, so it cannot stand in for people on this run. Its responses are kept (Example page, export)."
+        )
+        return
+    if row["unparsed"] or row["errors"]:
+        st.warning(
+            f"{row['unparsed'] + row['errors']:,} of {row['judgements']:,} responses gave no score (unparsed or "
+            "failed): those items have no judge score. They are counted below as unscored, never guessed."
+        )
+    table = query(judging.agreement_table, judge_run_id, run_id)
+    caption = charts.provenance(dataset, int(table["n"].max()) if len(table) else 0, runs=[run_id, judge_run_id])
+    if table.empty or not table["n"].any():
+        st.info("No output is both scored by this judge and rated by people yet: rate some above with your rater id.")
+        return
+    for verdict in judging.verdict(table).itertuples():
+        TRUST[verdict.trust](
+            f"**{widgets.plain(verdict.criterion)}**: {widgets.plain(verdict.trust)} — {widgets.plain(verdict.why)} "
+            f"(α = {verdict.alpha:.3f} with the people's consensus, n = {verdict.n})"
+        )
+    export.table(table, "Judge vs people agreement", caption, key="judge-agreement", column_config=NUMBERS)
+    criterion = st.selectbox("Criterion", list(table["criterion"].unique()), key="judge_criterion", bind="query-params")
+    confusion_block(run_id, judge_run_id, dataset, criterion, caption)
+    consistency_block(judge_run_id, caption)
+    ranking_block(row["source"], criterion, dataset)
+
+
+def confusion_block(run_id: str, judge_run_id: str, dataset: str, criterion: str, caption: str) -> None:
+    cells = query(judging.confusion, judge_run_id, run_id, criterion)
+    cells["cell"] = cells["judge"] + ARROW + cells["people"]
+    options = list(cells.loc[cells["items"] > 0, "cell"])
+    cell = st.pills(
+        "Cell (judge→people; or click one) lists its items",
+        options,
+        key="judge_cell",
+        bind="query-params",
+        format_func=widgets.option,
+    )
+    cells["chosen"] = cells["cell"] == cell
+    export.chart(
+        rating_charts.judge_confusion,
+        f"Judge × people: {criterion}",
+        caption,
+        key="judge-confusion",
+        choose={"cell": "judge_cell"},
+        args=(cells, sorted(cells["judge"].unique()), sorted(cells["people"].unique(), reverse=True)),
+    )
+    if cell:
+        judge_score, people = cell.split(ARROW)
+        items = widgets.linked_items(dataset, judging.cell_items, judge_run_id, run_id, criterion, judge_score, people)
+        if items is not None:
+            st.dataframe(items, column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
+
+
+def consistency_block(judge_run_id: str, caption: str) -> None:
+    consistency = query(judging.self_consistency, judge_run_id)
+    if consistency.empty:
+        st.caption(
+            "Self-consistency: this judge was asked once per output; judge with `--samples 3` to measure how far "
+            "it agrees with itself."
+        )
+        return
+    export.table(consistency, "Judge self-consistency (α across its samples)", caption, key="judge-self")
+
+
+def ranking_block(source: str, criterion: str, dataset: str) -> None:
+    ranked = query(judging.ranking, source, criterion)
+    if ranked["why"]:
+        st.caption(f"Ranking runs: no Kendall τ — {widgets.plain(ranked['why'])}.")
+    else:
+        st.markdown(
+            f"**Ranking runs on {widgets.plain(criterion)}**: Kendall τ = {ranked['tau']:.2f} (p = {ranked['p']:.2f}) "
+            f"between the judge's and the people's mean scores over {len(ranked['runs'])} runs."
+        )
+    if len(ranked["runs"]):
+        runs = ranked["runs"]
+        export.table(runs, "Runs by judge and by people", charts.provenance(dataset, len(runs)), key="judge-ranking")
