@@ -7,7 +7,7 @@ import streamlit as st
 
 from backend.views import outputs
 from backend.views.pairs import diff_html
-from ui import charts, export, widgets
+from ui import charts, export, judges, widgets
 from ui.resources import query
 
 PER_PAGE = 20
@@ -121,6 +121,7 @@ show_summary(outputs.summary(frame), caption)
 for side, run in (("A", run_a), ("B", run_b)):
     if quality.get(run):
         st.caption(f"**{side}** {widgets.plain(run)}: {widgets.plain(quality[run])}")
+judges.pairwise_block(run_a, run_b, dataset)
 shown = frame if outcome == "all" else frame[frame["outcome"] == outcome]
 shown = (
     shown.sort_values(["disagreement", "example_id"], ascending=[False, True])

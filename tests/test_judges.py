@@ -9,6 +9,8 @@ of free-form outputs ship with the lab), so no number below is a finding about S
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime
 
 import krippendorff
 import numpy as np
@@ -23,8 +25,9 @@ from backend.metrics import agreement
 from backend.metrics.rubrics import RUBRIC
 from backend.models.prompts import parsers, templates
 from backend.store import backup
+from backend.store import judgements as store_judgements
 from backend.store.connection import connect
-from backend.views import judging, rate
+from backend.views import judging, pairwise, rate
 from tests.llm_endpoint import NAME, serving
 
 WRITTEN, ANSWERED = 5, 12  # outputs judged per run: enough for the mechanics, few enough for CI's 2 cores
@@ -103,8 +106,10 @@ def test_every_judge_rubric_renders_its_scale_and_the_output():
         for criterion in template.criteria:
             levels = [[score, meaning] for score, meaning in RUBRIC[criterion].items()]
             scale = {"name": criterion, "low": levels[0][0], "high": levels[-1][0], "levels": levels}
-            text = template.render_with(item=item, criterion=scale, output="THE OUTPUT")
-            assert "Q?" in text and "THE OUTPUT" in text and levels[-1][1] in text, template.name
+            text = template.render_with(item=item, criterion=scale, output="OUT", output_a="OUT A", output_b="OUT B")
+            shown = ("OUT A", "OUT B") if template.strategy == "pairwise" else ("OUT",)
+            meaning = levels[-1][1].lower()
+            assert "Q?" in text and all(s in text for s in shown) and meaning in text.lower(), template.name
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +127,10 @@ def judged(real_store, tmp_path_factory):
         asked = server.completions() - before
         sampled = judging.JudgeRequest(NAME, qa, "judge-corrects-assumption", samples=3)
         qa_judge = judging.judge(store, sampled, progress=False)
+        few = runs.Request(NAME, "qaqa", "qa", split="eval", template="qa-few-shot", shots=2, limit=ANSWERED)
+        qa_b = batch.predict(store, few, progress=False)
+        versus = judging.JudgeRequest(NAME, qa, "judge-pairwise", versus=qa_b)
+        pair_judge = judging.judge(store, versus, progress=False)
         con = connect(store)
         for i, example_id in enumerate(rate.targets(con, qa)["example_id"]):
             ann = i % 2  # made-up scores: they check the mechanics, not the judge
@@ -135,6 +144,8 @@ def judged(real_store, tmp_path_factory):
             "crepe_judge": crepe_judge,
             "qa_judge": qa_judge,
             "asked": asked,
+            "qa_b": qa_b,
+            "pair_judge": pair_judge,
         }
         con.close()
 
@@ -256,4 +267,83 @@ def test_the_rate_page_and_the_cli_say_how_far_to_trust_the_judge(judged, open_p
 def test_a_backup_keeps_judge_runs(judged, tmp_path):
     folder = backup.write(judged["con"], "test", target=tmp_path / "b")
     rows = json.loads((folder / "manifest.json").read_text())["rows"]
-    assert rows["judge_runs"] == 2 and rows["judgements"] == WRITTEN * 4 + ANSWERED * 3
+    assert rows["judge_runs"] == 3 and rows["judgements"] == WRITTEN * 4 + ANSWERED * 3 + ANSWERED * 2
+
+
+def test_a_pairwise_judge_sees_both_orders_and_its_verdicts_are_in_run_terms(judged):
+    con, judge_run_id = judged["con"], judged["pair_judge"]
+    rows = con.execute(
+        "SELECT example_id, position, verdict, parse, response FROM judgements WHERE judge_run_id = $j",
+        {"j": judge_run_id},
+    ).df()
+    assert len(rows) == ANSWERED * 2 and sorted(set(rows["position"])) == ["AB", "BA"]
+    prefix = re.compile(r"^\s*(the\s+)?(better\s+)?answer\s+is\s*:?\s*[\"']?", re.IGNORECASE)
+    for row in rows.itertuples():  # first / second as shown, turned into run A / B by the order shown
+        stated = prefix.sub("", row.response, count=1)
+        said = parsers.label(stated, {"first": ("first",), "second": ("second",), "tie": ("tie",)}).label
+        want = {"first": row.position[0], "second": row.position[1], "tie": "tie"}.get(said)
+        assert (row.verdict if isinstance(row.verdict, str) else None) == want
+        assert (row.parse == "ok") == (want is not None)
+    items = pairwise.outcomes(con, judge_run_id)
+    summary = pairwise.summary(con, judge_run_id).set_index("measure")
+    decided = items.dropna(subset=["outcome"])
+    assert summary.loc["A wins (both orders)", "n"] == len(decided)
+    shares = summary.loc[["A wins (both orders)", "tie (or the order decided)", "B wins (both orders)"], "share"]
+    assert len(decided) == 0 or shares.sum() == pytest.approx(1.0)
+    wide = rows.pivot(index="example_id", columns="position", values="verdict").dropna()
+    if len(wide):
+        assert summary.loc["verdict flips with the order", "share"] == pytest.approx((wide["AB"] != wide["BA"]).mean())
+    assert summary.loc["responses with no verdict (unparsed)", "n"] == rows["verdict"].isna().sum()
+    found = pairwise.clusters(con, judge_run_id)
+    reasons = pairwise.reasons(con, judge_run_id)
+    assert found[["A", "B", "tie"]].to_numpy().sum() == len(reasons)
+    for cluster in found.itertuples():
+        assert len(pairwise.cluster_items(con, judge_run_id, cluster.cluster)) == cluster.A + cluster.B + cluster.tie
+    with pytest.raises(ValueError, match="pairwise judge: name run B"):
+        judging.judge(judged["store"], judging.JudgeRequest(NAME, judged["qa"], "judge-pairwise"), progress=False)
+
+
+def test_side_by_side_shows_the_pairwise_judge(judged, open_page):
+    params = {"dataset": "qaqa", "run_a": judged["qa"], "run_b": judged["qa_b"], "pair_judge": judged["pair_judge"]}
+    at = open_page(judged["store"], "pages/outputs.py", params)
+    assert not at.exception
+    assert any(e.label.startswith("Pairwise judge") for e in at.expander)
+    assert any("verdict flips with the order" in str(frame.value["measure"].tolist()) for frame in at.dataframe)
+
+
+VERDICTS = {  # example: (verdict with A shown first, with B shown first, reason); None = unparsed
+    "e1": ("A", "A", "the date is correct"),
+    "e2": ("A", "B", "the date is correct"),
+    "e3": ("B", "B", "wrong year given"),
+    "e4": ("tie", "tie", "both equally vague"),
+    "e5": ("A", None, "the date is correct"),
+    "e6": ("A", "A", "correct date and place"),
+}
+
+
+def test_pairwise_shares_flips_and_clusters_on_a_hand_made_judge_run(store_copy):
+    con = connect(store_copy)
+    row = {"judge_run_id": "j", "run_id": "ra", "other_run_id": "rb", "dataset_id": "qaqa", "model_id": "m"}
+    row |= {"rubric": "judge-pairwise@1", "rubric_sha256": "x", "kind": "pairwise", "source": "judge:m:p", "samples": 1}
+    store_judgements.start(con, row)
+    rows = [
+        {"judge_run_id": "j", "example_id": e, "criterion": "acceptability", "sample": 0, "position": position,
+         "verdict": verdict, "reason": reason if verdict else None, "parse": "ok" if verdict else "unparsed",
+         "judged_at": datetime(2026, 1, 1)}
+        for e, (ab, ba, reason) in VERDICTS.items()
+        for position, verdict in (("AB", ab), ("BA", ba))
+    ]  # fmt: skip
+    store_judgements.append(con, rows)
+    summary = pairwise.summary(con, "j").set_index("measure")
+    assert summary.loc["A wins (both orders)", ["share", "n"]].tolist() == [0.4, 5]  # e1, e6 of the 5 decided
+    assert summary.loc["tie (or the order decided)", "share"] == pytest.approx(0.4)  # e2 (flipped), e4
+    assert summary.loc["B wins (both orders)", "share"] == pytest.approx(0.2)
+    assert summary.loc["verdict flips with the order", "share"] == pytest.approx(0.2)  # e2
+    assert summary.loc["verdicts naming the answer shown first", ["share", "n"]].tolist() == [pytest.approx(6 / 9), 9]
+    assert summary.loc["responses with no verdict (unparsed)", "n"] == 1
+    found = pairwise.clusters(con, "j")
+    assert len(found) == 2 and found[["A", "B", "tie"]].to_numpy().sum() == 11
+    assert found["name"].str.len().gt(0).all()
+    dated = found[found["name"].str.contains("date")]  # the reasons about the date gather, and name their cluster
+    assert len(dated) == 1 and dated.iloc[0]["A"] == 6
+    con.close()

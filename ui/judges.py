@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from backend.views import judging
+from backend.views import judging, pairwise
 from ui import charts, export, widgets
 from ui.charts import rate as rating_charts
 from ui.resources import query
@@ -126,3 +126,48 @@ def ranking_block(source: str, criterion: str, dataset: str) -> None:
     if len(ranked["runs"]):
         runs = ranked["runs"]
         export.table(runs, "Runs by judge and by people", charts.provenance(dataset, len(runs)), key="judge-ranking")
+
+
+def pairwise_block(run_a: str, run_b: str, dataset: str) -> None:
+    """Side by side: a pairwise judge of these two runs — wins with CIs, position bias, reason clusters."""
+    judged = query(pairwise.pairwise_runs, run_a, run_b)
+    with st.expander("Pairwise judge" + (f" ({len(judged)} run{'s' * (len(judged) > 1)})" if len(judged) else "")):
+        if judged.empty:
+            st.info(
+                "No judge has compared these two runs. Let an LLM compare them in both orders: "
+                "`python -m backend judge --model MODEL --run RUN_A --versus RUN_B --rubric judge-pairwise`."
+            )
+            return
+        judge_run_id = st.selectbox(
+            "Pairwise judge run", list(judged["judge_run_id"]), key="pair_judge", bind="query-params"
+        )
+        row = judged.set_index("judge_run_id").loc[judge_run_id]
+        flipped = row["run_id"] != run_a  # the judge's run A is this page's run B: its A wins are B's here
+        st.caption(
+            f"{widgets.plain(row['source'])}: run A = {widgets.plain(row['run_id'])}, run B = "
+            f"{widgets.plain(row['other_run_id'])}{' (the reverse of this page)' if flipped else ''} · "
+            f"{row['judgements']:,} responses, {row['unparsed']:,} unparsed · ${row['cost']:.4f}"
+        )
+        caption = charts.provenance(dataset, int(row["items"]), runs=[row["run_id"], row["other_run_id"], judge_run_id])
+        export.table(
+            query(pairwise.summary, judge_run_id),
+            "Pairwise verdicts",
+            caption,
+            key="pair-summary",
+            column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in ("share", "low", "high")},
+        )
+        found = query(pairwise.clusters, judge_run_id)
+        if found.empty:
+            st.caption("No parsed verdict gave a reason to cluster.")
+            return
+        export.table(found, "The judge's reasons, clustered", caption, key="pair-clusters")
+        chosen = st.selectbox(
+            "Cluster",
+            list(found["cluster"]),
+            key="pair_cluster",
+            bind="query-params",
+            format_func=lambda c: f"{c}: {found.set_index('cluster').loc[c, 'name']}",
+        )
+        items = widgets.linked_items(dataset, pairwise.cluster_items, judge_run_id, int(chosen))
+        if items is not None:
+            st.dataframe(items, column_config={"open": st.column_config.LinkColumn("open", display_text="open")})

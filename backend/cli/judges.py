@@ -3,6 +3,7 @@ judges (a run's judges and how far each agrees with the people who rated it). Se
 
     python -m backend judge --model my-llm --run RUN --rubric judge-crepe-writing --limit 20
     python -m backend judge --model my-llm --run RUN --rubric judge-qa-equivalence --samples 3
+    python -m backend judge --model my-llm --run RUN_A --versus RUN_B --rubric judge-pairwise
     python -m backend judges --run RUN
 """
 
@@ -14,7 +15,7 @@ import sys
 from backend.models.output import RunStopped
 from backend.models.prompts.templates import TemplateProblem
 from backend.store.access import session
-from backend.views import judging
+from backend.views import judging, pairwise
 
 
 def add(sub) -> None:
@@ -31,6 +32,7 @@ def add(sub) -> None:
     p.add_argument("--temperature", type=float, help="default: the model's (0 for endpoints); 0.7 when sampled")
     p.add_argument("--limit", type=int, help="only the first N outputs (by example id)")
     p.add_argument("--max-cost", type=float, help="USD this call may spend on an endpoint")
+    p.add_argument("--versus", help="a pairwise rubric: run B, compared with --run in both orders")
     p.set_defaults(func=cmd_judge)
     p = sub.add_parser("judges", help="a run's judges: parse rates and agreement with the people who rated it")
     p.add_argument("--run", required=True)
@@ -45,6 +47,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         samples=args.samples,
         temperature=args.temperature,
         limit=args.limit,
+        versus=args.versus,
     )
     try:
         judge_run_id = judging.judge(args.store, request, max_cost=args.max_cost)
@@ -63,8 +66,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def _summary(con, run_id: str, judge_run_id: str) -> str:
-    runs = judging.judge_runs(con, run_id).set_index("judge_run_id")
-    row = runs.loc[judge_run_id]
+    row = judging.all_judge_runs(con, run_id).set_index("judge_run_id").loc[judge_run_id]
     return (
         f"judge run {judge_run_id}: {row['status']}; {row['judgements']:,} judgements of {row['items']:,} outputs, "
         f"{row['parsed']:,} parsed, {row['unparsed']:,} unparsed, {row['errors']:,} errors; ${row['cost']:.4f}"
@@ -73,12 +75,15 @@ def _summary(con, run_id: str, judge_run_id: str) -> str:
 
 def cmd_judges(args: argparse.Namespace) -> int:
     with session(args.store) as con:
-        runs = judging.judge_runs(con, args.run)
+        runs = judging.all_judge_runs(con, args.run)
         if runs.empty:
             print(f"no judge has scored {args.run}; start one with `python -m backend judge --run ...`")
             return 0
-        for judge_run_id in runs["judge_run_id"]:
+        for judge_run_id, kind in zip(runs["judge_run_id"], runs["kind"]):
             print(_summary(con, args.run, judge_run_id))
+            if kind == "pairwise":
+                print(pairwise.summary(con, judge_run_id).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+                continue
             table = judging.agreement_table(con, judge_run_id, args.run)
             if table.empty:
                 print("  no parsed scores yet")

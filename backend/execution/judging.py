@@ -12,6 +12,7 @@ Each score's source is `judge:<model>:<rubric@version>`.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +32,9 @@ from backend.store import runs as store_runs
 from backend.store.access import StoreRef, opener
 
 log = logging.getLogger(__name__)
+_VERDICT_PREFIX = re.compile(
+    r"\A\s*(the\s+)?(better\s+)?answer\s+is\s*:?\s*[\"']?", re.IGNORECASE
+)  # "The answer is "tie""
 MAX_TOKENS = 48  # the score first, then a one-sentence reason
 GOLD = ("gold_answers", "gold_presuppositions", "gold_corrections")
 
@@ -44,6 +48,7 @@ class JudgeRequest:
     temperature: float | None = None  # default: the model's (0 for endpoints); SAMPLE_TEMPERATURE when sampled
     limit: int | None = None  # the first N outputs (by example id)
     chunk: int = 16
+    versus: str | None = None  # a pairwise judge: run B, compared with `run` (run A) in both orders
 
     @property
     def sampling_temperature(self) -> float | None:
@@ -57,7 +62,8 @@ class JudgeRequest:
     def judge_run_id(self, rubric_ref: str) -> str:
         """The judged run, then the judge: `<run>//judge:<model>:<rubric@version>[+n<k>@t<T>][/first<N>]`."""
         sampled = f"+n{self.samples}@t{self.sampling_temperature:g}" if self.samples > 1 else ""
-        return f"{self.run}//{self.source(rubric_ref)}{sampled}" + (f"/first{self.limit}" if self.limit else "")
+        runs = f"{self.run}//vs//{self.versus}" if self.versus else self.run
+        return f"{runs}//{self.source(rubric_ref)}{sampled}" + (f"/first{self.limit}" if self.limit else "")
 
 
 @dataclass
@@ -65,20 +71,23 @@ class JudgePlan:
     request: JudgeRequest
     template: templates.Template
     dataset_id: str
-    items: pd.DataFrame  # the judged outputs: example_id, input, gold fields, output_text
+    items: pd.DataFrame  # the judged outputs: example_id, input, gold fields, output_text (pairwise: output_b too)
     bounds: dict[str, tuple[float, float]]  # criterion → (low, high)
 
     @property
     def judge_run_id(self) -> str:
         return self.request.judge_run_id(self.template.ref)
 
-    def every_key(self) -> list[tuple[str, str, int]]:
-        """Every (example_id, criterion, sample) the run judges, item by item."""
+    def every_key(self) -> list[tuple[str, str, int, str]]:
+        """Every (example_id, criterion, sample, position) the run judges, item by item; a pairwise judge
+        sees each pair in both orders (AB: run A's output first; BA: run B's first)."""
+        positions = ("AB", "BA") if self.template.strategy == "pairwise" else ("",)
         return [
-            (example_id, criterion, sample)
+            (example_id, criterion, sample, position)
             for example_id in self.items["example_id"]
             for criterion in self.template.criteria
             for sample in range(self.request.samples)
+            for position in positions
         ]
 
 
@@ -99,18 +108,39 @@ def plan(store: StoreRef, request: JudgeRequest) -> JudgePlan:
                 f"rubric {template.name} scores {', '.join(template.judges)} runs; {request.run} is a {task} run. "
                 f"Judges for {task}: {[t.name for t in templates.for_task('judge') if task in t.judges]}"
             )
-        items = store_ratings.targets(con, request.run)
+        items = _outputs(con, request.run)
+        if (template.strategy == "pairwise") != bool(request.versus):
+            raise ValueError(
+                f"rubric {template.name} is a {template.strategy} judge: "
+                + ("name run B with --versus" if request.versus is None else "it scores one run; leave out --versus")
+            )
+        if request.versus:
+            other = store_runs.field(con, request.versus, "dataset_id")
+            if other != dataset_id:
+                raise ValueError(f"run B {request.versus!r} is not a run on {dataset_id} (it is on {other})")
+            b = _outputs(con, request.versus)[["example_id", "output_text"]]
+            items = items.merge(b.rename(columns={"output_text": "output_b"}), on="example_id")
         bounds = store_ratings.numeric_bounds(con)
     if items.empty:
-        raise ValueError(f"run {request.run} has no error-free outputs to judge")
-    parts = ("presupposition", "correction", "answer", "label", "generation")
-    items["output_text"] = [readable(*row) for row in zip(*(items[name] for name in parts))]
+        raise ValueError(
+            f"run {request.run} has no error-free outputs to judge"
+            + (" on the items run B answered" if request.versus else "")
+        )
     items = items.head(request.limit) if request.limit else items
     return JudgePlan(request, template, dataset_id, items, {c: bounds[c] for c in template.criteria})
 
 
-def _context(plan: JudgePlan, item: dict, criterion: str) -> dict:
+def _outputs(con, run_id: str) -> pd.DataFrame:
+    """A run's error-free outputs with their gold data, and what the model wrote as people read it."""
+    items = store_ratings.targets(con, run_id)
+    parts = ("presupposition", "correction", "answer", "label", "generation")
+    items["output_text"] = [readable(*row) for row in zip(*(items[name] for name in parts))]
+    return items
+
+
+def _context(plan: JudgePlan, item: dict, criterion: str, position: str) -> dict:
     low, high = plan.bounds[criterion]
+    shown = (item["output_text"], item.get("output_b")) if position != "BA" else (item["output_b"], item["output_text"])
     return {
         "item": {
             "question": item["input"] or "",
@@ -126,6 +156,8 @@ def _context(plan: JudgePlan, item: dict, criterion: str) -> dict:
             "levels": [[score, meaning] for score, meaning in RUBRIC[criterion].items()],
         },
         "output": item["output_text"],
+        "output_a": shown[0],
+        "output_b": shown[1],
     }
 
 
@@ -135,20 +167,40 @@ def parse(template: templates.Template, text: str, low: float, high: float) -> p
     if not template.verbalisers:
         return parsers.judgement(text, int(low), int(high))
     said = parsers.label(text, template.verbalisers)
-    reason = text.strip().split(None, 1)[1].lstrip(" ,.:-").strip() if len(text.split()) > 1 else None
-    return parsers.Judged(said.status, float(said.label) if said.label is not None else None, reason or None)
+    return parsers.Judged(said.status, float(said.label) if said.label is not None else None, _after_first_word(text))
+
+
+def _after_first_word(text: str) -> str | None:
+    """The reason of an answer-first reply ("Yes, because …" → "because …")."""
+    rest = text.strip().split(None, 1)
+    return (rest[1].lstrip(" ,.:-").strip() or None) if len(rest) > 1 else None
+
+
+def _verdict(template: templates.Template, text: str, position: str) -> tuple[str | None, parsers.Judged]:
+    """A pairwise judge's verdict in run terms (A, B or tie, whichever order the answers were shown in)."""
+    stated = _VERDICT_PREFIX.sub("", text, count=1)
+    said = parsers.label(stated, template.verbalisers)
+    run = {"first": position[0], "second": position[1], "tie": "tie"}.get(said.label)
+    return run, parsers.Judged(said.status, None, _after_first_word(stated))
 
 
 def _row(plan: JudgePlan, key: tuple, prompt: str, done: Completion, now) -> dict:
-    example_id, criterion, sample = key
-    parsed = parse(plan.template, done.text, *plan.bounds[criterion]) if not done.error else parsers.Judged("error")
+    example_id, criterion, sample, position = key
+    verdict = None
+    if done.error:
+        parsed = parsers.Judged("error")
+    elif position:
+        verdict, parsed = _verdict(plan.template, done.text, position)
+    else:
+        parsed = parse(plan.template, done.text, *plan.bounds[criterion])
     return {
         "judge_run_id": plan.judge_run_id,
         "example_id": example_id,
         "criterion": criterion,
         "sample": sample,
-        "position": "",
+        "position": position,
         "value": parsed.value,
+        "verdict": verdict,
         "reason": parsed.reason,
         "parse": parsed.status,
         "response": done.text,
@@ -164,13 +216,13 @@ def _row(plan: JudgePlan, key: tuple, prompt: str, done: Completion, now) -> dic
 
 
 def execute(model, plan: JudgePlan, keys: list[tuple], budget: Budget) -> list[dict]:
-    """The judgements of `keys` (example_id, criterion, sample): one request per key, samples drawn with
-    their own seed; a pure function of the loaded judge and the plan."""
+    """The judgements of `keys` (example_id, criterion, sample, position): one request per key, samples drawn
+    with their own seed; a pure function of the loaded judge and the plan."""
     items = plan.items.set_index("example_id", drop=False)
     rows, now = [], datetime.now(UTC).replace(tzinfo=None)
     for sample in sorted({k[2] for k in keys}):
         batch = [k for k in keys if k[2] == sample]
-        prompts = [plan.template.render_with(**_context(plan, items.loc[k[0]].to_dict(), k[1])) for k in batch]
+        prompts = [plan.template.render_with(**_context(plan, items.loc[k[0]].to_dict(), k[1], k[3])) for k in batch]
         seed = sample if plan.request.samples > 1 else None
         answers = model.complete(prompts, MAX_TOKENS, plan.request.sampling_temperature, 0, seed, budget)
         rows += [_row(plan, k, p, a, now) for k, p, a in zip(batch, prompts, answers)]
@@ -182,7 +234,7 @@ def run_row(plan: JudgePlan, spec: registry.ModelSpec) -> dict:
     return {
         "judge_run_id": plan.judge_run_id,
         "run_id": request.run,
-        "other_run_id": None,
+        "other_run_id": request.versus,
         "dataset_id": plan.dataset_id,
         "model_id": request.model,
         "rubric": plan.template.ref,
@@ -211,8 +263,8 @@ def judge(store: StoreRef, request: JudgeRequest, progress: bool = True, max_cos
     model, spec = loading.get(request.model), registry.spec(request.model)
     with open_store() as con:
         done = store_judgements.start(con, run_row(the_plan, spec))
-    todo = [k for k in the_plan.every_key() if (*k, "") not in done]
-    per_item = len(the_plan.template.criteria) * request.samples
+    todo = [k for k in the_plan.every_key() if k not in done]
+    per_item = len(the_plan.every_key()) // max(len(the_plan.items), 1)
     chunks = [todo[i : i + request.chunk * per_item] for i in range(0, len(todo), request.chunk * per_item)]
     budget, started, status = Budget(max_cost), time.perf_counter(), "interrupted"
     log.info("%s: %d judgements, %d already done", the_plan.judge_run_id, len(the_plan.every_key()), len(done))

@@ -83,6 +83,15 @@ def of_run(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> pd.Data
     ).df()
 
 
+def of_judge_run(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
+    """The judge run's row; KeyError naming it when there is none."""
+    cursor = con.execute("SELECT * FROM judge_runs WHERE judge_run_id = $j", {"j": judge_run_id})
+    rows = cursor.fetchall()
+    if not rows:
+        raise KeyError(f"no judge run {judge_run_id!r}; `python -m backend judges --run RUN` lists a run's judges")
+    return dict(zip([c[0] for c in cursor.description], rows[0]))
+
+
 def scores(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:
     """Every judgement of a judge run with its criterion's scale, in a stable order."""
     return con.execute(

@@ -35,6 +35,11 @@ def rubrics(task: str) -> list[str]:
     return [t.ref for t in templates.for_task("judge") if task in t.judges and t.strategy == "score"]
 
 
+def all_judge_runs(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+    """Every judge run of a run (score and pairwise, as run A or B), newest first, with their counts."""
+    return store_judgements.of_run(con, run_id)
+
+
 def judge_runs(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     """The score judges of a run, newest first, with their counts (judgements, parsed, unparsed, cost)."""
     frame = store_judgements.of_run(con, run_id)

@@ -41,6 +41,7 @@ BUILT_IN = Path(__file__).with_name("templates")
 STRATEGIES = ("zero-shot", "few-shot", "few-shot-cot", "zero-shot-cot", "retrieve-then-read", "crepe")
 TASKS = ("nli", "detect", "qa", "write")
 JUDGE_STRATEGIES = ("score", "pairwise")  # a judge's rubric (task: judge): one output scored, or two compared
+PAIRWISE_WORDS = ("first", "second", "tie")  # a pairwise judge's verdicts, in the order the answers were shown
 DEFAULTS = {"nli": "nli-zero-shot", "detect": "detect-zero-shot", "qa": "qa-zero-shot", "write": "write-two-lines"}
 RETRIEVAL_DEFAULT = "qa-retrieve-then-read"
 _HEADER = re.compile(r"\A\s*\{#(.*?)#\}\n?", re.DOTALL)
@@ -154,6 +155,8 @@ def _judge_header(path: Path, header: dict) -> tuple[tuple[str, ...], tuple[str,
         raise TemplateProblem(
             f"{path}: a judge's strategy must be one of {JUDGE_STRATEGIES}, got {header['strategy']!r}"
         )
+    if header["strategy"] == "pairwise" and set(header.get("verbalisers") or {}) != set(PAIRWISE_WORDS):
+        raise TemplateProblem(f"{path}: a pairwise judge needs verbalisers for {PAIRWISE_WORDS} (the answer shown ...)")
     criteria, judges = header.get("criteria") or [], header.get("judges") or []
     unknown = [c for c in criteria if c not in RUBRIC]
     if not criteria or unknown or not isinstance(criteria, list):
