@@ -10,6 +10,7 @@ import streamlit as st
 
 from backend.views import rate
 from ui import charts, export, judges, widgets
+from ui import rating_tasks as tasks
 from ui.charts import rate as rating_charts
 from ui.resources import StoreError, StoreLocked, query, store
 
@@ -204,39 +205,47 @@ def export_block(run_id: str, dataset: str) -> None:
     )
 
 
+def browse(run_id: str, split: str | None, rater: str, mine: dict) -> pd.Series | None:
+    """Every output of the run (and split), one at a time with Previous / Next; None when none is left."""
+    items = query(rate.targets, run_id, split)
+    done = int(items["example_id"].isin(list(mine)).sum())
+    st.progress(done / max(len(items), 1), text=f"{done:,} of {len(items):,} rated by {widgets.plain(rater or '—')}")
+    if st.toggle("Only outputs I have not rated", key="todo", bind="query-params", disabled=not rater):
+        items = items[~items["example_id"].isin(list(mine))]
+    if items.empty:
+        if done:
+            st.success("You have rated every output here.")
+        else:
+            st.warning("This run has no outputs in that split.")
+        return None
+    st.session_state["total"] = len(items)
+    if int(st.session_state.get("item", 1)) > len(items):
+        st.session_state["item"] = len(items)
+    return items.iloc[navigator(len(items)) - 1]
+
+
 st.title("Rate")
 run, split, rater = pickers()
 criteria = query(rate.criteria_of, run.name)
-items = query(rate.targets, run.name, split)
 mine = query(rate.rater_values, run.name, rater) if rater else {}
-done = int(items["example_id"].isin(list(mine)).sum())
-st.progress(done / max(len(items), 1), text=f"{done:,} of {len(items):,} rated by {widgets.plain(rater or '—')}")
-if st.toggle("Only outputs I have not rated", key="todo", bind="query-params", disabled=not rater):
-    items = items[~items["example_id"].isin(list(mine))]
-if items.empty:
-    if done:
-        st.success("You have rated every output here.")
-    else:
-        st.warning("This run has no outputs in that split.")
-    st.stop()
-st.session_state["total"] = len(items)
-if int(st.session_state.get("item", 1)) > len(items):
-    st.session_state["item"] = len(items)
-position = navigator(len(items))
-item = items.iloc[position - 1]
-saved = mine.get(item["example_id"], {})
+task_id = tasks.picker(run.name)
+if task_id:
+    item = tasks.served(run.name, task_id, rater)
+else:
+    item = browse(run.name, split, rater, mine)
 if "saved_note" in st.session_state:
     st.toast(widgets.plain(st.session_state.pop("saved_note")), icon=":material/check:")
 
-left, right = st.columns([3, 2])
-with left:
-    show_item(item)
-with right:
-    if not rater:
-        st.info("Type a rater id above to rate.")
-    else:
-        rating_form(run, criteria, item, rater, saved)
-    rubric(criteria)
+if item is not None:
+    left, right = st.columns([3, 2])
+    with left:
+        show_item(item)
+    with right:
+        if not rater:
+            st.info("Type a rater id above to rate.")
+        else:
+            rating_form(run, criteria, item, rater, mine.get(item["example_id"], {}))
+        rubric(criteria)
 
 agreement_block(run.name, run["dataset_id"], criteria)
 judges.judge_block(run.name, run["dataset_id"], run["task"])

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from backend.store import rating_tasks as store_tasks
 from backend.store import writer
 from backend.store.access import session
-from backend.views import rate
+from backend.views import rate, rating_tasks
 from tests.conftest import WRITE_RUN
 
 ITEM = "test-0"
@@ -153,3 +154,69 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
                 assert outcome == ["saved"] * 4
                 assert [stored(store, items(store)[0], r) for r in raters] == [{"fluency": float(i)} for i in range(4)]
         browser.close()
+
+
+def test_a_rating_task_with_overlap_two_and_three_raters_at_once_serves_no_complete_item_and_loses_nothing(store):
+    """Issue 29: three people rate a task (overlap 2) at the same time; each is served items one by one
+    until none is left for them."""
+    with session(store) as con:
+        task_id = rating_tasks.create(con, WRITE_RUN, overlap=2, guideline="Rate the correction first.")
+        criteria = rate.criteria_of(con, WRITE_RUN)
+
+    def rater(name: str):
+        def job(con):
+            done = []
+            while (example_id := rating_tasks.next_item(con, task_id, name)) is not None:
+                assert example_id not in done  # never served again once rated
+                counts = rate_counts(con, task_id)
+                assert counts[example_id] < 2, f"{example_id} was already complete when served to {name}"
+                rate.save(con, WRITE_RUN, example_id, name, dict.fromkeys(criteria, 2))
+                done.append(example_id)
+            return done
+
+        return job
+
+    results = race(store, [rater("ann"), rater("bob"), rater("cy")])
+    assert not [r for r in results if isinstance(r, Exception)], results
+    with session(store) as con:
+        counts = rate_counts(con, task_id)
+        state = rating_tasks.progress(con, task_id)
+        agreement = rating_tasks.agreement(con, task_id)
+        ratings = rate.ratings_frame(con, WRITE_RUN)
+    assert set(counts.values()) == {2} and len(counts) == len(items(store))  # every item exactly k raters
+    assert sum(len(r) for r in results) == 2 * len(counts)  # every served item was rated, and is stored
+    assert len(ratings) == 2 * len(counts) * len(criteria)
+    assert state["complete"] == state["items"] == len(counts)
+    assert set(agreement["items"]) == {len(counts)}  # alpha over the items with overlap
+
+
+def rate_counts(con, task_id: str) -> dict[str, int]:
+    frame = store_tasks.rated_items(con, task_id)
+    return dict(zip(frame["example_id"], frame["raters"]))
+
+
+def test_a_rating_task_refuses_bad_settings_and_names_them(store):
+    with session(store) as con:
+        for kwargs, field in (
+            ({"overlap": 0, "guideline": "g"}, "overlap"),
+            ({"overlap": 2, "guideline": " "}, "guideline"),
+            ({"overlap": 2, "guideline": "g", "sample": 999}, "sample"),
+        ):
+            with pytest.raises(rate.RatingError) as caught:
+                rating_tasks.create(con, WRITE_RUN, **kwargs)
+            assert caught.value.field == field
+        assert rating_tasks.tasks(con, WRITE_RUN).empty  # nothing stored
+        with pytest.raises(rate.RatingError, match="rater_id"):
+            rating_tasks.next_item(con, "x", "bad id!")
+
+
+def test_the_rate_page_serves_a_task_item_with_its_guideline_and_progress(store, open_page):
+    with session(store) as con:
+        task_id = rating_tasks.create(con, WRITE_RUN, overlap=1, guideline="Rate the correction first.", sample=2)
+    at = open_page(store, "pages/rate.py", {"run": WRITE_RUN, "rater": "ann", "task": task_id})
+    assert not at.exception
+    assert any("Rate the correction first." in i.value.replace("\\", "") for i in at.info)
+    with session(store) as con:  # the page claimed the first item in the task's order for ann
+        first = store_tasks.rated_items(con, task_id)["example_id"].iloc[0]
+        claimed = con.execute("SELECT example_id FROM rating_claims WHERE rater_id = 'ann'").fetchall()
+    assert claimed == [(first,)] and any(first in m.value.replace("\\", "") for m in at.markdown)

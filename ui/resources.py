@@ -101,7 +101,12 @@ def _timed(log: str) -> Iterator[None]:
 # function reads datasets and runs ('data') and may show user ratings ('ratings'); those of the modules
 # below also read live answers (READS_LIVE) or saved slices and the report (READS_SAVED). Other
 # modules' caches survive a live answer, a saved slice or a pinned chart being stored.
-READS_LIVE = ("backend.execution.live", "backend.views.rate", "backend.views.judging")
+READS_LIVE = (
+    "backend.execution.live",
+    "backend.views.rate",
+    "backend.views.judging",
+    "backend.views.rating_tasks",
+)
 READS_SAVED = ("backend.views.saved_slices", "backend.views.report")  # saved slices and report items
 
 

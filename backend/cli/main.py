@@ -1,6 +1,6 @@
 """Command line: `python -m backend ingest | baselines | index | status | evaluate | predict | train | models
-| import-run | import-dataset | delete-run | user-runs | judge | judges | backup | backups | restore`. Every command
-shares the store with a running dashboard.
+| import-run | import-dataset | delete-run | user-runs | judge | judges | rating-task | backup | backups | restore`.
+Every command shares the store with a running dashboard.
 
     python -m backend ingest                      # every dataset, from the first place it is found
     python -m backend ingest --only nope ifqa     # some datasets
@@ -32,6 +32,7 @@ import pandas as pd
 
 from backend.cli import imports as import_cli
 from backend.cli import judges as judges_cli
+from backend.cli import ratings as ratings_cli
 from backend.cli import store as store_cli
 from backend.config import settings
 from backend.datasets import DATASETS, baselines
@@ -413,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_prompts)
     import_cli.add(sub)
     judges_cli.add(sub)
+    ratings_cli.add(sub)
     store_cli.add(sub)
     args = parser.parse_args(argv)
     try:

@@ -2,7 +2,7 @@
 
 That is the user's datasets (datasets, examples, pairs), the runs they ran, asked live or imported
 (runs with source other than 'import' and 'baseline', with their predictions and retrieved passages)
-and their ratings (source other than 'crowd'), judge runs and their judgements, saved slices and report
+and their ratings (source other than 'crowd'), judge runs and their judgements, rating tasks, saved slices and report
 items. A backup is a folder `<store folder>/backups/<stamp>-<reason>/` with one Parquet file per table
 and `manifest.json` (when, why, schema version, row counts).
 
@@ -43,6 +43,8 @@ USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "report_items": "SELECT * FROM report_items",
     "judge_runs": "SELECT * FROM judge_runs",
     "judgements": "SELECT * FROM judgements",
+    "rating_tasks": "SELECT * FROM rating_tasks",
+    "rating_task_items": "SELECT * FROM rating_task_items",
 }
 RATING_COLUMNS = ("dataset_id", "example_id", "run_id", "rater_id", "criterion")  # the primary key
 RATING_KEY = f"concat_ws(chr(31), {', '.join(RATING_COLUMNS)})"
@@ -147,7 +149,12 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
                 raise BadBackup(f"{path}: not a readable Parquet file ({exc})") from None
     ids = {
         name: tables[name].column(column).to_pylist() if name in tables else []
-        for name, column in (("datasets", "dataset_id"), ("runs", "run_id"), ("judge_runs", "judge_run_id"))
+        for name, column in (
+            ("datasets", "dataset_id"),
+            ("runs", "run_id"),
+            ("judge_runs", "judge_run_id"),
+            ("rating_tasks", "task_id"),
+        )
     }
     rated = tables.get("ratings")
     ratings = ["\x1f".join(key) for key in zip(*(rated.column(c).to_pylist() for c in RATING_COLUMNS))] if rated else []
@@ -163,6 +170,10 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
     deletes += [
         (f"DELETE FROM {name} WHERE list_contains($ids, judge_run_id)", {"ids": ids["judge_runs"]})
         for name in ("judgements", "judge_runs")
+    ]
+    deletes += [
+        (f"DELETE FROM {name} WHERE list_contains($ids, task_id)", {"ids": ids["rating_tasks"]})
+        for name in ("rating_task_items", "rating_tasks")
     ]
     for name, key in (("saved_slices", "name"), ("report_items", "item_id")):
         if name in tables:

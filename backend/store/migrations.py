@@ -36,7 +36,7 @@ BACKFILL: dict[int, list[str]] = {
     5: [],  # the cb_commitment criterion (CRITERIA are inserted on every upgrade)
     6: [],  # saved_slices and report_items (new tables, nothing to fill)
     7: [],  # run_metrics, the leaderboard's cache (filled on first use)
-    8: [],  # judge_runs and judgements (new tables), the corrects_assumption and equivalent criteria
+    8: [],  # judge_runs, judgements, rating tasks (new tables), the corrects_assumption and equivalent criteria
 }
 
 

@@ -222,3 +222,31 @@ CREATE TABLE IF NOT EXISTS judgements (
     judged_at     TIMESTAMP NOT NULL,
     PRIMARY KEY (judge_run_id, example_id, criterion, sample, position)
 );
+
+-- Rating tasks (issue 29): a run's outputs (or a sample of them) handed out to people with a target
+-- overlap k (each item rated by k people); a rater is served one item at a time through a claim that
+-- lapses after a while, so two people rating at once are never both served the last missing rating.
+CREATE TABLE IF NOT EXISTS rating_tasks (
+    task_id     VARCHAR PRIMARY KEY,
+    run_id      VARCHAR NOT NULL,
+    criteria    VARCHAR[] NOT NULL,
+    overlap     INTEGER NOT NULL,     -- k: raters wanted per item
+    guideline   VARCHAR NOT NULL,
+    seed        INTEGER NOT NULL,     -- the sample's and the order's
+    created_at  TIMESTAMP NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS rating_task_items (
+    task_id     VARCHAR NOT NULL,
+    example_id  VARCHAR NOT NULL,
+    position    INTEGER NOT NULL,     -- the order items are served in (shuffled with the seed)
+    PRIMARY KEY (task_id, example_id)
+);
+
+CREATE TABLE IF NOT EXISTS rating_claims (
+    task_id     VARCHAR NOT NULL,
+    example_id  VARCHAR NOT NULL,
+    rater_id    VARCHAR NOT NULL,
+    claimed_at  TIMESTAMP NOT NULL,
+    PRIMARY KEY (task_id, example_id, rater_id)
+);

@@ -108,7 +108,8 @@ def targets(con: duckdb.DuckDBPyConnection, run_id: str, split: str | None = Non
     return frame
 
 
-def _rater(rater_id: str) -> str:
+def valid_rater(rater_id: str) -> str:
+    """The rater id, stripped; RatingError(field='rater_id') saying what is allowed."""
     rater = rater_id.strip() if isinstance(rater_id, str) else ""
     if not rater:
         raise RatingError("rater_id", "empty; expected a name or e-mail identifying the rater")
@@ -168,7 +169,7 @@ def save(
     another session saved meanwhile; and if another session changed a criterion this one changes
     too, nothing is saved and RatingConflict says what is stored now. Writes are serialised
     (`writer.atomic`), so concurrent saves from several tabs never fail on each other."""
-    rater = _rater(rater_id)
+    rater = valid_rater(rater_id)
     dataset_id, task = _run(con, run_id)
     if not store_ratings.predicted(con, run_id, example_id):
         raise RatingError(
@@ -238,12 +239,15 @@ def _scored(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     return frame.sort_values("criterion", key=lambda s: s.map(lambda c: order.get(c, len(order))), kind="stable")
 
 
-def agreement(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+def agreement(con: duckdb.DuckDBPyConnection, run_id: str, examples: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Per rated criterion: raters, items scored by ≥ 2 raters, rating rows, Krippendorff's alpha with
     a 95% bootstrap interval over items, and the mean pairwise Cohen's kappa with its pair count."""
     columns = ["criterion", "raters", "items", "ratings", "alpha", "alpha_low", "alpha_high", "kappa", "rater_pairs"]
     rows = []
-    for criterion, group in _scored(con, run_id).groupby("criterion", sort=False):
+    scored = _scored(con, run_id)
+    if examples is not None:  # a rating task's items only
+        scored = scored[scored["example_id"].isin(examples)]
+    for criterion, group in scored.groupby("criterion", sort=False):
         low, high = int(group["min_value"].iloc[0]), int(group["max_value"].iloc[0])
         domain = np.arange(low, high + 1)
         level = agreement_metrics.level(domain)

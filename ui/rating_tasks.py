@@ -1,0 +1,75 @@
+"""The Rate page's rating tasks: pick or create one (overlap k, a sample, a guideline); in a task each rater
+is served the next item still short of k raters that they have not rated, with the guideline, progress
+per rater and overall, and agreement over the task's items. The logic is `backend.views.rating_tasks`'s."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.views import rate, rating_tasks
+from ui import widgets
+from ui.resources import StoreError, StoreLocked, query, store
+
+NONE = "(none: browse every output)"
+
+
+def picker(run_id: str) -> str | None:
+    """The URL-bound task picker, and a form that creates a task; the chosen task id or None."""
+    found = query(rating_tasks.tasks, run_id)
+    chosen = st.selectbox(  # options shown as their ids: Streamlit binds the shown text to the URL
+        "Rating task",
+        [NONE, *found["task_id"]],
+        key="task",
+        bind="query-params",
+        format_func=widgets.option,
+        help="A task hands out the run's outputs so that each is rated by k people; you get one item at a time.",
+    )
+    with st.expander("New rating task"), st.form("new-task", border=False):
+        overlap = st.number_input("Raters per item (overlap k)", 1, 20, 2)
+        sample = st.number_input("Items (0 = every output)", 0, 1_000_000, 0)
+        guideline = st.text_area("Guideline for the raters", max_chars=rating_tasks.MAX_GUIDELINE)
+        if st.form_submit_button("Create task"):
+            create(run_id, int(overlap), guideline, int(sample) or None)
+    return None if chosen == NONE else chosen
+
+
+def create(run_id: str, overlap: int, guideline: str, sample: int | None) -> None:
+    try:
+        with store() as con:
+            task_id = rating_tasks.create(con, run_id, overlap, guideline, sample)
+    except (rate.RatingError, StoreLocked, StoreError) as exc:
+        st.error(f"No task created: {widgets.message(exc)}.")
+        return
+    st.session_state["task"] = task_id
+    st.rerun()
+
+
+def served(run_id: str, task_id: str, rater: str) -> pd.Series | None:
+    """The guideline, the task's progress, and the item served to this rater (None when none is left)."""
+    state = query(rating_tasks.progress, task_id)
+    task = state["task"]
+    st.info(f"**Guideline:** {widgets.plain(task['guideline'])}")
+    st.progress(
+        state["complete"] / max(state["items"], 1),
+        text=f"{state['complete']:,} of {state['items']:,} items rated by {task['overlap']} people; "
+        f"{state['overlapping']:,} by two or more",
+    )
+    if len(state["raters"]):
+        st.dataframe(state["raters"], hide_index=True)
+    agreement = query(rating_tasks.agreement, task_id)
+    if len(agreement):
+        st.dataframe(agreement, hide_index=True)
+    if not rater:
+        return None
+    try:
+        with store() as con:  # a write: the item is claimed for this rater
+            example_id = rating_tasks.next_item(con, task_id, rater)
+    except (rate.RatingError, StoreLocked, StoreError) as exc:
+        st.error(f"No item served: {widgets.message(exc)}.")
+        return None
+    if example_id is None:
+        st.success("Nothing left for you in this task: every item is rated by you or by enough people.")
+        return None
+    items = query(rate.targets, run_id)
+    return items[items["example_id"] == example_id].iloc[0]
