@@ -20,14 +20,15 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from backend.cli.main import main as cli
-from backend.execution import batch, runs
-from backend.metrics import agreement
+from backend.execution import batch, rescoring, runs
+from backend.metrics import agreement, squad
 from backend.metrics.rubrics import RUBRIC
 from backend.models.prompts import parsers, templates
 from backend.store import backup
 from backend.store import judgements as store_judgements
 from backend.store.connection import connect
 from backend.views import judging, pairwise, rate
+from tests.conftest import QA_RUN, WRITE_RUN
 from tests.llm_endpoint import NAME, serving
 
 WRITTEN, ANSWERED = 5, 12  # outputs judged per run: enough for the mechanics, few enough for CI's 2 cores
@@ -347,3 +348,30 @@ def test_pairwise_shares_flips_and_clusters_on_a_hand_made_judge_run(store_copy)
     dated = found[found["name"].str.contains("date")]  # the reasons about the date gather, and name their cluster
     assert len(dated) == 1 and dated.iloc[0]["A"] == 6
     con.close()
+
+
+def test_a_stored_run_is_rescored_by_a_metric_without_rerunning_it(lab, tmp_path, capsys):
+    store = tmp_path / "lab.duckdb"
+    store.write_bytes(lab["store"].read_bytes())
+    scorer = rescoring.rescore(store, QA_RUN, "exact_match")
+    rescoring.rescore(store, QA_RUN, "exact_match")  # again: replaced, not doubled
+    con = connect(store)
+    items = rate.targets(con, QA_RUN)
+    rows = _rows(con, scorer).set_index("example_id")
+    assert len(rows) == len(items)
+    for item in items.itertuples():  # each score is SQuAD's exact match of the stored answer, recomputed here
+        gold = list(item.gold_answers) if item.gold_answers is not None else []
+        want = squad.exact_match(item.answer or "", gold) if gold else None
+        got = rows.loc[item.example_id, "value"]
+        assert (np.isnan(got) and want is None) or got == want
+    listed = judging.all_judge_runs(con, QA_RUN).set_index("judge_run_id").loc[scorer]
+    assert (listed["kind"], listed["source"], listed["status"]) == ("metric", "metric:exact_match", "complete")
+    con.close()
+    bleu = rescoring.rescore(store, WRITE_RUN, "bleu")
+    con = connect(store)
+    assert set(_rows(con, bleu)["criterion"]) == {"bleu:presupposition", "bleu:correction"}
+    con.close()
+    with pytest.raises(ValueError, match="exact_match scores qa runs; .* is a write run"):
+        rescoring.rescore(store, WRITE_RUN, "exact_match")
+    assert cli(["--store", str(store), "rescore", "--run", QA_RUN, "--metric", "f1"]) == 0
+    assert "f1:answer" in capsys.readouterr().out

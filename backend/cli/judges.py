@@ -4,6 +4,7 @@ judges (a run's judges and how far each agrees with the people who rated it). Se
     python -m backend judge --model my-llm --run RUN --rubric judge-crepe-writing --limit 20
     python -m backend judge --model my-llm --run RUN --rubric judge-qa-equivalence --samples 3
     python -m backend judge --model my-llm --run RUN_A --versus RUN_B --rubric judge-pairwise
+    python -m backend rescore --run RUN --metric bleu
     python -m backend judges --run RUN
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend.execution import rescoring
 from backend.models.output import RunStopped
 from backend.models.prompts.templates import TemplateProblem
 from backend.store.access import session
@@ -34,6 +36,10 @@ def add(sub) -> None:
     p.add_argument("--max-cost", type=float, help="USD this call may spend on an endpoint")
     p.add_argument("--versus", help="a pairwise rubric: run B, compared with --run in both orders")
     p.set_defaults(func=cmd_judge)
+    p = sub.add_parser("rescore", help="score a stored run's outputs by a metric, without re-running it")
+    p.add_argument("--run", required=True)
+    p.add_argument("--metric", required=True, choices=sorted(rescoring.METRICS))
+    p.set_defaults(func=cmd_rescore)
     p = sub.add_parser("judges", help="a run's judges: parse rates and agreement with the people who rated it")
     p.add_argument("--run", required=True)
     p.set_defaults(func=cmd_judges)
@@ -65,6 +71,18 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rescore(args: argparse.Namespace) -> int:
+    try:
+        scorer_id = rescoring.rescore(args.store, args.run, args.metric)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    with session(args.store) as con:
+        print(_summary(con, args.run, scorer_id))
+        print(judging.scorer_means(con, scorer_id).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return 0
+
+
 def _summary(con, run_id: str, judge_run_id: str) -> str:
     row = judging.all_judge_runs(con, run_id).set_index("judge_run_id").loc[judge_run_id]
     return (
@@ -81,6 +99,9 @@ def cmd_judges(args: argparse.Namespace) -> int:
             return 0
         for judge_run_id, kind in zip(runs["judge_run_id"], runs["kind"]):
             print(_summary(con, args.run, judge_run_id))
+            if kind == "metric":
+                print(judging.scorer_means(con, judge_run_id).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+                continue
             if kind == "pairwise":
                 print(pairwise.summary(con, judge_run_id).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
                 continue

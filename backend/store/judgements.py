@@ -54,6 +54,18 @@ def append(con: duckdb.DuckDBPyConnection, rows: list[dict]) -> None:
     transaction(con, deletes, {"judgements": arrow_table(con, "judgements", rows)}, area="ratings")
 
 
+def replace(con: duckdb.DuckDBPyConnection, row: dict, rows: list[dict]) -> None:
+    """Write a complete scorer run and its judgements in one transaction, replacing an earlier one of that id."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    deletes = [
+        (f"DELETE FROM {t} WHERE judge_run_id = $j", {"j": row["judge_run_id"]}) for t in ("judgements", "judge_runs")
+    ]
+    tables = {"judge_runs": arrow_table(con, "judge_runs", [{"created_at": now, **row, "status": "complete"}])}
+    if rows:
+        tables["judgements"] = arrow_table(con, "judgements", rows)
+    transaction(con, deletes, tables, area="ratings")
+
+
 def finish(con: duckdb.DuckDBPyConnection, judge_run_id: str, status: str, seconds: float) -> None:
     with atomic(con, area="ratings"):
         con.execute(

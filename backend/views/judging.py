@@ -199,3 +199,16 @@ def ranking(con: duckdb.DuckDBPyConnection, source: str, criterion: str) -> dict
 def of_example(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -> pd.DataFrame:
     """Every judge's judgements of one example (for the Example page, beside the people's ratings)."""
     return store_judgements.of_example(con, dataset_id, example_id)
+
+
+def scorer_means(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:
+    """Per criterion of a judge or metric run: the mean score over the items it scored, with a 95% bootstrap
+    interval, and how many items had no score."""
+    rows = store_judgements.scores(con, judge_run_id)
+    out = []
+    for criterion, group in rows.groupby("criterion", sort=False):
+        estimate = bootstrap.mean(group["value"].dropna().to_numpy())
+        out.append(
+            [criterion, estimate.value, estimate.low, estimate.high, estimate.n, int(group["value"].isna().sum())]
+        )
+    return pd.DataFrame(out, columns=["criterion", "mean", "low", "high", "items", "unscored"])
