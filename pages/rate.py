@@ -250,3 +250,4 @@ if item is not None:
 agreement_block(run.name, run["dataset_id"], criteria)
 judges.judge_block(run.name, run["dataset_id"], run["task"])
 export_block(run.name, run["dataset_id"])
+tasks.new_task_form(run.name)

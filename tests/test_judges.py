@@ -31,7 +31,8 @@ from backend.views import judging, pairwise, rate
 from tests.conftest import QA_RUN, WRITE_RUN
 from tests.llm_endpoint import NAME, serving
 
-WRITTEN, ANSWERED = 5, 12  # outputs judged per run: enough for the mechanics, few enough for CI's 2 cores
+# outputs judged per run, and tokens per judge response: enough for the mechanics, few enough for CI's 2 cores
+WRITTEN, ANSWERED, COMPARED, TOKENS = 5, 10, 6, 32
 
 
 @pytest.mark.parametrize(
@@ -116,7 +117,7 @@ def test_every_judge_rubric_renders_its_scale_and_the_output():
 @pytest.fixture(scope="module")
 def judged(real_store, tmp_path_factory):
     """A CREPE writing run and a (QA)2 answering run by SmolLM2 over the endpoint, each judged by SmolLM2
-    (the (QA)2 one with three samples), and two raters' scores of the (QA)2 answers."""
+    (the (QA)2 one with two samples; two (QA)2 runs compared pairwise), and two raters' scores of the (QA)2 answers."""
     with serving(real_store, tmp_path_factory.mktemp("judges")) as served:
         store, server = served["store"], served["server"]
         write_request = runs.Request(NAME, "crepe", "write", template="write-two-lines", limit=WRITTEN)
@@ -124,13 +125,14 @@ def judged(real_store, tmp_path_factory):
         qa_request = runs.Request(NAME, "qaqa", "qa", split="eval", template="qa-zero-shot", limit=ANSWERED)
         qa = batch.predict(store, qa_request, progress=False)
         before = server.completions()
-        crepe_judge = judging.judge(store, judging.JudgeRequest(NAME, write, "judge-crepe-writing"), progress=False)
+        writing = judging.JudgeRequest(NAME, write, "judge-crepe-writing", max_tokens=TOKENS)
+        crepe_judge = judging.judge(store, writing, progress=False)
         asked = server.completions() - before
-        sampled = judging.JudgeRequest(NAME, qa, "judge-corrects-assumption", samples=3)
+        sampled = judging.JudgeRequest(NAME, qa, "judge-corrects-assumption", samples=2, max_tokens=TOKENS)
         qa_judge = judging.judge(store, sampled, progress=False)
-        few = runs.Request(NAME, "qaqa", "qa", split="eval", template="qa-few-shot", shots=2, limit=ANSWERED)
+        few = runs.Request(NAME, "qaqa", "qa", split="eval", template="qa-few-shot", shots=2, limit=COMPARED)
         qa_b = batch.predict(store, few, progress=False)
-        versus = judging.JudgeRequest(NAME, qa, "judge-pairwise", versus=qa_b)
+        versus = judging.JudgeRequest(NAME, qa, "judge-pairwise", versus=qa_b, max_tokens=TOKENS)
         pair_judge = judging.judge(store, versus, progress=False)
         con = connect(store)
         for i, example_id in enumerate(rate.targets(con, qa)["example_id"]):
@@ -176,9 +178,8 @@ def test_a_judge_run_scores_every_output_on_every_criterion_and_counts_what_it_c
 
 def test_a_judge_run_resumes_without_asking_again(judged):
     before = judged["server"].completions()
-    again = judging.judge(
-        judged["store"], judging.JudgeRequest(NAME, judged["write"], "judge-crepe-writing"), progress=False
-    )
+    writing = judging.JudgeRequest(NAME, judged["write"], "judge-crepe-writing", max_tokens=TOKENS)
+    again = judging.judge(judged["store"], writing, progress=False)
     assert again == judged["crepe_judge"] and judged["server"].completions() == before
 
 
@@ -225,11 +226,11 @@ def test_the_confusion_cells_hold_the_items_people_and_judge_scored(judged):
 def test_self_consistency_and_the_rated_criterion_of_a_qa_judge(judged):
     con, qa, qa_judge = judged["con"], judged["qa"], judged["qa_judge"]
     rows = _rows(con, qa_judge)
-    assert len(rows) == ANSWERED * 3 and set(rows["sample"]) == {0, 1, 2}
+    assert len(rows) == ANSWERED * 2 and set(rows["sample"]) == {0, 1}
     consistency = judging.self_consistency(con, qa_judge)
     matrix = rows.pivot(index="sample", columns="example_id", values="value").to_numpy(dtype=float)
     matrix = matrix[:, np.isfinite(matrix).sum(axis=0) >= 2]
-    assert consistency.iloc[0]["samples"] == 3 and consistency.iloc[0]["items"] == matrix.shape[1]
+    assert consistency.iloc[0]["samples"] == 2 and consistency.iloc[0]["items"] == matrix.shape[1]
     if matrix.shape[1] and np.unique(matrix[np.isfinite(matrix)]).size > 1:
         want = krippendorff.alpha(reliability_data=matrix, value_domain=[0, 1], level_of_measurement="nominal")
         assert consistency.iloc[0]["alpha"] == pytest.approx(want)
@@ -268,7 +269,7 @@ def test_the_rate_page_and_the_cli_say_how_far_to_trust_the_judge(judged, open_p
 def test_a_backup_keeps_judge_runs(judged, tmp_path):
     folder = backup.write(judged["con"], "test", target=tmp_path / "b")
     rows = json.loads((folder / "manifest.json").read_text())["rows"]
-    assert rows["judge_runs"] == 3 and rows["judgements"] == WRITTEN * 4 + ANSWERED * 3 + ANSWERED * 2
+    assert rows["judge_runs"] == 3 and rows["judgements"] == WRITTEN * 4 + ANSWERED * 2 + COMPARED * 2
 
 
 def test_a_pairwise_judge_sees_both_orders_and_its_verdicts_are_in_run_terms(judged):
@@ -277,7 +278,7 @@ def test_a_pairwise_judge_sees_both_orders_and_its_verdicts_are_in_run_terms(jud
         "SELECT example_id, position, verdict, parse, response FROM judgements WHERE judge_run_id = $j",
         {"j": judge_run_id},
     ).df()
-    assert len(rows) == ANSWERED * 2 and sorted(set(rows["position"])) == ["AB", "BA"]
+    assert len(rows) == COMPARED * 2 and sorted(set(rows["position"])) == ["AB", "BA"]
     prefix = re.compile(r"^\s*(the\s+)?(better\s+)?answer\s+is\s*:?\s*[\"']?", re.IGNORECASE)
     for row in rows.itertuples():  # first / second as shown, turned into run A / B by the order shown
         stated = prefix.sub("", row.response, count=1)

@@ -5,6 +5,7 @@ self-consistency and whether it ranks runs as people do. The numbers are `backen
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from backend.views import judging, pairwise
@@ -67,7 +68,8 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
     for verdict in judging.verdict(table).itertuples():
         TRUST[verdict.trust](
             f"**{widgets.plain(verdict.criterion)}**: {widgets.plain(verdict.trust)} — {widgets.plain(verdict.why)} "
-            f"(α = {verdict.alpha:.3f} with the people's consensus, n = {verdict.n})"
+            f"(α = {widgets.plain('undefined' if pd.isna(verdict.alpha) else f'{verdict.alpha:.3f}')} with the "
+            f"people's consensus, n = {verdict.n:,})"
         )
     export.table(table, "Judge vs people agreement", caption, key="judge-agreement", column_config=NUMBERS)
     criterion = st.selectbox("Criterion", list(table["criterion"].unique()), key="judge_criterion", bind="query-params")
@@ -131,7 +133,7 @@ def ranking_block(source: str, criterion: str, dataset: str) -> None:
 def pairwise_block(run_a: str, run_b: str, dataset: str) -> None:
     """Side by side: a pairwise judge of these two runs — wins with CIs, position bias, reason clusters."""
     judged = query(pairwise.pairwise_runs, run_a, run_b)
-    with st.expander("Pairwise judge" + (f" ({len(judged)} run{'s' * (len(judged) > 1)})" if len(judged) else "")):
+    with st.expander(f"Pairwise judge ({len(judged):,} runs)"):
         if judged.empty:
             st.info(
                 "No judge has compared these two runs. Let an LLM compare them in both orders: "

@@ -15,7 +15,7 @@ NONE = "(none: browse every output)"
 
 
 def picker(run_id: str) -> str | None:
-    """The URL-bound task picker, and a form that creates a task; the chosen task id or None."""
+    """The URL-bound task picker; the chosen task id or None."""
     found = query(rating_tasks.tasks, run_id)
     chosen = st.selectbox(  # options shown as their ids: Streamlit binds the shown text to the URL
         "Rating task",
@@ -25,13 +25,17 @@ def picker(run_id: str) -> str | None:
         format_func=widgets.option,
         help="A task hands out the run's outputs so that each is rated by k people; you get one item at a time.",
     )
+    return None if chosen == NONE else chosen
+
+
+def new_task_form(run_id: str) -> None:
+    """Hand this run's outputs out to raters: overlap, a sample, the guideline."""
     with st.expander("New rating task"), st.form("new-task", border=False):
         overlap = st.number_input("Raters per item (overlap k)", 1, 20, 2)
         sample = st.number_input("Items (0 = every output)", 0, 1_000_000, 0)
         guideline = st.text_area("Guideline for the raters", max_chars=rating_tasks.MAX_GUIDELINE)
         if st.form_submit_button("Create task"):
             create(run_id, int(overlap), guideline, int(sample) or None)
-    return None if chosen == NONE else chosen
 
 
 def create(run_id: str, overlap: int, guideline: str, sample: int | None) -> None:
@@ -52,7 +56,7 @@ def served(run_id: str, task_id: str, rater: str) -> pd.Series | None:
     st.info(f"**Guideline:** {widgets.plain(task['guideline'])}")
     st.progress(
         state["complete"] / max(state["items"], 1),
-        text=f"{state['complete']:,} of {state['items']:,} items rated by {task['overlap']} people; "
+        text=f"{state['complete']:,} of {state['items']:,} items rated by {int(task['overlap']):,} people; "
         f"{state['overlapping']:,} by two or more",
     )
     if len(state["raters"]):

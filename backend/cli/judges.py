@@ -35,6 +35,9 @@ def add(sub) -> None:
     p.add_argument("--limit", type=int, help="only the first N outputs (by example id)")
     p.add_argument("--max-cost", type=float, help="USD this call may spend on an endpoint")
     p.add_argument("--versus", help="a pairwise rubric: run B, compared with --run in both orders")
+    p.add_argument(
+        "--max-tokens", type=int, default=judging.MAX_TOKENS, help="of each response (the score comes first)"
+    )
     p.set_defaults(func=cmd_judge)
     p = sub.add_parser("rescore", help="score a stored run's outputs by a metric, without re-running it")
     p.add_argument("--run", required=True)
@@ -54,6 +57,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         limit=args.limit,
         versus=args.versus,
+        max_tokens=args.max_tokens,
     )
     try:
         judge_run_id = judging.judge(args.store, request, max_cost=args.max_cost)

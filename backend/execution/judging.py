@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 _VERDICT_PREFIX = re.compile(
     r"\A\s*(the\s+)?(better\s+)?answer\s+is\s*:?\s*[\"']?", re.IGNORECASE
 )  # "The answer is "tie""
-MAX_TOKENS = 48  # the score first, then a one-sentence reason
+MAX_TOKENS = 128  # the score first, then a reason: a sentence or two
 GOLD = ("gold_answers", "gold_presuppositions", "gold_corrections")
 
 
@@ -49,6 +49,7 @@ class JudgeRequest:
     limit: int | None = None  # the first N outputs (by example id)
     chunk: int = 16
     versus: str | None = None  # a pairwise judge: run B, compared with `run` (run A) in both orders
+    max_tokens: int = MAX_TOKENS  # of each response
 
     @property
     def sampling_temperature(self) -> float | None:
@@ -224,7 +225,7 @@ def execute(model, plan: JudgePlan, keys: list[tuple], budget: Budget) -> list[d
         batch = [k for k in keys if k[2] == sample]
         prompts = [plan.template.render_with(**_context(plan, items.loc[k[0]].to_dict(), k[1], k[3])) for k in batch]
         seed = sample if plan.request.samples > 1 else None
-        answers = model.complete(prompts, MAX_TOKENS, plan.request.sampling_temperature, 0, seed, budget)
+        answers = model.complete(prompts, plan.request.max_tokens, plan.request.sampling_temperature, 0, seed, budget)
         rows += [_row(plan, k, p, a, now) for k, p, a in zip(batch, prompts, answers)]
     return rows
 
@@ -246,7 +247,7 @@ def run_row(plan: JudgePlan, spec: registry.ModelSpec) -> dict:
             "criteria": list(plan.template.criteria),
             "temperature": request.sampling_temperature,
             "limit": request.limit,
-            "max_tokens": MAX_TOKENS,
+            "max_tokens": request.max_tokens,
             "quality": spec.quality,
             "endpoint": {"base_url": spec.base_url, "model": spec.model} if spec.is_endpoint else None,
             **provenance(),

@@ -17,14 +17,14 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.execution.judging import JudgeRequest, judge
+from backend.execution.judging import MAX_TOKENS, JudgeRequest, judge
 from backend.metrics import agreement, bootstrap
 from backend.metrics.rubrics import RUBRIC
 from backend.models.prompts import templates
 from backend.store import judgements as store_judgements
 from backend.store import ratings as store_ratings
 
-__all__ = ["JudgeRequest", "judge"]  # the CLI and API start judge runs through this view
+__all__ = ["MAX_TOKENS", "JudgeRequest", "judge"]  # the CLI and API start judge runs through this view
 RELIABLE, TENTATIVE = 0.800, 0.667
 MIN_ITEMS = 10  # fewer items both scored: too few to say how far to trust the judge
 PEOPLE = "people (consensus)"
