@@ -14,6 +14,7 @@ os.environ.setdefault("PLAB_OFFLINE", "1")  # tests never download; the download
 from backend.config import settings  # noqa: E402
 
 SHARED = settings().shared_datasets
+CHECKOUT_DATA = settings().data_dir  # read before any test points PLAB_DATA_DIR elsewhere
 
 
 def shared(name: str) -> Path:
@@ -105,7 +106,7 @@ def lab(real_store, tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("live")
     data = root / "data"
     data.mkdir()
-    real_indexes = settings().data_dir / "indexes"
+    real_indexes = CHECKOUT_DATA / "indexes"
     models = {
         "tiny-nli": {
             "task": "nli",
@@ -132,7 +133,9 @@ def lab(real_store, tmp_path_factory) -> dict:
     shutil.copy(real_store, store)
     with pytest.MonkeyPatch.context() as patch:
         con = connect(store)
-        retrievers = build_all(con)  # loads the real indexes (builds them once if this checkout has none)
+        # the checkout's indexes (built once if it has none), whatever data folder an open fixture points at
+        patch.setenv("PLAB_DATA_DIR", str(CHECKOUT_DATA))
+        retrievers = build_all(con)
         (data / "indexes").symlink_to(real_indexes, target_is_directory=True)
         patch.setenv("PLAB_DATA_DIR", str(data))
         evaluate_retrievers(con, retrievers, "ifqa", splits=("S-dev",), k=100)

@@ -76,10 +76,10 @@ def test_passages_embedded_on_ray_give_the_local_index_s_hits(cluster, real_stor
         questions = [
             q for (q,) in con.execute("SELECT input FROM examples WHERE dataset_id = 'ifqa' LIMIT 20").fetchall()
         ]
-    doc_ids, texts = doc_ids[:600], texts[:600]  # two shards, one an actor (MiniLM: ~20 passages/s a CPU)
+    doc_ids, texts = doc_ids[:200], texts[:200]  # two shards, one an actor (MiniLM: ~20 passages/s a CPU)
     embedder = Embedder()
     shards = list(executors.embed_shards(texts, embedder.path))  # as `index --engine ray` adds them
-    assert [len(s) for s in shards] == [300, 300] and shards[0].shape[1] == embedder.dimension
+    assert [len(s) for s in shards] == [100, 100] and shards[0].shape[1] == embedder.dimension
     here = DenseRetriever.build(doc_ids, texts, embedder)
     there = DenseRetriever.from_shards(doc_ids, iter(shards), embedder)
     for a, b in zip(here.search_many(questions, 10), there.search_many(questions, 10)):

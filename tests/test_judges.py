@@ -296,11 +296,11 @@ def test_a_pairwise_judge_sees_both_orders_and_its_verdicts_are_in_run_terms(jud
     if len(wide):
         assert summary.loc["verdict flips with the order", "share"] == pytest.approx((wide["AB"] != wide["BA"]).mean())
     assert summary.loc["responses with no verdict (unparsed)", "n"] == rows["verdict"].isna().sum()
-    found = pairwise.clusters(con, judge_run_id)
     reasons = pairwise.reasons(con, judge_run_id)
+    found = pairwise.clusters(reasons)
     assert found[["A", "B", "tie"]].to_numpy().sum() == len(reasons)
     for cluster in found.itertuples():
-        assert len(pairwise.cluster_items(con, judge_run_id, cluster.cluster)) == cluster.A + cluster.B + cluster.tie
+        assert len(pairwise.cluster_items(reasons, cluster.cluster)) == cluster.A + cluster.B + cluster.tie
     with pytest.raises(ValueError, match="pairwise judge: name run B"):
         judging.judge(judged["store"], judging.JudgeRequest(NAME, judged["qa"], "judge-pairwise"), progress=False)
 
@@ -343,7 +343,7 @@ def test_pairwise_shares_flips_and_clusters_on_a_hand_made_judge_run(store_copy)
     assert summary.loc["verdict flips with the order", "share"] == pytest.approx(0.2)  # e2
     assert summary.loc["verdicts naming the answer shown first", ["share", "n"]].tolist() == [pytest.approx(6 / 9), 9]
     assert summary.loc["responses with no verdict (unparsed)", "n"] == 1
-    found = pairwise.clusters(con, "j")
+    found = pairwise.clusters(pairwise.reasons(con, "j"))
     assert len(found) == 2 and found[["A", "B", "tie"]].to_numpy().sum() == 11
     assert found["name"].str.len().gt(0).all()
     dated = found[found["name"].str.contains("date")]  # the reasons about the date gather, and name their cluster

@@ -158,7 +158,8 @@ def pairwise_block(run_a: str, run_b: str, dataset: str) -> None:
             key="pair-summary",
             column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in ("share", "low", "high")},
         )
-        found = query(pairwise.clusters, judge_run_id)
+        reasons = query(pairwise.reasons, judge_run_id)
+        found = pairwise.clusters(reasons)
         if found.empty:
             st.caption("No parsed verdict gave a reason to cluster.")
             return
@@ -170,6 +171,5 @@ def pairwise_block(run_a: str, run_b: str, dataset: str) -> None:
             bind="query-params",
             format_func=lambda c: f"{c}: {found.set_index('cluster').loc[c, 'name']}",
         )
-        items = widgets.linked_items(dataset, pairwise.cluster_items, judge_run_id, int(chosen))
-        if items is not None:
-            st.dataframe(items, column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
+        items = widgets.with_links(dataset, pairwise.cluster_items(reasons, int(chosen)))
+        st.dataframe(items, column_config={"open": st.column_config.LinkColumn("open", display_text="open")})

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlencode
 
+import pandas as pd
 import streamlit as st
 
 from backend.store import queries
@@ -36,6 +37,11 @@ def linked_items(dataset: str, fn: Callable, *args, **kwargs):
     if frame.empty:
         st.info("No items in this cell: pick another one.")
         return None
+    return with_links(dataset, frame)
+
+
+def with_links(dataset: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """The items with an `open` link to the Example page as their first column."""
     frame = frame.assign(open=example_links(dataset, frame["example_id"]))
     return frame[["open", *[c for c in frame.columns if c != "open"]]]
 

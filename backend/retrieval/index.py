@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+from filelock import FileLock
 
 from backend.config import settings
 from backend.models.embed import Embedder
@@ -43,28 +44,29 @@ def dense_folder(model_name: str, kind: str = "flat") -> str:
 def load_or_build(folder: Path, load, build, label: str, allow_build: bool = True):
     """`load(folder)` when the folder exists, else `build()`, save it atomically and return it.
 
+    Processes that want the same missing index (the dashboard's first run and a terminal, say) take turns
+    on a lock file beside it: the first builds, the others wait and load what it saved.
     With `allow_build=False` a missing index is a FileNotFoundError saying how to build it.
     """
-    if folder.is_dir():
-        started = time.perf_counter()
-        retriever = load(folder)
-        log.info("%s: loaded %s in %.2f s", label, folder, time.perf_counter() - started)
-        return retriever
-    if not allow_build:
+    if not folder.is_dir() and not allow_build:
         raise FileNotFoundError(
             f"{label}: no index at {folder}; build it with `python -m backend index` "
             "(the dashboard's run script does this on first start)"
         )
-    started = time.perf_counter()
-    retriever = build()
-    log.info("%s: built in %.1f s", label, time.perf_counter() - started)
-    staging = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    retriever.save(staging)
-    try:
-        os.replace(staging, folder)
-    except OSError:  # another process finished the same index first: keep theirs
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(folder.with_name(f"{folder.name}.lock")):
+        if folder.is_dir():
+            started = time.perf_counter()
+            retriever = load(folder)
+            log.info("%s: loaded %s in %.2f s", label, folder, time.perf_counter() - started)
+            return retriever
+        started = time.perf_counter()
+        retriever = build()
+        log.info("%s: built in %.1f s", label, time.perf_counter() - started)
+        staging = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
+        retriever.save(staging)
+        os.replace(staging, folder)
     log.info("%s: saved to %s", label, folder)
     return retriever
 

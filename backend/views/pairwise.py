@@ -87,11 +87,15 @@ def _embed(texts: list[str]) -> np.ndarray:
 
 
 def reasons(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:
-    """Every parsed verdict's reason with its cluster and the cluster's name: the reasons embedded with the
-    bundled MiniLM, k-means with k = reasons // REASONS_PER_CLUSTER (2..MAX_CLUSTERS), seed 0."""
+    """Every parsed verdict's reason with its item's input, its cluster and the cluster's name: the reasons
+    embedded with the bundled MiniLM (once: `clusters` and `cluster_items` read this frame), k-means with
+    k = reasons // REASONS_PER_CLUSTER (2..MAX_CLUSTERS), seed 0."""
     rows = store_judgements.scores(con, judge_run_id)
     rows = rows[rows["verdict"].notna() & rows["reason"].fillna("").str.strip().astype(bool)].reset_index(drop=True)
-    columns = ["example_id", "sample", "position", "verdict", "reason", "cluster", "name"]
+    run_id = store_judgements.of_judge_run(con, judge_run_id)["run_id"]
+    inputs = store_ratings.targets(con, run_id)[["example_id", "input"]]
+    rows = rows.merge(inputs, on="example_id", how="left")
+    columns = ["example_id", "input", "sample", "position", "verdict", "reason", "cluster", "name"]
     if len(rows) < 2:
         return rows.assign(cluster=0, name="")[columns]
     k = int(np.clip(len(rows) // REASONS_PER_CLUSTER, 2, MAX_CLUSTERS))
@@ -102,9 +106,8 @@ def reasons(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:
     return rows[columns]
 
 
-def clusters(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:
-    """Per cluster of reasons: its name, how many verdicts gave A the win, B the win, or a tie, and items."""
-    found = reasons(con, judge_run_id)
+def clusters(found: pd.DataFrame) -> pd.DataFrame:
+    """Per cluster of `reasons`: its name, how many verdicts gave A the win, B the win, or a tie, and items."""
     if found.empty:
         return pd.DataFrame(columns=["cluster", "name", "A", "B", "tie", "items", "example"])
     counts = pd.crosstab(found["cluster"], found["verdict"]).reindex(columns=["A", "B", "tie"], fill_value=0)
@@ -118,10 +121,6 @@ def clusters(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:
     )
 
 
-def cluster_items(con: duckdb.DuckDBPyConnection, judge_run_id: str, cluster: int) -> pd.DataFrame:
-    """The verdicts of one cluster of reasons, with each item's input."""
-    found = reasons(con, judge_run_id)
-    chosen = found[found["cluster"] == cluster]
-    run_id = store_judgements.of_judge_run(con, judge_run_id)["run_id"]
-    inputs = store_ratings.targets(con, run_id)[["example_id", "input"]]
-    return chosen.merge(inputs, on="example_id", how="left")[["example_id", "input", "position", "verdict", "reason"]]
+def cluster_items(found: pd.DataFrame, cluster: int) -> pd.DataFrame:
+    """The verdicts of one cluster of `reasons`, with each item's input."""
+    return found.loc[found["cluster"] == cluster, ["example_id", "input", "position", "verdict", "reason"]]
