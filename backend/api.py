@@ -21,9 +21,9 @@ from pathlib import Path
 import pandas as pd
 
 from backend.datasets.catalogue import describe, described
+from backend.harnesses import logs
 from backend.imports import predictions as imports
 from backend.imports.check_report import Report
-from backend.imports.files import read
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
@@ -98,16 +98,17 @@ class Lab:
             return overview.headline(con)
 
     def import_run(self, frame: pd.DataFrame | Path | str, dataset: str, replace: bool = False, **options) -> Report:
-        """Import predictions (a DataFrame or a file) as a run; returns the validation report.
+        """Import predictions (a DataFrame or a file: CSV … Parquet, an lm-eval samples JSONL, an Inspect .eval log)
+        as a run; returns the validation report.
 
         `options` are those of `backend.imports.predictions.Options` (model, run_id, columns, label_order,
         label_map, task, split, match, strict, notes, revision). Nothing is written when the report has
         problems (`report.ok` is False; `report.table()` lists them).
         """
-        table = read(frame, name=options.pop("name", None))
+        log = logs.read_log(frame, name=options.pop("name", None))
         opts = imports.Options(dataset=dataset, **options)
         with self._session() as con:
-            plan = imports.plan(con, table, opts)
+            plan = logs.plan(con, log, opts)
             if plan.report.ok:
                 imports.save(con, plan, replace=replace)
         return plan.report

@@ -17,7 +17,11 @@ GUESS = "(guess)"
 
 def uploaded(label: str, key: str) -> tuple[bytes, str] | None:
     file = st.file_uploader(
-        label, type=imports.FILE_TYPES, key=key, help="CSV, TSV, JSONL, JSON (a list of records) or Parquet"
+        label,
+        type=imports.FILE_TYPES,
+        key=key,
+        help="CSV, TSV, JSONL, JSON (a list of records) or Parquet; for a run also an lm-eval --log_samples JSONL "
+        "or an Inspect .eval log",
     )
     return (file.getvalue(), file.name) if file is not None else None
 

@@ -148,3 +148,6 @@ def lab(real_store, tmp_path_factory) -> dict:
     for name in models:
         loading.unload(name)
     live.clear_cache()
+
+
+collect_ignore = ["fixtures"]  # e.g. the harness task files there import lm-eval / Inspect, installed only apart

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from backend.datasets.base import DataError
 from backend.datasets.description import Description
+from backend.harnesses import logs, tasks
 from backend.imports import datasets, predictions
 from backend.imports.files import read
 from backend.models import training_data
@@ -24,9 +25,11 @@ def pairs(text: str) -> tuple[str, str]:
 def add(sub) -> None:
     p = sub.add_parser(
         "import-run",
-        help="import your model's predictions (CSV/TSV/JSONL/JSON/Parquet) as a run",
+        help="import your model's predictions (CSV/TSV/JSONL/JSON/Parquet, an lm-eval --log_samples JSONL or an "
+        "Inspect .eval log) as a run",
         description="Match each row to an example (by id, or by normalised text), map labels and "
-        "probabilities, print a validation report, and store the run unless the report has problems.",
+        "probabilities, print a validation report, and store the run unless the report has problems. "
+        "An lm-evaluation-harness samples file or an Inspect log is recognised by its content.",
     )
     p.add_argument("file", type=Path)
     p.add_argument("--dataset", required=True, help="the stored dataset the predictions are for")
@@ -133,6 +136,18 @@ def add(sub) -> None:
     p.add_argument("--replace", action="store_true", help="replace your dataset of the same name")
     p.add_argument("--dry-run", action="store_true", help="generate and count; write nothing")
     p.set_defaults(func=cmd_generate_pairs)
+    p = sub.add_parser(
+        "export-task",
+        help="a dataset as an lm-evaluation-harness task (YAML + JSONL) and an Inspect AI task, to run elsewhere; "
+        "bring the logs back with import-run",
+    )
+    p.add_argument("dataset")
+    p.add_argument("folder", type=Path, help="where the task files are written")
+    p.add_argument("--harness", choices=["lm-eval", "inspect", "both"], default="both")
+    p.add_argument(
+        "--template", help="the lab prompt template the items are asked with (default: the task's zero-shot)"
+    )
+    p.set_defaults(func=cmd_export_task)
     p = sub.add_parser("user-runs", help="list the runs you imported, with their provenance")
     p.add_argument("--dataset")
     p.set_defaults(func=cmd_user_runs)
@@ -155,9 +170,9 @@ def cmd_import_run(args: argparse.Namespace) -> int:
         trained_on=training_data.names(args.trained_on),
     )
     try:
-        table = read(args.file)  # read and parsed before the store is opened
+        log = logs.read_log(args.file)  # read and parsed before the store is opened
         with session(args.store) as con:
-            plan = predictions.plan(con, table, options)
+            plan = logs.plan(con, log, options)
             print(plan.report.summary())
             if not plan.report.table().empty:
                 print(plan.report.table().to_markdown(index=False))
@@ -168,6 +183,25 @@ def cmd_import_run(args: argparse.Namespace) -> int:
         print(f"error: {exc}")
         return 1
     print(f"stored run {run_id}: {len(plan.predictions):,} predictions")
+    return 0
+
+
+def cmd_export_task(args: argparse.Namespace) -> int:
+    writers = {"lm-eval": tasks.lm_eval_task, "inspect": tasks.inspect_task}
+    chosen = list(writers) if args.harness == "both" else [args.harness]
+    try:
+        with session(args.store) as con:
+            done = [writers[harness](con, args.dataset, args.folder, args.template) for harness in chosen]
+    except (LookupError, ValueError) as exc:
+        print(f"error: {exc}")
+        return 1
+    for harness, exported in zip(chosen, done):
+        files = ", ".join(str(f) for f in exported.files)
+        print(f"{harness}: task {exported.name}, {exported.records:,} items, {exported.pairs:,} minimal pairs: {files}")
+    folder = args.folder
+    print(f"run: lm_eval --include_path {folder} --tasks {done[0].name} --log_samples --output_path OUT --model ...")
+    print(f"     (cd {folder} && inspect eval {done[0].name}.py --model ...)")
+    print(f"back: python -m backend import-run LOG --dataset {args.dataset}")
     return 0
 
 

@@ -340,3 +340,14 @@ def json_rows(frame: pd.DataFrame) -> np.ndarray | None:
             .iloc[:, 0]
             .to_numpy(dtype=object)
         )
+
+
+def examples_to_export(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Every example of a dataset with its text, gold and facets, in split and id order (what an export writes)."""
+    return con.execute(
+        f"""
+        SELECT example_id, input, context, hypothesis, gold_answers, {", ".join(FACETS)}
+        FROM examples WHERE dataset_id = $d ORDER BY split, example_id
+    """,
+        {"d": dataset_id},
+    ).df()

@@ -9,6 +9,7 @@ import duckdb
 
 from backend.datasets import catalogue
 from backend.datasets.description import Description
+from backend.harnesses import logs
 from backend.imports import datasets as user_datasets
 from backend.imports import predictions
 from backend.imports.columns import TASK_ROLES
@@ -21,7 +22,7 @@ RunOptions, DatasetOptions, RunPlan = predictions.Options, user_datasets.Dataset
 BaselinesFailed = user_datasets.BaselinesFailed
 described, dataset_named_by = catalogue.described, predictions.dataset_from_name
 existing_run, user_runs, delete_run = predictions.existing_run, predictions.user_runs, predictions.delete
-FILE_TYPES = sorted({suffix.lstrip(".") for suffix in FORMATS})
+FILE_TYPES = sorted({suffix.lstrip(".") for suffix in FORMATS} | {"eval"})  # .eval: an Inspect AI log
 
 
 def roles(task: str) -> tuple[str, ...]:
@@ -30,8 +31,8 @@ def roles(task: str) -> tuple[str, ...]:
 
 
 def file_columns(data: bytes, name: str) -> list[str]:
-    """The columns of an uploaded file, as read."""
-    return list(read(data, name).frame.columns)
+    """The columns of an uploaded file, as read (a harness log's: as its samples become rows)."""
+    return list(logs.read_log(data, name).table.frame.columns)
 
 
 def check_run(
@@ -40,10 +41,10 @@ def check_run(
     """The file checked as predictions on `options.dataset`, and — when none of its rows matched and no
     column is missing — the dataset among `datasets` its rows match best ((name, rows), or () when none
     does; None when it was not looked for)."""
-    table = read(data, name)
-    plan = predictions.plan(con, table, options)
+    log = logs.read_log(data, name)
+    plan = logs.plan(con, log, options)
     unmatched = plan.report.matched == 0 and not any(p.kind == "column" for p in plan.report.problems)
-    best = (predictions.best_dataset(con, table, options, datasets) or ()) if unmatched else None
+    best = (predictions.best_dataset(con, log.table, options, datasets) or ()) if unmatched else None
     return plan, best
 
 

@@ -1,0 +1,255 @@
+"""Per-sample logs of the big harnesses as rows `import-run` reads: lm-evaluation-harness's `--log_samples` JSONL
+(`samples_<task>_<time>.jsonl`) and Inspect AI's `.eval` logs.
+
+A log of a task the lab exported (`tasks`) carries each example's id, split and text, so its rows match by id; a
+log of any other task gives its document's fields as `doc.<field>` (lm-eval) or its `input` and `metadata.<key>`
+(Inspect) for `--map` and matching by text. What each harness predicted becomes the column the import expects:
+  - lm-eval multiple_choice: the choices' log-likelihoods as `logits` (the import's softmax over them is the
+    distribution lm-eval's `acc` takes its argmax of), in the order of the task's choices;
+  - generated text (lm-eval generate_until, every Inspect sample): `label`, the label the lab's parser reads with
+    the exporting template's answer words (else the text itself, for `--label-map`), and `answer`, the short
+    answer the lab's parser reads — the same parsers as the lab's endpoint runs; the task picks the column.
+A response that names no label, and an Inspect sample that ended in an error, are left out and counted in the
+report as skipped rows (never guessed). Of repeated Inspect epochs, epoch 1 is imported (a run holds one
+prediction per example) and the report says so.
+
+The `.eval` file is a zip archive of JSON members, compressed with zstandard by current Inspect versions. It is
+read here with the standard library's zipfile and the `zstandard` package rather than `inspect_ai.log`: that
+package brings about 45 others (boto3, s3fs, textual, fastapi …) into the dashboard's environment and
+downgrades fsspec there; `tests/test_harnesses.py` checks this reader against `read_eval_log` where it is installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import struct
+import zipfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import zstandard
+
+from backend.datasets.validation import DataError
+from backend.imports import predictions
+from backend.imports.check_report import Problem
+from backend.imports.files import Table, read
+from backend.models.prompts import parsers, templates
+
+ZSTD = 93  # the zip compression method number of zstandard
+LM_EVAL_KEYS = {"doc_id", "doc", "resps", "filtered_resps"}
+EXPORTED = ("id", "split", "premise", "hypothesis", "question")  # fields of a lab export's records
+
+
+@dataclass
+class Log:
+    table: Table  # rows for predictions.check
+    harness: str  # "lm-evaluation-harness" | "Inspect AI" | "" (not a harness log)
+    model: str | None = None  # the model the harness names, where it does
+    skipped: list[Problem] = field(default_factory=list)  # rows left out before matching (unparsed, error)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_log(source: Path | str | bytes | pd.DataFrame, name: str | None = None) -> Log:
+    """`files.read` for any file import-run takes; a harness log (recognised by its content) becomes its rows."""
+    if isinstance(source, pd.DataFrame):
+        return Log(read(source, name=name), "")
+    raw = source if isinstance(source, bytes) else _bytes(Path(source))
+    name = name or str(source)
+    if raw[:4] == b"PK\x03\x04" and Path(name).suffix == ".eval":
+        return _inspect(raw, name)
+    if Path(name).suffix in (".jsonl", ".ndjson") and _is_lm_eval(raw):
+        return _lm_eval(raw, name, None if isinstance(source, bytes) else Path(source))
+    return Log(read(source, name=name), "")
+
+
+def plan(con: duckdb.DuckDBPyConnection, log: Log, options: predictions.Options) -> predictions.Plan:
+    """`predictions.plan` for a file read by `read_log`: a harness log's model named by the harness unless one is
+    given, its provenance kept with the run, its left-out rows among the report's skipped rows."""
+    if not log.harness:
+        return predictions.plan(con, log.table, options)
+    provenance = "; ".join([f"{log.harness} log", *log.notes])
+    options = replace(options, model=options.model or log.model, notes=options.notes or provenance)
+    planned = predictions.plan(con, log.table, options)
+    planned.report.rows += len(log.skipped)
+    planned.report.skipped[:0] = log.skipped
+    planned.report.notes[:0] = [provenance]
+    return planned
+
+
+def _responses(log: Log) -> Log:
+    """The generated responses as `label` (read with the exporting template's answer words, else the text itself)
+    and `answer` (the short answer); a response that names none of its template's answer words is left out."""
+    frame = log.table.frame
+    if "response" not in frame:
+        return log
+    response, verbalisers = frame.pop("response").astype(str), frame.pop("verbalisers")
+    parsed = [
+        parsers.label(text, words) if words else parsers.Parsed("ok", label=text.strip())
+        for text, words in zip(response, verbalisers)
+    ]
+    frame["label"] = [p.label for p in parsed]
+    frame["answer"] = [parsers.short_answer(text).answer or "" for text in response]
+    bad = np.array([p.status != "ok" for p in parsed])
+    reasons = [f"response {t[:80]!r} names no label ({p.status})" for t, p in zip(response, parsed)]
+    _leave_out(log, bad, "unparsed", reasons)
+    return log
+
+
+def _bytes(path: Path) -> bytes:
+    if not path.is_file():
+        raise DataError(str(path), "no such file")
+    return path.read_bytes()
+
+
+def _is_lm_eval(raw: bytes) -> bool:
+    first = raw.lstrip()[: raw.find(b"\n") if b"\n" in raw else len(raw)]
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and set(record) >= LM_EVAL_KEYS
+
+
+def _lm_eval(raw: bytes, name: str, path: Path | None) -> Log:
+    rows, lines = [], []
+    for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+            missing = LM_EVAL_KEYS - set(sample)
+        except ValueError as exc:
+            raise DataError(name, f"not JSON: {exc}", number) from None
+        if missing:
+            raise DataError(name, f"an lm-eval sample needs {sorted(LM_EVAL_KEYS)}; {sorted(missing)} missing", number)
+        doc, responses = sample["doc"], sample["filtered_resps"]
+        row = _document(doc, "doc.")
+        if responses and all(isinstance(r, list) and len(r) == 2 for r in responses):  # multiple_choice
+            row["logits"] = [float(r[0]) for r in responses]
+        else:
+            row["response"] = responses[0] if responses else ""
+            row["verbalisers"] = _words(doc.get("template"))
+        rows.append(row)
+        lines.append(number)
+    frame = pd.DataFrame(rows)
+    table = Table(name, "lm-eval samples", frame, _sha256(raw), np.asarray(lines))
+    model, notes = _lm_eval_model(name, path)
+    log = Log(table, "lm-evaluation-harness", model, notes=notes)
+    if "logits" in frame:
+        log.notes.append("probabilities: the softmax of each choice's log-likelihood, as lm-eval scored it")
+    return _responses(log)
+
+
+def _lm_eval_model(name: str, path: Path | None) -> tuple[str | None, list]:
+    """The model and harness version from the results file lm-eval writes beside the samples (same timestamp)."""
+    stamp = re.search(r"_(\d{4}-\d\d-\d\dT[\d.-]+)\.jsonl$", name)
+    results = path.with_name(f"results_{stamp.group(1)}.json") if path and stamp else None
+    if not results or not results.is_file():
+        return None, []
+    info = json.loads(results.read_text())
+    model = Path(str(info.get("model_name") or "")).name or None
+    return model, [
+        f"lm-eval {info.get('lm_eval_version', '?')}, model arguments {info.get('config', {}).get('model_args')}"
+    ]
+
+
+def inspect_log(raw: bytes, name: str) -> tuple[dict, list[dict]]:
+    """An Inspect .eval log's header and its samples, as the JSON members of the archive hold them."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+        header = json.loads(_member(archive, raw, "header.json"))
+        members = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
+        return header, [json.loads(_member(archive, raw, n)) for n in members]
+    except (zipfile.BadZipFile, KeyError, ValueError, zstandard.ZstdError) as exc:
+        raise DataError(name, f"not a readable Inspect .eval log: {exc}") from None
+
+
+def _inspect(raw: bytes, name: str) -> Log:
+    header, samples = inspect_log(raw, name)
+    samples.sort(key=lambda s: (int(s.get("epoch", 1)), str(s.get("id"))))
+    epochs = {int(s.get("epoch", 1)) for s in samples}
+    kept = [s for s in samples if int(s.get("epoch", 1)) == min(epochs, default=1)]
+    rows = []
+    for sample in kept:
+        metadata = sample.get("metadata") or {}
+        row = _document({"id": sample.get("id"), **metadata}, "metadata.")
+        prompt = sample.get("input")
+        row["input"] = prompt if isinstance(prompt, str) else _last_user_text(prompt)
+        row["response"] = ((sample.get("output") or {}).get("completion")) or ""
+        row["verbalisers"] = _words(metadata.get("template"))
+        row["error"] = (sample.get("error") or {}).get("message") if sample.get("error") else None
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    evaluated = header.get("eval", {})
+    table = Table(name, "Inspect .eval", frame.drop(columns="error"), _sha256(raw), None)
+    version = evaluated.get("packages", {}).get("inspect_ai", "?")
+    model = str(evaluated.get("model") or "")
+    notes = [f"Inspect {version}, task {evaluated.get('task')}, model {model}"]
+    log = Log(table, "Inspect AI", model.rsplit("/", 1)[-1] or None, notes=notes)
+    if len(epochs) > 1:
+        log.notes.append(f"{len(epochs)} epochs in the log: epoch {min(epochs)} imported (one prediction per example)")
+    errors = frame["error"].notna().to_numpy()
+    _leave_out(log, errors, "error", [f"the sample ended in an error: {e}" for e in frame["error"]])
+    return _responses(log)
+
+
+def _member(archive: zipfile.ZipFile, raw: bytes, name: str) -> bytes:
+    """A member's bytes; zstandard ones decompressed from the raw stream (zipfile before Python 3.14 cannot)."""
+    info = archive.getinfo(name)
+    if info.compress_type != ZSTD:
+        return archive.read(info)
+    start = info.header_offset
+    name_length, extra_length = struct.unpack("<HH", raw[start + 26 : start + 30])
+    data = raw[start + 30 + name_length + extra_length :][: info.compress_size]
+    return zstandard.ZstdDecompressor().decompress(data, max_output_size=info.file_size)
+
+
+def _document(doc: dict, prefix: str) -> dict:
+    """A lab export's fields as the import's columns; any other task's scalar fields as prefix + name."""
+    if isinstance(doc, dict) and "id" in doc and "template" in doc:
+        return {key: doc[key] for key in EXPORTED if key in doc}
+    return {prefix + key: value for key, value in (doc or {}).items() if isinstance(value, str | int | float | bool)}
+
+
+def _words(template: str | None) -> dict:
+    """The answer words of the lab template a record was exported with (`name@version`); {} for another task."""
+    if not template:
+        return {}
+    try:
+        return templates.get(str(template).split("@")[0]).verbalisers
+    except (LookupError, ValueError):
+        return {}
+
+
+def _last_user_text(messages) -> str:
+    for message in reversed(messages or []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else " ".join(c.get("text", "") for c in content or [])
+    return ""
+
+
+def _leave_out(log: Log, mask: np.ndarray, kind: str, reasons: list[str]) -> None:
+    """Move the rows under `mask` from the table into log.skipped, each named by its line or record."""
+    table = log.table
+    for i in np.flatnonzero(mask):
+        where = table.where(int(i)) if table.lines is not None else f"sample {table.frame['id'].iloc[i]}"
+        log.skipped.append(Problem(kind, where, reasons[i], table.line(int(i))))
+    keep = ~np.asarray(mask, dtype=bool)
+    log.table = Table(
+        table.name,
+        table.format,
+        table.frame[keep].reset_index(drop=True),
+        table.sha256,
+        None if table.lines is None else table.lines[keep],
+    )
+
+
+def _sha256(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()

@@ -1,0 +1,196 @@
+"""A stored dataset as a task for lm-evaluation-harness (YAML + JSONL + a loader) and for Inspect AI (a task file +
+JSONL), so a researcher runs the big harness on a cluster and brings the per-sample logs back (`logs`).
+
+Each record carries the lab's own prompt for the item (the dataset task's default zero-shot template, or the one
+asked for), so a harness asks exactly what a lab run asks; classification items carry the template's answer words
+in the dataset's label order as `choices` and the gold's position as `gold`. Every record keeps its example id,
+split, gold, facets and its minimal pairs (`pairs`: pair id, kind, its role and the other member), so nothing the
+lab knows about an item is lost on the way out, and the logs that come back match by id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import yaml
+
+from backend.datasets.catalogue import describe
+from backend.models.prompted import item_fields
+from backend.models.prompts import templates
+from backend.store import queries
+
+LM_EVAL_LOADER = (
+    '"""Written by Presupposition Lab: loads the records beside this file, wherever the folder is copied."""\n'
+    + """
+from pathlib import Path
+
+import datasets
+
+
+def load(**_):
+    return datasets.load_dataset("json", data_files={"test": str(Path(__file__).with_name("{records}"))})
+"""
+)
+
+INSPECT_TASK = '''"""Written by Presupposition Lab: the dataset {dataset} as an Inspect AI task (`inspect eval {file}`).
+
+Each sample's input is the lab's prompt ({template}); its metadata keeps the example id, gold, facets and minimal
+pairs, so `python -m backend import-run LOG.eval --dataset {dataset}` brings the log back to the lab.
+"""
+
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import FieldSpec, json_dataset
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+
+RECORDS = Path(__file__).with_name("{records}")
+FIELDS = FieldSpec(input="prompt", target="target", id="id", metadata={metadata})
+
+
+@task
+def {name}():
+    return Task(
+        dataset=json_dataset(str(RECORDS), FIELDS),
+        solver=generate(),
+        scorer=match(location="{location}", ignore_case=True),
+        config=GenerateConfig(max_tokens={max_tokens}, temperature=0.0),
+    )
+'''
+
+
+@dataclass(frozen=True)
+class Exported:
+    name: str  # the task's name in the harness
+    files: tuple[Path, ...]
+    records: int
+    pairs: int
+
+
+def task_name(dataset_id: str) -> str:
+    """The harness task's name: `plab_` and the dataset id with anything but letters, digits and _ as _."""
+    return "plab_" + re.sub(r"\W", "_", dataset_id.lower())
+
+
+def records(con: duckdb.DuckDBPyConnection, dataset_id: str, template: str | None = None) -> tuple[list[dict], str]:
+    """One JSON-ready record per example, and the template's ref (name@version)."""
+    description = describe(con, dataset_id)
+    chosen = templates.get(template or templates.DEFAULTS[description.task], description.task)
+    rows = queries.examples_to_export(con, dataset_id)
+    pairs = _pairs(queries.pairs_frame(con, dataset_id))
+    words = [chosen.answer_word(label) for label in description.labels] if description.classifies else []
+    out = []
+    for row in rows.to_dict("records"):
+        row = {key: _plain(value) for key, value in row.items()}
+        record = {"id": row["example_id"], "split": row["split"], "prompt": chosen.render(item_fields(row))}
+        if description.task == "nli":
+            record |= {"premise": row["input"], "hypothesis": row["hypothesis"]}
+        else:
+            record["question"] = row["input"]
+        if row.get("context"):
+            record["context"] = row["context"]
+        if description.classifies:
+            gold = row["gold_label"]
+            record |= {"choices": words, "label": gold}
+            record["gold"] = description.labels.index(gold) if gold in description.labels else -1
+            record["target"] = words[record["gold"]] if record["gold"] >= 0 else ""
+        else:
+            answers = row.get("gold_answers") or []
+            record |= {"gold_answers": answers, "target": answers[0] if answers else ""}
+        facets = {k: v for k in queries.FACETS if k not in ("split", "gold_label") and (v := row.get(k)) is not None}
+        record |= {"facets": facets, "pairs": pairs.get(row["example_id"], []), "template": chosen.ref}
+        out.append(record)
+    return out, chosen.ref
+
+
+def lm_eval_task(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, folder: Path, template: str | None = None
+) -> Exported:
+    """`folder`/NAME.yaml, NAME.jsonl and NAME_loader.py: run with `lm_eval --include_path folder --tasks NAME`."""
+    rows, ref, name, description, data = _written(con, dataset_id, folder, template)
+    loader, config = folder / f"{name}_loader.py", folder / f"{name}.yaml"
+    loader.write_text(LM_EVAL_LOADER.replace("{records}", data.name))
+    spec = {
+        "task": name,
+        "custom_dataset": f"!function {loader.stem}.load",
+        "test_split": "test",
+        "doc_to_text": "{{prompt}}",
+    }
+    if description.classifies:
+        spec |= {"output_type": "multiple_choice", "doc_to_choice": "choices", "doc_to_target": "gold"}
+        spec["metric_list"] = [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}]
+    else:
+        spec |= {"output_type": "generate_until", "doc_to_target": "target"}
+        spec["generation_kwargs"] = {"until": ["\n"], "max_gen_toks": 32, "do_sample": False}
+        spec["metric_list"] = [
+            {"metric": "exact_match", "aggregation": "mean", "higher_is_better": True, "ignore_case": True}
+        ]
+    spec["metadata"] = {"version": 1, "plab_dataset": dataset_id, "plab_template": ref}
+    text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=10_000)
+    text = text.replace(f"'!function {loader.stem}.load'", f"!function {loader.stem}.load")  # a YAML tag, unquoted
+    config.write_text(f"# Presupposition Lab: {dataset_id} ({len(rows):,} items, prompts from {ref})\n{text}")
+    return Exported(name, (config, data, loader), len(rows), _pair_count(rows))
+
+
+def inspect_task(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, folder: Path, template: str | None = None
+) -> Exported:
+    """`folder`/NAME.py and NAME.jsonl: run with `inspect eval folder/NAME.py --model ...`."""
+    rows, ref, name, description, data = _written(con, dataset_id, folder, template)
+    code = folder / f"{name}.py"
+    metadata = [key for key in rows[0] if key not in ("id", "prompt", "target")] if rows else []
+    text = INSPECT_TASK.format(
+        file=code.name,
+        template=ref,
+        dataset=dataset_id,
+        records=data.name,
+        metadata=repr(metadata),
+        name=name,
+        location="begin" if description.classifies else "any",
+        max_tokens=8 if description.classifies else 32,
+    )
+    code.write_text(text)
+    return Exported(name, (code, data), len(rows), _pair_count(rows))
+
+
+def _written(con: duckdb.DuckDBPyConnection, dataset_id: str, folder: Path, template: str | None) -> tuple:
+    """The records written to `folder`/NAME.jsonl: (records, template ref, task name, description, the file)."""
+    rows, ref = records(con, dataset_id, template)
+    name = task_name(dataset_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / f"{name}.jsonl"
+    with data.open("w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return rows, ref, name, describe(con, dataset_id), data
+
+
+def _pairs(frame: pd.DataFrame) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for p in frame.itertuples(index=False):
+        for me, other, role in ((p.example_a, p.example_b, p.role_a), (p.example_b, p.example_a, p.role_b)):
+            out.setdefault(me, []).append({"pair_id": p.pair_id, "kind": p.kind, "role": role, "other": other})
+    return out
+
+
+def _pair_count(rows: list[dict]) -> int:
+    return len({pair["pair_id"] for row in rows for pair in row["pairs"]})
+
+
+def _plain(value):
+    """A stored value as JSON has it (numpy arrays and scalars, NaN and NA as lists, numbers and null)."""
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if value is None or (not isinstance(value, str | list | dict) and pd.isna(value)):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
