@@ -3,13 +3,16 @@
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k nope`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The browser tests drive Debian's chromium (no browser download); install it once where we may, with apt
+# working beside pip below (downloads and unpacking overlap; nothing is shared).
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "Installing Debian's chromium for the browser tests (beside the Python set-up) ..."
+  ( { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+    || echo "Could not install chromium: the browser tests will be skipped." >&2 ) &
+  chromium=$!
+fi
 bash scripts/setup.sh dev
 bash scripts/llm_server.sh  # llama.cpp's OpenAI-compatible server, for the endpoint tests (built once, cached by pip)
-# The browser tests drive Debian's chromium (no browser download); install it once where we may.
-if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "Installing Debian's chromium for the browser tests ..."
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null \
-    || echo "Could not install chromium: the browser tests will be skipped." >&2
-fi
+[ -z "${chromium:-}" ] || wait "$chromium"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 exec .venv/bin/python -m pytest "$@"

@@ -71,8 +71,9 @@ def serve(env_extra: dict):
         proc.wait(timeout=30)
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def served(real_store):
+    """One server for the tests that only read the real store."""
     yield from serve({"PLAB_STORE": str(real_store)})
 
 
@@ -104,7 +105,7 @@ def shows(page, base: str, path: str, proof: str, name: str | None = None) -> No
     except Exception:
         page.screenshot(path=str(SHOTS / f"{name}-failed.png"), full_page=True)  # to see why
         raise
-    page.wait_for_timeout(1000)  # let the last elements settle before the screenshot
+    page.wait_for_timeout(300)  # let the last elements settle before the screenshot
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
     assert page.locator("[data-testid='stException']").count() == 0, f"{name}: exception shown"
     assert "Traceback" not in page.inner_text("body"), f"{name}: traceback shown"

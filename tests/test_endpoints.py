@@ -188,13 +188,13 @@ def test_ifqa_open_book_run_reads_bm25_passages_and_is_scored(endpoint):
     bm25 = BM25Retriever.build(ids, texts)
     run_id = batch.predict(
         store,
-        runs.Request(NAME, "ifqa", split="S-dev", retriever="bm25", k=2, limit=10),
+        runs.Request(NAME, "ifqa", split="S-dev", retriever="bm25", k=2, limit=6),
         {"bm25": bm25},
         progress=False,
     )
-    assert run_id == f"ifqa/{NAME}/qa/qa-retrieve-then-read@1/bm25@2/S-dev/first10"
+    assert run_id == f"ifqa/{NAME}/qa/qa-retrieve-then-read@1/bm25@2/S-dev/first6"
     rows = _rows(store, run_id)
-    assert len(rows) == 10 and all(r["text"]["prompt"].count("Passage ") == 2 for r in rows)
+    assert len(rows) == 6 and all(r["text"]["prompt"].count("Passage ") == 2 for r in rows)
     assert all((r["answer"] is not None) == (r["text"]["parse"] == "ok") for r in rows)
     con = connect(store)
     try:
@@ -249,20 +249,20 @@ def test_a_rerun_sends_no_request_and_a_run_sharing_items_reuses_them(endpoint):
 
 def test_a_server_that_dies_midway_stops_the_run_clearly_and_it_resumes(endpoint):
     store, server = endpoint["store"], endpoint["server"]
-    request = runs.Request(NAME, "nope", "nli", split="main", template="nli-few-shot", shots=1, limit=20, chunk=5)
+    request = runs.Request(NAME, "nope", "nli", split="main", template="nli-few-shot", shots=1, limit=12, chunk=3)
     baseline = server.completions()
-    killer = threading.Thread(target=lambda: (_wait(lambda: server.completions() >= baseline + 8), server.stop()))
+    killer = threading.Thread(target=lambda: (_wait(lambda: server.completions() >= baseline + 5), server.stop()))
     killer.start()
     with pytest.raises(RunStopped, match="run the same command again: the run resumes"):
         batch.predict(store, request, progress=False)
     killer.join()
-    run_id = "nope/llama-smol/nli/nli-few-shot@1+k1/main/first20"
+    run_id = "nope/llama-smol/nli/nli-few-shot@1+k1/main/first12"
     stored = _rows(store, run_id)
-    assert 5 <= len(stored) < 20 and not any(r["error"] for r in stored)
+    assert 3 <= len(stored) < 12 and not any(r["error"] for r in stored)
     server.start()
     assert batch.predict(store, request, progress=False) == run_id
     rows = _rows(store, run_id)
-    assert len(rows) == 20 and len({r["example_id"] for r in rows}) == 20 and not any(r["error"] for r in rows)
+    assert len(rows) == 12 and len({r["example_id"] for r in rows}) == 12 and not any(r["error"] for r in rows)
     con = connect(store, read_only=True)
     try:
         assert con.execute("SELECT status FROM runs WHERE run_id = $r", {"r": run_id}).fetchone() == ("complete",)
