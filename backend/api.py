@@ -28,6 +28,7 @@ from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
+from backend.views import evaluate as evaluation
 from backend.views import explore, overview
 
 
@@ -91,6 +92,12 @@ class Lab:
         """What Explore shows for a slice: n, accuracy and macro-F1 (value, 95% CI, n), confusion, label shares."""
         with self._session() as con:
             return explore.slice_summary(con, dataset, _filters(facets), run_a=run_id)
+
+    def evaluate(self, dataset: str, runs: list[str] | None = None) -> dict[str, pd.DataFrame]:
+        """What `python -m backend evaluate` prints, as DataFrames by title: per run and split for a classification
+        dataset, per predicate (people and each run, ρ, prior effect) for a graded one (projective probability)."""
+        with self._session() as con:
+            return evaluation.evaluate(con, dataset, runs)
 
     def leaderboard(self) -> pd.DataFrame:
         """The Overview's table: each run's headline metric per dataset and split, with n and 95% CI."""

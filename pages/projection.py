@@ -72,7 +72,7 @@ st.caption(
 )
 table = widgets.require(
     pj.human_table,
-    empty="No dataset with a projection spec is loaded: ingest NOPE, IMPPRES "
+    empty="No dataset with a projection spec is loaded: ingest NOPE, IMPPRES, PROPRES "
     "or CommitmentBank (`python -m backend ingest`) and reload.",
 )
 choices = query(pj.model_choices)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PLAB_OFFLINE", "1")  # tests never download; the download test serves files itself
 
 from backend.config import settings  # noqa: E402
+from backend.datasets.sources import MANIFEST  # noqa: E402
 
 SHARED = settings().shared_datasets
 CHECKOUT_DATA = settings().data_dir  # read before any test points PLAB_DATA_DIR elsewhere
@@ -23,6 +26,24 @@ def shared(name: str) -> Path:
     if not path.is_dir():
         pytest.skip(f"{path} is missing: the real-data tests need ../shared/datasets beside the checkout")
     return path
+
+
+def checked_sums(name: str) -> dict[str, str]:
+    """A shared dataset's SHA256SUMS as {file: sha256}, each file's bytes checked against it here."""
+    root = shared(name)
+    listed = {
+        file.strip().removeprefix("./"): sha
+        for sha, file in (line.split(None, 1) for line in (root / "SHA256SUMS").read_text().splitlines())
+    }
+    wrong = [file for file, sha in listed.items() if hashlib.sha256((root / file).read_bytes()).hexdigest() != sha]
+    assert not wrong, f"checksums differ from SHA256SUMS: {wrong}"
+    return listed
+
+
+def manifest_sums(name: str) -> dict[str, str]:
+    """The download manifest's {file: sha256} of a dataset (backend/datasets/manifest.toml)."""
+    with MANIFEST.open("rb") as fh:
+        return {f["path"]: f["sha256"] for f in tomllib.load(fh)[name]["files"]}
 
 
 @pytest.fixture(scope="session", autouse=True)

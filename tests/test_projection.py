@@ -15,7 +15,7 @@ from backend.views import projection
 
 def test_cells_cover_every_dataset_with_a_spec_and_their_counts(real_con):
     table = projection.human_table(real_con)
-    assert set(table["dataset"]) == {"nope", "imppres", "commitmentbank"}
+    assert set(table["dataset"]) == {"nope", "imppres", "commitmentbank", "propres"}
     nope = table[table["dataset"] == "nope"]
     assert set(nope["operator"]) == {"unembedded", "negation"} and len(nope) == 20
     # NOPE main: every item of the main corpus with a trigger, split by polarity
@@ -122,7 +122,7 @@ def test_the_page_shows_the_cells_and_lists_a_cell_s_items_from_the_url(page):
     )
     assert not at.exception and not at.error
     cells = next(d.value for d in at.dataframe if "judged_by" in d.value.columns)
-    assert set(cells["dataset"]) == {"nope", "imppres", "commitmentbank"}
+    assert set(cells["dataset"]) == {"nope", "imppres", "commitmentbank", "propres"}
     items = next(d.value for d in at.dataframe if "open" in d.value.columns)
     assert len(items) == int(
         cells.set_index(["dataset", "trigger", "operator"]).loc[

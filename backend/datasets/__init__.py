@@ -7,7 +7,19 @@ its files and SHA-256 to `manifest.toml`. `backend.imports.ingest` does the rest
 
 from __future__ import annotations
 
-from backend.datasets import commitmentbank, corpus, crepe, falseqa, ifqa, imppres, nope, qaqa, synqa2
+from backend.datasets import (
+    commitmentbank,
+    corpus,
+    crepe,
+    falseqa,
+    ifqa,
+    imppres,
+    nope,
+    projective_probability,
+    propres,
+    qaqa,
+    synqa2,
+)
 from backend.datasets.base import Loader
 from backend.datasets.description import Description
 from backend.datasets.sources import DatasetSpec
@@ -100,6 +112,28 @@ DATASETS: dict[str, DatasetSpec] = {
             shared="nli_train/imppres",
         ),
         DatasetSpec(
+            "propres",
+            "PROPRES (presupposition triggers under five environments, with crowd judgements)",
+            ("tsv/*_again.tsv", "human/human_annotated_data_for_target_conditions.csv"),
+            "none stated upstream; research use with citation",
+            "Asami & Sugawara, CoNLL 2023",
+            "put the nii-cl/projectivity-of-presupposition repository's propres/presupposition_trigger_tsv/*.tsv in "
+            "data/raw/propres/tsv/ and propres/propres_human_results/human_annotated_data_for_target_conditions.csv "
+            "in data/raw/propres/human/ (or run ingest online to download them)",
+            description=propres.DESCRIPTION,
+        ),
+        DatasetSpec(
+            "projective_probability",
+            "Projective probability (certainty ratings for 20 clause-embedding predicates, with and without a prior)",
+            ("projectivity_no_fact_cd.csv", "projectivity_cd.csv"),
+            "none stated upstream; research use with citation",
+            "Degen & Tonhauser, Open Mind 2021 and Language 2022",
+            "put results/5-projectivity-no-fact/data/cd.csv of the judith-tonhauser/projective-probability "
+            "repository in data/raw/projective_probability/ as projectivity_no_fact_cd.csv and "
+            "results/3-projectivity/data/cd.csv as projectivity_cd.csv (or run ingest online to download them)",
+            description=projective_probability.DESCRIPTION,
+        ),
+        DatasetSpec(
             "corpus",
             "Retrieval corpus (Wikipedia paragraphs + IfQA gold passages)",
             ("hipporag_legacy_data/*.json",),
@@ -121,6 +155,8 @@ LOADERS: dict[str, Loader] = {
     "qaqa": qaqa.load,
     "commitmentbank": commitmentbank.load,
     "imppres": imppres.load,
+    "propres": propres.load,
+    "projective_probability": projective_probability.load,
     "corpus": corpus.load,
 }
 

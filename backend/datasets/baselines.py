@@ -122,6 +122,8 @@ def refresh(con: duckdb.DuckDBPyConnection, dataset_ids: list[str] | None = None
     written = {}
     for dataset_id in [d for d in (dataset_ids or classifiers) if d in classifiers]:
         described, examples = classifiers[dataset_id], queries.examples_frame(con, dataset_id)
+        if examples["gold_label"].isna().all():
+            continue  # graded, no gold (projective probability): a baseline would have nothing to be scored on
         runs, preds = trivial(dataset_id, described, examples)
         if embedder is not None and described.task != "nli":
             more_runs, more_preds = nearest_neighbour(

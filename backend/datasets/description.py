@@ -42,6 +42,7 @@ class Description:
     user: bool = False  # imported by a user (never removed by an ingest)
     columns: dict = field(default_factory=dict)  # for user datasets: store column ← file column
     projection: dict = field(default_factory=dict)  # trigger × operator survival (backend.views.projection); {}: none
+    gradient: dict = field(default_factory=dict)  # graded certainty per predicate (views.evaluate.gradient); {}: none
 
     def __post_init__(self):
         if self.task not in TASKS:

@@ -351,3 +351,19 @@ def examples_to_export(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.Da
     """,
         {"d": dataset_id},
     ).df()
+
+
+def crowd_values(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, criterion: str, keys: tuple[str, ...]
+) -> pd.DataFrame:
+    """Every crowd rating on `criterion`: rater, item (example id), value, the item's split and `extra` keys."""
+    extra = "".join(f', json_extract_string(e.extra, $k{i}) AS "{key}"' for i, key in enumerate(keys))
+    params = {"d": dataset_id, "c": criterion} | {f"k{i}": "$." + json.dumps(key) for i, key in enumerate(keys)}
+    return con.execute(
+        f"""
+        SELECT r.rater_id AS rater, r.example_id AS item, r.value, e.split{extra}
+        FROM ratings r JOIN examples e USING (dataset_id, example_id)
+        WHERE r.dataset_id = $d AND r.source = 'crowd' AND r.criterion = $c ORDER BY r.example_id, r.rater_id
+    """,
+        params,
+    ).df()

@@ -2,7 +2,7 @@
 people judge it, as a dataset states it by construction, and as a model predicts it.
 
 A dataset takes part when its description has a `projection` spec (`Description.projection`; built-in
-NOPE, IMPPRES and CommitmentBank declare one, a user dataset may too). The spec says where the
+NOPE, IMPPRES, CommitmentBank and PROPRES declare one, a user dataset may too). The spec says where the
 trigger and the operator are (an examples column or an `extra` facet), how the dataset's operator
 values map onto the five operators (OPERATORS), which items carry the presupposition as hypothesis
 (`where`), how one human judgement counts as "survives" (`human`: a crowd criterion and the label it

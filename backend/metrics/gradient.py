@@ -1,0 +1,121 @@
+"""Gradient projection: people's mean certainty per predicate with a 95% CI from a bootstrap over participants
+and items together (the crossed design of Degen & Tonhauser's experiments: each participant rates many items,
+each item is rated by many participants), the prior effect (mean with a high-prior fact minus with a low one),
+and Spearman's ρ between a model's and people's per-predicate means with a bootstrap CI over predicates.
+
+The crossed bootstrap draws participants and items with replacement, independently, and keeps every rating whose
+participant and item were both drawn, as many times as the two were drawn together (Field & Welsh 2007's
+"two-way" resampling); a draw that keeps no rating is drawn again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from backend.metrics.bootstrap import Estimate
+
+DRAWS, SEED = 1000, 0
+
+
+def crossed_mean(ratings: pd.DataFrame, draws: int = DRAWS, seed: int = SEED) -> Estimate:
+    """Mean of `value` with a 95% CI over participants (`rater`) and items (`item`) resampled together.
+
+    >>> frame = pd.DataFrame({"rater": ["a", "a", "b", "b"], "item": [1, 2, 1, 2], "value": [0.2, 0.4, 0.6, 0.8]})
+    >>> round(crossed_mean(frame).value, 3), crossed_mean(frame).n
+    (0.5, 4)
+    """
+    values = ratings["value"].to_numpy(dtype=float)
+    if not len(values):
+        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    low, high = np.percentile(_resampled_means(ratings, draws, seed), [2.5, 97.5])
+    return Estimate(float(values.mean()), float(low), float(high), len(values))
+
+
+def _resampled_means(ratings: pd.DataFrame, draws: int, seed: int) -> np.ndarray:
+    """`draws` means of crossed resamples: participants and items drawn with replacement, each rating weighted by
+    how often its participant times how often its item was drawn (a draw that keeps no rating is drawn again)."""
+    values = ratings["value"].to_numpy(dtype=float)
+    raters, rater_of = np.unique(ratings["rater"].to_numpy(), return_inverse=True)
+    items, item_of = np.unique(ratings["item"].to_numpy(), return_inverse=True)
+    rng, means = np.random.default_rng(seed), []
+    while len(means) < draws:
+        weight = rng.multinomial(len(raters), np.full(len(raters), 1 / len(raters)))[rater_of]
+        weight = weight * rng.multinomial(len(items), np.full(len(items), 1 / len(items)))[item_of]
+        if weight.sum():
+            means.append(float(np.average(values, weights=weight)))
+    return np.asarray(means)
+
+
+def per_predicate(ratings: pd.DataFrame, draws: int = DRAWS) -> pd.DataFrame:
+    """predicate, n (ratings), participants, items, mean, low, high — highest mean first."""
+    rows = []
+    for predicate, group in ratings.groupby("predicate", sort=False):
+        estimate = crossed_mean(group, draws)
+        rows.append(
+            {
+                "predicate": predicate,
+                "n": estimate.n,
+                "participants": group["rater"].nunique(),
+                "items": group["item"].nunique(),
+                "mean": estimate.value,
+                "low": estimate.low,
+                "high": estimate.high,
+            }
+        )
+    columns = ["predicate", "n", "participants", "items", "mean", "low", "high"]
+    return pd.DataFrame(rows, columns=columns).sort_values("mean", ascending=False, ignore_index=True)
+
+
+def prior_effect(ratings: pd.DataFrame, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
+    """Per predicate: mean certainty after a high-prior fact, after a low-prior one, and their difference with a
+    95% CI (participants and items resampled within each prior).
+
+    >>> frame = pd.DataFrame({"predicate": ["know"] * 4, "prior": ["high", "high", "low", "low"],
+    ...                       "rater": ["a", "b", "c", "d"], "item": [1, 2, 3, 4], "value": [0.9, 0.7, 0.3, 0.5]})
+    >>> prior_effect(frame, draws=200).loc[0, ["high", "low", "effect"]].round(3).tolist()
+    [0.8, 0.4, 0.4]
+    """
+    rows = []
+    for predicate, group in ratings.groupby("predicate", sort=False):
+        high, low = group[group["prior"] == "high"], group[group["prior"] == "low"]
+        if high.empty or low.empty:
+            continue
+        differences = _resampled_means(high, draws, seed) - _resampled_means(low, draws, seed + 1)
+        lo, hi = np.percentile(differences, [2.5, 97.5])
+        mean_high, mean_low = float(high["value"].mean()), float(low["value"].mean())
+        rows.append(
+            {
+                "predicate": predicate,
+                "n": len(group),
+                "high": mean_high,
+                "low": mean_low,
+                "effect": mean_high - mean_low,
+                "effect_low": float(lo),
+                "effect_high": float(hi),
+            }
+        )
+    columns = ["predicate", "n", "high", "low", "effect", "effect_low", "effect_high"]
+    return pd.DataFrame(rows, columns=columns).sort_values("effect", ascending=False, ignore_index=True)
+
+
+def spearman(model: pd.Series, people: pd.Series, draws: int = DRAWS, seed: int = SEED) -> Estimate:
+    """Spearman's ρ between two per-predicate series (aligned on their index), 95% CI over predicates.
+
+    >>> people = pd.Series([0.9, 0.8, 0.5, 0.2], index=list("abcd"))
+    >>> [round(spearman(model, people).value, 3) for model in (people * 0.5, -people, people[::-1])]
+    [1.0, -1.0, 1.0]
+    """
+    both = pd.concat([model.rename("model"), people.rename("people")], axis=1, join="inner").dropna()
+    n = len(both)
+    if n < 3:
+        return Estimate(float("nan"), float("nan"), float("nan"), n)
+    rho = float(stats.spearmanr(both["model"], both["people"]).statistic)
+    rng, found = np.random.default_rng(seed), []
+    for _ in range(draws):
+        sample = both.iloc[rng.integers(0, n, n)]
+        if sample["model"].nunique() > 1 and sample["people"].nunique() > 1:
+            found.append(stats.spearmanr(sample["model"], sample["people"]).statistic)
+    low, high = np.percentile(found, [2.5, 97.5]) if found else (float("nan"), float("nan"))
+    return Estimate(rho, float(low), float(high), n)
