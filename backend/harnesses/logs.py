@@ -38,7 +38,7 @@ import zstandard
 from backend.datasets.validation import DataError
 from backend.imports import predictions
 from backend.imports.check_report import Problem
-from backend.imports.files import Table, read
+from backend.imports.files import Table, max_bytes, read
 from backend.models.prompts import parsers, templates
 
 ZSTD = 93  # the zip compression method number of zstandard
@@ -57,13 +57,19 @@ class Log:
 
 def read_log(source: Path | str | bytes | pd.DataFrame, name: str | None = None) -> Log:
     """`files.read` for any file import-run takes; a harness log (recognised by its content) becomes its rows."""
-    if isinstance(source, pd.DataFrame):
+    name = name or (str(source) if not isinstance(source, bytes | pd.DataFrame) else None)
+    suffix = Path(name or "").suffix
+    if isinstance(source, pd.DataFrame) or suffix not in (".eval", ".jsonl", ".ndjson"):
         return Log(read(source, name=name), "")
     raw = source if isinstance(source, bytes) else _bytes(Path(source))
-    name = name or str(source)
-    if raw[:4] == b"PK\x03\x04" and Path(name).suffix == ".eval":
+    if suffix == ".eval":
+        if raw[:4] != b"PK\x03\x04":
+            raise DataError(
+                name,
+                "not an Inspect .eval log (a zip archive); a .json log converts with `inspect log convert --to eval`",
+            )
         return _inspect(raw, name)
-    if Path(name).suffix in (".jsonl", ".ndjson") and _is_lm_eval(raw):
+    if _is_lm_eval(raw):
         return _lm_eval(raw, name, None if isinstance(source, bytes) else Path(source))
     return Log(read(source, name=name), "")
 
@@ -104,6 +110,8 @@ def _responses(log: Log) -> Log:
 def _bytes(path: Path) -> bytes:
     if not path.is_file():
         raise DataError(str(path), "no such file")
+    if path.stat().st_size > max_bytes():
+        raise DataError(str(path), f"over the import cap of {max_bytes() / 2**20:,.0f} MiB (set PLAB_IMPORT_MAX_MB)")
     return path.read_bytes()
 
 
@@ -185,6 +193,8 @@ def _inspect(raw: bytes, name: str) -> Log:
         row["verbalisers"] = _words(metadata.get("template"))
         row["error"] = (sample.get("error") or {}).get("message") if sample.get("error") else None
         rows.append(row)
+    if not rows:
+        raise DataError(name, "the log holds no samples (was it written with --no-log-samples?)")
     frame = pd.DataFrame(rows)
     evaluated = header.get("eval", {})
     table = Table(name, "Inspect .eval", frame.drop(columns="error"), _sha256(raw), None)
