@@ -116,7 +116,7 @@ def _bytes(path: Path) -> bytes:
 
 
 def _is_lm_eval(raw: bytes) -> bool:
-    first = raw.lstrip()[: raw.find(b"\n") if b"\n" in raw else len(raw)]
+    first = raw.lstrip().split(b"\n", 1)[0]
     try:
         record = json.loads(first)
     except ValueError:
@@ -131,9 +131,9 @@ def _lm_eval(raw: bytes, name: str, path: Path | None) -> Log:
             continue
         try:
             sample = json.loads(line)
-            missing = LM_EVAL_KEYS - set(sample)
         except ValueError as exc:
             raise DataError(name, f"not JSON: {exc}", number) from None
+        missing = LM_EVAL_KEYS - set(sample) if isinstance(sample, dict) else LM_EVAL_KEYS
         if missing:
             raise DataError(name, f"an lm-eval sample needs {sorted(LM_EVAL_KEYS)}; {sorted(missing)} missing", number)
         doc, responses = sample["doc"], sample["filtered_resps"]
