@@ -3,7 +3,9 @@ JSONL), so a researcher runs the big harness on a cluster and brings the per-sam
 
 Each record carries the lab's own prompt for the item (the dataset task's default zero-shot template, or the one
 asked for), so a harness asks exactly what a lab run asks; classification items carry the template's answer words
-in the dataset's label order as `choices` and the gold's position as `gold`. Every record keeps its example id,
+in the dataset's label order as `choices` and the gold's position as `gold` (-1 where an example has no gold
+label, as in the graded projective-probability items: lm-eval's `acc` means nothing there, its choices'
+log-likelihoods still come back as the run's probabilities). Every record keeps its example id,
 split, gold, facets and its minimal pairs (`pairs`: pair id, kind, its role and the other member), so nothing the
 lab knows about an item is lost on the way out, and the logs that come back match by id.
 """
