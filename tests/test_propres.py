@@ -125,3 +125,27 @@ def test_the_new_datasets_open_on_the_generic_pages_without_page_code(open_page,
     assert not at.exception, at.exception
     assert not [e.value for e in at.error], [e.value for e in at.error]
     assert at.session_state["dataset"] == dataset  # the page took it (a refused link would name it and fall back)
+
+
+def test_template_against_people_per_cell_gives_source_md_shares_and_a_cell_from_the_csv(real_con):
+    table = projection.template_vs_people(real_con, "propres")
+    weighted = (table["judgements differing"] * table["judgements"]).groupby(table["operator"]).sum()
+    per_operator = (weighted / table.groupby("operator")["judgements"].sum()).round(3).to_dict()
+    assert per_operator == {  # SOURCE.md: judgements that differ from the template
+        "modal": 0.312,
+        "question": 0.225,
+        "negation": 0.223,
+        "conditional": 0.213,
+        "unembedded": 0.065,
+    }
+    raw = pd.read_csv(shared("propres") / propres.HUMAN)
+    raw[["premise", "hypothesis"]] = raw[["premise", "hypothesis"]].apply(lambda s: s.str.strip())
+    cell = raw[(raw["trigger"] == "manner") & (raw["environment"] == "neg")]
+    items = cell.groupby(["premise", "hypothesis"])
+    template = items["predifined_label"].agg(lambda s: s.iloc[0])
+    votes = items["human_selection"].agg(lambda s: set(s.value_counts()[lambda c: c == c.max()].index))
+    differs = [t not in v for t, v in zip(template, votes)]
+    row = table.set_index(["trigger", "operator"]).loc[("manner", "negation")]
+    assert row["items"] == len(differs) == 20 and row["majority differs"] == pytest.approx(sum(differs) / 20)
+    assert row["judgements differing"] == pytest.approx((cell["predifined_label"] != cell["human_selection"]).mean())
+    assert projection.template_vs_people(real_con, "nope").empty  # NOPE's gold is the crowd's: nothing to set beside

@@ -10,7 +10,9 @@ environments, and crowd judgements of 619 items under five (see ../shared/datase
   the file names none), and the crowd's label counts are kept with the item (`extra.crowd`). Most of these
   items are not in the TSVs. The rows of 133 items carry more than one template label (67 of them
   comparatives, 101 under a modal): such an item's gold is its most frequent template label (ties: E, N, C),
-  `gold_labels` lists every template label its rows give, `ambiguous` is set, and `extra.templates` counts them.
+  `gold_labels` lists every template label its rows give, `ambiguous` is set, and `extra.templates` counts them;
+  `extra.differing` counts the judgements that differ from their own row's template label (for
+  `views.projection.template_vs_people`).
 
 Environments become the shared operator names (active → unembedded, neg → negation); triggers keep PROPRES's
 names except `csv` / `cos` (change-of-state verb), spelt `change_of_state` as NOPE and IMPPRES do. Commas in
@@ -51,6 +53,7 @@ PROJECTION = {
     "trigger": "trigger_type",
     "operator": "operator",
     "where": {"split": "human", "gold_label": "E", "ambiguous": False},
+    "template": {"where": {"split": "human"}, "judgements": "judgements", "differing": "differing"},
     "operators": {o: o for o in ("unembedded", "negation", "question", "conditional", "modal")},
     "human": {"criterion": "propres_label", "label": "E"},
     "families": {
@@ -165,9 +168,11 @@ def _human(path) -> tuple[list[dict], list[dict]]:
                 "polarity": "negated" if ENVIRONMENTS[environment] == "negation" else "non-negated",
                 "extra": {"operator": ENVIRONMENTS[environment], "heuristics": "-", "crowd": Counter()},
                 "templates": Counter(),
+                "differing": 0,
             }
         item = items[key]
         item["templates"][gold] += 1
+        item["differing"] += gold != said
         item["extra"]["crowd"][said] += 1
         n = sum(item["extra"]["crowd"].values())
         ratings.append(
@@ -183,7 +188,7 @@ def _human(path) -> tuple[list[dict], list[dict]]:
         )
     examples = list(items.values())
     for item in examples:
-        crowd, templates = item["extra"]["crowd"], item.pop("templates")
+        crowd, templates, differing = item["extra"]["crowd"], item.pop("templates"), item.pop("differing")
         item["gold_label"] = max(LABELS.values(), key=lambda label: templates[label])  # ties: E, then N, then C
         item["gold_labels"] = [label for label in LABELS.values() if templates[label]]
         item["ambiguous"] = len(templates) > 1
@@ -191,5 +196,6 @@ def _human(path) -> tuple[list[dict], list[dict]]:
             "crowd": {label: crowd[label] for label in LABELS.values()},
             "templates": {label: templates[label] for label in LABELS.values()},
             "judgements": crowd.total(),
+            "differing": differing,  # judgements whose label is not their own row's template label
         }
     return examples, ratings

@@ -311,6 +311,17 @@ def crowd_survival(
     ).df()
 
 
+def crowd_label_counts(con: duckdb.DuckDBPyConnection, dataset_id: str, criterion: str) -> pd.DataFrame:
+    """example_id, label, n: how many crowd judgements on `criterion` gave each label to each example."""
+    return con.execute(
+        """
+        SELECT example_id, label, count(*) AS n FROM ratings
+        WHERE dataset_id = $d AND source = 'crowd' AND criterion = $c AND label IS NOT NULL GROUP BY ALL ORDER BY ALL
+    """,
+        {"d": dataset_id, "c": criterion},
+    ).df()
+
+
 def positive_share(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str], positive: str) -> pd.DataFrame:
     """Per example, the share of the runs that labelled it `positive` (`said`) and how many runs labelled it."""
     return con.execute(

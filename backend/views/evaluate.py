@@ -314,6 +314,7 @@ def nope_report(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None
 TABLE4 = "Table 4: accuracy on projection subsets (main)"
 TRANSFER = "Transfer: models trained on another dataset, here vs in distribution (95% CI)"
 PROJECTION = "Projection: presupposition survival (share E) per trigger × operator, people / gold vs each run"
+TEMPLATE = "Template vs people per trigger × operator: items whose crowd majority is not the template's label (95% CI)"
 FIGURE5 = "Figure 5: accuracy per trigger, main and adversarial"
 
 
@@ -409,6 +410,9 @@ def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str]
     report = classification_report(con, dataset_id, run_ids)
     if projection.spec(con, dataset_id):
         report[PROJECTION] = projection.by_run(con, dataset_id, run_ids)
+        against = projection.template_vs_people(con, dataset_id)
+        if not against.empty:
+            report[TEMPLATE] = against
     moved = transfer(con, dataset_id)
     if not moved.empty:
         report[TRANSFER] = moved

@@ -226,6 +226,51 @@ def cell_items(
     return frame.reset_index(drop=True)
 
 
+def template_vs_people(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """For a dataset whose spec has a `template` part (PROPRES: the people-rated items, whose gold is a template's
+    label): per trigger × operator, the share of judgements whose label is not their row's template label (the
+    `differing` and `judgements` counts the loader keeps per item, every item), and the share of items whose crowd
+    majority is not the item's template label (a tie that includes it counts as agreeing) with its 95% CI, over
+    the items whose rows all give one template label. Empty for a dataset without one."""
+    rule = spec(con, dataset_id)
+    template, human = rule.get("template"), rule.get("human") or {}
+    if not template or not human.get("label"):
+        return pd.DataFrame()
+    trigger = rule.get("trigger", "trigger_type")
+    frame = queries.projection_rows(con, dataset_id, trigger, rule["operator"], template["where"])
+    frame["operator"] = frame["raw_operator"].map(rule.get("operators", {}))
+    counted = queries.extra_columns(con, dataset_id, (template["judgements"], template["differing"]))
+    counted.columns = ["judgements", "differing"]
+    flags = queries.examples_frame(con, dataset_id)["ambiguous"]
+    counts = queries.crowd_label_counts(con, dataset_id, human["criterion"])
+    gold = counts["example_id"].map(frame.set_index("example_id")["gold_label"])
+    top = (counts["label"] == gold) & (counts["n"] == counts.groupby("example_id")["n"].transform("max"))
+    agrees = top.groupby(counts["example_id"]).any()
+    frame = frame.join(counted.astype(float), on="example_id").join(flags, on="example_id")
+    frame["agrees"] = frame["example_id"].map(agrees)
+    rows = []
+    for (name, operator), cell in frame.groupby(["trigger", "operator"], sort=True):
+        single = cell[~cell["ambiguous"].astype(bool)]
+        differs = mean((~single["agrees"].astype(bool)).to_numpy(dtype=float))
+        rows.append(
+            {
+                "trigger": name,
+                "operator": operator,
+                "items": len(cell),
+                "judgements": int(cell["judgements"].sum()),
+                "judgements differing": cell["differing"].sum() / cell["judgements"].sum(),
+                "items (one template label)": len(single),
+                "majority differs": differs.value,
+                "low": differs.low,
+                "high": differs.high,
+            }
+        )
+    table = pd.DataFrame(rows)
+    return table.sort_values(
+        ["trigger", "operator"], key=lambda c: c.map(OPERATORS.index) if c.name == "operator" else c
+    )
+
+
 def by_run(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> pd.DataFrame:
     """One dataset's cells with human survival and, per complete NLI run, its E rate with CI and whether
     it is contaminated (for `python -m backend evaluate`)."""
