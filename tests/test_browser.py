@@ -32,6 +32,7 @@ PAGES = [
     ("outputs", "No QA or writing run"),
     ("map", "Highlight (Explore's filters)"),
 ]
+IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 CHARTS_DRAWN = (
     "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].every(e => e.querySelector('canvas, svg'))"
 )

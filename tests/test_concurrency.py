@@ -124,7 +124,7 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
     """One rater in four tabs saves the same item at the same moment (then four raters, four items)."""
     from playwright.sync_api import sync_playwright
 
-    from tests.test_browser import browser_page, shows
+    from tests.test_browser import IDLE, browser_page, shows
 
     with sync_playwright() as p:
         browser, first = browser_page(p)
@@ -133,6 +133,8 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
             for i, (tab, rater) in enumerate(zip(tabs, raters)):
                 shows(tab, served_store, f"rate?run={WRITE_RUN}&rater={rater}", "Rubric", f"rate-race-{round_}-{i}")
                 tab.get_by_text(str(i), exact=True).first.click()  # fluency i
+                tab.wait_for_timeout(250)
+                tab.wait_for_function(IDLE, timeout=60_000)  # the rerun the choice starts ends before the race
             at = tabs[0].evaluate("Date.now()") + 1500
             for tab in tabs:
                 tab.evaluate(CLICK_AT, at)

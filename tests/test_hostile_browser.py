@@ -33,7 +33,7 @@ from backend.store import writer
 from backend.store.access import session
 from backend.store.queries import FACETS
 from backend.views import pairs, rate, report, saved_slices
-from tests.test_browser import CHROMIUM, FLAGS, serve
+from tests.test_browser import CHROMIUM, FLAGS, IDLE, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 PORT = 9  # "discard": nothing listens there (checked below)
@@ -64,7 +64,6 @@ POINTERS = """() => {
   return [...document.querySelectorAll('*')].flatMap(e => names.map(n => e.getAttribute(n))
     .filter(Boolean).map(v => [e.tagName.toLowerCase(), absolute(v)]));
 }"""
-DONE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 
 
 def outside(target: str) -> bool:
@@ -195,9 +194,9 @@ class Sweep:
 
     def load(self, path: str) -> list[str]:
         self.page.goto(f"{self.base}/{path}", wait_until="domcontentloaded")
-        self.page.wait_for_function(DONE, timeout=120_000)
+        self.page.wait_for_function(IDLE, timeout=120_000)
         self.page.wait_for_timeout(250)  # a rerun the first one triggered (e.g. a URL value set) starts here
-        self.page.wait_for_function(DONE, timeout=120_000)
+        self.page.wait_for_function(IDLE, timeout=120_000)
         return self.check(path)
 
     def check(self, where: str) -> list[str]:
