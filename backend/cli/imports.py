@@ -187,11 +187,10 @@ def cmd_import_run(args: argparse.Namespace) -> int:
 
 
 def cmd_export_task(args: argparse.Namespace) -> int:
-    writers = {"lm-eval": tasks.lm_eval_task, "inspect": tasks.inspect_task}
-    chosen = list(writers) if args.harness == "both" else [args.harness]
+    chosen = ("lm-eval", "inspect") if args.harness == "both" else (args.harness,)
     try:
         with session(args.store) as con:
-            done = [writers[harness](con, args.dataset, args.folder, args.template) for harness in chosen]
+            done = tasks.export(con, args.dataset, args.folder, chosen, args.template)
     except (LookupError, ValueError) as exc:
         print(f"error: {exc}")
         return 1

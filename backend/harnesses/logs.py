@@ -71,7 +71,7 @@ def read_log(source: Path | str | bytes | pd.DataFrame, name: str | None = None)
         return _inspect(raw, name)
     if _is_lm_eval(raw):
         return _lm_eval(raw, name, None if isinstance(source, bytes) else Path(source))
-    return Log(read(source, name=name), "")
+    return Log(read(raw, name=name), "")  # the bytes already read, not the file again
 
 
 def plan(con: duckdb.DuckDBPyConnection, log: Log, options: predictions.Options) -> predictions.Plan:

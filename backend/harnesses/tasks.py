@@ -23,6 +23,7 @@ import pandas as pd
 import yaml
 
 from backend.datasets.catalogue import describe
+from backend.datasets.description import Description
 from backend.models.prompted import item_fields
 from backend.models.prompts import templates
 from backend.store import queries
@@ -113,11 +114,37 @@ def records(con: duckdb.DuckDBPyConnection, dataset_id: str, template: str | Non
     return out, chosen.ref
 
 
+def export(
+    con: duckdb.DuckDBPyConnection,
+    dataset_id: str,
+    folder: Path,
+    harnesses: tuple[str, ...] = ("lm-eval", "inspect"),
+    template: str | None = None,
+) -> list[Exported]:
+    """The dataset's records rendered and written once (`folder`/NAME.jsonl), and each harness's task files beside
+    them: lm-eval's NAME.yaml and NAME_loader.py, Inspect's NAME.py."""
+    written = _written(con, dataset_id, folder, template)
+    files = {"lm-eval": _lm_eval_files, "inspect": _inspect_files}
+    return [files[harness](dataset_id, folder, *written) for harness in harnesses]
+
+
 def lm_eval_task(
     con: duckdb.DuckDBPyConnection, dataset_id: str, folder: Path, template: str | None = None
 ) -> Exported:
     """`folder`/NAME.yaml, NAME.jsonl and NAME_loader.py: run with `lm_eval --include_path folder --tasks NAME`."""
-    rows, ref, name, description, data = _written(con, dataset_id, folder, template)
+    return export(con, dataset_id, folder, ("lm-eval",), template)[0]
+
+
+def inspect_task(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, folder: Path, template: str | None = None
+) -> Exported:
+    """`folder`/NAME.py and NAME.jsonl: run with `inspect eval folder/NAME.py --model ...`."""
+    return export(con, dataset_id, folder, ("inspect",), template)[0]
+
+
+def _lm_eval_files(
+    dataset_id: str, folder: Path, rows: list[dict], ref: str, name: str, description: Description, data: Path
+) -> Exported:
     loader, config = folder / f"{name}_loader.py", folder / f"{name}.yaml"
     loader.write_text(LM_EVAL_LOADER.replace("{records}", data.name))
     spec = {
@@ -142,11 +169,9 @@ def lm_eval_task(
     return Exported(name, (config, data, loader), len(rows), _pair_count(rows))
 
 
-def inspect_task(
-    con: duckdb.DuckDBPyConnection, dataset_id: str, folder: Path, template: str | None = None
+def _inspect_files(
+    dataset_id: str, folder: Path, rows: list[dict], ref: str, name: str, description: Description, data: Path
 ) -> Exported:
-    """`folder`/NAME.py and NAME.jsonl: run with `inspect eval folder/NAME.py --model ...`."""
-    rows, ref, name, description, data = _written(con, dataset_id, folder, template)
     code = folder / f"{name}.py"
     metadata = [key for key in rows[0] if key not in ("id", "prompt", "target")] if rows else []
     text = INSPECT_TASK.format(
