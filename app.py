@@ -16,9 +16,11 @@ PAGES = [
     st.Page("pages/studio.py", title="Studio", icon=":material/science:"),
     st.Page("pages/nope.py", title="NOPE", icon=":material/bar_chart:"),
     st.Page("pages/projection.py", title="Projection", icon=":material/stacked_line_chart:"),
+    st.Page("pages/gradient.py", title="Gradient", icon=":material/linear_scale:"),
     st.Page("pages/retrieval.py", title="Retrieval", icon=":material/travel_explore:"),
     st.Page("pages/playground.py", title="Playground", icon=":material/chat:"),
     st.Page("pages/rate.py", title="Rate", icon=":material/star_rate:"),
+    st.Page("pages/cards.py", title="Model cards", icon=":material/badge:"),
     st.Page("pages/imports.py", title="Import", icon=":material/upload_file:"),
     st.Page("pages/report.py", title="Report", icon=":material/description:"),
 ]

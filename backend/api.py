@@ -8,6 +8,8 @@
     lab.predictions("nope/RoBERTa-large/mnli-snli-anli-fever/1")   # joined with the examples
     lab.metrics("nope", "nope/baseline/always-E", split="main")    # accuracy, macro-F1 with 95% CIs
     lab.leaderboard()                             # the Overview's headline table
+    lab.card("RoBERTa-large")                     # its model card: every headline metric against its baseline
+    lab.gradient("commitmentbank", by="verb")     # people's mean rating per verb (and any run's) with 95% CIs
     lab.import_run(frame, dataset="nope", model="mine")            # a DataFrame as a run → its Report
 
 Every call opens the store for that call only (`backend.store.access`), so a notebook works while
@@ -28,8 +30,8 @@ from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
+from backend.views import cards, explore, gradient, overview
 from backend.views import evaluate as evaluation
-from backend.views import explore, overview
 
 
 class Lab:
@@ -95,9 +97,22 @@ class Lab:
 
     def evaluate(self, dataset: str, runs: list[str] | None = None) -> dict[str, pd.DataFrame]:
         """What `python -m backend evaluate` prints, as DataFrames by title: per run and split for a classification
-        dataset, per predicate (people and each run, ρ, prior effect) for a graded one (projective probability)."""
+        dataset, and per group (people and each run, ρ, prior effect) for one with graded ratings (projective
+        probability per predicate; CommitmentBank per verb and operator, beside its classification tables)."""
         with self._session() as con:
             return evaluation.evaluate(con, dataset, runs)
+
+    def gradient(self, dataset: str, by: str | None = None, runs: list[str] | None = None) -> pd.DataFrame:
+        """The Gradient page's table: people's mean certainty per group (by: a facet of the dataset's gradient
+        spec, the first by default) with a 95% CI, and each run's on the same scale."""
+        with self._session() as con:
+            return gradient.certainty(con, dataset, by, tuple(runs or ()))
+
+    def card(self, model: str) -> pd.DataFrame:
+        """The model card: per dataset and split its headline metric with n and CI, the best trivial baseline and
+        the verdict (below / not better than baseline), contamination, unparsed responses, agreement with people."""
+        with self._session() as con:
+            return cards.card(con, model)
 
     def leaderboard(self) -> pd.DataFrame:
         """The Overview's table: each run's headline metric per dataset and split, with n and 95% CI."""

@@ -353,6 +353,7 @@ except ValueError as exc:
     st.stop()
 used_runs = [r for r in (run_a, run_b) if r]
 show_metrics(summary, run_a)
+widgets.worth(dataset, used_runs)
 if run_b and summary["accuracy"] is not None:
     show_comparison(summary["compare"])
 warn_bias(summary)

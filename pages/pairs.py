@@ -160,6 +160,8 @@ st.caption(
         else ""
     )
 )
+if run:
+    widgets.worth(dataset, (run,))
 origin = widgets.generated_from(dataset)
 
 base = (("split", split),)

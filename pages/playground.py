@@ -196,6 +196,7 @@ def show_answer(engine: playground.Engine, answer: playground.Answer | None, err
         if error:
             st.error(widgets.message(error))
             return
+        widgets.worth(None, model=engine.model)
         out = answer.output
         if out.label:
             labels = playground.labels(engine.task)

@@ -94,6 +94,7 @@ include = right.toggle(
 )
 frame = table
 if model:
+    widgets.worth(None, tuple(choices.set_index("name").loc[model, "run_ids"]))
     frame = query(pj.profile, model, include)
     flagged = choices.set_index("name").loc[model, "contaminated"]
     if flagged:
@@ -128,3 +129,35 @@ cell["trigger"] = pick(
 )
 cell["operator"] = pick("Operator", OPERATORS, "cell_operator", c)
 items_of(cell, model, include)
+
+templated = query(pj.template_datasets)
+if templated:
+    st.subheader("A template's labels against people's")
+    st.caption(
+        "Per trigger × operator: the share of people's judgements whose label is not their row's template label "
+        "(every item), and the share of items whose crowd majority is not the template's label with a 95% "
+        "bootstrap CI over the items whose rows all give one template label (a tie that includes the template's "
+        "label counts as agreeing). Choose a cell to list its items, those where people differ first."
+    )
+    a, b, c = st.columns(3)
+    dataset = a.selectbox("Dataset", templated, key="template_dataset", bind="query-params")
+    against = query(pj.template_vs_people, dataset)
+    against_caption = charts.provenance(dataset, int(against["items"].sum()), None)
+    export.table(against.round(3), f"Template against people ({dataset})", against_caption, "template-cells")
+    trigger = pick("Trigger", sorted(against["trigger"].unique()), "template_trigger", b)
+    operator = pick("Operator", list(dict.fromkeys(against["operator"])), "template_operator", c)
+    frame = (
+        widgets.linked_items(dataset, pj.template_cell, dataset, trigger, operator) if trigger and operator else None
+    )
+    if frame is not None:
+        st.markdown(
+            f"**{len(frame):,} items**, {int(frame['majority differs'].sum()):,} whose crowd majority differs from "
+            f"the template, in {widgets.plain(trigger)} · {widgets.plain(operator)}"
+        )
+        export.table(
+            frame,
+            "Template against people: cell items",
+            charts.provenance(dataset, len(frame), {"trigger": trigger, "operator": operator}),
+            "template-items",
+            column_config={"open": st.column_config.LinkColumn("example", display_text="open")},
+        )

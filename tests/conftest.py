@@ -172,3 +172,20 @@ def lab(real_store, tmp_path_factory) -> dict:
 
 
 collect_ignore = ["fixtures"]  # e.g. the harness task files there import lm-eval / Inspect, installed only apart
+
+
+@pytest.fixture(scope="session")
+def cb_run(lab, tmp_path_factory):
+    """A real run of the tiny local NLI model (random weights: the mechanics, not a finding) on CommitmentBank, in
+    a copy of the lab's store (test_gradient, test_cards)."""
+    from backend.execution import batch, runs
+
+    store = tmp_path_factory.mktemp("cb") / "lab.duckdb"
+    shutil.copy(lab["store"], store)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PLAB_DATA_DIR", str(lab["data"]))
+    try:
+        run_id = batch.predict(store, runs.Request("tiny-nli", "commitmentbank", "nli"), progress=False)
+    finally:
+        mp.undo()
+    return store, run_id

@@ -25,6 +25,8 @@ PAGES = [
     ("pairs", "Struck-through words"),
     ("nope", "Items behind a bar"),
     ("projection", "Items behind a cell"),
+    ("gradient?dataset=commitmentbank&by=operator&group=negation", "605 items"),
+    ("cards?model=BOW", "Model card: BOW"),
     ("studio", "Save as a dataset"),
     ("imports", "Choose a file to check"),
     ("slices?dataset=nope&run_a=nope/RoBERTa-large/mnli-snli-anli-fever/1", "most significant"),
@@ -134,7 +136,8 @@ def mark(page, kind: str, *fields: str):
 @pytest.mark.slow
 def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
     """A run's dot on the Overview opens it in Explore; a confusion-matrix cell filters Explore; a NOPE
-    Figure 2 bar segment sets the three pickers below it; a Projection cell lists its items."""
+    Figure 2 bar segment sets the three pickers below it; a Projection cell and a Gradient point list their
+    items."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -168,6 +171,11 @@ def test_clicking_a_chart_mark_picks_its_items_in_chromium(served):
         page.get_by_text("74 items", exact=True).first.wait_for(timeout=60_000)  # CB factive items under a modal
         assert "cell_dataset=commitmentbank" in page.url and "cell_operator=modal" in page.url
         page.screenshot(path=str(SHOTS / "projection-clicked.png"), full_page=True)
+        shows(page, served, "gradient?dataset=projective_probability", "Items behind a point", "gradient-click")
+        mark(page, "point", "who: people", "group: know").first.click()  # the certainty chart (the prior's is next)
+        page.get_by_text("58 items", exact=True).first.wait_for(timeout=60_000)  # know: 20 no-fact + 38 fact items
+        assert "group=know" in page.url
+        page.screenshot(path=str(SHOTS / "gradient-clicked.png"), full_page=True)
         browser.close()
 
 

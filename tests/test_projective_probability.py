@@ -125,7 +125,7 @@ def test_evaluate_shows_people_and_a_local_model_per_predicate_with_rho_and_the_
         labels = con.execute("SELECT config->'$.labels' FROM runs WHERE run_id = $r", {"r": run_id}).fetchone()[0]
     finally:
         con.close()
-    table = report[evaluate.CERTAINTY]
+    table = report[evaluate.CERTAINTY.format(by="predicate")]
     people = table[table["who"] == "people"].set_index("predicate")
     mine = table[table["who"] == run_id].set_index("predicate")
     assert len(people) == len(mine) == 20 and (people["n"] == 266).all() and (mine["items"] == 20).all()
@@ -133,10 +133,10 @@ def test_evaluate_shows_people_and_a_local_model_per_predicate_with_rho_and_the_
     plain = probs[(probs["split"] == "no-fact") & (probs["predicate"] != "control")]
     want = plain.groupby("predicate")["probs"].agg(lambda p: np.mean([row[e] for row in p]))
     assert np.allclose(mine.loc[want.index, "mean"], want)
-    rho = report[evaluate.RHO].set_index("run").loc[run_id]
-    assert rho["predicates"] == 20
+    rho = report[evaluate.RHO.format(by="predicate")].set_index("run").loc[run_id]
+    assert rho["groups"] == 20
     assert rho["rho"] == pytest.approx(stats.spearmanr(mine.loc[people.index, "mean"], people["mean"]).statistic)
     assert rho["low"] <= rho["rho"] <= rho["high"]
-    effects = report[evaluate.PRIOR]
+    effects = report[evaluate.PRIOR.format(by="predicate")]
     assert set(effects["who"]) == {"people", run_id} and (effects["effect_low"] <= effects["effect"]).all()
-    assert Lab(store).evaluate("projective_probability")[evaluate.CERTAINTY].equals(table)  # the notebook API
+    assert Lab(store).evaluate("projective_probability")[evaluate.CERTAINTY.format(by="predicate")].equals(table)

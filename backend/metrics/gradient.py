@@ -109,7 +109,7 @@ def spearman(model: pd.Series, people: pd.Series, draws: int = DRAWS, seed: int 
     """
     both = pd.concat([model.rename("model"), people.rename("people")], axis=1, join="inner").dropna()
     n = len(both)
-    if n < 3:
+    if n < 3 or both["model"].nunique() < 2:  # too few groups, or a model with one value everywhere: undefined
         return Estimate(float("nan"), float("nan"), float("nan"), n)
     rho = float(stats.spearmanr(both["model"], both["people"]).statistic)
     rng, found = np.random.default_rng(seed), []

@@ -19,7 +19,6 @@ import pandas as pd
 
 from backend.datasets.catalogue import describe
 from backend.metrics import classification
-from backend.metrics import gradient as gradient_metrics
 from backend.metrics import nope_paper as nope
 from backend.metrics import pairs as pair_metrics
 from backend.metrics.bootstrap import Estimate, paired_difference
@@ -27,6 +26,7 @@ from backend.metrics.facets import accuracy_of, by_facet
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
+from backend.views import gradient as gradient_view
 from backend.views import overview, projection
 
 Report = dict[str, pd.DataFrame]
@@ -349,64 +349,33 @@ def paper_view(report: Report) -> Report:
     return view
 
 
-CERTAINTY = "Gradient projection: mean certainty per predicate, people and each run (95% CI)"
-RHO = "Gradient projection: Spearman ρ between each run's and people's per-predicate means (95% CI over predicates)"
-PRIOR = "Prior effect per predicate: mean certainty after a high-prior fact minus after a low one (95% CI)"
+CERTAINTY = "Gradient projection: mean certainty per {by}, people and each run (95% CI)"
+RHO = "Gradient projection: Spearman ρ between each run's and people's per-{by} means (95% CI over {by}s)"
+PRIOR = "Prior effect per {by}: mean certainty after a high-prior fact minus after a low one (95% CI)"
 
 
 def gradient(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
-    """For a dataset with a `gradient` spec: people's mean certainty per predicate (participants and items
-    resampled together), each complete NLI run's mean P(E) per predicate (items resampled) and its Spearman ρ with
-    people over predicates, and the prior effect of both. A run without probabilities counts P(E) as 1 when it
-    labels an item E, else 0."""
-    spec = describe(con, dataset_id).gradient
-    by, prior = spec["by"], spec.get("prior")
-    people = queries.crowd_values(con, dataset_id, spec["criterion"], tuple(k for k in (by, prior) if k))
-    people = people[~people[by].isin(spec.get("leave_out", []))].rename(columns={by: "predicate"})
-    plain = people[people["split"] == spec["split"]]
-    table = gradient_metrics.per_predicate(plain).assign(who="people")
-    runs = contamination.runs_frame(con, dataset_id)
-    runs = runs[(runs["task"] == "nli") & (runs["run_id"].isin(run_ids) if run_ids else True)]
-    items = people.drop_duplicates("item").set_index("item")[["split", "predicate", *([prior] if prior else [])]]
-    tables, rhos, effects = [table], [], []
-    if prior:
-        effects.append(
-            gradient_metrics.prior_effect(people[people["split"] == spec["prior_split"]]).assign(who="people")
-        )
-    for run in runs.itertuples():
-        said = _p_entailed(con, run.run_id, list(run.labels)).reindex(items.index).dropna()
-        model = items.loc[said.index].assign(value=said.to_numpy(), rater="model", item=said.index)
-        if model.empty:
-            continue
-        mine = gradient_metrics.per_predicate(model[model["split"] == spec["split"]]).assign(who=run.run_id)
-        tables.append(mine)
-        rho = gradient_metrics.spearman(mine.set_index("predicate")["mean"], table.set_index("predicate")["mean"])
-        rhos.append({"run": run.run_id, "predicates": rho.n, "rho": rho.value, "low": rho.low, "high": rho.high})
-        if prior:
-            effects.append(
-                gradient_metrics.prior_effect(model[model["split"] == spec["prior_split"]]).assign(who=run.run_id)
-            )
-    report = {CERTAINTY: pd.concat(tables, ignore_index=True)}
-    if rhos:
-        report[RHO] = pd.DataFrame(rhos)
-    if effects:
-        report[PRIOR] = pd.concat(effects, ignore_index=True)
+    """For a dataset with a `gradient` spec (`views.gradient`), per grouping facet: people's mean certainty per
+    group and each complete NLI run's on the same scale, each run's Spearman ρ with people over groups, and the
+    prior effect of both where the dataset has priors."""
+    runs = gradient_view.runs(con, dataset_id)["run_id"]
+    chosen = tuple(r for r in runs if not run_ids or r in run_ids)
+    report = {}
+    for by in gradient_view.spec(con, dataset_id)["by"]:
+        table = gradient_view.certainty(con, dataset_id, by, chosen)
+        report[CERTAINTY.format(by=by)] = table.rename(columns={"group": by})
+        if chosen:
+            report[RHO.format(by=by)] = gradient_view.agreement(table)
+        effects = gradient_view.prior_effect(con, dataset_id, by, chosen)
+        if not effects.empty:
+            report[PRIOR.format(by=by)] = effects.rename(columns={"group": by})
     return report
 
 
-def _p_entailed(con: duckdb.DuckDBPyConnection, run_id: str, labels: list[str]) -> pd.Series:
-    """P(E) per example of a run: its probability of E where it has probabilities, else 1 for a label E."""
-    frame = queries.predictions_frame(con, [run_id]).set_index("example_id")
-    position = labels.index("E") if "E" in labels else None
-    from_probs = frame["probs"].map(
-        lambda p: p[position] if position is not None and p is not None and len(p) else np.nan
-    )
-    return from_probs.fillna((frame["label"] == "E").astype(float))
-
-
 def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
-    if describe(con, dataset_id).gradient:
-        return gradient(con, dataset_id, run_ids)
+    graded = gradient(con, dataset_id, run_ids) if gradient_view.spec(con, dataset_id) else {}
+    if graded and queries.examples_frame(con, dataset_id)["gold_label"].isna().all():
+        return graded  # no gold label (projective probability): nothing to score a classification by
     report = classification_report(con, dataset_id, run_ids)
     if projection.spec(con, dataset_id):
         report[PROJECTION] = projection.by_run(con, dataset_id, run_ids)
@@ -418,7 +387,7 @@ def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str]
         report[TRANSFER] = moved
     if dataset_id == "nope":
         report.update(nope_report(con, run_ids))
-    return report
+    return report | graded
 
 
 def markdown(report: Report, digits: int = 3) -> str:

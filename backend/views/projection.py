@@ -24,8 +24,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.datasets import DATASETS
-from backend.datasets.catalogue import describe, described
+from backend.datasets.catalogue import describe, described, part
 from backend.datasets.description import OPERATORS
 from backend.metrics.bootstrap import Estimate, mean
 from backend.models import contamination
@@ -38,11 +37,7 @@ COLUMNS = ["dataset", "trigger", "family", "operator", "n", "judged_by", "human"
 def spec(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict:
     """The dataset's projection spec ({} when it takes no part). A built-in dataset stored before specs
     existed takes its loader's."""
-    found = describe(con, dataset_id).projection
-    if not found:
-        built_in = DATASETS.get(dataset_id)
-        found = built_in.description.projection if built_in is not None and built_in.description is not None else {}
-    return found
+    return part(con, dataset_id, "projection")
 
 
 def datasets(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -226,12 +221,13 @@ def cell_items(
     return frame.reset_index(drop=True)
 
 
-def template_vs_people(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
-    """For a dataset whose spec has a `template` part (PROPRES: the people-rated items, whose gold is a template's
-    label): per trigger × operator, the share of judgements whose label is not their row's template label (the
-    `differing` and `judgements` counts the loader keeps per item, every item), and the share of items whose crowd
-    majority is not the item's template label (a tie that includes it counts as agreeing) with its 95% CI, over
-    the items whose rows all give one template label. Empty for a dataset without one."""
+def template_items(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Per item of a dataset whose spec has a `template` part (PROPRES: the people-rated items, whose gold is a
+    template's label): example_id, trigger, operator, input, hypothesis, template (its label), people (the crowd's
+    label counts, most frequent first), majority differs (its crowd majority is not the template's label; a tie
+    that includes it counts as agreeing), judgements, judgements differing (from their own row's template label,
+    as the loader counted them) and ambiguous (its rows give more than one template label). Empty for a dataset
+    without a template part."""
     rule = spec(con, dataset_id)
     template, human = rule.get("template"), rule.get("human") or {}
     if not template or not human.get("label"):
@@ -240,25 +236,41 @@ def template_vs_people(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.Da
     frame = queries.projection_rows(con, dataset_id, trigger, rule["operator"], template["where"])
     frame["operator"] = frame["raw_operator"].map(rule.get("operators", {}))
     counted = queries.extra_columns(con, dataset_id, (template["judgements"], template["differing"]))
-    counted.columns = ["judgements", "differing"]
-    flags = queries.examples_frame(con, dataset_id)["ambiguous"]
+    counted.columns = ["judgements", "judgements differing"]
+    examples = queries.examples_frame(con, dataset_id)[["ambiguous"]]
     counts = queries.crowd_label_counts(con, dataset_id, human["criterion"])
+    counts = counts.sort_values(["example_id", "n"], ascending=[True, False], kind="stable")
     gold = counts["example_id"].map(frame.set_index("example_id")["gold_label"])
     top = (counts["label"] == gold) & (counts["n"] == counts.groupby("example_id")["n"].transform("max"))
-    agrees = top.groupby(counts["example_id"]).any()
-    frame = frame.join(counted.astype(float), on="example_id").join(flags, on="example_id")
-    frame["agrees"] = frame["example_id"].map(agrees)
+    votes = (counts["label"] + " " + counts["n"].astype(str)).groupby(counts["example_id"]).agg(", ".join)
+    frame = frame.join(counted.astype(float), on="example_id").join(examples, on="example_id")
+    frame["majority differs"] = ~frame["example_id"].map(top.groupby(counts["example_id"]).any()).astype(bool)
+    frame["people"] = frame["example_id"].map(votes)
+    frame["ambiguous"] = frame["ambiguous"].astype(bool)
+    columns = ["example_id", "trigger", "operator", "input", "hypothesis", "gold_label", "people", "majority differs"]
+    columns += ["judgements", "judgements differing", "ambiguous"]
+    return frame[columns].rename(columns={"gold_label": "template"}).reset_index(drop=True)
+
+
+def template_vs_people(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Per trigger × operator of `template_items`: the share of judgements whose label is not their row's
+    template label (every item), and the share of items whose crowd majority is not the item's template label
+    with its 95% CI, over the items whose rows all give one template label. Empty for a dataset without a
+    template part."""
+    frame = template_items(con, dataset_id)
+    if frame.empty:
+        return frame
     rows = []
     for (name, operator), cell in frame.groupby(["trigger", "operator"], sort=True):
-        single = cell[~cell["ambiguous"].astype(bool)]
-        differs = mean((~single["agrees"].astype(bool)).to_numpy(dtype=float))
+        single = cell[~cell["ambiguous"]]
+        differs = mean(single["majority differs"].to_numpy(dtype=float))
         rows.append(
             {
                 "trigger": name,
                 "operator": operator,
                 "items": len(cell),
                 "judgements": int(cell["judgements"].sum()),
-                "judgements differing": cell["differing"].sum() / cell["judgements"].sum(),
+                "judgements differing": cell["judgements differing"].sum() / cell["judgements"].sum(),
                 "items (one template label)": len(single),
                 "majority differs": differs.value,
                 "low": differs.low,
@@ -269,6 +281,20 @@ def template_vs_people(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.Da
     return table.sort_values(
         ["trigger", "operator"], key=lambda c: c.map(OPERATORS.index) if c.name == "operator" else c
     )
+
+
+def template_cell(con: duckdb.DuckDBPyConnection, dataset_id: str, trigger: str, operator: str) -> pd.DataFrame:
+    """The items of one cell of `template_vs_people`, those whose crowd majority differs from the template first."""
+    frame = template_items(con, dataset_id)
+    if frame.empty:
+        raise ValueError(f"dataset {dataset_id!r} has no template labels to set against people")
+    cell = frame[(frame["trigger"] == trigger) & (frame["operator"] == operator)]
+    return cell.sort_values(["majority differs", "example_id"], ascending=[False, True], ignore_index=True)
+
+
+def template_datasets(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Loaded datasets whose projection spec sets a template's labels against people's."""
+    return [d for d in datasets(con) if spec(con, d).get("template")]
 
 
 def by_run(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> pd.DataFrame:

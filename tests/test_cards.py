@@ -1,0 +1,68 @@
+"""A model's worth beside its outputs (issue 30, item 4): verdicts against the best trivial baseline on the real
+store (the NOPE paper's runs), the model card (with agreement with people for a real run on CommitmentBank), and
+the badge on the pages that show a model's outputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.api import Lab
+from backend.views import cards, overview
+from backend.views import gradient as gv
+
+BOW = "nope/BOW/mnli/0"
+
+
+def test_a_run_is_judged_against_the_best_baseline_that_looks_at_no_input(real_con):
+    found = cards.verdicts(real_con)
+    headline = overview.headline(real_con)
+    assert not found["run"].isin(headline.loc[headline["kind"] == "baseline", "run"]).any()  # baselines get none
+    bow = found[found["run"] == BOW].set_index("split")
+    always_e = headline[(headline["run"] == "nope/baseline/always-E") & (headline["split"] == "main")].iloc[0]
+    assert bow.loc["main", "baseline"] == "nope/baseline/always-E"  # NOPE main's best trivial baseline (80.6%)
+    assert bow.loc["main", "baseline_value"] == pytest.approx(always_e["value"])
+    assert bow.loc["main", "high"] < always_e["value"] and bow.loc["main", "verdict"] == cards.BELOW
+    assert "0.806 [0.790, 0.821]" in bow.loc["main", "figures"] and "n=2,386, main" in bow.loc["main", "figures"]
+    for row in found[found["baseline"] != ""].itertuples():  # the stated rule, on every run of the real store
+        below = row.high < row.baseline_value
+        overlaps = row.low <= row.baseline_high and row.high >= row.baseline_low
+        assert row.verdict == (cards.BELOW if below else cards.NOT_BETTER if overlaps else "")
+    main = found[(found["dataset"] == "nope") & (found["split"] == "main")]
+    assert (main["verdict"] != "").all()  # no paper run beats always-E on NOPE main (80.6%), as DOMAIN.md says
+    better = found[(found["dataset"] == "nope") & (found["verdict"] == "")]
+    assert set(better["split"]) == {"adv"} and set(better["model"]) == {"RoBERTa-large", "DeBERTa-xlarge"}
+    assert (better["low"] > better["baseline_high"]).all()  # above random on the adversarial items
+
+
+def test_the_nearest_neighbour_is_not_a_trivial_baseline(real_con):
+    best = cards.verdicts(real_con)
+    assert not best["baseline"].str.endswith("nearest-neighbour").any()
+
+
+def test_the_model_card_lists_every_headline_row_and_agreement_with_people(real_con, cb_run):
+    card = cards.card(real_con, "BOW")
+    assert len(card) == 20 and set(card["split"]) == {"main", "adv"}  # 10 runs × NOPE's two headline splits
+    assert (card.loc[card["split"] == "main", "verdict"] == cards.BELOW).all()
+    store, run_id = cb_run
+    mine = Lab(store).card("tiny-nli")
+    row = mine[mine["run"] == run_id].iloc[0]
+    verbs = gv.certainty(real_con, "commitmentbank", "verb")["group"].nunique()
+    assert row["metric"] == "accuracy" and row["baseline"] == "commitmentbank/baseline/random"
+    assert row["agreement with people"].startswith("Spearman ρ ")
+    assert row["agreement with people"].endswith(f"over {verbs} verb means")
+
+
+def test_pages_showing_outputs_carry_the_badge_with_its_figures(open_page, real_store):
+    expected = "below baseline"
+    at = open_page(real_store, "pages/explore.py", {"dataset": "nope", "run_a": BOW})
+    badges = [m.value for m in at.markdown if "badge[" in m.value]
+    assert any(expected in b and "always\\-E" in b and "n=2,386, main" in b for b in badges), badges
+    at = open_page(real_store, "pages/pairs.py", {"dataset": "nope", "run": BOW})
+    assert any(expected in m.value for m in at.markdown)
+    at = open_page(real_store, "pages/example.py", {"dataset": "nope", "example": "1"})
+    assert any(expected in m.value and "BOW" in m.value for m in at.markdown)
+    at = open_page(real_store, "pages/cards.py", {"model": "BOW"})
+    assert not at.exception and len(at.dataframe[0].value) == 20
+    at = open_page(real_store, "pages/explore.py", {"dataset": "nope", "run_a": "nope/RoBERTa-large/mnli/1"})
+    badges = [m.value for m in at.markdown if "badge[" in m.value]
+    assert len(badges) == 1 and "n=2,386, main" in badges[0]  # below always-E on main; above random on adv
