@@ -27,7 +27,7 @@ from backend.retrieval.bm25 import BM25Retriever
 from backend.store import endpoint_cache as cache
 from backend.store.connection import connect
 from backend.store.passages import corpus_passages
-from backend.views import evaluate, overview
+from backend.views import cards, evaluate, gradient, overview
 from benchmarks import llama_server
 from tests.llm_endpoint import CANARY, KEY_ENV, NAME, serving
 
@@ -127,6 +127,32 @@ def test_nope_run_stores_raw_text_parse_status_and_label_probabilities(endpoint)
         "model": "smollm2",
         "prices_per_million": [0.5, 1.5],
     }
+
+
+def test_an_endpoint_s_p_yes_is_its_certainty_on_the_gradient_view(endpoint):
+    """An LLM behind an endpoint on the projective-probability items: its certainty is P(E), the verbaliser mass
+    of "yes" in the first answer token's top log-probabilities, averaged per predicate beside people's."""
+    store = endpoint["store"]
+    run_id = batch.predict(
+        store, runs.Request(NAME, "projective_probability", split="no-fact", limit=8, chunk=8), progress=False
+    )
+    rows = {r["example_id"]: r for r in _rows(store, run_id)}
+    con = connect(store)
+    try:
+        table = gradient.certainty(con, "projective_probability", "predicate", (run_id,))
+        items = gradient.group_items(con, "projective_probability", "predicate", "acknowledge", run_id)
+        card = cards.card(con, NAME)
+    finally:
+        con.close()
+    mine = table[table["who"] == run_id]
+    assert mine["group"].tolist() == ["acknowledge"] and mine["n"].tolist() == [8]  # the first 8 items, by id
+    from_logprobs = [r["probs"][0] if r["probs"] is not None else float(r["label"] == "E") for r in rows.values()]
+    assert mine["mean"].iloc[0] == pytest.approx(sum(from_logprobs) / 8)
+    assert sum(r["probs"] is not None for r in rows.values()) >= 6  # P(yes) read from the logprobs, not the label
+    said = items.dropna(subset=["model"]).set_index("example_id")["model"]
+    assert len(said) == 8 and said.to_dict() == pytest.approx(dict(zip(rows, from_logprobs)))
+    [agreement] = card.loc[card["run"] == run_id, "agreement with people"].tolist()
+    assert agreement == "Spearman ρ undefined over 1 predicate means (fewer than 3 predicates)"
 
 
 def _gold(store: Path, ids: list[str]) -> list[str]:

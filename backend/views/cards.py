@@ -116,5 +116,6 @@ def _rho(con: duckdb.DuckDBPyConnection, dataset: str, run: str) -> str:
     by = gradient.spec(con, dataset)["by"][0]
     rho = gradient.agreement(gradient.certainty(con, dataset, by, (run,))).iloc[0]
     if rho["rho"] != rho["rho"]:
-        return f"Spearman ρ undefined over {rho['groups']} {by} means (the run gives one value everywhere)"
+        why = f"fewer than 3 {by}s" if rho["groups"] < 3 else "the run gives one value to every group"
+        return f"Spearman ρ undefined over {rho['groups']} {by} means ({why})"
     return f"Spearman ρ {rho['rho']:.3f} [{rho['low']:.3f}, {rho['high']:.3f}] over {rho['groups']} {by} means"
