@@ -35,17 +35,24 @@ def crossed_mean(ratings: pd.DataFrame, draws: int = DRAWS, seed: int = SEED) ->
 
 def _resampled_means(ratings: pd.DataFrame, draws: int, seed: int) -> np.ndarray:
     """`draws` means of crossed resamples: participants and items drawn with replacement, each rating weighted by
-    how often its participant times how often its item was drawn (a draw that keeps no rating is drawn again)."""
+    how often its participant times how often its item was drawn (a draw that keeps no rating is drawn again).
+    All draws at once: a draws × ratings weight matrix (1,000 × 6,023 for CommitmentBank's negated items)."""
     values = ratings["value"].to_numpy(dtype=float)
     raters, rater_of = np.unique(ratings["rater"].to_numpy(), return_inverse=True)
     items, item_of = np.unique(ratings["item"].to_numpy(), return_inverse=True)
-    rng, means = np.random.default_rng(seed), []
+    rng, means = np.random.default_rng(seed), np.empty(0)
     while len(means) < draws:
-        weight = rng.multinomial(len(raters), np.full(len(raters), 1 / len(raters)))[rater_of]
-        weight = weight * rng.multinomial(len(items), np.full(len(items), 1 / len(items)))[item_of]
-        if weight.sum():
-            means.append(float(np.average(values, weights=weight)))
-    return np.asarray(means)
+        weight = _times_drawn(rng, len(raters), draws)[:, rater_of] * _times_drawn(rng, len(items), draws)[:, item_of]
+        kept = weight.sum(axis=1)
+        means = np.concatenate([means, (weight @ values)[kept > 0] / kept[kept > 0]])
+    return means[:draws]
+
+
+def _times_drawn(rng: np.random.Generator, n: int, draws: int) -> np.ndarray:
+    """draws × n: how often each of n units is drawn in each of `draws` resamples of n with replacement (a
+    uniform multinomial, counted from integer draws: several times faster than `Generator.multinomial`)."""
+    picked = rng.integers(0, n, size=(draws, n)) + n * np.arange(draws)[:, None]
+    return np.bincount(picked.ravel(), minlength=draws * n).reshape(draws, n)
 
 
 def per_predicate(ratings: pd.DataFrame, draws: int = DRAWS) -> pd.DataFrame:
