@@ -51,6 +51,17 @@ def test_user_registry_extends_the_built_in_one(tiny):
     assert {"tiny-nli", "minilm-embedder", "smollm2-135m"} <= names
 
 
+def test_a_changed_registry_entry_loads_the_model_it_now_names(tiny, tmp_path):
+    """A model is kept with the entry it was loaded from: point the name at other weights (a user editing
+    registry.local.toml, or another data folder) and the next call loads those, not the first ones."""
+    first = loading.get("tiny-nli")
+    assert loading.get("tiny-nli") is first  # unchanged entry: the same loaded model
+    other = dict(tiny["tiny-nli"], path=str(tiny_models.classifier(tmp_path / "other", ["entailment", "neutral"])))
+    tiny_models.register(tmp_path / "data", {**tiny, "tiny-nli": other})
+    second = loading.get("tiny-nli")
+    assert second is not first and len(second.labels) == 2
+
+
 def test_nli_probabilities_come_back_in_e_n_c_order(tiny):
     model = loading.get("tiny-nli")
     assert model.labels == ["C", "E", "N"]

@@ -11,7 +11,7 @@ from backend.models.embed import Embedder
 from backend.models.endpoints.client import Endpoint, Settings
 from backend.models.generator import Generator
 
-_LOADED: dict[str, object] = {}
+_LOADED: dict[str, tuple[registry.ModelSpec, object]] = {}  # name → (the entry it was loaded from, the model)
 _LOCK = threading.Lock()  # guards the two dicts
 _LOADING: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)  # one per model: loads never block others
 BUILDERS = {
@@ -29,22 +29,27 @@ BUILDERS = {
 def get(name: str):
     """The loaded model for a registry name (loaded on first use); ModelUnavailable says what to do.
 
-    Each model loads under its own lock, so a session loading one model never waits for another's.
+    Each model loads under its own lock, so a session loading one model never waits for another's. A model is
+    kept with the registry entry it was loaded from: when the entry changes (a user edits registry.local.toml,
+    or another data folder registers the name), the next call loads the new one.
     """
+    model = registry.spec(name)
     with _LOCK:
-        if name in _LOADED:
-            return _LOADED[name]
+        kept = _LOADED.get(name)
+        if kept is not None and kept[0] == model:
+            return kept[1]
         loading = _LOADING[name]
     with loading:
-        if name not in _LOADED:
-            model = registry.spec(name)
+        kept = _LOADED.get(name)
+        if kept is None or kept[0] != model:
             if model.is_endpoint:  # nothing to load; the first request checks the server
                 built = Endpoint(Settings.of(model))
             else:
                 built = BUILDERS[model.task](registry.weights_path(model), model, model.load != "hub")
+            kept = (model, built)
             with _LOCK:
-                _LOADED[name] = built
-    return _LOADED[name]
+                _LOADED[name] = kept
+    return kept[1]
 
 
 def loaded() -> list[str]:
