@@ -59,21 +59,24 @@ def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_c
     from backend.execution import jobs
     from backend.studio import templates
 
+    # PCA: the job, its progress line and the page's pick-up are what is tested; UMAP in a fresh process would
+    # add ~20 s of numba compiling (test_umap_keeps_two_clusters_apart covers UMAP itself)
+
     with session(store_copy) as con:
         templates.save(
             con, templates.expand(TEMPLATE), "t.yaml"
         )  # 18 sentences: the real embedder maps them in seconds
-    at = open_page(store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "umap"})
-    assert not at.exception and any("No UMAP map" in i.value for i in at.info)
+    at = open_page(store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "pca"})
+    assert not at.exception and any("No PCA map" in i.value for i in at.info)
     at.button(key="map_compute").click().run()
     assert not at.exception
     deadline = time.monotonic() + 240
-    while jobs.alive("map-stop-under-operators-umap") and time.monotonic() < deadline:
+    while jobs.alive("map-stop-under-operators-pca") and time.monotonic() < deadline:
         time.sleep(1)
-    log = jobs.last_line("map-stop-under-operators-umap")
-    assert "18 items mapped by umap" in log, log
+    log = jobs.last_line("map-stop-under-operators-pca")
+    assert "18 items mapped by pca" in log, log
     shown = open_page(
-        store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "umap", "extra.operator": "negation"}
+        store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "pca", "extra.operator": "negation"}
     )
     assert not shown.exception and not shown.error
     assert any("6 of 18 points match" in c.value for c in shown.caption), [c.value for c in shown.caption]
