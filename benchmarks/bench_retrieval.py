@@ -160,7 +160,7 @@ def main() -> None:
     args = parser.parse_args()
     con = connect(args.store, read_only=True)
     if args.api_only:
-        from backend.retrieval.index import index_root
+        from backend.retrieval.folders import index_root
         from backend.store.passages import corpus_hash
 
         bench_api(

@@ -25,7 +25,7 @@ from backend.models import detect, loading, nli, prompted, registry
 from backend.models.endpoints.spend import Budget
 from backend.models.output import Output, RunStopped
 from backend.models.prompts import demos, templates
-from backend.retrieval.index import index_root
+from backend.retrieval.folders import index_root
 from backend.store import queries
 from backend.store.access import StoreRef, opener
 from backend.store.passages import corpus_hash

@@ -6,24 +6,34 @@ import threading
 from collections import defaultdict
 
 from backend.models import registry
-from backend.models.classifier import SequenceClassifier
-from backend.models.embed import Embedder
-from backend.models.endpoints.client import Endpoint, Settings
-from backend.models.generator import Generator
 
 _LOADED: dict[str, tuple[registry.ModelSpec, object]] = {}  # name → (the entry it was loaded from, the model)
 _LOCK = threading.Lock()  # guards the two dicts
 _LOADING: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)  # one per model: loads never block others
-BUILDERS = {
-    "embed": lambda path, s, local: Embedder(path, s.device, s.batch_size),
-    "generate": lambda path, s, local: Generator(path, s.device, s.batch_size, local_only=local),
-    "nli": lambda path, s, local: SequenceClassifier(
-        path, s.device, s.batch_size, revision=s.revision, local_only=local
-    ),
-    "detect": lambda path, s, local: SequenceClassifier(
-        path, s.device, s.batch_size, revision=s.revision, local_only=local
-    ),
-}
+
+
+def build(model: registry.ModelSpec):
+    """A registry entry's model: an endpoint client, or weights loaded for its task.
+
+    The model classes are imported here, on first use: torch, transformers and openai take seconds to import,
+    and most commands and pages never load a model.
+    """
+    if model.is_endpoint:  # nothing to load; the first request checks the server
+        from backend.models.endpoints.client import Endpoint, Settings  # lazy: start-up time (openai)
+
+        return Endpoint(Settings.of(model))
+    path, local = registry.weights_path(model), model.load != "hub"
+    if model.task == "embed":
+        from backend.models.embed import Embedder  # lazy: start-up time (torch)
+
+        return Embedder(path, model.device, model.batch_size)
+    if model.task == "generate":
+        from backend.models.generator import Generator  # lazy: start-up time (torch)
+
+        return Generator(path, model.device, model.batch_size, local_only=local)
+    from backend.models.classifier import SequenceClassifier  # lazy: start-up time (torch): nli and detect
+
+    return SequenceClassifier(path, model.device, model.batch_size, revision=model.revision, local_only=local)
 
 
 def get(name: str):
@@ -42,11 +52,7 @@ def get(name: str):
     with loading:
         kept = _LOADED.get(name)
         if kept is None or kept[0] != model:
-            if model.is_endpoint:  # nothing to load; the first request checks the server
-                built = Endpoint(Settings.of(model))
-            else:
-                built = BUILDERS[model.task](registry.weights_path(model), model, model.load != "hub")
-            kept = (model, built)
+            kept = (model, build(model))
             with _LOCK:
                 _LOADED[name] = kept
     return kept[1]

@@ -21,24 +21,15 @@ import duckdb
 import numpy as np
 from filelock import FileLock
 
-from backend.config import settings
 from backend.models.embed import Embedder
 from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.dense import DenseRetriever, embedder_name
+from backend.retrieval.folders import dense_folder, index_root
 from backend.retrieval.fusion import HybridRetriever
 from backend.store.passages import corpus_hash, corpus_passages
 
 log = logging.getLogger(__name__)
 Shards = Callable[[list[str]], Iterator[np.ndarray]]  # passages' texts → their vectors, shard by shard, in order
-
-
-def index_root(corpus_id: str, digest: str) -> Path:
-    return settings().data_dir / "indexes" / f"{corpus_id}-{digest[:12]}"
-
-
-def dense_folder(model_name: str, kind: str = "flat") -> str:
-    """`dense-<model>` (flat) or `dense-<model>-hnsw`."""
-    return f"dense-{model_name}" + ("" if kind == "flat" else f"-{kind}")
 
 
 def load_or_build(folder: Path, load, build, label: str, allow_build: bool = True):
