@@ -5,7 +5,7 @@ each retrieval run's top passages (gold ones marked) and the gold passages."""
 import streamlit as st
 
 from backend.views import example
-from ui import charts, export, widgets
+from ui import charts, export, urls, widgets
 from ui.resources import query
 
 FACETS = ["split", "trigger_type", "polarity", "adversarial", "answer_type", "question_type", "hop", "ambiguous"]
@@ -160,12 +160,12 @@ st.title("Example")
 dataset, example_id = pick()
 if not example_id:
     st.info("Type an example id above, or select a row on the Explore page.")
-    st.stop()
+    urls.stop()
 try:
     detail = query(example.example_detail, dataset, example_id)
 except KeyError as exc:
     st.error(f"{widgets.message(exc.args[0])}. Type one of those ids above, or open an example from the Explore page.")
-    st.stop()
+    urls.stop()
 
 show_text(detail["example"])
 show_predictions(detail, charts.provenance(dataset, len(detail["predictions"]), {"example": example_id}))

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import explore, saved_slices
-from ui import charts, export, widgets
+from ui import charts, export, urls, widgets
 from ui.resources import StoreLocked, query, store
 
 NO_RUN = "(none)"
@@ -350,7 +350,7 @@ try:
     summary = query(explore.slice_summary, dataset, *slice_args)
 except ValueError as exc:
     st.error(f"{widgets.message(exc)}. Change the filter in the sidebar, or open Explore without URL parameters.")
-    st.stop()
+    urls.stop()
 used_runs = [r for r in (run_a, run_b) if r]
 show_metrics(summary, run_a)
 widgets.worth(dataset, used_runs)
@@ -359,7 +359,7 @@ if run_b and summary["accuracy"] is not None:
 warn_bias(summary)
 if summary["n"] == 0:
     st.info("No examples match these filters: remove a filter, clear the search, or choose another run A.")
-    st.stop()
+    urls.stop()
 
 cell_filters = ()
 if summary["confusion"] is not None:

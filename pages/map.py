@@ -6,7 +6,7 @@ import streamlit as st
 
 from backend.views import explore
 from backend.views import map as embedding_map
-from ui import charts, export, widgets
+from ui import charts, export, urls, widgets
 from ui.charts import map as map_charts
 from ui.resources import query, store_ref
 
@@ -95,10 +95,10 @@ try:
     where = query(embedding_map.path, dataset, method)
 except ValueError as exc:
     st.error(f"{widgets.message(exc)}.")
-    st.stop()
+    urls.stop()
 if not where.is_file():  # the file, not a cached answer: a map computed since shows at once
     missing(dataset, method)
-    st.stop()
+    urls.stop()
 frame = query(embedding_map.points, dataset, method, run, where.stat().st_mtime)
 with st.sidebar:
     colour = colour_field(frame, run)

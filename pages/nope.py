@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import nope as nv
-from ui import charts, export, widgets
+from ui import charts, export, urls, widgets
 from ui.charts import nope as nope_charts
 from ui.resources import query
 
@@ -229,7 +229,7 @@ try:
     report = query(nv.report_for, choice)
 except ValueError as exc:
     st.error(f"{widgets.message(exc)}. Pick another run or group.")
-    st.stop()
+    urls.stop()
 if report["note"]:
     st.warning(widgets.message(report["note"]))
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from backend.views import outputs
 from backend.views.pairs import diff_html
-from ui import charts, export, judges, widgets
+from ui import charts, export, judges, urls, widgets
 from ui.resources import query
 
 PER_PAGE = 20
@@ -110,12 +110,12 @@ if asked and asked not in datasets and asked in widgets.loaded_dataset_ids():
     )
 if run_b is None:
     st.info(f"Only one run of this task on {widgets.plain(dataset)}: run or import another to compare.")
-    st.stop()
+    urls.stop()
 try:
     frame = query(outputs.side_by_side, run_a, run_b)
 except ValueError as exc:
     st.error(f"{widgets.message(exc)}.")
-    st.stop()
+    urls.stop()
 caption = charts.provenance(dataset, len(frame), {"outcome": outcome}, [run_a, run_b])
 show_summary(outputs.summary(frame), caption)
 for side, run in (("A", run_a), ("B", run_b)):
@@ -130,7 +130,7 @@ shown = (
 )
 if shown.empty:
     st.info("No item has this outcome: choose another.")
-    st.stop()
+    urls.stop()
 pages = max(1, -(-len(shown) // PER_PAGE))
 page = st.number_input("Page", 1, pages, 1, key="page", bind="query-params") if pages > 1 else 1
 st.markdown(f"**{len(shown):,} items**" + (f" · page {page:,} of {pages:,}" if pages > 1 else ""))

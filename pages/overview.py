@@ -4,7 +4,7 @@ beside the baselines, every run on every saved slice, missing datasets and model
 import streamlit as st
 
 from backend.views import overview, saved_slices
-from ui import charts, export, widgets
+from ui import charts, export, urls, widgets
 from ui.resources import StoreLocked, query
 
 SHOWN_RUNS = 150  # runs drawn per dataset and split (a store can hold thousands)
@@ -16,7 +16,7 @@ try:
     loaded = query(overview.loaded_datasets)
 except (FileNotFoundError, StoreLocked) as exc:  # an empty store is shown below, with how to fill it
     st.error(f"{widgets.message(exc)}. Then reload this page.")
-    st.stop()
+    urls.stop()
 
 st.subheader("Loaded datasets")
 if loaded.empty:

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import pairs as pv
-from ui import charts, export, widgets
+from ui import charts, export, urls, widgets
 from ui.resources import query
 
 PER_PAGE = 25
@@ -179,7 +179,7 @@ if run:
         summary = query(pv.pair_summary, dataset, kind, run, base)
     except ValueError as exc:
         st.error(f"{widgets.message(exc)}. Pick another run.")
-        st.stop()
+        urls.stop()
     summary_block(summary, title, charts.provenance(origin, summary["n"], filters, [run]))
     options = list(pv.OUTCOMES) + ([pv.MISSING] if summary["not predicted"] else [])
     outcome = f3.segmented_control(
@@ -197,7 +197,7 @@ else:
 rows = query(pv.pair_rows, dataset, kind, run, base + (("outcome", outcome),))
 if rows.empty:
     st.info("No pairs match these filters: clear the trigger, hop or outcome filter.")
-    st.stop()
+    urls.stop()
 pages = math.ceil(len(rows) / PER_PAGE)
 st.subheader(f"{len(rows):,} pairs" + (f" · {outcome}" if outcome else ""))
 page = st.pagination(pages, key="page", bind="query-params") if pages > 1 else 1

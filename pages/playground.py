@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import playground
-from ui import charts, export, widgets
+from ui import charts, export, urls, widgets
 from ui.resources import StoreLocked, query, released, retrievers, store, store_ref
 
 MODES = {"Question": "question", "NLI pair": "nli"}  # label (shown and in the URL) → mode
@@ -299,7 +299,7 @@ try:
     query(playground.readable)  # the store is there and can be read
 except (FileNotFoundError, StoreLocked) as exc:
     st.error(f"{widgets.message(exc)}. Then reload this page.")
-    st.stop()
+    urls.stop()
 mode = MODES[
     st.segmented_control(
         "Input",

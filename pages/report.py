@@ -7,7 +7,7 @@ import json
 import streamlit as st
 
 from backend.views import report
-from ui import export, widgets
+from ui import export, urls, widgets
 from ui.resources import StoreLocked, query, store
 
 
@@ -66,10 +66,10 @@ try:
     pinned = query(report.items)
 except (FileNotFoundError, StoreLocked) as exc:
     st.error(f"{widgets.message(exc)}. Then reload this page.")
-    st.stop()
+    urls.stop()
 if pinned.empty:
     st.info("Nothing is pinned yet: press *Pin to report* under a chart or table on any page.")
-    st.stop()
+    urls.stop()
 tables = int((pinned["kind"] == "table").sum())
 row = st.container(horizontal=True)
 row.download_button(

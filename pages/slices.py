@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import explore, slices
-from ui import charts, export, widgets
+from ui import charts, export, urls, widgets
 from ui.charts import slices as slice_charts
 from ui.resources import query
 
@@ -28,7 +28,7 @@ def controls(dataset: str) -> tuple:
     runs = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
     if runs.empty:
         st.info("No classification run on this dataset: run one (`python -m backend predict`) or import one.")
-        st.stop()
+        urls.stop()
     ids = list(runs["run_id"])
     run_a = st.selectbox("Run A", ids, key="run_a", bind="query-params")
     run_b = st.selectbox(
@@ -107,7 +107,7 @@ st.caption(
 )
 if not found.tested:
     st.info("No slice has that many items: lower the least number of items.")
-    st.stop()
+    urls.stop()
 worse = found.slices[found.slices["worse"]]
 caption = charts.provenance(dataset, found.n, {"support": support, "depth": depth}, [r for r in (run_a, run_b) if r])
 chart(worse, metric, found.overall, caption)

@@ -132,6 +132,21 @@ def test_the_hidden_import_check_catches_one():
     assert hidden_imports(probe) == [(4, "from backend import x")]
 
 
+def test_pages_stop_through_urls_stop_so_a_link_s_notices_still_show():
+    """After `st.stop()` nothing more is drawn, so a page that stops early would hide the notices naming the link's
+    unusable values (ui.urls.reported draws them last): pages and ui stop through `ui.urls.stop`, which draws them
+    first."""
+    code = [*sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "pages").glob("*.py")), ROOT / "app.py"]
+    stops = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in code
+        if path.name != "urls.py"
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "st.stop()" in line
+    ]
+    assert stops == []
+
+
 def test_the_backends_root_holds_only_its_entry_points():
     assert {p.name for p in (ROOT / "backend").glob("*.py")} == {"__init__.py", "__main__.py", "api.py", "config.py"}
 

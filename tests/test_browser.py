@@ -233,6 +233,12 @@ def test_a_link_with_values_the_page_cannot_use_says_so_in_chromium(served):
         assert (
             page.get_by_text("is not one of the choices here").count() == 0
         )  # a valid link (even = default) says nothing
+        # a page that stops early (no example matches the search) still names the values it could not use
+        shows(page, served, "explore?dataset=gone&run_a=nope/gone/7&q=zzqqxx", "No examples match", "explore-stopped")
+        notice = page.locator("[data-testid=stAlert]").filter(has_text="is not one of the choices here")
+        assert notice.count() == 2 and "This link's dataset = gone" in notice.first.inner_text(), page.inner_text(
+            "body"
+        )
         browser.close()
 
 

@@ -27,7 +27,7 @@ from backend.store import access
 from backend.store.connection import StoreDamaged, damaged
 from backend.store.migrations import StoreTooNew
 from backend.store.writer import versions
-from ui import charts
+from ui import charts, urls
 from ui.text import message
 
 StoreLocked = access.StoreBusy
@@ -67,10 +67,10 @@ def page_session() -> Iterator[None]:
             pass
         except StoreLocked as exc:
             st.error(message(exc), icon=":material/lock:")
-            st.stop()
+            urls.stop()
         except (StoreDamaged, StoreTooNew) as exc:
             st.error(message(exc), icon=":material/broken_image:")
-            st.stop()
+            urls.stop()
         try:
             yield
         except duckdb.Error as exc:  # a query failed mid-page: say what and what to do, the same on every page
@@ -79,7 +79,7 @@ def page_session() -> Iterator[None]:
                 message(problem or f"The store could not answer this page ({type(exc).__name__}: {exc})"),
                 icon=":material/broken_image:",
             )
-            st.stop()
+            urls.stop()
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import streamlit as st
 
@@ -37,27 +38,55 @@ def matches(sent: list[str], value) -> bool:
     return _same(sent[-1], value)
 
 
-@contextmanager
-def reported() -> Iterator[None]:
-    """Run a page; then, above it, name each URL parameter a widget could not take (unknown run,
-    dataset, label, out-of-range number) and what is shown instead."""
-    sent = {key: st.query_params.get_all(key) for key in st.query_params}
-    notice = st.container()
-    try:
-        yield
-    finally:
+class _Notices:
+    """One script run's notices: the link's values a widget could not take, drawn once above the page."""
+
+    def __init__(self) -> None:
+        self.sent = {key: st.query_params.get_all(key) for key in st.query_params}
+        self.container = st.container()
+        self.shown = False
+
+    def show(self) -> None:
+        if self.shown:
+            return
+        self.shown = True
         ignored = [
             (key, values)
-            for key, values in sent.items()
+            for key, values in self.sent.items()
             if key in st.session_state and not matches(values, st.session_state[key])
         ]
         for key, values in ignored:
             shown = st.session_state[key]
-            notice.warning(
+            self.container.warning(
                 f"This link's **{plain(key)}** = {plain(', '.join(values))[:300]} is not one of the choices "
                 f"here (it may have been removed or renamed); showing {plain(_text(shown))[:300]} instead.",
                 icon=":material/link_off:",
             )
+
+
+_RUN: ContextVar[_Notices | None] = ContextVar("link_notices", default=None)  # the script run's, in its thread
+
+
+@contextmanager
+def reported() -> Iterator[None]:
+    """Run a page; then, above it, name each URL parameter a widget could not take (unknown run,
+    dataset, label, out-of-range number) and what is shown instead. A page that stops early stops through
+    `stop()`, which names them first: once `st.stop()` is called, nothing more can be drawn."""
+    notices = _Notices()
+    token = _RUN.set(notices)
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+        notices.show()
+
+
+def stop() -> None:
+    """`st.stop()` for pages: the link's unusable values are named first (the widgets drawn so far)."""
+    notices = _RUN.get()
+    if notices is not None:
+        notices.show()
+    st.stop()
 
 
 def _text(value) -> str:

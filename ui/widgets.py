@@ -12,7 +12,7 @@ import streamlit as st
 
 from backend.store import queries
 from backend.views import cards
-from ui import charts
+from ui import charts, urls
 from ui.resources import StoreLocked, query
 from ui.text import message, option, plain  # noqa: F401 — pages call widgets.plain, .message and .option
 
@@ -76,10 +76,10 @@ def require(fn: Callable, *args, empty: str) -> Any:
         result = query(fn, *args)
     except (FileNotFoundError, StoreLocked) as exc:
         st.error(f"{message(exc)}. Then reload this page.")
-        st.stop()
+        urls.stop()
     if len(result) == 0:
         st.warning(empty)
-        st.stop()
+        urls.stop()
     return result
 
 
@@ -94,7 +94,7 @@ def dataset_select(container=st) -> str:
     options = list(loaded.loc[loaded["examples"] > 0, "dataset_id"])
     if not options:
         st.warning("The store holds no examples: run `python -m backend ingest` (see the README) and reload.")
-        st.stop()
+        urls.stop()
     return container.selectbox(
         "Dataset", options, index=options.index("nope") if "nope" in options else 0, key="dataset", bind="query-params"
     )
