@@ -30,6 +30,7 @@ from backend.metrics import gradient as gradient_metrics
 from backend.models import contamination
 from backend.models.contamination import FLAG  # noqa: F401 — the page flags contaminated runs
 from backend.store import queries
+from backend.store import runs as store_runs
 
 PEOPLE = "people"
 COLUMNS = ["who", "group", "n", "participants", "items", "mean", "low", "high"]
@@ -85,7 +86,8 @@ def runs(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
 def run_values(con: duckdb.DuckDBPyConnection, dataset_id: str, run_id: str) -> pd.Series:
     """A run's certainty per item on the dataset's scale: Σ P(label)·weight over the spec's `model` weights,
     from its probabilities where it has them, else its label's weight."""
-    weights, chosen = spec(con, dataset_id)["model"], runs(con, dataset_id).set_index("run_id")
+    weights = spec(con, dataset_id)["model"]
+    chosen = store_runs.listing(con, dataset_id, tasks=("nli",)).set_index("run_id")  # runs() less contamination
     if run_id not in chosen.index:
         raise ValueError(f"{run_id!r} is not a complete NLI run on {dataset_id}; choose one of {list(chosen.index)}")
     labels = list(chosen.loc[run_id, "labels"])
