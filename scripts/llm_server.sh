@@ -13,7 +13,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "Installing llama.cpp's server into .venv-llm-server (the first build takes about 5 minutes) ..."
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
   CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-    .venv-llm-server/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-llm-server.txt \
-    2> >(grep -v "^WARNING: Location" >&2)
+    .venv-llm-server/bin/python -m pip install --quiet --disable-pip-version-check --no-compile \
+      -r requirements-llm-server.txt 2> >(grep -v "^WARNING: Location" >&2)
   echo "$want" > "$stamp"
 fi

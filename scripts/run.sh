@@ -3,6 +3,7 @@
 # Environment: PORT (default 8501), PLAB_STORE, PLAB_SOURCE_<NAME>, PLAB_GPU=1 (see README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+unset PYTHONDONTWRITEBYTECODE  # Python writes each module's bytecode on first import (setup.sh installs without it)
 bash scripts/setup.sh
 store=${PLAB_STORE:-data/presupposition_lab.duckdb}
 if [ ! -f "$store" ]; then

@@ -3,6 +3,7 @@
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k nope`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+unset PYTHONDONTWRITEBYTECODE  # Python writes each module's bytecode on first import (setup.sh installs without it)
 # The browser tests drive Debian's chromium (no browser download); install it once where we may, with apt
 # working beside pip below (downloads and unpacking overlap; nothing is shared).
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
