@@ -56,6 +56,8 @@ def test_response_bias_finds_always_yes():
         ("4 hours", ["4", "four hours"], 0.0, 2 / 3),
         ("Barack Obama.", ["Obama", "Barack Hussein Obama"], 0.0, 0.8),
         ("", ["Paris"], 0.0, 0.0),
+        (None, ["Paris"], 0.0, 0.0),
+        (float("nan"), ["Paris"], 0.0, 0.0),  # a store's NULL answer as a DataFrame gives it (crashed the Overview)
         ("an apple", ["apple"], 1.0, 1.0),
     ],
 )

@@ -24,13 +24,18 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
-def exact_match(prediction: str, answers: list[str]) -> float:
+def _given(prediction: str | None) -> str:
+    """A missing prediction (None, or NaN where a store's NULL answer reached a DataFrame) is the empty answer."""
+    return prediction if isinstance(prediction, str) else ""
+
+
+def exact_match(prediction: str | None, answers: list[str]) -> float:
     """1.0 if the normalised prediction equals any normalised acceptable answer.
 
     >>> exact_match("the Beatles", ["Beatles", "The Fab Four"])
     1.0
     """
-    guess = normalize_answer(prediction or "")
+    guess = normalize_answer(_given(prediction))
     return float(any(guess == normalize_answer(a) for a in answers))
 
 
@@ -45,10 +50,10 @@ def _f1(prediction: str, answer: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def token_f1(prediction: str, answers: list[str]) -> float:
+def token_f1(prediction: str | None, answers: list[str]) -> float:
     """Best token-overlap F1 of the prediction against any acceptable answer.
 
     >>> round(token_f1("4 hours", ["4", "four hours"]), 3)
     0.667
     """
-    return max((_f1(prediction or "", a) for a in answers), default=0.0)
+    return max((_f1(_given(prediction), a) for a in answers), default=0.0)

@@ -93,7 +93,7 @@ def _classification(group: pd.DataFrame, description: Description) -> tuple[str,
 
 
 def _qa(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
-    scores = [squad.exact_match(a or "", list(g)) for a, g in zip(group["answer"], group["gold_answers"])]
+    scores = [squad.exact_match(a, list(g)) for a, g in zip(group["answer"], group["gold_answers"])]
     return "exact match", mean(np.array(scores))
 
 
