@@ -34,7 +34,17 @@ PAGES = [
     ("outputs", "No QA or writing run"),
     ("map", "Highlight (Explore's filters)"),
 ]
-IDLE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
+# Streamlit's script state (stApp's data-test-script-state) and when it last changed, kept by every document a
+# watched page loads: a run the first one starts (a URL value set, a widget filled on mount) begins within a few
+# ms of its end (measured: 17 ms), so a page is settled once no script has run for QUIET_MS
+QUIET_MS = 150
+WATCH = """window.__plabRun = {state: null, since: 0};
+new MutationObserver(() => {
+  const state = document.querySelector('[data-testid=stApp]')?.dataset.testScriptState;
+  if (state !== window.__plabRun.state) window.__plabRun = {state, since: performance.now()};
+}).observe(document, {subtree: true, childList: true, attributes: true,
+             attributeFilter: ['data-test-script-state']});"""
+SETTLED = f"() => window.__plabRun?.state === 'notRunning' && performance.now() - window.__plabRun.since > {QUIET_MS}"
 CHARTS_DRAWN = (
     "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].every(e => e.querySelector('canvas, svg'))"
 )
@@ -66,7 +76,7 @@ def serve(env_extra: dict):
             if urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2).read() == b"ok":
                 break
         except OSError:
-            time.sleep(1)
+            time.sleep(0.2)
     try:
         yield f"http://localhost:{port}"
     finally:
@@ -94,7 +104,14 @@ def browser_page(p):
         pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it when run as root)")
     SHOTS.mkdir(parents=True, exist_ok=True)
     browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-    return browser, browser.new_page(viewport={"width": 1400, "height": 2400})
+    return browser, watched(browser.new_page(viewport={"width": 1400, "height": 2400}))
+
+
+def watched(page):
+    """The page, with every document its context loads from now on (a tab a link opens too) keeping the script
+    state SETTLED reads."""
+    page.context.add_init_script(WATCH)
+    return page
 
 
 def shows(page, base: str, path: str, proof: str, name: str | None = None) -> None:
@@ -108,7 +125,7 @@ def shows(page, base: str, path: str, proof: str, name: str | None = None) -> No
     except Exception:
         page.screenshot(path=str(SHOTS / f"{name}-failed.png"), full_page=True)  # to see why
         raise
-    page.wait_for_timeout(300)  # let the last elements settle before the screenshot
+    page.wait_for_function(SETTLED, timeout=60_000)  # the run, and any run it started, ended: nothing moves
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
     assert page.locator("[data-testid='stException']").count() == 0, f"{name}: exception shown"
     assert "Traceback" not in page.inner_text("body"), f"{name}: traceback shown"

@@ -122,19 +122,19 @@ CLICK_AT = """at =>
 @pytest.mark.slow
 def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happened(served_store, store):
     """One rater in four tabs saves the same item at the same moment (then four raters, four items)."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
-    from tests.test_browser import IDLE, browser_page, shows
+    from tests.test_browser import SETTLED, browser_page, shows, watched
 
     with sync_playwright() as p:
         browser, first = browser_page(p)
-        tabs = [first] + [browser.new_page(viewport={"width": 1400, "height": 2400}) for _ in range(3)]
+        tabs = [first] + [watched(browser.new_page(viewport={"width": 1400, "height": 2400})) for _ in range(3)]
         for round_, raters in enumerate((["same"] * 4, ["t0", "t1", "t2", "t3"])):
             for i, (tab, rater) in enumerate(zip(tabs, raters)):
                 shows(tab, served_store, f"rate?run={WRITE_RUN}&rater={rater}", "Rubric", f"rate-race-{round_}-{i}")
-                tab.get_by_text(str(i), exact=True).first.click()  # fluency i
-                tab.wait_for_timeout(250)
-                tab.wait_for_function(IDLE, timeout=60_000)  # the rerun the choice starts ends before the race
+                tab.get_by_text(str(i), exact=True).first.click()  # fluency i (in a form: sent with the save)
+                fluency = tab.get_by_role("radiogroup", name="Fluency")
+                expect(fluency.get_by_role("radio", name=str(i))).to_be_checked(timeout=60_000)
             at = tabs[0].evaluate("Date.now()") + 1500
             for tab in tabs:
                 tab.evaluate(CLICK_AT, at)
@@ -143,12 +143,12 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
                 tab.get_by_text("Not saved").or_(tab.get_by_text(f"1 of 5 rated by {rater}")).first.wait_for(
                     timeout=60_000
                 )
-                tab.wait_for_timeout(500)
+                tab.wait_for_function(SETTLED, timeout=60_000)  # the save's run ended: an exception would show
                 assert tab.locator("[data-testid='stException']").count() == 0
                 alert = tab.locator("[data-testid=stAlert]").filter(has_text="Not saved")
                 outcome.append(alert.first.inner_text()[:200] if alert.count() else "saved")
             saved = [i for i, o in enumerate(outcome) if o == "saved"]
-            assert all(o == "saved" or "another session changed" in o for o in outcome), outcome
+            assert all(o == "saved" or "another session changed" in o for o in outcome), "\n".join(outcome)
             if round_ == 0:
                 assert len(saved) == 1, outcome
                 assert stored(store, items(store)[0], "same") == {"fluency": float(saved[0])}

@@ -33,7 +33,7 @@ from backend.store import writer
 from backend.store.access import session
 from backend.store.queries import FACETS
 from backend.views import pairs, rate, report, saved_slices
-from tests.test_browser import CHROMIUM, FLAGS, IDLE, serve
+from tests.test_browser import CHROMIUM, FLAGS, SETTLED, serve, watched
 
 ROOT = Path(__file__).resolve().parent.parent
 PORT = 9  # "discard": nothing listens there (checked below)
@@ -194,9 +194,7 @@ class Sweep:
 
     def load(self, path: str) -> list[str]:
         self.page.goto(f"{self.base}/{path}", wait_until="domcontentloaded")
-        self.page.wait_for_function(IDLE, timeout=120_000)
-        self.page.wait_for_timeout(250)  # a rerun the first one triggered (e.g. a URL value set) starts here
-        self.page.wait_for_function(IDLE, timeout=120_000)
+        self.page.wait_for_function(SETTLED, timeout=120_000)  # after any rerun the first run started, too
         return self.check(path)
 
     def check(self, where: str) -> list[str]:
@@ -254,7 +252,7 @@ def test_no_page_turns_outside_text_into_a_link_or_an_image_in_chromium(served_p
     found, shown = [], {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        sweep = Sweep(browser.new_page(viewport={"width": 1400, "height": 2000}), served_payload)
+        sweep = Sweep(watched(browser.new_page(viewport={"width": 1400, "height": 2000})), served_payload)
         for path in stored + list(together.values()):
             found += sweep.load(path)
             shown[path] = sweep.shown()
