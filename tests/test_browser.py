@@ -217,7 +217,7 @@ def test_live_pages_work_in_chromium(served_lab):
         shows(page, served_lab, None, "live/tiny-fp/detect", "playground-answered")
         assert page.get_by_text("Why did the Eiffel Tower move to Rome in 1990?").count() >= 2  # answer + history
         shows(page, served_lab, f"rate?run={WRITE_RUN}&rater=browser", "Rubric")
-        page.get_by_text("3", exact=True).first.click()  # fluency 3
+        page.get_by_role("radiogroup", name="Fluency").get_by_role("radio", name="3").click()
         page.get_by_role("button", name="Save and next").click()
         shows(page, served_lab, None, "1 of 5 rated by browser", "rate-saved")
         browser.close()

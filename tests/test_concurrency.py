@@ -132,9 +132,10 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
         for round_, raters in enumerate((["same"] * 4, ["t0", "t1", "t2", "t3"])):
             for i, (tab, rater) in enumerate(zip(tabs, raters)):
                 shows(tab, served_store, f"rate?run={WRITE_RUN}&rater={rater}", "Rubric", f"rate-race-{round_}-{i}")
-                tab.get_by_text(str(i), exact=True).first.click()  # fluency i (in a form: sent with the save)
-                fluency = tab.get_by_role("radiogroup", name="Fluency")
-                expect(fluency.get_by_role("radio", name=str(i))).to_be_checked(timeout=60_000)
+                # fluency i, picked in its own radio group (a bare text "0" can be another element on the page)
+                score = tab.get_by_role("radiogroup", name="Fluency").get_by_role("radio", name=str(i))
+                score.click()
+                expect(score).to_be_checked(timeout=60_000)  # held by the form, sent with the save
             at = tabs[0].evaluate("Date.now()") + 1500
             for tab in tabs:
                 tab.evaluate(CLICK_AT, at)

@@ -120,7 +120,7 @@ def test_the_writing_flows_work_by_clicking_in_chromium(served_lab_copy, tmp_pat
 
         # Rate: a score saved with the S shortcut, read back from the store by the progress line
         shows(page, base, f"rate?run={WRITE_RUN}&rater=keyboard", "Rubric", "flow-rate")
-        page.get_by_text("2", exact=True).first.click()  # fluency 2
+        page.get_by_role("radiogroup", name="Fluency").get_by_role("radio", name="2").click()
         page.keyboard.press("s")  # focus stays on the score just clicked, as a rater's would
         page.get_by_text("1 of 5 rated by keyboard").first.wait_for(timeout=60_000)
         browser.close()
