@@ -114,6 +114,11 @@ def watched(page):
     return page
 
 
+def fluency(page, score: int):
+    """The Rate page's Fluency radio for `score` (a bare text "0" can be another element on the page)."""
+    return page.get_by_role("radiogroup", name="Fluency").get_by_role("radio", name=str(score))
+
+
 def shows(page, base: str, path: str, proof: str, name: str | None = None) -> None:
     """Open a page, wait for its proof text and drawn charts, save a screenshot, fail on any exception."""
     if path is not None:
@@ -217,7 +222,7 @@ def test_live_pages_work_in_chromium(served_lab):
         shows(page, served_lab, None, "live/tiny-fp/detect", "playground-answered")
         assert page.get_by_text("Why did the Eiffel Tower move to Rome in 1990?").count() >= 2  # answer + history
         shows(page, served_lab, f"rate?run={WRITE_RUN}&rater=browser", "Rubric")
-        page.get_by_role("radiogroup", name="Fluency").get_by_role("radio", name="3").click()
+        fluency(page, 3).click()
         page.get_by_role("button", name="Save and next").click()
         shows(page, served_lab, None, "1 of 5 rated by browser", "rate-saved")
         browser.close()

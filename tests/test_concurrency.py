@@ -124,7 +124,7 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
     """One rater in four tabs saves the same item at the same moment (then four raters, four items)."""
     from playwright.sync_api import expect, sync_playwright
 
-    from tests.test_browser import SETTLED, browser_page, shows, watched
+    from tests.test_browser import SETTLED, browser_page, fluency, shows, watched
 
     with sync_playwright() as p:
         browser, first = browser_page(p)
@@ -132,8 +132,7 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
         for round_, raters in enumerate((["same"] * 4, ["t0", "t1", "t2", "t3"])):
             for i, (tab, rater) in enumerate(zip(tabs, raters)):
                 shows(tab, served_store, f"rate?run={WRITE_RUN}&rater={rater}", "Rubric", f"rate-race-{round_}-{i}")
-                # fluency i, picked in its own radio group (a bare text "0" can be another element on the page)
-                score = tab.get_by_role("radiogroup", name="Fluency").get_by_role("radio", name=str(i))
+                score = fluency(tab, i)
                 score.click()
                 expect(score).to_be_checked(timeout=60_000)  # held by the form, sent with the save
             at = tabs[0].evaluate("Date.now()") + 1500

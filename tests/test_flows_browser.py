@@ -13,7 +13,7 @@ import pytest
 from backend.store import queries
 from backend.store.connection import connect
 from tests.conftest import WRITE_RUN
-from tests.test_browser import SHOTS, browser_page, serve, shows
+from tests.test_browser import SHOTS, browser_page, fluency, serve, shows
 
 SLICED_RUN = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 
@@ -120,7 +120,7 @@ def test_the_writing_flows_work_by_clicking_in_chromium(served_lab_copy, tmp_pat
 
         # Rate: a score saved with the S shortcut, read back from the store by the progress line
         shows(page, base, f"rate?run={WRITE_RUN}&rater=keyboard", "Rubric", "flow-rate")
-        page.get_by_role("radiogroup", name="Fluency").get_by_role("radio", name="2").click()
+        fluency(page, 2).click()
         page.keyboard.press("s")  # focus stays on the score just clicked, as a rater's would
         page.get_by_text("1 of 5 rated by keyboard").first.wait_for(timeout=60_000)
         browser.close()
