@@ -36,15 +36,20 @@ PAGES = [
 ]
 # Streamlit's script state (stApp's data-test-script-state) and when it last changed, kept by every document a
 # watched page loads: a run the first one starts (a URL value set, a widget filled on mount) begins within a few
-# ms of its end (measured: 17 ms), so a page is settled once no script has run for QUIET_MS
+# ms of its end (measured: 17 ms), so a page is settled once no script has run for QUIET_MS; `runs` counts the
+# runs that started, so a test can wait for the run its own click started (SETTLED alone may read the quiet
+# before the click's run has begun)
 QUIET_MS = 150
-WATCH = """window.__plabRun = {state: null, since: 0};
+WATCH = """window.__plabRun = {state: null, since: 0, runs: 0};
 new MutationObserver(() => {
   const state = document.querySelector('[data-testid=stApp]')?.dataset.testScriptState;
-  if (state !== window.__plabRun.state) window.__plabRun = {state, since: performance.now()};
+  const run = window.__plabRun;
+  if (state !== run.state)
+    window.__plabRun = {state, since: performance.now(), runs: run.runs + (state === 'running' ? 1 : 0)};
 }).observe(document, {subtree: true, childList: true, attributes: true,
              attributeFilter: ['data-test-script-state']});"""
-SETTLED = f"() => window.__plabRun?.state === 'notRunning' && performance.now() - window.__plabRun.since > {QUIET_MS}"
+QUIET = f"window.__plabRun?.state === 'notRunning' && performance.now() - window.__plabRun.since > {QUIET_MS}"
+SETTLED = f"() => {QUIET}"
 CHARTS_DRAWN = (
     "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].every(e => e.querySelector('canvas, svg'))"
 )
@@ -112,6 +117,14 @@ def watched(page):
     state SETTLED reads."""
     page.context.add_init_script(WATCH)
     return page
+
+
+def rerun(page, act, timeout: int = 60_000) -> None:
+    """Do `act` (a widget change that reruns the script) and wait until its run, and any run it started, ended:
+    the next step then acts on the page that run drew, not on one a rerun is about to replace."""
+    runs = page.evaluate("() => window.__plabRun.runs")
+    act()
+    page.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=runs, timeout=timeout)
 
 
 def fluency(page, score: int):

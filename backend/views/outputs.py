@@ -115,7 +115,7 @@ def side_by_side(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.D
     rated = _ratings(con, [run_a, run_b])
     for suffix, run in (("a", run_a), ("b", run_b)):
         mine = rated[rated["run_id"] == run].set_index("example_id")["rated"]
-        out[f"rated_{suffix}"] = out["example_id"].map(mine).fillna("")
+        out[f"rated_{suffix}"] = out["example_id"].map(mine).astype(object).fillna("")  # no rating: ""
     return out.assign(task=task)
 
 
