@@ -2,9 +2,9 @@
 
 That is the user's datasets (datasets, examples, pairs), the runs they ran, asked live or imported
 (runs with source other than 'import' and 'baseline', with their predictions and retrieved passages)
-and their ratings (source other than 'crowd'), judge runs and their judgements, rating tasks, saved slices and report
-items. A backup is a folder `<store folder>/backups/<stamp>-<reason>/` with one Parquet file per table
-and `manifest.json` (when, why, schema version, row counts).
+and their ratings (source other than 'crowd'), judge runs and their judgements, rating tasks, saved slices, report
+items, signed links and the audit. A backup is a folder `<store folder>/backups/<stamp>-<reason>/` with one
+Parquet file per table and `manifest.json` (when, why, schema version, row counts).
 
 `python -m backend backup` writes one; one is also written automatically before anything that
 removes or replaces rows (a re-ingest, replacing or deleting a run or a dataset, a schema upgrade);
@@ -45,6 +45,8 @@ USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "judgements": "SELECT * FROM judgements",
     "rating_tasks": "SELECT * FROM rating_tasks",
     "rating_task_items": "SELECT * FROM rating_task_items",
+    "links": "SELECT * FROM links",
+    "audit": "SELECT * FROM audit",
 }
 RATING_COLUMNS = ("dataset_id", "example_id", "run_id", "rater_id", "criterion")  # the primary key
 RATING_KEY = f"concat_ws(chr(31), {', '.join(RATING_COLUMNS)})"
@@ -175,7 +177,12 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
         (f"DELETE FROM {name} WHERE list_contains($ids, task_id)", {"ids": ids["rating_tasks"]})
         for name in ("rating_task_items", "rating_tasks")
     ]
-    for name, key in (("saved_slices", "name"), ("report_items", "item_id")):
+    for name, key in (
+        ("saved_slices", "name"),
+        ("report_items", "item_id"),
+        ("links", "link_id"),
+        ("audit", "entry_id"),
+    ):
         if name in tables:
             deletes.append(
                 (f"DELETE FROM {name} WHERE list_contains($k, {key})", {"k": tables[name].column(key).to_pylist()})

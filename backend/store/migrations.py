@@ -20,7 +20,7 @@ from backend.store import backup
 from backend.store.writer import NEW_KEYS, atomic
 
 SCHEMA = Path(__file__).with_name("schema.sql")
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 BACKFILL: dict[int, list[str]] = {
     4: [  # the integer join key of examples and predictions (schema.sql: example_keys)
@@ -37,6 +37,7 @@ BACKFILL: dict[int, list[str]] = {
     6: [],  # saved_slices and report_items (new tables, nothing to fill)
     7: [],  # run_metrics, the leaderboard's cache (filled on first use)
     8: [],  # judge_runs, judgements, rating tasks (new tables), the corrects_assumption and equivalent criteria
+    9: [],  # created_by columns (NULL: made before anyone was recorded), audit and links (new tables)
 }
 
 

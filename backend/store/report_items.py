@@ -8,7 +8,7 @@ from datetime import datetime
 import duckdb
 import pandas as pd
 
-from backend.store.writer import atomic
+from backend.store.writer import atomic, author
 
 
 def append(
@@ -25,8 +25,9 @@ def append(
     with atomic(con, "saved"):
         last = con.execute("SELECT coalesce(max(position), 0) FROM report_items").fetchone()[0]
         con.execute(
-            "INSERT INTO report_items VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [item_id, last + 1, kind, title, caption, content, page, at],
+            "INSERT INTO report_items (item_id, position, kind, title, caption, content, page, pinned_at, created_by) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [item_id, last + 1, kind, title, caption, content, page, at, author()],
         )
 
 

@@ -10,7 +10,7 @@ import duckdb
 import pandas as pd
 
 from backend.store.examples import Filters, slice_sql
-from backend.store.writer import atomic
+from backend.store.writer import atomic, author
 
 
 def taken_by(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
@@ -39,8 +39,9 @@ def put(
             )
         con.execute("DELETE FROM saved_slices WHERE name = ?", [name])
         con.execute(
-            "INSERT INTO saved_slices VALUES (?, ?, ?, ?, ?, ?)",
-            [name, dataset_id, json.dumps(filters), search or "", note, at],
+            "INSERT INTO saved_slices (name, dataset_id, filters, search, note, saved_at, created_by) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [name, dataset_id, json.dumps(filters), search or "", note, at, author()],
         )
 
 

@@ -250,3 +250,39 @@ CREATE TABLE IF NOT EXISTS rating_claims (
     claimed_at  TIMESTAMP NOT NULL,
     PRIMARY KEY (task_id, example_id, rater_id)
 );
+
+-- Who made it (issue 44): the acting identity of the write that created the row — a signed-in e-mail, a link
+-- holder, or the local user (store.writer.author). NULL on rows written before schema 9.
+ALTER TABLE datasets ADD COLUMN IF NOT EXISTS created_by VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS created_by VARCHAR;
+ALTER TABLE saved_slices ADD COLUMN IF NOT EXISTS created_by VARCHAR;
+ALTER TABLE report_items ADD COLUMN IF NOT EXISTS created_by VARCHAR;
+ALTER TABLE judge_runs ADD COLUMN IF NOT EXISTS created_by VARCHAR;
+ALTER TABLE rating_tasks ADD COLUMN IF NOT EXISTS created_by VARCHAR;
+
+-- The audit (issue 44): append-only, one row per write attempted through a permission check — done, refused
+-- (with the role it needed) or failed. Nothing in the code updates or deletes these rows; backups keep them.
+CREATE TABLE IF NOT EXISTS audit (
+    entry_id    VARCHAR PRIMARY KEY,  -- a random id (restore puts back the entries a store lacks)
+    happened_at TIMESTAMP NOT NULL,
+    actor       VARCHAR NOT NULL,     -- e-mail, link holder's name, or the local user
+    role        VARCHAR NOT NULL,     -- owner | analyst | viewer | rater
+    via         VARCHAR NOT NULL,     -- local | terminal | sign-in | link
+    action      VARCHAR NOT NULL,     -- identity.permissions.ACTIONS
+    target      VARCHAR NOT NULL,     -- the object acted on (run id, dataset id, task id, ...)
+    outcome     VARCHAR NOT NULL,     -- done | refused | failed
+    detail      VARCHAR               -- why refused or failed
+);
+
+-- Signed links (issue 44): a person, one object they may work on ('rating-task:<id>'), an expiry. The link
+-- itself is HMAC-signed (identity.links); this row lets a link be listed and revoked.
+CREATE TABLE IF NOT EXISTS links (
+    link_id     VARCHAR PRIMARY KEY,
+    person      VARCHAR NOT NULL,
+    object      VARCHAR NOT NULL,
+    expires_at  TIMESTAMP NOT NULL,
+    created_by  VARCHAR NOT NULL,
+    created_at  TIMESTAMP NOT NULL,
+    revoked_at  TIMESTAMP,
+    revoked_by  VARCHAR
+);

@@ -7,10 +7,12 @@ If anything fails, the transaction rolls back and the store is exactly as it was
 
 from __future__ import annotations
 
+import getpass
 import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 
 import duckdb
@@ -62,8 +64,29 @@ DELETE_OWNED = [
 ]
 
 
+# Who makes the writes of this thread (a dashboard session is a thread): identity.permissions.acting sets it for
+# the write it allows; a terminal command or notebook that sets nothing writes as the local user.
+AUTHOR: ContextVar[str | None] = ContextVar("AUTHOR", default=None)
+ATTRIBUTED = ("datasets", "runs", "saved_slices", "report_items", "judge_runs", "rating_tasks")  # have created_by
+
+
+def author() -> str:
+    """Who the current write is by: the acting identity, else the local user's name."""
+    found = AUTHOR.get()
+    if found:
+        return found
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no user name for this uid (some containers)
+        return "local"
+
+
 def arrow_table(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> pa.Table:
-    """Rows as an Arrow table typed like the store table (JSON serialised); unknown keys are dropped."""
+    """Rows as an Arrow table typed like the store table (JSON serialised); unknown keys are dropped. Rows of an
+    ATTRIBUTED table without `created_by` are stamped with `author()`."""
+    if table in ATTRIBUTED:
+        by = author()
+        rows = [row if row.get("created_by") else {**row, "created_by": by} for row in rows]
     present = {key for row in rows for key in row}
     columns = [c for c in con.execute(f"DESCRIBE {table}").fetchall() if c[0] in present]  # absent → DEFAULT
     fields = [pa.field(name, ARROW_TYPES[kind]) for name, kind, *_ in columns]
@@ -192,7 +215,7 @@ WRITE_LOCK = threading.RLock()
 # query results key on the versions they depend on (ui/resources.py), so a live answer stored every
 # second does not throw away every cached Explore slice; the counters live in the store, so writes
 # from other processes count too.
-AREAS = ("data", "ratings", "live", "saved")  # saved: saved slices and the report
+AREAS = ("data", "ratings", "live", "saved", "audit")  # saved: saved slices and the report; audit: audit and links
 BUMP = """INSERT INTO meta VALUES ($k, '1') ON CONFLICT (key)
           DO UPDATE SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS VARCHAR)"""
 

@@ -1,0 +1,147 @@
+"""Signed links for people without accounts: a link names a person, one object they may work on (a rating task:
+'rating-task:<id>') and an expiry, and is HMAC-SHA256-signed with the server's link secret. Opening it gives a
+rater identity scoped to that object (`Actor(person, 'rater', 'link', scope=object)`).
+
+The secret is $PLAB_LINK_SECRET, else a random one kept beside the store (`<store>.link-secret`, readable by its
+owner only, made on first use). Rotating it (a new value, or deleting the file) invalidates every link at once;
+`revoke` ends one. A tampered, expired, revoked or unknown link is refused with a plain LinkRefused message.
+
+A link's token: base64url(JSON {i: link id, p: person, o: object, x: expiry as Unix seconds}) '.' base64url(HMAC).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from backend.identity.actor import Actor
+from backend.store import links as store_links
+
+OBJECT_KINDS = ("rating-task",)  # 'study' joins with the studies issue
+MAX_DAYS = 365
+
+
+class LinkRefused(PermissionError):
+    """A link that opens nothing: the message says why in plain words."""
+
+
+@dataclass(frozen=True)
+class Link:
+    link_id: str
+    person: str
+    object: str
+    expires_at: datetime
+    token: str
+
+    def url(self, base: str) -> str:
+        """The link to send: the Rate page, opened with this token."""
+        return f"{base.rstrip('/')}/rate?link={self.token}"
+
+
+def secret_path(store: Path) -> Path:
+    return Path(store).with_suffix(".link-secret")
+
+
+def secret(store: Path) -> bytes:
+    """$PLAB_LINK_SECRET, else the store's secret file (created, 0600, on first use)."""
+    given = os.environ.get("PLAB_LINK_SECRET")
+    if given:
+        return given.encode()
+    where = secret_path(store)
+    if not where.exists():
+        where.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(secrets.token_hex(32))
+    return where.read_text().strip().encode()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _sign(key: bytes, payload: str) -> str:
+    return _b64(hmac.new(key, payload.encode(), hashlib.sha256).digest())
+
+
+def checked_object(obj: str) -> str:
+    kind, _, ident = str(obj).partition(":")
+    if kind not in OBJECT_KINDS or not ident:
+        raise ValueError(f"object {obj!r}; expected KIND:ID with KIND one of {', '.join(OBJECT_KINDS)}")
+    return obj
+
+
+def create(con: duckdb.DuckDBPyConnection, store: Path, person: str, obj: str, days: float, by: str) -> Link:
+    """A new signed link for `person` to work on `obj` for `days` days (the caller has checked permission)."""
+    if not 0 < days <= MAX_DAYS:
+        raise ValueError(f"days {days!r}; expected more than 0 and at most {MAX_DAYS}")
+    made = store_links.now()
+    row = {
+        "link_id": secrets.token_hex(8),
+        "person": person,
+        "object": checked_object(obj),
+        "expires_at": (made + timedelta(days=days)).replace(microsecond=0),
+        "created_by": by,
+        "created_at": made,
+    }
+    store_links.add(con, row)
+    return Link(row["link_id"], person, obj, row["expires_at"], token(store, row))
+
+
+def _stamp(when: datetime) -> int:
+    return int(pd.Timestamp(when).timestamp())  # naive times in the store are UTC
+
+
+def token(store: Path, row: dict) -> str:
+    claims = {"i": row["link_id"], "p": row["person"], "o": row["object"], "x": _stamp(row["expires_at"])}
+    payload = _b64(json.dumps(claims).encode())
+    return f"{payload}.{_sign(secret(store), payload)}"
+
+
+def opened(con: duckdb.DuckDBPyConnection, store: Path, text: str) -> Actor:
+    """The rater identity a link gives; LinkRefused saying why when it gives none."""
+    payload, dot, signature = (text or "").strip().partition(".")
+    if not dot or not hmac.compare_digest(_sign(secret(store), payload), signature):
+        raise LinkRefused("This link is not valid: it was changed or cut short. Ask whoever sent it for a new one.")
+    try:
+        claims = json.loads(_unb64(payload))
+        link_id, person, obj, expiry = claims["i"], claims["p"], claims["o"], int(claims["x"])
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        raise LinkRefused("This link is not valid. Ask whoever sent it for a new one.") from None
+    row = store_links.one(con, link_id)
+    if row is None or (row["person"], row["object"]) != (person, obj) or _stamp(row["expires_at"]) != expiry:
+        raise LinkRefused("This link is not known to this lab. Ask whoever sent it for a new one.")
+    if row["revoked_at"] is not None:
+        raise LinkRefused(f"This link was withdrawn on {row['revoked_at']:%Y-%m-%d}. Ask whoever sent it.")
+    if store_links.now() >= row["expires_at"]:
+        raise LinkRefused(f"This link expired on {row['expires_at']:%Y-%m-%d %H:%M} UTC. Ask whoever sent it.")
+    return Actor(person, "rater", "link", scope=obj, link_id=link_id)
+
+
+def listing(con: duckdb.DuckDBPyConnection, obj: str | None = None) -> pd.DataFrame:
+    """Every link (of one object), newest first, with its state: live, expired or revoked."""
+    found = store_links.listing(con, obj)
+    found["state"] = [
+        "revoked" if pd.notna(revoked) else ("expired" if expires <= store_links.now() else "live")
+        for revoked, expires in zip(found["revoked_at"], found["expires_at"])
+    ]
+    return found
+
+
+def revoke(con: duckdb.DuckDBPyConnection, link_id: str, by: str) -> bool:
+    return store_links.revoke(con, link_id, by)

@@ -1,0 +1,37 @@
+"""The audit's SQL: append one entry (who, as what role, through what, did which action to which object, and
+how it ended), and read the newest entries for the Activity page and `python -m backend audit`. There is no
+UPDATE or DELETE of `audit` anywhere: the table is append-only."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import duckdb
+import pandas as pd
+
+from backend.store.writer import atomic
+
+COLUMNS = ("happened_at", "actor", "role", "via", "action", "target", "outcome", "detail")
+
+
+def append(con: duckdb.DuckDBPyConnection, entry: dict) -> None:
+    """One entry, in its own transaction (area 'audit', so no cached page result is invalidated by it)."""
+    row = {"entry_id": uuid.uuid4().hex, "happened_at": datetime.now(UTC).replace(tzinfo=None), **entry}
+    with atomic(con, "audit"):
+        con.execute(
+            "INSERT INTO audit (entry_id, happened_at, actor, role, via, action, target, outcome, detail) "
+            "VALUES ($entry_id, $happened_at, $actor, $role, $via, $action, $target, $outcome, $detail)",
+            {"detail": None, **row},
+        )
+
+
+def entries(
+    con: duckdb.DuckDBPyConnection, limit: int = 500, actor: str | None = None, outcome: str | None = None
+) -> pd.DataFrame:
+    """The newest entries first (all columns but the id), optionally of one actor or one outcome."""
+    return con.execute(
+        f"SELECT {', '.join(COLUMNS)} FROM audit WHERE ($a IS NULL OR actor = $a) AND ($o IS NULL OR outcome = $o) "
+        "ORDER BY happened_at DESC LIMIT $n",
+        {"a": actor, "o": outcome, "n": limit},
+    ).df()

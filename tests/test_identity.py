@@ -1,0 +1,168 @@
+"""The identity core (issue 44): the roles file, signed links (tampered, expired, revoked, unknown), which role each
+action needs, and the audit of every attempt — on a real DuckDB store file."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from backend.identity import links, permissions, roles
+from backend.identity.actor import Actor, NotSignedIn, local, who
+from backend.store import access
+from backend.store import links as store_links
+from backend.store.connection import connect
+
+VIEWER = Actor("vi@lab.example", "viewer", "sign-in")
+ANALYST = Actor("an@lab.example", "analyst", "sign-in")
+OWNER = Actor("ow@lab.example", "owner", "sign-in")
+
+
+@pytest.fixture()
+def store(tmp_path):
+    path = tmp_path / "lab.duckdb"
+    connect(path).close()
+    with access.session(path) as con:
+        yield path, con
+
+
+def audit(con) -> list[tuple]:
+    return con.execute("SELECT actor, role, via, action, target, outcome FROM audit ORDER BY happened_at").fetchall()
+
+
+def test_the_roles_file_maps_emails_and_domains_and_refuses_what_it_cannot_use(tmp_path):
+    where = roles.path(tmp_path / "lab.duckdb")
+    assert where.name == "lab.roles.toml" and roles.read(where) == {}
+    roles.add(where, "Ada@Lab.example", "owner")
+    roles.add(where, "*@lab.example", "viewer")
+    found = roles.read(where)
+    assert roles.role_of(found, "ada@lab.example") == "owner"  # the e-mail beats its domain, case-blind
+    assert roles.role_of(found, "bo@LAB.example") == "viewer"
+    assert roles.role_of(found, "eve@elsewhere.example") is None and roles.role_of(found, None) is None
+    assert oct(where.stat().st_mode & 0o777) == "0o600"
+    with pytest.raises(roles.RolesError, match="expected one of owner, analyst, viewer, rater"):
+        roles.add(where, "x@lab.example", "admin")
+    with pytest.raises(roles.RolesError, match="not an e-mail or a"):
+        roles.add(where, "lab.example", "viewer")
+    assert roles.remove(where, "ADA@lab.example") and not roles.remove(where, "ada@lab.example")
+    assert roles.read(where) == {"*@lab.example": "viewer"}
+    where.write_text('[roles]\n"ada@lab.example" = "boss"\n')
+    with pytest.raises(roles.RolesError, match=r"lab.roles.toml: ada@lab.example: role 'boss'"):
+        roles.read(where)
+
+
+@pytest.mark.parametrize(
+    ("actor", "action", "owner", "allowed"),
+    [
+        (VIEWER, "export", None, True),
+        (VIEWER, "import run", None, False),
+        (VIEWER, "rate", None, False),
+        (ANALYST, "import run", None, True),
+        (ANALYST, "delete run", "an@lab.example", True),  # their own
+        (ANALYST, "delete run", "ow@lab.example", False),  # someone else's
+        (ANALYST, "delete run", None, False),  # made before anyone was recorded
+        (ANALYST, "train", None, False),
+        (ANALYST, "register model", None, False),
+        (OWNER, "delete run", "an@lab.example", True),
+        (OWNER, "manage roles", None, True),
+        (Actor("ra@lab.example", "rater", "sign-in"), "export", None, False),
+    ],
+)
+def test_each_role_may_do_what_the_permission_table_says(store, actor, action, owner, allowed):
+    _, con = store
+    assert (permissions.needs(con, actor, action, owner=owner) is None) == allowed
+    assert permissions.may(actor, action) == (
+        permissions.RANK.get(actor.role, 0) >= permissions.RANK[permissions.ACTIONS[action]]
+        if actor.role != "rater"
+        else action in permissions.RATER_ACTIONS
+    )
+
+
+def test_a_refused_write_names_the_role_it_needs_writes_nothing_and_is_audited(store):
+    _, con = store
+    ran = []
+    with pytest.raises(permissions.Forbidden, match="that needs the analyst role") as refused:
+        with permissions.acting(con, VIEWER, "save slice", target="s1"):
+            ran.append(1)
+    assert not ran and refused.value.needs == "analyst"
+    with permissions.acting(con, ANALYST, "save slice", target="s2") as by:
+        assert by == ANALYST
+    with pytest.raises(ValueError, match="boom"), permissions.acting(con, ANALYST, "save slice", target="s3"):
+        raise ValueError("boom")
+    assert audit(con) == [
+        ("vi@lab.example", "viewer", "sign-in", "save slice", "s1", "refused"),
+        ("an@lab.example", "analyst", "sign-in", "save slice", "s2", "done"),
+        ("an@lab.example", "analyst", "sign-in", "save slice", "s3", "failed"),
+    ]
+
+
+def test_no_actor_means_the_local_owner_until_the_process_requires_sign_in(store, monkeypatch):
+    _, con = store
+    assert who(None) == local() and local().role == "owner"
+    monkeypatch.setattr("backend.identity.actor._SIGN_IN_REQUIRED", True)
+    with pytest.raises(NotSignedIn):
+        who(None)
+    with pytest.raises(permissions.Forbidden, match="requires sign-in"):
+        permissions.check(con, None, "import run", "r")
+
+
+def test_a_link_opens_its_one_task_as_a_rater_and_nothing_else(store):
+    path, con = store
+    made = links.create(con, path, "student-1", "rating-task:t1", 7, by=ANALYST.id)
+    assert made.url("https://lab.example/").startswith("https://lab.example/rate?link=")
+    rater = links.opened(con, path, made.token)
+    assert (rater.id, rater.role, rater.via, rater.scope) == ("student-1", "rater", "link", "rating-task:t1")
+    assert permissions.needs(con, rater, "rate", scope="rating-task:t1") is None
+    assert permissions.needs(con, rater, "rate", scope="rating-task:t2")[0] == "analyst"
+    assert permissions.needs(con, rater, "save slice") is not None
+
+
+def _tampered(token: str) -> list[str]:
+    payload, _, signature = token.partition(".")
+    claims = json.loads(links._unb64(payload))
+    other = links._b64(json.dumps({**claims, "o": "rating-task:other"}).encode())
+    flipped = signature[:-1] + ("A" if signature[-1] != "A" else "B")
+    return [f"{other}.{signature}", f"{payload}.{flipped}", payload, token[:20], "", "not-a-link"]
+
+
+def test_tampered_expired_revoked_and_foreign_links_are_refused_in_plain_words(store, tmp_path, monkeypatch):
+    path, con = store
+    made = links.create(con, path, "student-2", "rating-task:t1", 1, by=OWNER.id)
+    for bad in _tampered(made.token):
+        with pytest.raises(links.LinkRefused, match="not valid"):
+            links.opened(con, path, bad)
+    monkeypatch.setenv("PLAB_LINK_SECRET", "rotated")  # a rotated secret invalidates every link
+    with pytest.raises(links.LinkRefused, match="not valid"):
+        links.opened(con, path, made.token)
+    monkeypatch.delenv("PLAB_LINK_SECRET")
+    con.execute("UPDATE links SET expires_at = $t", {"t": store_links.now() - timedelta(hours=1)})
+    assert links.listing(con)["state"].tolist() == ["expired"]
+    with pytest.raises(links.LinkRefused, match="not known"):  # its signed expiry no longer matches the store
+        links.opened(con, path, made.token)
+    live = links.create(con, path, "student-3", "rating-task:t1", 1, by=OWNER.id)
+    assert links.revoke(con, live.link_id, OWNER.id) and not links.revoke(con, live.link_id, OWNER.id)
+    with pytest.raises(links.LinkRefused, match="withdrawn"):
+        links.opened(con, path, live.token)
+    with pytest.raises(ValueError, match="expected KIND:ID"):
+        links.create(con, path, "x", "run:r1", 1, by=OWNER.id)
+    with pytest.raises(ValueError, match="days"):
+        links.create(con, path, "x", "rating-task:t1", 0, by=OWNER.id)
+
+
+def test_an_expired_link_is_refused_as_expired(store, monkeypatch):
+    path, con = store
+    made = links.create(con, path, "student-4", "rating-task:t1", 1, by=OWNER.id)
+    later = store_links.now() + timedelta(days=2)
+    monkeypatch.setattr(store_links, "now", lambda: later)  # the clock moved on: no real part can do that here
+    with pytest.raises(links.LinkRefused, match="expired on"):
+        links.opened(con, path, made.token)
+
+
+def test_a_rater_account_is_assigned_by_a_link_naming_its_email(store):
+    path, con = store
+    account = Actor("ra@lab.example", "rater", "sign-in")
+    assert permissions.needs(con, account, "rate", scope="rating-task:t9") is not None
+    links.create(con, path, "RA@lab.example", "rating-task:t9", 3, by=OWNER.id)
+    assert permissions.needs(con, account, "rate", scope="rating-task:t9") is None
+    assert permissions.assigned(con, account) == {"rating-task:t9"}
