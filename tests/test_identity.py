@@ -82,9 +82,9 @@ def test_each_role_may_do_what_the_permission_table_says(store, actor, action, o
 def test_a_refused_write_names_the_role_it_needs_writes_nothing_and_is_audited(store):
     _, con = store
     ran = []
-    with pytest.raises(permissions.Forbidden, match="that needs the analyst role") as refused:
-        with permissions.acting(con, VIEWER, "save slice", target="s1"):
-            ran.append(1)
+    refusal = pytest.raises(permissions.Forbidden, match="that needs the analyst role")
+    with refusal as refused, permissions.acting(con, VIEWER, "save slice", target="s1"):
+        ran.append(1)
     assert not ran and refused.value.needs == "analyst"
     with permissions.acting(con, ANALYST, "save slice", target="s2") as by:
         assert by == ANALYST
