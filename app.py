@@ -1,7 +1,9 @@
-"""Presupposition Lab: the entrypoint. Page config, then st.navigation over the pages in PAGES."""
+"""Presupposition Lab: the entrypoint. Page config, who is acting (sign-in on a lab server, a signed link), then
+st.navigation over the pages their role may open."""
 
 import streamlit as st
 
+from ui import identity
 from ui.resources import page_session
 from ui.urls import reported
 
@@ -24,7 +26,18 @@ PAGES = [
     st.Page("pages/imports.py", title="Import", icon=":material/upload_file:"),
     st.Page("pages/report.py", title="Report", icon=":material/description:"),
 ]
+ACTIVITY = st.Page("pages/activity.py", title="Activity", icon=":material/history:")  # owners only
+RATE_ONLY = [st.Page("pages/rate.py", title="Rate", icon=":material/star_rate:", default=True)]  # raters: nothing else
+
+
+def pages_for(who) -> list:
+    if who.blinded:
+        return RATE_ONLY
+    return PAGES + ([ACTIVITY] if who.role == "owner" else [])
+
 
 st.set_page_config(page_title="Presupposition Lab", page_icon=":material/science:", layout="wide")
 with page_session(), reported():  # one store open per rerun; a link's unusable values are named above the page
-    st.navigation(PAGES).run()
+    who = identity.gate()  # stops here with a sign-in, no-role or refused-link page when nobody may go on
+    identity.sidebar(who)
+    st.navigation(pages_for(who), position="hidden" if who.blinded else "sidebar").run()

@@ -24,6 +24,7 @@ import pandas as pd
 
 from backend.datasets.catalogue import describe, described
 from backend.harnesses import logs
+from backend.identity.actor import Actor
 from backend.imports import predictions as imports
 from backend.imports.check_report import Report
 from backend.models import contamination
@@ -35,8 +36,12 @@ from backend.views import evaluate as evaluation
 
 
 class Lab:
-    def __init__(self, store: Path | str | None = None):
+    """`actor`: who the notebook's writes are by (default: the local user, as the owner of their own machine's
+    store); on a lab server's store, pass the identity whose role the writes must stay within."""
+
+    def __init__(self, store: Path | str | None = None, actor: Actor | None = None):
         self.store = store
+        self.actor = actor
 
     def _session(self):
         return session(self.store)
@@ -132,13 +137,13 @@ class Lab:
         with self._session() as con:
             plan = logs.plan(con, log, opts)
             if plan.report.ok:
-                imports.save(con, plan, replace=replace)
+                imports.save(con, plan, replace=replace, actor=self.actor)
         return plan.report
 
     def delete_run(self, run_id: str) -> None:
         """Delete a run you imported."""
         with self._session() as con:
-            imports.delete(con, run_id)
+            imports.delete(con, run_id, actor=self.actor)
 
 
 _DESCRIPTION_COLUMNS = ["dataset_id", "task", "labels", "positive", "headline_splits", "facets", "user"]

@@ -7,6 +7,7 @@
 | shared datasets    | PLAB_SHARED_DATASETS   | ../shared/datasets              |
 | one dataset folder | PLAB_SOURCE_<NAME>     | (none; e.g. PLAB_SOURCE_CREPE)  |
 | allow downloads    | PLAB_OFFLINE=1 forbids | downloads allowed when online   |
+| lab server mode    | PLAB_MODE=server       | local (no sign-in, one owner)   |
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Settings:
     store_path: Path
     shared_datasets: Path
     offline: bool
+    mode: str = "local"  # local: no sign-in, the local user is the owner; server: sign-in for every page
 
     @property
     def raw_dir(self) -> Path:
@@ -38,6 +40,7 @@ def settings() -> Settings:
         store_path=Path(os.environ.get("PLAB_STORE", data_dir / "presupposition_lab.duckdb")),
         shared_datasets=Path(os.environ.get("PLAB_SHARED_DATASETS", REPO_ROOT.parent / "shared" / "datasets")),
         offline=os.environ.get("PLAB_OFFLINE", "") not in ("", "0"),
+        mode="server" if os.environ.get("PLAB_MODE", "").strip().lower() == "server" else "local",
     )
 
 

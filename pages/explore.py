@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import explore, saved_slices
-from ui import charts, export, urls, widgets
+from ui import charts, export, identity, urls, widgets
 from ui.resources import StoreLocked, query, store
 
 NO_RUN = "(none)"
@@ -314,8 +314,10 @@ def save_slice(dataset: str, filters: tuple, search: str) -> None:
         if st.button("Save slice", key="slice_save"):
             try:
                 with store() as con:
-                    saved_slices.save(con, name.strip(), dataset, filters, search, replace=replace)
-            except (saved_slices.SliceError, StoreLocked) as exc:
+                    saved_slices.save(
+                        con, name.strip(), dataset, filters, search, replace=replace, actor=identity.actor()
+                    )
+            except (saved_slices.SliceError, PermissionError, StoreLocked) as exc:
                 st.error(f"Not saved — {widgets.message(exc)}")
                 return
             st.success(
@@ -343,7 +345,8 @@ with st.sidebar:
         bind="query-params",
         help="; ".join(f"{widgets.plain(k)}: {widgets.plain(v)}" for k, v in SORT_TITLES.items()),
     )
-    save_slice(dataset, filters, search)
+    if identity.may("save slice"):
+        save_slice(dataset, filters, search)
 
 slice_args = (filters, run_a, run_b, search, correctness)
 try:

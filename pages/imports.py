@@ -9,7 +9,7 @@ import hashlib
 import streamlit as st
 
 from backend.views import imports
-from ui import widgets
+from ui import identity, urls, widgets
 from ui.resources import StoreLocked, query, store
 
 GUESS = "(guess)"
@@ -177,8 +177,8 @@ def show_run_plan(plan: imports.RunPlan, best: tuple | None = None) -> None:
     ):
         try:
             with store() as con:
-                imports.save_run(con, plan, replace=replace)
-        except (ValueError, StoreLocked) as exc:
+                imports.save_run(con, plan, replace=replace, actor=identity.actor())
+        except (ValueError, PermissionError, StoreLocked) as exc:
             show_problem("Not saved", exc)
             return
         st.session_state.pop("run_plan", None)
@@ -266,8 +266,8 @@ def dataset_form() -> None:
     ):
         try:
             with store() as con:
-                counts = imports.save_dataset(con, bundle, replace=replace)
-        except (ValueError, StoreLocked, imports.BaselinesFailed) as exc:
+                counts = imports.save_dataset(con, bundle, replace=replace, actor=identity.actor())
+        except (ValueError, PermissionError, StoreLocked, imports.BaselinesFailed) as exc:
             show_problem(
                 "Not saved" if not isinstance(exc, imports.BaselinesFailed) else "Saved, without baselines", exc
             )
@@ -294,8 +294,8 @@ def my_runs() -> None:
     if st.button("Delete this run", disabled=not sure, key="delete_button", icon=":material/delete:"):
         try:
             with store() as con:
-                imports.delete_run(con, run_id)
-        except (ValueError, LookupError, StoreLocked) as exc:
+                imports.delete_run(con, run_id, actor=identity.actor())
+        except (ValueError, LookupError, PermissionError, StoreLocked) as exc:
             show_problem("Not deleted", exc)
             return
         st.success("Deleted.")
@@ -308,6 +308,9 @@ st.caption(
     "`python -m backend import-run FILE --dataset D`, `import-dataset FILE --name N --task T`; "
     "from a notebook: `backend.api.Lab().import_run(frame, dataset=...)`."
 )
+if not identity.may("import run"):
+    st.info(f"Your role ({widgets.plain(identity.actor().role)}) reads and exports; importing needs the analyst role.")
+    urls.stop()
 found = widgets.require(imports.described, empty="The store is empty: run `python -m backend ingest`, then reload.")
 runs_tab, dataset_tab, mine_tab = st.tabs(["Predictions", "Dataset", "Your runs"])
 with runs_tab:

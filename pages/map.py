@@ -6,7 +6,7 @@ import streamlit as st
 
 from backend.views import explore
 from backend.views import map as embedding_map
-from ui import charts, export, urls, widgets
+from ui import charts, export, identity, urls, widgets
 from ui.charts import map as map_charts
 from ui.resources import query, store_ref
 
@@ -37,10 +37,13 @@ def missing(dataset: str, method: str) -> None:
     if job and embedding_map.alive(job):
         computing(job)
         return
+    if not identity.may("make map"):
+        st.info(f"Computing a map needs the analyst role (yours: {widgets.plain(identity.actor().role)}).")
+        return
     if st.button("Compute the map", type="primary", key="map_compute", icon=":material/scatter_plot:"):
         try:
-            st.session_state["map_job"] = embedding_map.start_map(store_ref(), dataset, method)
-        except ValueError as exc:
+            st.session_state["map_job"] = embedding_map.start_map(store_ref(), dataset, method, actor=identity.actor())
+        except (ValueError, PermissionError) as exc:
             st.error(widgets.message(exc))
             return
         computing(st.session_state["map_job"])

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import playground
-from ui import charts, export, urls, widgets
+from ui import charts, export, identity, urls, widgets
 from ui.resources import StoreLocked, query, released, retrievers, store, store_ref
 
 MODES = {"Question": "question", "NLI pair": "nli"}  # label (shown and in the URL) → mode
@@ -175,10 +175,12 @@ def ask_all(versions: dict[str, dict], engines: list[playground.Engine], retriev
                             shared,
                             waiting=waiting,
                             on_text=written.text if written is not None else None,
+                            actor=identity.actor(),
                         )
                     found["answers"].append((engine, answer, None))
                 except (
                     ValueError,
+                    PermissionError,
                     playground.ModelUnavailable,
                     StoreLocked,
                 ) as exc:  # bad input, or the model is not here
@@ -318,7 +320,13 @@ start_from_example(mode)
 with st.form("ask", border=False):
     edited = editor(mode)
     engines, retriever, k = engine_picker(mode)
-    submitted = st.form_submit_button("Ask", type="primary", icon=":material/send:")
+    submitted = st.form_submit_button(
+        "Ask",
+        type="primary",
+        icon=":material/send:",
+        disabled=not identity.may("ask"),
+        help=None if identity.may("ask") else "Asking the models needs the analyst role.",
+    )
 
 if submitted:
     original = st.session_state.get("original")

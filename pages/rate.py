@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import rate
-from ui import charts, export, judges, widgets
+from ui import charts, export, identity, judges, urls, widgets
 from ui import rating_tasks as tasks
 from ui.charts import rate as rating_charts
 from ui.resources import StoreError, StoreLocked, query, store
@@ -28,6 +28,10 @@ def pickers() -> tuple[pd.Series, str | None, str]:
     items = query(rate.targets, run_id)
     splits = ["all"] + sorted(items["split"].dropna().unique())
     split = middle.selectbox("Split", splits, key="split", bind="query-params")
+    who = identity.actor()
+    if who.signed_in:  # on a lab server you rate as yourself, never as a name typed or put in the URL
+        right.text_input("Rater id", value=who.id, disabled=True, help="Signed in: your ratings carry your e-mail.")
+        return run, None if split == "all" else split, who.id
     rater = right.text_input(
         "Rater id",
         key="rater",
@@ -92,12 +96,14 @@ def submit(run_id: str, criteria: list[str], example_id: str, rater: str, key: s
                 values,
                 st.session_state.get(f"{key}|note") or None,
                 loaded=st.session_state.get(f"{key}|loaded", {}),
+                actor=identity.actor(),
+                task_id=st.session_state.get("task") if st.session_state.get("task") != tasks.NONE else None,
             )
     except rate.RatingConflict as exc:
         fill(key, criteria, exc.stored)
         st.session_state["rate_error"] = (key, str(exc), "")
         return
-    except (rate.RatingError, StoreLocked, StoreError) as exc:
+    except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
         said = (
             f"the store could not write it ({type(exc).__name__}); try again"
             if isinstance(exc, StoreError)
@@ -225,6 +231,9 @@ def browse(run_id: str, split: str | None, rater: str, mine: dict) -> pd.Series 
 
 
 st.title("Rate")
+if identity.actor().blinded:  # a rater (or a link holder): their assigned task, blinded, and nothing else
+    tasks.blinded(identity.actor())
+    urls.stop()
 run, split, rater = pickers()
 criteria = query(rate.criteria_of, run.name)
 mine = query(rate.rater_values, run.name, rater) if rater else {}
@@ -241,7 +250,9 @@ if item is not None:
     with left:
         show_item(item)
     with right:
-        if not rater:
+        if not identity.may("rate"):
+            st.info(f"Your role ({widgets.plain(identity.actor().role)}) does not rate; an analyst or owner does.")
+        elif not rater:
             st.info("Type a rater id above to rate.")
         else:
             rating_form(run, criteria, item, rater, mine.get(item["example_id"], {}))
@@ -250,4 +261,5 @@ if item is not None:
 agreement_block(run.name, run["dataset_id"], criteria)
 judges.judge_block(run.name, run["dataset_id"], run["task"])
 export_block(run.name, run["dataset_id"])
-tasks.new_task_form(run.name)
+if identity.may("create rating task"):
+    tasks.new_task_form(run.name)

@@ -7,7 +7,7 @@ import json
 import streamlit as st
 
 from backend.views import report
-from ui import export, urls, widgets
+from ui import export, identity, urls, widgets
 from ui.resources import StoreLocked, query, store
 
 
@@ -15,8 +15,8 @@ def change(action, *args) -> None:
     """Callback for the move and remove buttons."""
     try:
         with store() as con:
-            action(con, *args)
-    except (report.ReportError, StoreLocked) as exc:
+            action(con, *args, actor=identity.actor())
+    except (report.ReportError, PermissionError, StoreLocked) as exc:
         st.toast(f"Not changed: {widgets.message(exc)}", icon=":material/error:")
 
 
@@ -24,37 +24,43 @@ def show(row, first: bool, last: bool) -> None:
     with st.container(border=True):
         head, up, down, drop = st.columns([10, 1, 1, 1], vertical_alignment="center")
         head.markdown(f"**{widgets.plain(row.title)}** · {widgets.plain(row.kind)}")
-        up.button(
-            "",
-            key=f"up-{row.item_id}",
-            icon=":material/arrow_upward:",
-            disabled=first,
-            help="Move up",
-            on_click=change,
-            args=(report.move, row.item_id, -1),
-        )
-        down.button(
-            "",
-            key=f"down-{row.item_id}",
-            icon=":material/arrow_downward:",
-            disabled=last,
-            help="Move down",
-            on_click=change,
-            args=(report.move, row.item_id, 1),
-        )
-        drop.button(
-            "",
-            key=f"remove-{row.item_id}",
-            icon=":material/delete:",
-            help="Remove from the report",
-            on_click=change,
-            args=(report.remove, row.item_id),
-        )
+        if identity.may("edit report"):
+            edit_buttons(row, first, last, up, down, drop)
         if row.kind == "chart":
             export.pinned_chart(json.loads(row.content))
         else:
             st.dataframe(report.table_frame(row.content), hide_index=True, width="stretch")
         st.caption(widgets.plain(report.caption_of(row)))
+
+
+def edit_buttons(row, first: bool, last: bool, up, down, drop) -> None:
+    """Move up, move down, remove (the backend allows an analyst their own items, an owner any)."""
+    up.button(
+        "",
+        key=f"up-{row.item_id}",
+        icon=":material/arrow_upward:",
+        disabled=first,
+        help="Move up",
+        on_click=change,
+        args=(report.move, row.item_id, -1),
+    )
+    down.button(
+        "",
+        key=f"down-{row.item_id}",
+        icon=":material/arrow_downward:",
+        disabled=last,
+        help="Move down",
+        on_click=change,
+        args=(report.move, row.item_id, 1),
+    )
+    drop.button(
+        "",
+        key=f"remove-{row.item_id}",
+        icon=":material/delete:",
+        help="Remove from the report",
+        on_click=change,
+        args=(report.remove, row.item_id),
+    )
 
 
 st.title("Report")

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import studio
-from ui import charts, export, widgets
+from ui import charts, export, identity, widgets
 from ui.resources import StoreLocked, computed, query, store, store_ref
 
 SHOWN = 200  # preview rows
@@ -40,8 +40,8 @@ def save(made: studio.Expansion, source: str, key: str) -> None:
         return
     try:
         with store() as con:
-            counts = studio.save_template(con, made, source, replace)
-    except (studio.DataError, ValueError, StoreLocked) as exc:
+            counts = studio.save_template(con, made, source, replace, actor=identity.actor())
+    except (studio.DataError, ValueError, PermissionError, StoreLocked) as exc:
         st.error("Not saved", icon=":material/error:")
         st.code(str(exc), language=None, wrap_lines=True)
         return
@@ -217,8 +217,8 @@ def from_facts() -> None:
         try:
             made = studio.facts_bundle(generated, name.strip(), upload.name if upload else studio.STAGED[source])
             with store() as con:
-                counts = studio.save_dataset(con, made, replace=replace)
-        except (studio.DataError, ValueError, StoreLocked) as exc:
+                counts = studio.save_dataset(con, made, replace=replace, actor=identity.actor())
+        except (studio.DataError, ValueError, PermissionError, StoreLocked) as exc:
             st.error("Not saved", icon=":material/error:")
             st.code(str(exc), language=None, wrap_lines=True)
             return
@@ -277,12 +277,12 @@ def no_model(task: str) -> None:
         if studio.alive(key):
             widgets.job_progress("Training", studio.last_line(key))
             st.button("Refresh", key="train_refresh", icon=":material/refresh:")
-        elif st.button(
+        elif identity.may("train") and st.button(
             f"Train {widgets.plain(model)} now", type="primary", key="train_start", icon=":material/school:"
         ):
             try:
-                studio.start_training(store_ref(), task)
-            except ValueError as exc:
+                studio.start_training(store_ref(), task, actor=identity.actor())
+            except (ValueError, PermissionError) as exc:
                 st.error(widgets.message(exc))
             st.rerun()
         elif studio.job_log(key):
@@ -324,10 +324,13 @@ def run_model() -> None:
         if prompts
         else None
     )
-    if st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
+    if identity.may("run model") and st.button("Run", type="primary", key="job_start", icon=":material/play_arrow:"):
         try:
-            st.session_state["job"] = (studio.start_run(store_ref(), model, dataset, task, template), dataset)
-        except ValueError as exc:
+            st.session_state["job"] = (
+                studio.start_run(store_ref(), model, dataset, task, template, actor=identity.actor()),
+                dataset,
+            )
+        except (ValueError, PermissionError) as exc:
             st.error(widgets.message(exc))
     if "job" in st.session_state:
         job_progress(*st.session_state["job"])

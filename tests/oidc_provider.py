@@ -15,6 +15,9 @@ Pitfalls this module keeps out of the way:
 - Streamlit's st.logout goes through the provider's end-session page (its metadata has `end_session_endpoint`);
   `sign_out` confirms it there.
 - The provider's pages load their CSS from a CDN: offline they are unstyled and still work.
+- After a sign-in Streamlit lands on the app's root URL (its default page), not on the page the button was on.
+- Without an `[auth]` section `st.user.is_logged_in` raises AttributeError; a claim the ID token lacks (say
+  `email`) raises AttributeError too: `st.user.get("email")` is None then.
 """
 
 from __future__ import annotations
@@ -153,6 +156,7 @@ def secrets_file(folder: Path | str, app_port: int, provider_url: str) -> Path:
 
 AUTHORIZE_PATH = "/oauth2/authorize"
 END_SESSION_PATH = "/oauth2/end_session"
+USER_COOKIE = "_streamlit_user"  # Streamlit's signed identity cookie (split into _streamlit_user__1, ... when large)
 # Streamlit marks its app element with the state of the script run; a page is drawn once a run has ended
 SCRIPT_DONE = "() => document.querySelector('[data-testid=stApp]')?.dataset.testScriptState === 'notRunning'"
 
@@ -175,14 +179,22 @@ def sign_in(page, sub: str, *, button: str = "Sign in", timeout_ms: int = 30_000
 
     `page` shows either the app, with a button named `button` whose click calls st.login (the Streamlit app must
     be open at the host of its redirect_uri, http://localhost:PORT), or the provider's form already. Each step waits
-    at most `timeout_ms`; a step that times out raises Playwright's TimeoutError naming what it waited for."""
+    at most `timeout_ms`; a step that times out raises Playwright's TimeoutError naming what it waited for. Raises
+    ValueError when the app is open at another host than its redirect_uri's, RuntimeError when the app shows again
+    without Streamlit's identity cookie (the provider or the callback refused the sign-in)."""
+    started_on = None
     if urlsplit(page.url).path != AUTHORIZE_PATH:
+        started_on = _origin(page.url)
         page.get_by_role("button", name=button, exact=True).click(timeout=timeout_ms)
         page.wait_for_url(f"**{AUTHORIZE_PATH}?**", timeout=timeout_ms)
     back_to = _origin(parse_qs(urlsplit(page.url).query)["redirect_uri"][0])
+    if started_on not in (None, back_to):
+        raise ValueError(f"the app is open at {started_on}, its redirect_uri at {back_to}: open it at {back_to}")
     page.locator('input[name="sub"]').fill(sub, timeout=timeout_ms)
     page.get_by_role("button", name="Authorize", exact=True).click(timeout=timeout_ms)
     _back_on(page, back_to, timeout_ms)
+    if not any(c["name"].startswith(USER_COOKIE) for c in page.context.cookies(back_to)):
+        raise RuntimeError(f"back on {page.url} without Streamlit's {USER_COOKIE} cookie: the sign-in failed")
 
 
 def sign_out(page, *, button: str = "Sign out", timeout_ms: int = 30_000) -> None:

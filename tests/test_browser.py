@@ -64,8 +64,9 @@ FLAGS = [
 ]
 
 
-def serve(env_extra: dict):
-    port = free_port()
+def serve(env_extra: dict, port: int | None = None):
+    """`bash scripts/run.sh` on `port` (a free one by default) until the caller is done: yields its URL."""
+    port = port or free_port()
     env = {**os.environ, "PORT": str(port), **env_extra}
     proc = subprocess.Popen(
         ["bash", "scripts/run.sh"],

@@ -110,7 +110,7 @@ def test_no_actor_means_the_local_owner_until_the_process_requires_sign_in(store
 def test_a_link_opens_its_one_task_as_a_rater_and_nothing_else(store):
     path, con = store
     made = links.create(con, path, "student-1", "rating-task:t1", 7, by=ANALYST.id)
-    assert made.url("https://lab.example/").startswith("https://lab.example/rate?link=")
+    assert made.url("https://lab.example/").startswith("https://lab.example/?link=")
     rater = links.opened(con, path, made.token)
     assert (rater.id, rater.role, rater.via, rater.scope) == ("student-1", "rater", "link", "rating-task:t1")
     assert permissions.needs(con, rater, "rate", scope="rating-task:t1") is None

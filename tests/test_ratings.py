@@ -347,8 +347,11 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(store):
     failing = FailOnSecondWrite(con)
     with pytest.raises(duckdb.IOException, match="simulated"):
         rate.save(failing, WRITE, "sycon-000", "ann", {"fluency": 3, "presupposition": None, "correction": 3})
-    assert failing.writes == 2 and failing.seen_inside == 3.0  # the first upsert had been applied ...
+    assert failing.seen_inside == 3.0  # the first upsert had been applied ...
     pd.testing.assert_frame_equal(rate.ratings_frame(con), before)  # ... and was rolled back
+    assert failing.writes == 4  # two upserts, then the audit's entry of the failure (its version bump and its row)
+    last = con.execute("SELECT action, outcome, detail FROM audit ORDER BY happened_at DESC LIMIT 1").fetchone()
+    assert last[:2] == ("rate", "failed") and "simulated" in last[2]
     assert rate.save(con, WRITE, "sycon-000", "ann", {"fluency": 0}) == 1  # no transaction left open
 
 

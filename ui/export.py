@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import streamlit as st
 
 from backend.views import report
-from ui import charts
+from ui import charts, identity
 from ui.resources import StoreLocked, chart_spec, store
 from ui.text import plain
 
@@ -100,6 +100,8 @@ def pinned_chart(spec: dict) -> None:
 def _pin_button(row, kind: str, key: str, title: str, caption: str, content: Callable[[], str]) -> None:
     """*Pin to report*; once this very view (title and caption: its dataset, filters, n, runs) is pinned in this
     session, the button says so instead, until the view changes."""
+    if not identity.may("pin to report"):
+        return
     pinned = (key, title, caption) in st.session_state.get("pinned", set())
     row.button(
         "Pinned to report" if pinned else "Pin to report",
@@ -117,8 +119,8 @@ def _pin(kind: str, key: str, title: str, caption: str, content: Callable[[], st
     """Callback: add the chart or table to the report (the spec or rows are made only now) and say so."""
     try:
         with store() as con:
-            report.pin(con, kind, title, caption, content(), st.context.url)
-    except (report.ReportError, StoreLocked) as exc:
+            report.pin(con, kind, title, caption, content(), st.context.url, actor=identity.actor())
+    except (report.ReportError, PermissionError, StoreLocked) as exc:
         st.toast(f"Not pinned: {plain(str(exc))}", icon=":material/error:")
         return
     st.session_state.setdefault("pinned", set()).add((key, title, caption))

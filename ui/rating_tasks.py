@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import rate, rating_tasks
-from ui import widgets
+from ui import identity, widgets
 from ui.resources import StoreError, StoreLocked, query, store
 
 NONE = "(none: browse every output)"
@@ -41,8 +41,8 @@ def new_task_form(run_id: str) -> None:
 def create(run_id: str, overlap: int, guideline: str, sample: int | None) -> None:
     try:
         with store() as con:
-            task_id = rating_tasks.create(con, run_id, overlap, guideline, sample)
-    except (rate.RatingError, StoreLocked, StoreError) as exc:
+            task_id = rating_tasks.create(con, run_id, overlap, guideline, sample, actor=identity.actor())
+    except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
         st.error(f"No task created: {widgets.message(exc)}.")
         return
     st.session_state["task"] = task_id
@@ -68,8 +68,8 @@ def served(run_id: str, task_id: str, rater: str) -> pd.Series | None:
         return None
     try:
         with store() as con:  # a write: the item is claimed for this rater
-            example_id = rating_tasks.next_item(con, task_id, rater)
-    except (rate.RatingError, StoreLocked, StoreError) as exc:
+            example_id = rating_tasks.next_item(con, task_id, rater, actor=identity.actor())
+    except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
         st.error(f"No item served: {widgets.message(exc)}.")
         return None
     if example_id is None:
@@ -77,3 +77,81 @@ def served(run_id: str, task_id: str, rater: str) -> pd.Series | None:
         return None
     items = query(rate.targets, run_id)
     return items[items["example_id"] == example_id].iloc[0]
+
+
+def blinded(who) -> None:
+    """The Rate page of a rater or link holder: their assigned task's guideline, the item served to them (input and
+    output only: no gold, no model score, no one else's ratings, no agreement), the scale, and their own progress."""
+    with store() as con:
+        assigned = rating_tasks.assigned(con, who)
+    if not assigned:
+        st.info("Nothing is assigned to you to rate. Whoever invited you can send you a link to a rating task.")
+        return
+    task_id = assigned[0] if len(assigned) == 1 else st.selectbox("Rating task", assigned, key="task")
+    with store() as con:
+        task = rating_tasks.brief(con, task_id)
+        done, total = rating_tasks.done_by(con, task_id, who.id)
+    st.info(f"**Guideline:** {widgets.plain(task['guideline'])}")
+    st.progress(done / max(total, 1), text=f"You have rated {done:,} of {total:,} items.")
+    if "saved_note" in st.session_state:
+        st.toast(widgets.plain(st.session_state.pop("saved_note")), icon=":material/check:")
+    try:
+        with store() as con:  # a write: the item is claimed for this rater
+            example_id = rating_tasks.next_item(con, task_id, who.id, actor=who)
+            item = rating_tasks.blind_item(con, task_id, example_id) if example_id else None
+    except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
+        st.error(f"No item served: {widgets.message(exc)}.")
+        return
+    if item is None:
+        st.success("Nothing left for you in this task: thank you!")
+        return
+    _blind_form(task, item, who)
+
+
+def _blind_form(task: dict, item: dict, who) -> None:
+    st.markdown(f"> {widgets.plain(item['input'])}")
+    for field, title in (("context", "Context"), ("hypothesis", "Hypothesis")):
+        if item[field]:
+            st.markdown(f"**{title}:** {widgets.plain(item[field])}")
+    with st.container(border=True):
+        st.markdown("**Output to rate**")
+        st.markdown(widgets.plain(item["output_text"] or "") or "—")
+    key = f"blind|{task['task_id']}|{item['example_id']}"
+    with st.form(key, border=True):
+        for criterion in task["criteria"]:
+            scale = rate.RUBRIC[criterion]
+            st.radio(
+                widgets.plain(criterion.capitalize()),
+                list(scale),
+                index=None,
+                horizontal=True,
+                format_func=lambda v, scale=scale: f"{v:d} — {widgets.plain(scale[v])}",
+                key=f"{key}|{criterion}",
+            )
+        st.text_input("Note (optional)", key=f"{key}|note", max_chars=2000)
+        st.form_submit_button("Save and next", type="primary", on_click=_blind_save, args=(task, item, who, key))
+    said = st.session_state.get("rate_error")
+    if said and said[0] == key:
+        st.error(f"Not saved: {widgets.plain(said[1])}.")
+
+
+def _blind_save(task: dict, item: dict, who, key: str) -> None:
+    values = {c: st.session_state.get(f"{key}|{c}") for c in task["criteria"]}
+    try:
+        with store() as con:
+            rate.save(
+                con,
+                task["run_id"],
+                item["example_id"],
+                who.id,
+                values,
+                st.session_state.get(f"{key}|note") or None,
+                loaded={},
+                actor=who,
+                task_id=task["task_id"],
+            )
+    except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
+        st.session_state["rate_error"] = (key, str(exc))
+        return
+    st.session_state.pop("rate_error", None)
+    st.session_state["saved_note"] = "Saved."

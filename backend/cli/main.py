@@ -32,11 +32,14 @@ import pandas as pd
 
 from backend.cli import imports as import_cli
 from backend.cli import judges as judges_cli
+from backend.cli import people as people_cli
 from backend.cli import ratings as ratings_cli
 from backend.cli import store as store_cli
 from backend.config import settings
 from backend.datasets import DATASETS, baselines
 from backend.datasets.catalogue import UnknownDataset, describe
+from backend.identity.actor import use_terminal
+from backend.identity.permissions import Forbidden
 from backend.models import registry
 from backend.models.output import RunStopped
 from backend.models.prompts.templates import TemplateProblem
@@ -416,7 +419,9 @@ def main(argv: list[str] | None = None) -> int:
     judges_cli.add(sub)
     ratings_cli.add(sub)
     store_cli.add(sub)
+    people_cli.add(sub)
     args = parser.parse_args(argv)
+    use_terminal()  # a write here is the terminal user's, as the owner (the owner's tool on a server too)
     try:
         return args.func(args)
     except (StoreBusy, StoreDamaged, StoreTooNew) as exc:  # busy longer than $PLAB_STORE_WAIT, or damaged
@@ -428,6 +433,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(problem, file=sys.stderr)
         return 1
-    except UnknownDataset as exc:
+    except (UnknownDataset, Forbidden) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

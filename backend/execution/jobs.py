@@ -23,10 +23,14 @@ import duckdb
 from backend.config import REPO_ROOT, settings
 from backend.datasets.catalogue import described
 from backend.execution import runs
+from backend.identity import permissions
+from backend.identity.actor import Actor
 from backend.models import availability, registry
 from backend.models.prompts import templates
 from backend.store import queries
 from backend.store import runs as store_runs
+from backend.store.access import session
+from backend.store.writer import ACTING_AS
 
 
 def _folder() -> Path:
@@ -37,8 +41,15 @@ def _file(run_id: str) -> Path:
     return _folder() / (re.sub(r"[^\w.-]+", "_", run_id) + ".json")
 
 
-def _spawn(key: str, store: Path | str, args: list[str]) -> None:
-    """`python -m backend --store STORE ARGS…` as a process of its own, recorded under `key`."""
+def _spawn(key: str, store: Path | str, args: list[str], action: str, actor: Actor | None) -> None:
+    """`python -m backend --store STORE ARGS…` as a process of its own, recorded under `key`, once the actor's role
+    allows `action` (Forbidden otherwise, before anything starts); the process writes as that actor
+    (PLAB_ACTING_AS: its runs' created_by)."""
+    with session(store) as con, permissions.acting(con, actor, action, key) as by:
+        _start(key, store, args, by)
+
+
+def _start(key: str, store: Path | str, args: list[str], by: Actor) -> None:
     if alive(key):
         raise ValueError(f"{key} is already running (process {read(key)['pid']})")
     _folder().mkdir(parents=True, exist_ok=True)
@@ -51,14 +62,21 @@ def _spawn(key: str, store: Path | str, args: list[str]) -> None:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "TQDM_MININTERVAL": "2"},
+            env={**os.environ, "TQDM_MININTERVAL": "2", ACTING_AS: by.id},
         )
     _file(key).write_text(
         json.dumps({"pid": process.pid, "run_id": key, "command": command, "started": time.time(), "log": str(log)})
     )
 
 
-def start(store: Path | str, model: str, dataset: str, task: str = "nli", template: str | None = None) -> str:
+def start(
+    store: Path | str,
+    model: str,
+    dataset: str,
+    task: str = "nli",
+    template: str | None = None,
+    actor: Actor | None = None,
+) -> str:
     """Start (or resume) `predict --model M --dataset D --task T [--template X]` in a process of its own;
     the run id (a generator's names its prompt template)."""
     request = runs.with_template(
@@ -69,6 +87,8 @@ def start(store: Path | str, model: str, dataset: str, task: str = "nli", templa
         store,
         ["predict", "--model", model, "--dataset", dataset, "--task", task]
         + (["--template", request.template] if request.template else []),
+        "run model",
+        actor,
     )
     return request.run_id()
 
@@ -88,19 +108,19 @@ TRAINING = {
 }
 
 
-def start_training(store: Path | str, task: str) -> str:
+def start_training(store: Path | str, task: str, actor: Actor | None = None) -> str:
     """Start `train` for `task` (the bundled MiniLM fine-tuned here, see TRAINING) in a process of its own; its key."""
     if task not in TRAINING:
         raise ValueError(f"task: nothing is trained here for {task!r}; expected one of {', '.join(TRAINING)}")
     key = f"train-{task}"
-    _spawn(key, store, TRAINING[task][0])
+    _spawn(key, store, TRAINING[task][0], "train", actor)
     return key
 
 
-def start_map(store: Path | str, dataset: str, method: str) -> str:
+def start_map(store: Path | str, dataset: str, method: str, actor: Actor | None = None) -> str:
     """Start `map DATASET --method M` (embed + reduce, minutes for large sets) in a process of its own; its key."""
     key = f"map-{dataset}-{method}"
-    _spawn(key, store, ["map", dataset, "--method", method])
+    _spawn(key, store, ["map", dataset, "--method", method], "make map", actor)
     return key
 
 

@@ -34,6 +34,8 @@ import pandas as pd
 import torch
 
 from backend.execution import live_worker, runs
+from backend.identity import permissions
+from backend.identity.actor import Actor
 from backend.models import availability, registry
 from backend.models.output import Output
 from backend.store import queries
@@ -239,6 +241,7 @@ def ask(
     save: bool = True,
     waiting: Callable[[int], None] | None = None,
     on_text: Callable[[str], None] | None = None,
+    actor: Actor | None = None,
 ) -> Answer:
     """Answer one query (from the cache when asked before) and store it as a live-run row.
 
@@ -246,8 +249,11 @@ def ask(
     store the answer, and the model runs in the worker process, `backend.execution.live_worker`; `retrievers`
     are then its own, loaded from the saved indexes). `waiting(n)` is called about every 0.3 s with
     the questions ahead in the queue. `on_text(text so far)` streams an endpoint's answer as it is
-    written; an endpoint asked so is answered in this thread (the server does the work: no queue)."""
+    written; an endpoint asked so is answered in this thread (the server does the work: no queue). `actor`: who
+    asks (Forbidden, audited, before any model runs when their role may not run models)."""
     query.validate()
+    with opener(store)() as con:
+        by = permissions.check(con, actor, "ask", query.model)
     with _LOCK:
         if query in _CACHE:
             _CACHE.move_to_end(query)
@@ -269,7 +275,7 @@ def ask(
     run_id = "live/" + request.run_id().removeprefix("live/").removesuffix("/all")
     answer = Answer(output, latency, row["device"], False, run_id)
     if save:
-        with opener(store)() as con:
+        with opener(store)() as con, permissions.acting(con, by, "ask", query.model):
             _store(con, row, query, answer)
     with _LOCK:
         _CACHE[query] = answer

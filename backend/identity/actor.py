@@ -13,6 +13,7 @@ ROLES = ("owner", "analyst", "viewer", "rater")  # the permission table in READM
 VIA = ("local", "terminal", "sign-in", "link")
 
 _SIGN_IN_REQUIRED = False
+_TERMINAL = False
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,12 @@ def terminal() -> Actor:
     return Actor(user_name(), "owner", "terminal")
 
 
+def use_terminal() -> None:
+    """This process is a terminal command (`python -m backend`): a write that names no actor is the terminal's."""
+    global _TERMINAL
+    _TERMINAL = True
+
+
 def require_sign_in() -> None:
     """Server mode for this process: a write that names no actor is refused from now on."""
     global _SIGN_IN_REQUIRED
@@ -81,4 +88,4 @@ def who(actor: Actor | None) -> Actor:
         return actor
     if _SIGN_IN_REQUIRED:
         raise NotSignedIn("this lab server requires sign-in, and no signed-in identity was given for this write")
-    return local()
+    return terminal() if _TERMINAL else local()

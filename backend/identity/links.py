@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,6 +29,7 @@ import pandas as pd
 from backend.identity.actor import Actor
 from backend.store import links as store_links
 
+PERSON = re.compile(r"[A-Za-z0-9._@-]+")  # as a rater id (views.rate.RATER_ID): the link's ratings carry it
 OBJECT_KINDS = ("rating-task",)  # 'study' joins with the studies issue
 MAX_DAYS = 365
 
@@ -45,8 +47,8 @@ class Link:
     token: str
 
     def url(self, base: str) -> str:
-        """The link to send: the Rate page, opened with this token."""
-        return f"{base.rstrip('/')}/rate?link={self.token}"
+        """The link to send: the dashboard's root, where a link holder's only page (Rate, for this task) lives."""
+        return f"{base.rstrip('/')}/?link={self.token}"
 
 
 def secret_path(store: Path) -> Path:
@@ -88,6 +90,8 @@ def checked_object(obj: str) -> str:
 
 def create(con: duckdb.DuckDBPyConnection, store: Path, person: str, obj: str, days: float, by: str) -> Link:
     """A new signed link for `person` to work on `obj` for `days` days (the caller has checked permission)."""
+    if not PERSON.fullmatch(str(person)) or len(person) > 64:
+        raise ValueError(f"person {person!r}; expected a rater id: 1-64 letters, digits and . _ - @")
     if not 0 < days <= MAX_DAYS:
         raise ValueError(f"days {days!r}; expected more than 0 and at most {MAX_DAYS}")
     made = store_links.now()

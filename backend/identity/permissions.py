@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from backend.identity.actor import Actor, who
+from backend.identity.actor import Actor, who  # noqa: F401 — who: the CLI's
 from backend.store import audit
 from backend.store import links as store_links
 from backend.store.writer import AUTHOR
@@ -28,7 +28,6 @@ ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS o
     "rate": "analyst",
     "import run": "analyst",
     "import dataset": "analyst",
-    "create dataset": "analyst",
     "run model": "analyst",
     "ask": "analyst",
     "judge": "analyst",

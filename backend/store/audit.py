@@ -35,3 +35,21 @@ def entries(
         "ORDER BY happened_at DESC LIMIT $n",
         {"a": actor, "o": outcome, "n": limit},
     ).df()
+
+
+MADE = {  # kind of object → (table, key column): whose work it is, for 'delete or replace others' work'
+    "run": ("runs", "run_id"),
+    "dataset": ("datasets", "dataset_id"),
+    "slice": ("saved_slices", "name"),
+    "report item": ("report_items", "item_id"),
+    "rating task": ("rating_tasks", "task_id"),
+    "judge run": ("judge_runs", "judge_run_id"),
+    "link": ("links", "link_id"),
+}
+
+
+def made_by(con: duckdb.DuckDBPyConnection, kind: str, key: str) -> str | None:
+    """Who made the object (None: no such object, or made before anyone was recorded)."""
+    table, column = MADE[kind]
+    rows = con.execute(f"SELECT created_by FROM {table} WHERE {column} = $k", {"k": key}).fetchall()
+    return rows[0][0] if rows else None

@@ -44,6 +44,14 @@ def task(con: duckdb.DuckDBPyConnection, task_id: str) -> dict | None:
     return dict(zip([c[0] for c in cursor.description], rows[0])) if rows else None
 
 
+def has_item(con: duckdb.DuckDBPyConnection, task_id: str, example_id: str) -> bool:
+    return bool(
+        con.execute(
+            "SELECT 1 FROM rating_task_items WHERE task_id = $t AND example_id = $e", {"t": task_id, "e": example_id}
+        ).fetchall()
+    )
+
+
 def of_run(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     """The run's rating tasks, newest first, with their item counts and how many are complete."""
     tasks = con.execute(

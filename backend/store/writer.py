@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -65,14 +66,16 @@ DELETE_OWNED = [
 
 
 # Who makes the writes of this thread (a dashboard session is a thread): identity.permissions.acting sets it for
-# the write it allows; a terminal command or notebook that sets nothing writes as the local user.
+# the write it allows; a job the dashboard started writes as whoever started it ($PLAB_ACTING_AS, set by
+# execution.jobs); a terminal command or notebook that sets neither writes as the local user.
 AUTHOR: ContextVar[str | None] = ContextVar("AUTHOR", default=None)
+ACTING_AS = "PLAB_ACTING_AS"
 ATTRIBUTED = ("datasets", "runs", "saved_slices", "report_items", "judge_runs", "rating_tasks")  # have created_by
 
 
 def author() -> str:
     """Who the current write is by: the acting identity, else the local user's name."""
-    found = AUTHOR.get()
+    found = AUTHOR.get() or os.environ.get(ACTING_AS)
     if found:
         return found
     try:

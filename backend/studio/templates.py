@@ -41,6 +41,7 @@ import yaml
 
 from backend.datasets.base import DataError
 from backend.datasets.description import OPERATORS
+from backend.identity.actor import Actor
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
 from backend.store.bundle import Bundle
@@ -226,10 +227,10 @@ def example_text() -> str:
     return EXAMPLE.read_text() if EXAMPLE.is_file() else ""
 
 
-def save(con, expansion: Expansion, source: str, replace: bool = False) -> dict[str, int]:
-    """Store the expansion as a user dataset (one transaction; DatasetExists unless `replace`)."""
-
-    return user_datasets.save(con, bundle(expansion, source), replace=replace)
+def save(con, expansion: Expansion, source: str, replace: bool = False, actor: Actor | None = None) -> dict[str, int]:
+    """Store the expansion as a user dataset (one transaction; DatasetExists unless `replace`; Forbidden unless the
+    actor may import datasets)."""
+    return user_datasets.save(con, bundle(expansion, source), replace=replace, actor=actor)
 
 
 def pair_sets(expansion: Expansion) -> list[str]:

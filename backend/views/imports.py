@@ -10,6 +10,7 @@ import duckdb
 from backend.datasets import catalogue
 from backend.datasets.description import Description
 from backend.harnesses import logs
+from backend.identity.actor import Actor
 from backend.imports import datasets as user_datasets
 from backend.imports import predictions
 from backend.imports.columns import TASK_ROLES
@@ -21,7 +22,7 @@ TASKS = {"run": ("nli", "detect", "qa", "write"), "dataset": ("nli", "detect", "
 RunOptions, DatasetOptions, RunPlan = predictions.Options, user_datasets.DatasetOptions, predictions.Plan
 BaselinesFailed = user_datasets.BaselinesFailed
 described, dataset_named_by = catalogue.described, predictions.dataset_from_name
-existing_run, user_runs, delete_run = predictions.existing_run, predictions.user_runs, predictions.delete
+existing_run, user_runs = predictions.existing_run, predictions.user_runs
 FILE_TYPES = sorted({suffix.lstrip(".") for suffix in FORMATS} | {"eval"})  # .eval: an Inspect AI log
 
 
@@ -48,8 +49,14 @@ def check_run(
     return plan, best
 
 
-def save_run(con: duckdb.DuckDBPyConnection, plan: RunPlan, replace: bool = False) -> str:
-    return predictions.save(con, plan, replace=replace)
+def save_run(con: duckdb.DuckDBPyConnection, plan: RunPlan, replace: bool = False, actor: Actor | None = None) -> str:
+    """Store the checked run as `actor` (Forbidden, audited, when their role may not)."""
+    return predictions.save(con, plan, replace=replace, actor=actor)
+
+
+def delete_run(con: duckdb.DuckDBPyConnection, run_id: str, actor: Actor | None = None) -> None:
+    """Delete one of the user runs (an analyst their own, an owner anyone's)."""
+    predictions.delete(con, run_id, actor=actor)
 
 
 def check_dataset(data: bytes, name: str, options: DatasetOptions) -> tuple[Bundle, Description]:
@@ -57,5 +64,8 @@ def check_dataset(data: bytes, name: str, options: DatasetOptions) -> tuple[Bund
     return user_datasets.check(read(data, name), options)
 
 
-def save_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False) -> dict[str, int]:
-    return user_datasets.save(con, bundle, replace=replace)
+def save_dataset(
+    con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False, actor: Actor | None = None
+) -> dict[str, int]:
+    """Store the checked dataset as `actor` (Forbidden, audited, when their role may not)."""
+    return user_datasets.save(con, bundle, replace=replace, actor=actor)

@@ -31,11 +31,14 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.identity import permissions
+from backend.identity.actor import Actor
 from backend.metrics import agreement as agreement_metrics
 from backend.metrics import bootstrap
 from backend.metrics.rubrics import RUBRIC, criteria_for
 from backend.models.output import readable
 from backend.store import judgements as store_judgements
+from backend.store import rating_tasks as store_tasks
 from backend.store import ratings as store_ratings
 from backend.store import runs as store_runs
 from backend.store.writer import atomic
@@ -160,6 +163,8 @@ def save(
     values: dict[str, float | int | None],
     note: str | None = None,
     loaded: dict[str, float] | None = None,
+    actor: Actor | None = None,
+    task_id: str | None = None,
 ) -> int:
     """Store one rater's scores of one prediction: validate everything, then upsert each scored
     criterion (None deletes that criterion's rating) in one transaction. Returns the rows upserted.
@@ -168,8 +173,28 @@ def save(
     it, only criteria the user changed are written, so a form left untouched never clears what
     another session saved meanwhile; and if another session changed a criterion this one changes
     too, nothing is saved and RatingConflict says what is stored now. Writes are serialised
-    (`writer.atomic`), so concurrent saves from several tabs never fail on each other."""
-    rater = valid_rater(rater_id)
+    (`writer.atomic`), so concurrent saves from several tabs never fail on each other.
+
+    `actor`: who saves (the local owner when None, outside a lab server). A signed-in person or a link holder
+    rates only as themselves; a rater only items of a rating task assigned to them (`task_id`). Forbidden
+    (audited) otherwise, before anything is written."""
+    scope = f"rating-task:{task_id}" if task_id else None
+    with permissions.acting(con, actor, "rate", f"{run_id}/{example_id}", scope=scope) as by:
+        rater = valid_rater(rater_id)
+        if by.signed_in and rater != by.id:
+            raise RatingError("rater_id", f"{rater!r}: you rate as {by.id}, not as anyone else")
+        if task_id is not None:
+            _in_task(con, task_id, run_id, example_id)
+        return _save(con, run_id, example_id, rater, values, note, loaded)
+
+
+def _in_task(con: duckdb.DuckDBPyConnection, task_id: str, run_id: str, example_id: str) -> None:
+    found = store_tasks.task(con, task_id)
+    if found is None or found["run_id"] != run_id or not store_tasks.has_item(con, task_id, example_id):
+        raise RatingError("example_id", f"{example_id!r} of run {run_id!r} is not an item of rating task {task_id!r}")
+
+
+def _save(con, run_id: str, example_id: str, rater: str, values: dict, note, loaded) -> int:
     dataset_id, task = _run(con, run_id)
     if not store_ratings.predicted(con, run_id, example_id):
         raise RatingError(

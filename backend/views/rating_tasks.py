@@ -12,6 +12,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.identity import permissions
+from backend.identity.actor import Actor
 from backend.store import rating_tasks as store_tasks
 from backend.views import rate
 
@@ -25,9 +27,16 @@ def create(
     guideline: str,
     sample: int | None = None,
     seed: int = 0,
+    actor: Actor | None = None,
 ) -> str:
     """A new rating task over the run's outputs (a random `sample` of them, drawn with `seed`, or all),
-    served in a shuffled order; returns its id. RatingError names the argument at fault."""
+    served in a shuffled order; returns its id. RatingError names the argument at fault; Forbidden (audited)
+    when the actor may not create rating tasks."""
+    with permissions.acting(con, actor, "create rating task", run_id):
+        return _create(con, run_id, overlap, guideline, sample, seed)
+
+
+def _create(con, run_id: str, overlap: int, guideline: str, sample: int | None, seed: int) -> str:
     criteria = rate.criteria_of(con, run_id)  # also refuses an unknown run
     if not isinstance(overlap, int) or isinstance(overlap, bool) or overlap < 1:
         raise rate.RatingError("overlap", f"{overlap!r}; expected a whole number of raters per item, 1 or more")
@@ -48,12 +57,51 @@ def tasks(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     return store_tasks.of_run(con, run_id)
 
 
-def next_item(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str) -> str | None:
-    """The item to serve this rater now (claimed for them), or None when nothing is left for them."""
+def next_item(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str, actor: Actor | None = None) -> str | None:
+    """The item to serve this rater now (claimed for them), or None when nothing is left for them. A signed-in
+    person or link holder is served as themselves only, a rater only in a task assigned to them (Forbidden)."""
+    by = permissions.check(con, actor, "rate", task_id, scope=f"rating-task:{task_id}")
     rater = rate.valid_rater(rater_id)
+    if by.signed_in and rater != by.id:
+        raise rate.RatingError("rater_id", f"{rater!r}: you rate as {by.id}, not as anyone else")
     if store_tasks.task(con, task_id) is None:
         raise rate.RatingError("task", f"no rating task {task_id!r}; the Rate page lists a run's tasks")
     return store_tasks.claim(con, task_id, rater)
+
+
+BLIND = ("example_id", "input", "context", "hypothesis", "output_text")  # what a rater is shown of an item
+
+
+def blind_item(con: duckdb.DuckDBPyConnection, task_id: str, example_id: str) -> dict:
+    """What a rater sees of an item: the input (context, hypothesis) and the output to rate — no gold, no label,
+    no score or probability, no one else's rating."""
+    task = store_tasks.task(con, task_id)
+    if task is None or not store_tasks.has_item(con, task_id, example_id):
+        raise rate.RatingError("example_id", f"{example_id!r} is not an item of rating task {task_id!r}")
+    items = rate.targets(con, task["run_id"])
+    row = items[items["example_id"] == example_id].iloc[0]
+    return {key: (row[key] if isinstance(row[key], str) else None) for key in BLIND}
+
+
+def assigned(con: duckdb.DuckDBPyConnection, actor: Actor) -> list[str]:
+    """The rating tasks a rater may work on (a link's one task; an account's tasks from links naming it)."""
+    found = permissions.assigned(con, actor)
+    return sorted(obj.partition(":")[2] for obj in found if obj.startswith("rating-task:"))
+
+
+def done_by(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str) -> tuple[int, int]:
+    """(items this rater has done, items in the task): a rater's own progress, nobody else's."""
+    done = store_tasks.progress(con, task_id)
+    mine = done.loc[done["rater_id"] == rater_id, "done"]
+    return int(mine.sum()), len(store_tasks.rated_items(con, task_id))
+
+
+def brief(con: duckdb.DuckDBPyConnection, task_id: str) -> dict:
+    """What a rater is told of the task: its guideline, criteria and run (no progress of others, no agreement)."""
+    task = store_tasks.task(con, task_id)
+    if task is None:
+        raise rate.RatingError("task", f"no rating task {task_id!r}")
+    return {key: task[key] for key in ("task_id", "run_id", "guideline")} | {"criteria": list(task["criteria"])}
 
 
 def progress(con: duckdb.DuckDBPyConnection, task_id: str) -> dict:

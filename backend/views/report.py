@@ -18,7 +18,9 @@ from datetime import UTC, datetime
 import duckdb
 import pandas as pd
 
-from backend.store import report_items
+from backend.identity import permissions
+from backend.identity.actor import Actor
+from backend.store import audit, report_items
 from backend.views.markdown import plain, table_cell
 
 KINDS = ("chart", "table")
@@ -33,10 +35,21 @@ class ReportError(ValueError):
 
 
 def pin(
-    con: duckdb.DuckDBPyConnection, kind: str, title: str, caption: str, content: str, page: str | None = None
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    title: str,
+    caption: str,
+    content: str,
+    page: str | None = None,
+    actor: Actor | None = None,
 ) -> str:
     """Add an item at the end of the report; returns its id. `content`: a Vega-Lite JSON spec, or a table
-    as `table_json(frame)`."""
+    as `table_json(frame)`. Forbidden (audited) when the actor may not pin."""
+    with permissions.acting(con, actor, "pin to report", title):
+        return _pin(con, kind, title, caption, content, page)
+
+
+def _pin(con, kind: str, title: str, caption: str, content: str, page: str | None) -> str:
     if kind not in KINDS:
         raise ReportError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
     if not title.strip():
@@ -90,13 +103,16 @@ def items(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return report_items.listing(con)
 
 
-def move(con: duckdb.DuckDBPyConnection, item_id: str, steps: int) -> None:
-    """Move an item up (negative) or down (positive) by `steps` places."""
-    report_items.reorder(con, item_id, steps, ReportError)
+def move(con: duckdb.DuckDBPyConnection, item_id: str, steps: int, actor: Actor | None = None) -> None:
+    """Move an item up (negative) or down (positive) by `steps` places (an analyst their own, an owner any)."""
+    with permissions.acting(con, actor, "edit report", item_id, owner=audit.made_by(con, "report item", item_id)):
+        report_items.reorder(con, item_id, steps, ReportError)
 
 
-def remove(con: duckdb.DuckDBPyConnection, item_id: str) -> bool:
-    return report_items.remove(con, item_id)
+def remove(con: duckdb.DuckDBPyConnection, item_id: str, actor: Actor | None = None) -> bool:
+    """Take an item out of the report (an analyst their own, an owner any); whether there was one."""
+    with permissions.acting(con, actor, "edit report", item_id, owner=audit.made_by(con, "report item", item_id)):
+        return report_items.remove(con, item_id)
 
 
 def chart_png(spec: str, scale: float = 2.0) -> bytes:

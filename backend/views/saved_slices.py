@@ -15,6 +15,9 @@ import duckdb
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
+from backend.identity import permissions
+from backend.identity.actor import Actor
+from backend.store import audit
 from backend.store import saved_slices as store_slices
 from backend.store.examples import RUN_FILTERS
 from backend.views import explore
@@ -49,8 +52,17 @@ def save(
     search: str = "",
     note: str | None = None,
     replace: bool = False,
+    actor: Actor | None = None,
 ) -> None:
-    """Store the slice (SliceError when the name is taken and `replace` is not set, or a filter is unknown)."""
+    """Store the slice (SliceError when the name is taken and `replace` is not set, or a filter is unknown;
+    Forbidden when the actor may not save slices, or replace this one)."""
+    with permissions.acting(con, actor, "save slice", name) as by:
+        if replace and store_slices.one(con, name) is not None:
+            permissions.check(con, by, "delete slice", name, owner=audit.made_by(con, "slice", name))
+        _save(con, name, dataset_id, filters, search, note, replace)
+
+
+def _save(con, name: str, dataset_id: str, filters: explore.Filters, search: str, note, replace: bool) -> None:
     filters = tuple(
         (facet, tuple(str(v).lower() if facet in explore.BOOLEAN_FACETS else str(v) for v in values))
         for facet, values in filters
@@ -62,8 +74,10 @@ def save(
     )
 
 
-def delete(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return store_slices.remove(con, name)
+def delete(con: duckdb.DuckDBPyConnection, name: str, actor: Actor | None = None) -> bool:
+    """Delete the slice (an analyst their own, an owner anyone's); whether there was one."""
+    with permissions.acting(con, actor, "delete slice", name, owner=audit.made_by(con, "slice", name)):
+        return store_slices.remove(con, name)
 
 
 def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
