@@ -239,6 +239,8 @@ criteria = query(rate.criteria_of, run.name)
 mine = query(rate.rater_values, run.name, rater) if rater else {}
 task_id = tasks.picker(run.name)
 if task_id:
+    if identity.may("create link"):
+        tasks.links_form(task_id)
     item = tasks.served(run.name, task_id, rater)
 else:
     item = browse(run.name, split, rater, mine)

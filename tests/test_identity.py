@@ -166,3 +166,54 @@ def test_a_rater_account_is_assigned_by_a_link_naming_its_email(store):
     links.create(con, path, "RA@lab.example", "rating-task:t9", 3, by=OWNER.id)
     assert permissions.needs(con, account, "rate", scope="rating-task:t9") is None
     assert permissions.assigned(con, account) == {"rating-task:t9"}
+
+
+def test_an_endpoints_daily_cap_per_person_stops_one_person_and_not_the_next(tmp_path):
+    from backend.models.endpoints import spend
+    from backend.store.writer import AUTHOR
+
+    ledger = tmp_path / "endpoints.sqlite"
+    token = AUTHOR.set("ada@lab.example")
+    try:
+        spend.charge("my-llm", 0.5, ledger)
+        with pytest.raises(spend.BudgetReached, match=r"your spending cap today, \$0.60 per person"):
+            spend.Budget().reserve("my-llm", 0.2, None, ledger, person_cap=0.6)
+        spend.Budget().reserve("my-llm", 0.2, daily_cap=1.0, where=ledger)  # no per-person cap: the day's holds
+    finally:
+        AUTHOR.reset(token)
+    token = AUTHOR.set("ben@lab.example")
+    try:
+        spend.Budget().reserve("my-llm", 0.2, None, ledger, person_cap=0.6)  # Ben has spent nothing today
+        assert spend.spent_by_me("my-llm", ledger) == 0.0
+    finally:
+        AUTHOR.reset(token)
+    assert spend.spent_today("my-llm", ledger) == pytest.approx(0.5)
+
+
+def test_links_to_a_rating_task_are_made_and_revoked_through_the_view_by_role(real_store, tmp_path):
+    import shutil
+
+    from backend.views import rating_tasks
+
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, store)
+    run = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
+    with access.session(store) as con:
+        task = rating_tasks.create(con, run, 2, "Rate it.", sample=3, actor=ANALYST)
+        with pytest.raises(permissions.Forbidden, match="needs the analyst role"):
+            rating_tasks.make_links(con, store, task, ["r-1"], 7, actor=VIEWER)
+        with pytest.raises(ValueError, match="rater_id"):
+            rating_tasks.make_links(con, store, task, ["r 1!"], 7, actor=ANALYST)
+        made = rating_tasks.make_links(con, store, task, ["r-1", "r-2"], 7, actor=ANALYST)
+        assert [link.person for link in made] == ["r-1", "r-2"]
+        other = Actor("an2@lab.example", "analyst", "sign-in")
+        with pytest.raises(permissions.Forbidden, match="made by an@lab.example: that needs the owner role"):
+            rating_tasks.revoke_link(con, made[0].link_id, actor=other)
+        assert rating_tasks.revoke_link(con, made[0].link_id, actor=ANALYST)
+        assert dict(zip(*rating_tasks.task_links(con, task)[["person", "state"]].T.values)) == {
+            "r-1": "revoked",
+            "r-2": "live",
+        }
+        assert con.execute("SELECT created_by FROM rating_tasks WHERE task_id = $t", {"t": task}).fetchone()[0] == (
+            ANALYST.id
+        )

@@ -9,7 +9,7 @@ import streamlit as st
 
 from backend.views import rate, rating_tasks
 from ui import identity, widgets
-from ui.resources import StoreError, StoreLocked, query, store
+from ui.resources import StoreError, StoreLocked, query, store, store_ref
 
 NONE = "(none: browse every output)"
 
@@ -155,3 +155,40 @@ def _blind_save(task: dict, item: dict, who, key: str) -> None:
         return
     st.session_state.pop("rate_error", None)
     st.session_state["saved_note"] = "Saved."
+
+
+def links_form(task_id: str) -> None:
+    """Signed links to this task for people without accounts (each opens only this task, blinded), and revoking."""
+    with st.expander("Links for raters", icon=":material/link:"):
+        with st.form("task-links", border=False):
+            people = st.text_input("Rater ids, separated by spaces", max_chars=2000, placeholder="rater-1 rater-2")
+            days = st.number_input("Valid for (days)", 1, 365, 14)
+            made = st.form_submit_button("Create links")
+        if made:
+            try:
+                with store() as con:
+                    new = rating_tasks.make_links(
+                        con, store_ref(), task_id, people.split(), float(days), actor=identity.actor()
+                    )
+            except (ValueError, PermissionError, StoreLocked, StoreError) as exc:
+                st.error(f"No link made: {widgets.message(exc)}.")
+            else:
+                base = st.context.url.split("?")[0].rsplit("/", 1)[0] if st.context.url else "http://localhost:8501"
+                st.caption("Send each person their own link (it opens this task only, blinded):")
+                st.code("\n".join(f"{link.person}: {link.url(base)}" for link in new), language=None)
+        found = query(rating_tasks.task_links, task_id)
+        if found.empty:
+            return
+        st.dataframe(found, hide_index=True)
+        live = list(found.loc[found["state"] == "live", "link_id"])
+        if live:
+            left, right = st.columns([3, 1], vertical_alignment="bottom")
+            chosen = left.selectbox("Link", live, key="revoke_link")
+            if right.button("Revoke", key="revoke_button", icon=":material/link_off:"):
+                try:
+                    with store() as con:
+                        rating_tasks.revoke_link(con, chosen, actor=identity.actor())
+                except (PermissionError, StoreLocked, StoreError) as exc:
+                    st.error(f"Not revoked: {widgets.message(exc)}.")
+                else:
+                    st.rerun()

@@ -231,6 +231,7 @@ def cmd_models(args: argparse.Namespace) -> int:
                 price_in=args.price_in,
                 price_out=args.price_out,
                 daily_cap=args.daily_cap,
+                person_daily_cap=args.person_daily_cap,
                 quality=args.quality,
             )
         except ValueError as exc:
@@ -411,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
     add.add_argument("--price-in", type=float, default=0.0, help="USD per million input tokens")
     add.add_argument("--price-out", type=float, default=0.0, help="USD per million output tokens")
     add.add_argument("--daily-cap", type=float, help="USD per day (UTC) for the Playground and batch runs together")
+    add.add_argument(
+        "--person-daily-cap", type=float, help="USD per person per day (UTC): each signed-in person's share"
+    )
     add.add_argument("--quality", help="an honest note shown beside its answers")
     add.set_defaults(func=cmd_models)
     p = sub.add_parser("prompts", help="the prompt templates (built in and yours in data/prompts/)")

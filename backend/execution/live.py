@@ -40,7 +40,7 @@ from backend.models import availability, registry
 from backend.models.output import Output
 from backend.store import queries
 from backend.store.access import StoreRef, opener
-from backend.store.writer import store_live
+from backend.store.writer import AUTHOR, store_live
 
 MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
 CACHE_SIZE = 512
@@ -254,6 +254,14 @@ def ask(
     query.validate()
     with opener(store)() as con:
         by = permissions.check(con, actor, "ask", query.model)
+    asking = AUTHOR.set(by.id)  # an endpoint's spending is charged to whoever asks (store.writer.author)
+    try:
+        return _ask(store, query, retrievers, save, waiting, on_text, by)
+    finally:
+        AUTHOR.reset(asking)
+
+
+def _ask(store: StoreRef, query: Query, retrievers, save: bool, waiting, on_text, by: Actor) -> Answer:
     with _LOCK:
         if query in _CACHE:
             _CACHE.move_to_end(query)

@@ -67,6 +67,7 @@ class ModelSpec:
     price_in: float = 0.0  # USD per million input tokens
     price_out: float = 0.0  # USD per million output tokens
     daily_cap: float | None = None  # USD per day (UTC), for the Playground and batch runs together
+    person_daily_cap: float | None = None  # USD per person per day (UTC): each person's share on a lab server
     logprobs: bool = True  # ask for top log-probabilities (label probabilities)
     extra: dict = field(default_factory=dict)
 

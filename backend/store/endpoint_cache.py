@@ -34,6 +34,10 @@ def connect(where: Path | None = None) -> sqlite3.Connection:
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at REAL)")
         con.execute("CREATE TABLE IF NOT EXISTS spend (endpoint TEXT, day TEXT, usd REAL, PRIMARY KEY (endpoint, day))")
+        con.execute(  # each person's share of it (issue 44): who spent it, as store.writer.author() names them
+            "CREATE TABLE IF NOT EXISTS person_spend (endpoint TEXT, day TEXT, person TEXT, usd REAL, "
+            "PRIMARY KEY (endpoint, day, person))"
+        )
         cons[where] = con
     return cons[where]
 
@@ -69,9 +73,33 @@ def spent(endpoint: str, day: str, where: Path | None = None) -> float:
     return row[0] if row else 0.0
 
 
-def add_spend(endpoint: str, day: str, usd: float, where: Path | None = None) -> None:
-    connect(where).execute(
-        """INSERT INTO spend VALUES (?, ?, ?)
-                              ON CONFLICT (endpoint, day) DO UPDATE SET usd = usd + excluded.usd""",
-        (endpoint, day, usd),
+def spent_by(endpoint: str, day: str, person: str, where: Path | None = None) -> float:
+    """USD one person was charged on the endpoint on the day."""
+    row = (
+        connect(where)
+        .execute("SELECT usd FROM person_spend WHERE endpoint = ? AND day = ? AND person = ?", (endpoint, day, person))
+        .fetchone()
     )
+    return row[0] if row else 0.0
+
+
+def add_spend(endpoint: str, day: str, usd: float, where: Path | None = None, person: str | None = None) -> None:
+    """Charge the endpoint's day (and the person's share of it, when named) in one transaction."""
+    con = connect(where)
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        con.execute(
+            """INSERT INTO spend VALUES (?, ?, ?)
+                                  ON CONFLICT (endpoint, day) DO UPDATE SET usd = usd + excluded.usd""",
+            (endpoint, day, usd),
+        )
+        if person:
+            con.execute(
+                """INSERT INTO person_spend VALUES (?, ?, ?, ?)
+                   ON CONFLICT (endpoint, day, person) DO UPDATE SET usd = usd + excluded.usd""",
+                (endpoint, day, person, usd),
+            )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise

@@ -7,13 +7,15 @@ items that reached overlap. Serves the Rate page; `python -m backend rating-task
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.identity import permissions
+from backend.identity import links, permissions
 from backend.identity.actor import Actor
+from backend.store import audit
 from backend.store import rating_tasks as store_tasks
 from backend.views import rate
 
@@ -122,3 +124,31 @@ def agreement(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
     task = store_tasks.task(con, task_id)
     items = tuple(store_tasks.rated_items(con, task_id)["example_id"])
     return rate.agreement(con, task["run_id"], items)
+
+
+def make_links(
+    con: duckdb.DuckDBPyConnection, store: Path, task_id: str, people: list[str], days: float, actor: Actor | None
+) -> list[links.Link]:
+    """One signed link per person to this task (an analyst or owner; Forbidden otherwise); ValueError naming the
+    person or the days at fault, before any link is made."""
+    if store_tasks.task(con, task_id) is None:
+        raise rate.RatingError("task", f"no rating task {task_id!r}")
+    people = [p.strip() for p in people if p.strip()]
+    if not people:
+        raise ValueError("people: name at least one rater (a rater id each: letters, digits and . _ - @)")
+    for person in people:
+        rate.valid_rater(person)
+    with permissions.acting(con, actor, "create link", f"rating-task:{task_id}") as by:
+        return [links.create(con, store, p, f"rating-task:{task_id}", days, by.id) for p in people]
+
+
+def task_links(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
+    """The task's links: who for, state (live, expired, revoked), until when, made by whom."""
+    found = links.listing(con, f"rating-task:{task_id}")
+    return found[["link_id", "person", "state", "expires_at", "created_by", "revoked_at"]]
+
+
+def revoke_link(con: duckdb.DuckDBPyConnection, link_id: str, actor: Actor | None) -> bool:
+    """End a link now (an analyst their own links, an owner any); whether it was live."""
+    with permissions.acting(con, actor, "revoke link", link_id, owner=audit.made_by(con, "link", link_id)) as by:
+        return links.revoke(con, link_id, by.id)

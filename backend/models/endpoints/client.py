@@ -58,6 +58,7 @@ class Settings:
     price_in: float = 0.0
     price_out: float = 0.0
     daily_cap: float | None = None
+    person_daily_cap: float | None = None
     logprobs: bool = True
 
     @classmethod
@@ -249,7 +250,7 @@ class Endpoint:
             )
         estimate = spend.cost(len(prompt) // CHARS_PER_TOKEN + 8, params["max_tokens"], s.price_in, s.price_out)
         async with gate:
-            budget.reserve(s.name, estimate, s.daily_cap, self.cache_path)
+            budget.reserve(s.name, estimate, s.daily_cap, self.cache_path, s.person_daily_cap)
             started, actual = time.perf_counter(), 0.0
             try:
                 said = await self._ask(client, messages, params, on_text)

@@ -1,9 +1,11 @@
 """What each endpoint has cost today (UTC), in the cache's SQLite file, and the caps on it.
 
 A batch run's `--max-cost` bounds one invocation (`Budget`); an endpoint's `daily_cap` bounds the day
-for the Playground and batch runs together, across processes. Both are checked *before* a request with
-its worst case (the prompt's tokens, estimated at 4 characters each, plus `max_tokens` of output) and
-charged after it with what the server reports it used.
+for the Playground and batch runs together, across processes, and its `person_daily_cap` each person's
+share of the day (the person is whoever the write is by, `store.writer.author()`: the signed-in e-mail
+on a lab server). All are checked *before* a request with its worst case (the prompt's tokens,
+estimated at 4 characters each, plus `max_tokens` of output) and charged after it with what the server
+reports it used.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from backend.models.output import RunStopped
 from backend.store import endpoint_cache
+from backend.store.writer import author
 
 
 class BudgetReached(RunStopped):
@@ -30,7 +33,11 @@ def spent_today(endpoint: str, where: Path | None = None) -> float:
 
 def charge(endpoint: str, usd: float, where: Path | None = None) -> None:
     if usd > 0:
-        endpoint_cache.add_spend(endpoint, today(), usd, where)
+        endpoint_cache.add_spend(endpoint, today(), usd, where, person=author())
+
+
+def spent_by_me(endpoint: str, where: Path | None = None) -> float:
+    return endpoint_cache.spent_by(endpoint, today(), author(), where)
 
 
 def cost(tokens_in: int, tokens_out: int, price_in: float, price_out: float) -> float:
@@ -46,7 +53,14 @@ class Budget:
     spent: float = 0.0
     reserved: float = 0.0
 
-    def reserve(self, endpoint: str, estimate: float, daily_cap: float | None, where: Path | None = None) -> None:
+    def reserve(
+        self,
+        endpoint: str,
+        estimate: float,
+        daily_cap: float | None,
+        where: Path | None = None,
+        person_cap: float | None = None,
+    ) -> None:
         if self.limit is not None and self.spent + self.reserved + estimate > self.limit:
             raise BudgetReached(
                 f"{endpoint}: stopped before passing --max-cost ${self.limit:.4f} (spent ${self.spent:.4f}, "
@@ -56,6 +70,11 @@ class Budget:
             raise BudgetReached(
                 f"{endpoint}: today's spending cap ${daily_cap:.2f} would be passed "
                 f"(spent ${spent_today(endpoint, where):.4f} today, UTC); raise daily_cap in the registry or wait"
+            )
+        if person_cap is not None and spent_by_me(endpoint, where) + self.reserved + estimate > person_cap:
+            raise BudgetReached(
+                f"{endpoint}: your spending cap today, ${person_cap:.2f} per person, would be passed (you spent "
+                f"${spent_by_me(endpoint, where):.4f} today, UTC); ask a lab owner to raise person_daily_cap, or wait"
             )
         self.reserved += estimate
 
