@@ -33,6 +33,9 @@ def preview(made: studio.Expansion, source: str) -> None:
 
 def save(made: studio.Expansion, source: str, key: str) -> None:
     """Replace checkbox and Save button; on success, what to run and where to look."""
+    if not identity.may("import dataset"):
+        st.caption(f"Saving needs the analyst role (yours: {widgets.plain(identity.actor().role)}).")
+        return
     replace = st.checkbox(
         f"Replace my dataset {widgets.plain(made.name)} if it exists (its runs are kept)", key=f"{key}_replace"
     )
@@ -211,6 +214,9 @@ def from_facts() -> None:
     )
     if not name.strip():
         st.info("Name the dataset to save the pairs.")
+        return
+    if not identity.may("import dataset"):
+        st.caption(f"Saving needs the analyst role (yours: {widgets.plain(identity.actor().role)}).")
         return
     replace = st.checkbox(f"Replace my dataset {widgets.plain(name.strip())} if it exists", key="facts_replace")
     if st.button("Save as a dataset", type="primary", key="facts_save", icon=":material/save:"):

@@ -88,14 +88,11 @@ def needs(
         return None
     if actor.scope and scope != actor.scope:  # a link never reaches past its object, whatever the role
         return "analyst", f"this link opens {actor.scope} only"
-    least = "owner" if action in OWN_WORK and owner != actor.id else ACTIONS[action]
-    if RANK[actor.role] < RANK[least]:
-        why = (
-            f"{actor.id} ({actor.role}) may not {action} made by {owner}: that needs the owner role"
-            if (action in OWN_WORK and owner and owner != actor.id and RANK[actor.role] >= RANK[ACTIONS[action]])
-            else ""
-        )
-        return least, why
+    if RANK[actor.role] < RANK[ACTIONS[action]]:
+        return ACTIONS[action], ""
+    if action in OWN_WORK and owner != actor.id and actor.role != "owner":
+        made = owner or "someone before who made it was recorded"
+        return "owner", f"{actor.id} ({actor.role}) may not {action} made by {made}: that needs the owner role"
     return None
 
 
