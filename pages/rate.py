@@ -38,7 +38,7 @@ def pickers() -> tuple[pd.Series, str | None, str]:
         bind="query-params",
         max_chars=64,
         placeholder="e.g. your initials",
-        help="Letters, digits and . _ - @; your ratings are kept per rater id.",
+        help="Letters, digits and . _ - + @; your ratings are kept per rater id.",
     )
     return run, None if split == "all" else split, (rater or "").strip()
 

@@ -269,7 +269,7 @@ def test_ratings_frame_holds_only_user_ratings_of_every_run(store):
 INVALID = [  # (run, example, rater, values, note) changes → field at fault, words of the message
     ({"rater_id": ""}, "rater_id", "empty"),
     ({"rater_id": "   "}, "rater_id", "empty"),
-    ({"rater_id": "a" * 65}, "rater_id", "at most 64"),
+    ({"rater_id": "a" * 255}, "rater_id", "at most 254"),
     ({"rater_id": "ann smith"}, "rater_id", "only letters, digits"),
     ({"rater_id": "ann';--"}, "rater_id", "only letters, digits"),
     ({"run_id": "no/such/run"}, "run_id", "rateable_runs"),

@@ -7,9 +7,12 @@ refused in that process instead of being taken as the local owner's."""
 from __future__ import annotations
 
 import getpass
+import re
 from dataclasses import dataclass
 
 ROLES = ("owner", "analyst", "viewer", "rater")  # the permission table in README.md, most rights first
+RATER_ID = re.compile(r"[A-Za-z0-9._@+-]+")  # what a rating's rater id may hold: a name, an e-mail, a link's person
+MAX_RATER_ID = 254  # an e-mail's longest
 VIA = ("local", "terminal", "sign-in", "link")
 
 _SIGN_IN_REQUIRED = False

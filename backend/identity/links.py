@@ -17,7 +17,6 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,10 +25,9 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from backend.identity.actor import Actor
+from backend.identity.actor import MAX_RATER_ID, RATER_ID, Actor
 from backend.store import links as store_links
 
-PERSON = re.compile(r"[A-Za-z0-9._@-]+")  # as a rater id (views.rate.RATER_ID): the link's ratings carry it
 OBJECT_KINDS = ("rating-task",)  # 'study' joins with the studies issue
 MAX_DAYS = 365
 
@@ -90,8 +88,8 @@ def checked_object(obj: str) -> str:
 
 def create(con: duckdb.DuckDBPyConnection, store: Path, person: str, obj: str, days: float, by: str) -> Link:
     """A new signed link for `person` to work on `obj` for `days` days (the caller has checked permission)."""
-    if not PERSON.fullmatch(str(person)) or len(person) > 64:
-        raise ValueError(f"person {person!r}; expected a rater id: 1-64 letters, digits and . _ - @")
+    if not RATER_ID.fullmatch(str(person)) or len(person) > MAX_RATER_ID:
+        raise ValueError(f"person {person!r}; expected a rater id: letters, digits and . _ - + @")
     if not 0 < days <= MAX_DAYS:
         raise ValueError(f"days {days!r}; expected more than 0 and at most {MAX_DAYS}")
     made = store_links.now()

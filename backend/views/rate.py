@@ -23,7 +23,6 @@ is then zero).
 from __future__ import annotations
 
 import math
-import re
 from datetime import UTC, datetime
 from numbers import Real
 
@@ -32,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from backend.identity import permissions
-from backend.identity.actor import Actor
+from backend.identity.actor import MAX_RATER_ID, RATER_ID, Actor
 from backend.metrics import agreement as agreement_metrics
 from backend.metrics import bootstrap
 from backend.metrics.rubrics import RUBRIC, criteria_for
@@ -44,8 +43,7 @@ from backend.store import runs as store_runs
 from backend.store.writer import atomic
 
 RATEABLE_TASKS = ("write", "qa", "detect", "nli")
-RATER_ID = re.compile(r"[A-Za-z0-9._@-]+")
-MAX_RATER_ID, MAX_NOTE = 64, 2000
+MAX_NOTE = 2000
 
 
 class RatingError(ValueError):
@@ -119,7 +117,7 @@ def valid_rater(rater_id: str) -> str:
     if len(rater) > MAX_RATER_ID:
         raise RatingError("rater_id", f"{len(rater)} characters; expected at most {MAX_RATER_ID}")
     if not RATER_ID.fullmatch(rater):
-        raise RatingError("rater_id", f"{rater!r} has other characters; expected only letters, digits and . _ - @")
+        raise RatingError("rater_id", f"{rater!r} has other characters; expected only letters, digits and . _ - + @")
     return rater
 
 

@@ -135,7 +135,7 @@ def make_links(
         raise rate.RatingError("task", f"no rating task {task_id!r}")
     people = [p.strip() for p in people if p.strip()]
     if not people:
-        raise ValueError("people: name at least one rater (a rater id each: letters, digits and . _ - @)")
+        raise ValueError("people: name at least one rater (a rater id each: letters, digits and . _ - + @)")
     for person in people:
         rate.valid_rater(person)
     with permissions.acting(con, actor, "create link", f"rating-task:{task_id}") as by:
