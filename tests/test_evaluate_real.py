@@ -159,3 +159,26 @@ def test_compare_two_runs_reports_paired_p_values(real_store, capsys):
     main_row = next(line for line in printed.splitlines() if line.startswith("| main"))
     cells = [c.strip() for c in main_row.strip("|").split("|")]
     assert cells[1] == "2386" and float(cells[4]) > 30 and float(cells[7]) < 0.01 and float(cells[8]) < 0.01
+
+
+@pytest.mark.parametrize(
+    ("run", "said"),
+    [
+        ("nope/no-such-model/1", "'nope/no-such-model/1' (no such run of nope)"),
+        ("nli-zero-shot@\u20601", "'nli-zero-shot@1' (no such run of nope)"),  # an id copied from a page
+    ],
+)
+def test_evaluate_names_runs_it_cannot_evaluate_and_lists_the_complete_ones(real_store, capsys, run, said):
+    assert main(["--store", str(real_store), "evaluate", "--dataset", "nope", "--run", run]) == 1
+    err = capsys.readouterr().err
+    assert said in err and "Complete runs of nope: nope/BOW/mnli-snli-anli-fever/0" in err
+
+
+def test_evaluate_takes_a_run_id_pasted_with_an_invisible_word_joiner(real_store, capsys, tmp_path):
+    run = "nope/RoBERTa-large/mnli-snli-anli-fever/\u20601"
+    out = tmp_path / "r.json"
+    assert main(["--store", str(real_store), "evaluate", "--dataset", "nope", "--run", run, "--json", str(out)]) == 0
+    runs = {
+        row["run"] for row in json.loads(out.read_text())["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
+    }
+    assert runs == {"nope/RoBERTa-large/mnli-snli-anli-fever/1"}

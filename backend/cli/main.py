@@ -128,7 +128,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(evaluate.compare(args.con, args.dataset, *args.compare).to_markdown(index=False, floatfmt=".4g"))
         return 0
     describe(args.con, args.dataset)  # an unknown dataset says which are loaded
-    report = evaluate.evaluate(args.con, args.dataset, args.run)
+    try:
+        report = evaluate.evaluate(args.con, args.dataset, args.run)
+    except evaluate.UnknownRuns as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(evaluate.markdown(evaluate.paper_view(report) if "summary runs" in report else report))
     path = args.json or settings().data_dir / "reports" / f"{args.dataset}.json"
     evaluate.write_json(report, path)

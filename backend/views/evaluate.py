@@ -372,7 +372,34 @@ def gradient(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str]
     return report
 
 
+class UnknownRuns(ValueError):
+    """--run named runs that are not complete runs of the dataset; the message lists them and what is there."""
+
+
+def checked_runs(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None) -> list[str] | None:
+    """The run ids as given (an invisible U+2060 or spaces a copy brought along removed), each a complete run of
+    the dataset; UnknownRuns says which are not (unknown, or not complete: e.g. a --limit run, and its status)."""
+    if not run_ids:
+        return run_ids
+    wanted = [r.replace("\u2060", "").strip() for r in run_ids]
+    every = store_runs.listing(con, dataset_id, status=None).set_index("run_id")["status"]
+    wrong = [
+        f"{r!r} ({'no such run of ' + dataset_id if r not in every.index else 'status ' + every[r]})"
+        for r in wanted
+        if every.get(r) != "complete"
+    ]
+    if wrong:
+        known = sorted(every.index[every == "complete"])
+        shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+        raise UnknownRuns(
+            f"--run: {'; '.join(wrong)} cannot be evaluated: only complete runs are (a --limit run covers part of "
+            f"the items; run it without --limit). Complete runs of {dataset_id}: {shown or 'none'}"
+        )
+    return wanted
+
+
 def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
+    run_ids = checked_runs(con, dataset_id, run_ids)
     graded = gradient(con, dataset_id, run_ids) if gradient_view.spec(con, dataset_id) else {}
     if graded and queries.examples_frame(con, dataset_id)["gold_label"].isna().all():
         return graded  # no gold label (projective probability): nothing to score a classification by
