@@ -165,6 +165,23 @@ def test_playground_without_indexes_says_so_instead_of_failing(page, lab, tmp_pa
     ) == [(1,)]
 
 
+def test_playground_question_mode_without_a_corpus_says_what_to_load(lab, open_page, monkeypatch, tmp_path):
+    bare = tmp_path / "no-corpus.duckdb"  # the live store without the wiki passages (issue 45 item 21)
+    shutil.copy(lab["store"], bare)
+    con = connect(bare)
+    con.execute("DELETE FROM passages WHERE corpus_id = 'wiki'")
+    con.close()
+    monkeypatch.setenv("PLAB_DATA_DIR", str(lab["data"]))
+    live.clear_cache()
+    at = open_page(bare, "pages/playground.py", {"question": "Why did the Eiffel Tower move to Rome?"})
+    at = ask(at, ["tiny-fp · false-premise detection (question only)"], "hybrid")
+    assert not at.exception
+    said = texts(at)  # the status says why there are no passages, and the model answers without them
+    assert "no passages for corpus 'wiki' in the store" in said and "ingest \\-\\-only corpus" not in said
+    assert "python -m backend ingest --only corpus" in said and "answering without passages" in said
+    assert "**tiny\\-fp** · false\\-premise detection" in said and not at.error
+
+
 def test_playground_input_and_models_come_from_the_url(page):
     fp = "tiny-fp · false-premise detection (question only)"
     at = page("playground", {"question": "Why is the moon made of cheese?", "engines": fp, "retriever": "none"})

@@ -166,12 +166,16 @@ def _retrievers(path: str, corpus_id: str) -> dict:
     from backend.retrieval.index import load_all  # lazy: start-up time (torch, faiss)
 
     with store() as con:
-        return load_all(con, corpus_id)
+        try:
+            return load_all(con, corpus_id)
+        except LookupError as exc:  # no corpus in the store: the same "not here yet" as a missing index
+            raise FileNotFoundError(str(exc)) from None
 
 
 def retrievers(corpus_id: str = "wiki") -> dict:
     """{"bm25", "dense", "hybrid"} over the corpus, loaded once per process and shared by every session.
 
-    FileNotFoundError (saying to run `python -m backend index`) when an index has not been built.
+    FileNotFoundError saying what to run when the corpus is not in the store (`ingest --only corpus`) or an index
+    has not been built (`python -m backend index`): every page that retrieves catches that one error.
     """
     return _retrievers(str(settings().store_path), corpus_id)
