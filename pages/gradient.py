@@ -36,7 +36,6 @@ run = c.selectbox(
     key="run",
     bind="query-params",
     placeholder="people only" if len(runs) else "no NLI runs on this dataset yet",
-    format_func=widgets.option,
 )
 chosen = (run,) if run else ()
 if run:

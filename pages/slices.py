@@ -144,9 +144,7 @@ export.table(
         "q (BH)": st.column_config.NumberColumn(format="%.2e"),
     },
 )
-chosen = st.selectbox(
-    "Open a slice in Explore", list(shown["slice"]), key="open_slice", format_func=widgets.option, index=0
-)
+chosen = st.selectbox("Open a slice in Explore", list(shown["slice"]), key="open_slice", index=0)
 # a full link, as the table's: st.page_link drops the URL values of keys this page binds too (dataset, run_a)
 st.link_button(
     f"Explore {widgets.plain(chosen)}",

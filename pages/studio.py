@@ -323,7 +323,6 @@ def run_model() -> None:
             "Prompt template",
             prompts,
             key="job_template",
-            format_func=widgets.option,
             help="How the model is asked (`python -m backend prompts` lists them; add yours in "
             "data/prompts/). Each template is a run of its own.",
         )

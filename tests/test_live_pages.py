@@ -269,6 +269,11 @@ def test_explore_offers_correctness_only_for_runs_with_labels(page):
     assert at.markdown and any(m.value.startswith("**6 examples match**") for m in at.markdown)  # not 0
 
 
+def test_the_rating_task_picker_shows_its_choices_as_plain_text(page):
+    at = page("rate", {"run": WRITE_RUN})
+    assert at.selectbox(key="task").options[0] == "(none: browse every output)"  # no Markdown escapes in a selectbox
+
+
 def test_rate_only_unrated_outputs(page, lab):
     con = connect(lab["store"])
     first = con.execute("SELECT min(example_id) FROM predictions WHERE run_id = $r", {"r": WRITE_RUN}).fetchall()[0][0]

@@ -179,6 +179,16 @@ def test_targets_show_a_free_form_generation_when_the_format_was_ignored(store):
     assert shown == ["(not in the Presupposition/Correction format) The common cold is a serious illness."]
 
 
+def test_an_nli_answer_with_no_label_read_is_not_called_a_writing_format_problem(store):
+    con, _, _ = store
+    text = {"generation": "Perhaps, it depends on the speaker."}
+    replace_runs(
+        con, [_run("nope/chatty", "nope", "nli")], [{"run_id": "nope/chatty", "example_id": "1", "text": text}]
+    )
+    shown = rate.targets(con, "nope/chatty")["output_text"].tolist()
+    assert shown == ["(no nli answer could be read) Perhaps, it depends on the speaker."]
+
+
 def test_targets_fall_back_to_the_answer_and_filter_by_split(store):
     con, ifqa, _ = store
     frame = rate.targets(con, QA)

@@ -154,6 +154,9 @@ def test_the_slice_finder_page_lists_slices_with_links(open_page, real_store):
     assert others.value == [] and len(others.options) > 2  # other runs' correctness: none until picked
     table = at.dataframe[0].value
     assert table["open"].str.startswith("explore?dataset=nope").all() and table["q (BH)"].is_monotonic_increasing
+    opened = at.selectbox(key="open_slice")  # a selectbox shows its options as plain text: no Markdown escapes
+    assert opened.options[0] == table["slice"].iloc[0] and "\\" not in "".join(opened.options)
+    assert any("gold_label = " in option for option in opened.options)
 
 
 @pytest.mark.parametrize("question", ["worse", "shrinks"])

@@ -22,7 +22,6 @@ def picker(run_id: str) -> str | None:
         [NONE, *found["task_id"]],
         key="task",
         bind="query-params",
-        format_func=widgets.option,
         help="A task hands out the run's outputs so that each is rated by k people; you get one item at a time.",
     )
     return None if chosen == NONE else chosen

@@ -135,7 +135,8 @@ def _outputs(con, run_id: str) -> pd.DataFrame:
     """A run's error-free outputs with their gold data, and what the model wrote as people read it."""
     items = store_ratings.targets(con, run_id)
     parts = ("presupposition", "correction", "answer", "label", "generation")
-    items["output_text"] = [readable(*row) for row in zip(*(items[name] for name in parts))]
+    task = store_runs.field(con, run_id, "task")
+    items["output_text"] = [readable(*row, task=task) for row in zip(*(items[name] for name in parts))]
     return items
 
 

@@ -42,15 +42,17 @@ def readable(
     answer: str | None,
     label: str | None,
     generation: str | None = None,
+    task: str = "write",
 ) -> str:
     """What a model wrote, readable (as people rate it and judges read it): its presupposition and
-    correction, else its answer, else its label, else its raw generation (a writing model that ignored
-    the two-line format)."""
+    correction, else its answer, else its label, else its raw generation, saying why it is raw: a writing
+    model that ignored the two-line format, or another task's answer from which no label or answer was read."""
     parts = [
         f"{name}: {text.strip()}"
         for name, text in (("Presupposition", presupposition), ("Correction", correction))
         if isinstance(text, str) and text.strip()
     ]
     if not parts and not answer and not label and isinstance(generation, str) and generation.strip():
-        return f"(not in the Presupposition/Correction format) {generation.strip()}"
+        why = "not in the Presupposition/Correction format" if task == "write" else f"no {task} answer could be read"
+        return f"({why}) {generation.strip()}"
     return "\n".join(parts) or answer or label or ""

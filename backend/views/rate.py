@@ -94,10 +94,10 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, str]:
 def targets(con: duckdb.DuckDBPyConnection, run_id: str, split: str | None = None) -> pd.DataFrame:
     """The run's error-free predictions to rate, by example id, with the example's gold data (a live
     run has no example rows: its input comes from the prediction's `text.input`)."""
-    _run(con, run_id)
+    _, task = _run(con, run_id)
     frame = store_ratings.targets(con, run_id, split)
     frame["output_text"] = [
-        readable(*row)
+        readable(*row, task=task)
         for row in zip(
             frame.pop("presupposition"),
             frame.pop("correction"),
