@@ -195,19 +195,19 @@ def user_rows_raw(path: Path) -> dict[str, list]:
     try:
         return {
             table: con.execute(
-                f"SELECT * EXCLUDE (example_key) FROM ({select}) ORDER BY ALL"
-                if table in ("examples", "predictions") and _has_key(con, table)
-                else select
+                f"SELECT * EXCLUDE ({', '.join(added)}) FROM ({select}) ORDER BY ALL" if added else select
             ).fetchall()
             for table, select in USER_ROWS.items()
             if table in tables
+            for added in [_added(con, table)]
         }
     finally:
         con.close()
 
 
-def _has_key(con, table: str) -> bool:
-    return "example_key" in [c[0] for c in con.execute(f"DESCRIBE {table}").fetchall()]
+def _added(con, table: str) -> list[str]:
+    """The columns of the table that upgrades added (schema 4's join key, schema 9's created_by)."""
+    return [c[0] for c in con.execute(f"DESCRIBE {table}").fetchall() if c[0] in ("example_key", "created_by")]
 
 
 def test_a_failed_upgrade_leaves_the_store_as_it_was(tmp_path, monkeypatch):
@@ -218,7 +218,7 @@ def test_a_failed_upgrade_leaves_the_store_as_it_was(tmp_path, monkeypatch):
         connect(path)
     con = duckdb.connect(str(path))
     assert migrations.schema_version(con) == 3
-    assert not _has_key(con, "examples")
+    assert "example_key" not in _added(con, "examples")
     con.close()
 
 
