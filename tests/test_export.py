@@ -4,6 +4,7 @@ render offline (vl-convert) to real PNG and SVG with the title and caption in th
 from __future__ import annotations
 
 import io
+import zipfile
 
 import altair as alt
 import pandas as pd
@@ -22,11 +23,14 @@ FRAME = pd.DataFrame(
 )
 
 
-def test_csv_starts_with_the_caption_and_keeps_every_value():
-    text = export.csv_bytes(FRAME, CAPTION).decode()
-    assert text.splitlines()[0] == f"# {CAPTION}"
-    back = pd.read_csv(io.StringIO(text), skiprows=1, dtype={"example_id": str})
+def test_a_csv_loads_with_the_default_reader_and_its_provenance_rides_beside_it_in_the_zip():
+    back = pd.read_csv(io.BytesIO(export.csv_bytes(FRAME)), dtype={"example_id": str})  # no skiprows, no comment
     pd.testing.assert_frame_equal(back, FRAME)
+    with zipfile.ZipFile(io.BytesIO(export.zip_bytes(FRAME, "Slice: nope", CAPTION))) as packed:
+        assert sorted(packed.namelist()) == ["slice-nope.csv", "slice-nope.provenance.txt"]
+        pd.testing.assert_frame_equal(pd.read_csv(packed.open("slice-nope.csv"), dtype={"example_id": str}), FRAME)
+        sidecar = packed.read("slice-nope.provenance.txt").decode()
+    assert sidecar.splitlines()[:3] == ["Slice: nope", CAPTION, "rows: 2"]
 
 
 def test_parquet_keeps_types_and_the_caption_in_its_metadata():
@@ -72,7 +76,7 @@ def test_csv_cells_that_start_like_a_formula_are_neutralised_but_numbers_are_not
             "p": [-0.5, 1.0, -2.0, 0.0, 0.1, 0.2, 0.3],
         }
     )
-    back = pd.read_csv(io.StringIO(export.csv_bytes(frame, CAPTION).decode()), skiprows=1, keep_default_na=False)
+    back = pd.read_csv(io.BytesIO(export.csv_bytes(frame)), keep_default_na=False)
     assert list(back.columns) == ["'=cmd", "p"]
     assert back["'=cmd"].tolist() == [
         '\'=HYPERLINK("http://x","y")',

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import zipfile
 from collections.abc import Callable
 
 import altair as alt
@@ -150,14 +151,28 @@ def neutralised(value):
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
 
 
-def csv_bytes(frame: pd.DataFrame, caption: str) -> bytes:
-    """CSV whose first line is a '#' comment with the provenance caption; text cells and column names
-    that start like a formula are neutralised (numbers stay numbers: -0.5 is not text)."""
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """CSV that any reader loads as it is (`pd.read_csv` with its defaults: the header is the first line); text
+    cells and column names that start like a formula are neutralised (numbers stay numbers: -0.5 is not text).
+    Its provenance goes beside it: `zip_bytes`, the Parquet's metadata, the LaTeX caption."""
     safe = frame.rename(columns=neutralised)
     for column, dtype in safe.dtypes.items():
         if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype):
             safe[column] = safe[column].map(neutralised)
-    return (f"# {caption}\n" + safe.to_csv(index=False)).encode()
+    return safe.to_csv(index=False).encode()
+
+
+def zip_bytes(frame: pd.DataFrame, title: str, caption: str) -> bytes:
+    """A zip of the CSV and a provenance sidecar (`<name>.provenance.txt`: title, caption, rows, columns)."""
+    buffer = io.BytesIO()
+    name = _slug(title)
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
+        out.writestr(f"{name}.csv", csv_bytes(frame))
+        out.writestr(
+            f"{name}.provenance.txt",
+            f"{title}\n{caption}\nrows: {len(frame):,}\ncolumns: {', '.join(map(str, frame.columns))}\n",
+        )
+    return buffer.getvalue()
 
 
 def table(frame: pd.DataFrame, title: str, caption: str, key: str, **dataframe_kwargs) -> None:
@@ -172,12 +187,23 @@ def downloads(frame: Callable[[], pd.DataFrame], title: str, caption: str, key: 
     row = st.container(horizontal=True)
     row.download_button(
         f"CSV{suffix}",
-        lambda: csv_bytes(frame(), caption),
+        lambda: csv_bytes(frame()),
         f"{_slug(title)}.csv",
         "text/csv",
         key=f"{key}-csv",
         on_click="ignore",
         icon=":material/table:",
+        width="content",
+        help="Loads as it is in any CSV reader; its provenance is in the zip's sidecar, the Parquet and the LaTeX",
+    )
+    row.download_button(
+        f"CSV + provenance{suffix}",
+        lambda: zip_bytes(frame(), title, caption),
+        f"{_slug(title)}.zip",
+        "application/zip",
+        key=f"{key}-zip",
+        on_click="ignore",
+        icon=":material/folder_zip:",
         width="content",
     )
     row.download_button(
