@@ -283,7 +283,7 @@ def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -
         st.switch_page("pages/example.py", query_params={"example": chosen})
     export.downloads(
         lambda: query(explore.slice_frame, dataset, *args, sort=sort, limit=None).dropna(axis=1, how="all"),
-        f"slice-{dataset}",
+        f"Explore slice of {dataset}",  # the pinned table's title and the download's file name
         caption,
         key="slice",
         suffix=" (full slice)",

@@ -99,7 +99,7 @@ row.download_button(
     width="content",
 )
 row.download_button(
-    f"LaTeX ({tables} tables)",
+    f"LaTeX ({tables} table{'s' if tables != 1 else ''})",
     lambda: report.export_latex(pinned).encode(),
     "report-tables.tex",
     "application/x-tex",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import altair as alt
 import pandas as pd
@@ -87,11 +88,23 @@ def test_a_pinned_table_exports_every_row_its_caption_counts(store):
     assert html.count("<td>i") == 2_386 + 2_000  # every row of each table (its id cell; "| id" heads the Markdown)
     assert markdown.count("| i") == 2_386 + 2_000 + 2 and latex.count("\\\\\n") >= 2_386 + 2_000
     first = latex.split("\\end{longtable}")[0]
-    assert "\\begin{longtable}{lp{0.90\\linewidth}r}" in first and "i2385 &" in first
+    assert "\\begin{longtable}{lp{0.82\\linewidth}r}" in first and "i2385 &" in first
     assert "first 2,000 rows only" in html and "first 2,000 rows only" in latex and "first 2,000 rows only" in markdown
     assert html.count("first 2,000 rows only") == 1  # the whole table says nothing of the kind
     short = report.latex(table.head(3), "Short", "n=3")
     assert "\\begin{table}" in short and "longtable" not in short
+
+
+def test_a_latex_table_with_two_long_text_columns_and_nine_numbers_fits_the_page():
+    text = "a premise long enough to be a paragraph in a printed table"
+    frame = pd.DataFrame({"premise": [text], "hypothesis": [text]} | {f"metric {k}": [0.123] for k in range(9)})
+    tex = report.latex(frame, "Wide", "n=1")
+    spec, size, chars = report.fit(frame, frame.select_dtypes("number").columns)
+    assert tex.startswith(f"\\begingroup{size}\n") and f"\\begin{{tabular}}{{{spec}}}" in tex
+    shares = [float(x) for x in re.findall(r"p\{([0-9.]+)\\linewidth\}", spec)]
+    numbers = report.widths(frame)
+    used = sum(shares) + sum(numbers[f"metric {k}"] for k in range(9)) / chars  # at the chosen font's line
+    assert size == "\\footnotesize" and len(shares) == 2 and spec.count("r") == 9 and used <= 1.0, (spec, used)
 
 
 def test_a_table_too_large_to_pin_is_refused_with_the_way_out(store, monkeypatch):

@@ -27,7 +27,6 @@ KINDS = ("chart", "table")
 MAX_ROWS = 100_000  # a pinned table holds every row up to this many; a larger one is refused, never cut
 LEGACY_CAP = 2_000  # earlier versions kept only a table's first 2,000 rows, without recording how many there were
 LONG_TABLE = 40  # rows past which the LaTeX export is a longtable (it breaks across pages)
-LONG_CELL = 40  # characters past which a text column becomes a p{} paragraph column in LaTeX
 
 
 class ReportError(ValueError):
@@ -124,8 +123,9 @@ def chart_png(spec: str, scale: float = 2.0) -> bytes:
 def latex(frame: pd.DataFrame, title: str, caption: str) -> str:
     """A booktabs table (\\toprule, \\midrule, \\bottomrule) with the title and provenance as its caption;
     text escaped for LaTeX, numbers to 3 decimals; every row. Over LONG_TABLE rows a longtable (it breaks across
-    pages; needs \\usepackage{longtable}); text columns with cells over LONG_CELL characters as p{} columns
-    sharing the text width, so the table fits the page."""
+    pages; needs \\usepackage{longtable}); when the columns are wider than the page at their natural width, the
+    text columns become p{} paragraph columns sharing what the numbers leave, in a smaller font when even that is too
+    wide (`fit`), so it fits."""
     numeric = frame.select_dtypes("number").columns
     styler = frame.style.hide(axis="index").format(escape="latex", precision=3, subset=list(numeric), na_rep="--")
     text_columns = [c for c in frame.columns if c not in numeric]
@@ -134,22 +134,60 @@ def latex(frame: pd.DataFrame, title: str, caption: str) -> str:
     styler = styler.format_index(escape="latex", axis="columns")
     full = f"{title}. {caption}".replace("\n", " ")
     long = len(frame) > LONG_TABLE
-    return styler.to_latex(
+    spec, size, _ = fit(frame, numeric)
+    body = styler.to_latex(
         hrules=True,
         caption=_escape_latex(full),
         position_float=None if long else "centering",
         label=f"tab:{_label(title)}",
         environment="longtable" if long else "table",
-        column_format=_column_format(frame, numeric),
+        column_format=spec,
     )
+    return f"\\begingroup{size}\n{body}\\endgroup\n" if size else body
 
 
-def _column_format(frame: pd.DataFrame, numeric) -> str:
-    """r for numbers, l for short text, p{} for paragraph-long text (sharing 90% of the text width)."""
-    lengths = {c: frame[c].astype(str).str.len().max() if len(frame) else 0 for c in frame.columns}
-    wide = [c for c in frame.columns if c not in numeric and lengths[c] > LONG_CELL]
-    share = 0.9 / len(wide) if wide else 0
-    return "".join("r" if c in numeric else f"p{{{share:.2f}\\linewidth}}" if c in wide else "l" for c in frame.columns)
+SHORT = 14  # characters (with padding) up to which a text column stays one line wide (l), like an id
+
+
+def widths(frame: pd.DataFrame) -> dict[str, int]:
+    """Each column's natural width in characters: its header or its longest cell (numbers as printed, 3 decimals),
+    plus 2 for the space between columns."""
+
+    def longest(column) -> int:
+        cells = frame[column].map(lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)) if len(frame) else []
+        return max([len(str(column)), *map(len, cells)])
+
+    return {c: longest(c) + 2 for c in frame.columns}
+
+
+FONT_SIZES = (
+    ("", 90),
+    ("\\small", 99),
+    ("\\footnotesize", 112),
+    ("\\scriptsize", 128),
+)  # command, characters of table text per \\linewidth
+
+
+def fit(frame: pd.DataFrame, numeric) -> tuple[str, str, int]:
+    r"""(column format, font size command, characters per line at that size): the largest font at which the table
+    fits \linewidth. r for numbers and l for text while every column fits at its natural width; otherwise text
+    columns wider than SHORT characters become p{} paragraph columns sharing what the other columns leave, each by
+    how much text it holds (at least 8% of the line)."""
+    natural = widths(frame)
+    flexible = [c for c in frame.columns if c not in numeric and natural[c] > SHORT]
+    fixed = sum(natural[c] for c in frame.columns if c not in flexible)
+    for size, chars in FONT_SIZES:
+        if sum(natural.values()) <= chars:
+            return "".join("r" if c in numeric else "l" for c in frame.columns), size, chars
+        if fixed / chars + 0.08 * len(flexible) <= 0.98:
+            break
+    left = 0.98 - fixed / chars
+    total = sum(natural[c] for c in flexible) or 1
+    share = {c: max(left * natural[c] / total, 0.08) for c in flexible}
+    spec = "".join(
+        "r" if c in numeric else f"p{{{share[c]:.2f}\\linewidth}}" if c in flexible else "l" for c in frame.columns
+    )
+    return spec, size, chars
 
 
 LATEX = {
