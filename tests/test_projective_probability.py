@@ -139,4 +139,5 @@ def test_evaluate_shows_people_and_a_local_model_per_predicate_with_rho_and_the_
     assert rho["low"] <= rho["rho"] <= rho["high"]
     effects = report[evaluate.PRIOR.format(by="predicate")]
     assert set(effects["who"]) == {"people", run_id} and (effects["effect_low"] <= effects["effect"]).all()
+    assert {"high_prior", "low_prior"} <= set(effects.columns) and not {"high", "low"} & set(effects.columns)
     assert Lab(store).evaluate("projective_probability")[evaluate.CERTAINTY.format(by="predicate")].equals(table)

@@ -76,12 +76,13 @@ def per_predicate(ratings: pd.DataFrame, draws: int = DRAWS) -> pd.DataFrame:
 
 
 def prior_effect(ratings: pd.DataFrame, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
-    """Per predicate: mean certainty after a high-prior fact, after a low-prior one, and their difference with a
-    95% CI (participants and items resampled within each prior).
+    """Per predicate: mean certainty after a high-prior fact (`high_prior`), after a low-prior one (`low_prior`),
+    and their difference (`effect`) with its 95% CI (`effect_low`, `effect_high`: as everywhere in the lab, `low` and
+    `high` name interval bounds), participants and items resampled within each prior.
 
     >>> frame = pd.DataFrame({"predicate": ["know"] * 4, "prior": ["high", "high", "low", "low"],
     ...                       "rater": ["a", "b", "c", "d"], "item": [1, 2, 3, 4], "value": [0.9, 0.7, 0.3, 0.5]})
-    >>> prior_effect(frame, draws=200).loc[0, ["high", "low", "effect"]].round(3).tolist()
+    >>> prior_effect(frame, draws=200).loc[0, ["high_prior", "low_prior", "effect"]].round(3).tolist()
     [0.8, 0.4, 0.4]
     """
     rows = []
@@ -96,14 +97,14 @@ def prior_effect(ratings: pd.DataFrame, draws: int = DRAWS, seed: int = SEED) ->
             {
                 "predicate": predicate,
                 "n": len(group),
-                "high": mean_high,
-                "low": mean_low,
+                "high_prior": mean_high,
+                "low_prior": mean_low,
                 "effect": mean_high - mean_low,
                 "effect_low": float(lo),
                 "effect_high": float(hi),
             }
         )
-    columns = ["predicate", "n", "high", "low", "effect", "effect_low", "effect_high"]
+    columns = ["predicate", "n", "high_prior", "low_prior", "effect", "effect_low", "effect_high"]
     return pd.DataFrame(rows, columns=columns).sort_values("effect", ascending=False, ignore_index=True)
 
 
