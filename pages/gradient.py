@@ -61,11 +61,10 @@ if run:
     rho = computed(gv.agreement, table).iloc[0]
     st.metric(
         f"Spearman ρ, run vs people, over {int(rho['groups'])} {widgets.plain(by)} means",
-        "n/a (a run with one value everywhere)" if rho["rho"] != rho["rho"] else f"{rho['rho']:.3f}",
+        "n/a" if rho["rho"] != rho["rho"] else f"{rho['rho']:.3f}",
         help="Rank correlation of the two columns of group means; 95% CI from a bootstrap over groups.",
     )
-    if rho["rho"] == rho["rho"]:
-        st.caption(f"95% CI [{rho['low']:.3f}, {rho['high']:.3f}]")
+    st.caption(f"95% CI [{rho['low']:.3f}, {rho['high']:.3f}]" if rho["rho"] == rho["rho"] else rho["note"])
 export.table(table.round(4), f"Certainty per {by}", caption, "certainty-table")
 
 effects = query(gv.prior_effect, dataset, by, chosen)

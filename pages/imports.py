@@ -249,7 +249,8 @@ def dataset_form() -> None:
         return
     _, bundle, description = held
     st.code(
-        f"{len(bundle.examples):,} examples, {len(bundle.pairs):,} pairs; task {description.task}; labels "
+        f"{widgets.counted(len(bundle.examples), 'example')}, {widgets.counted(len(bundle.pairs), 'pair')}; "
+        f"task {description.task}; labels "
         f"{list(description.labels)}; headline splits {list(description.headline_splits)}; facets "
         f"{list(description.facets) or 'none'}; columns {description.columns}",
         language=None,

@@ -13,6 +13,7 @@ from scipy import stats
 
 from backend.api import Lab
 from backend.datasets import commitmentbank as cb
+from backend.metrics import gradient as gradient_metrics
 from backend.store.connection import connect
 from backend.views import evaluate, projection
 from backend.views import gradient as gv
@@ -132,3 +133,20 @@ def test_template_cell_items_give_the_cell_s_share(real_con, open_page, real_sto
     assert not at.exception
     listed = at.dataframe[-1].value
     assert len(listed) == len(cell) and list(listed["example_id"]) == list(cell["example_id"])
+
+
+def test_rho_of_a_run_with_one_value_everywhere_says_why_it_is_undefined_and_its_mean_is_clean():
+    groups = ["know", "think", "say", "hear"]
+    table = pd.DataFrame(
+        {
+            "who": [gv.PEOPLE] * 4 + ["const"] * 4,
+            "group": groups * 2,
+            "mean": [0.9, 0.3, 0.5, 0.7] + [0.25] * 4,
+        }
+    )
+    row = gv.agreement(table).iloc[0]
+    assert row["rho"] != row["rho"] and row["note"] == "undefined: the run gives every group the same value (0.25)"
+    ratings = pd.DataFrame(
+        {"predicate": ["know"] * 4, "rater": list("abcd"), "item": [1, 2, 3, 4], "value": [0.1, 0.2, -0.1, -0.2]}
+    )
+    assert gradient_metrics.per_predicate(ratings, draws=50)["mean"].tolist() == [0.0]  # not 6.9e-18

@@ -17,6 +17,15 @@ from ui.resources import StoreLocked, query
 from ui.text import message, option, plain  # noqa: F401 — pages call widgets.plain, .message and .option
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 pair', '2,732 pairs' (the plural is noun + 's' unless given).
+
+    >>> counted(1, "pair"), counted(2732, "pair"), counted(0, "query", "queries")
+    ('1 pair', '2,732 pairs', '0 queries')
+    """
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def page_url(page: str, **params) -> str:
     """A relative link to a page with its URL parameters (for link columns and markdown links)."""
     return f"{page}?{urlencode(params)}"

@@ -55,6 +55,15 @@ def _times_drawn(rng: np.random.Generator, n: int, draws: int) -> np.ndarray:
     return np.bincount(picked.ravel(), minlength=draws * n).reshape(draws, n)
 
 
+def _clean(value: float) -> float:
+    """A mean without the float summation's last-digit noise (a run at 0 everywhere is 0.0, not 5.55e-17).
+
+    >>> _clean(5.551115123125783e-17), _clean(-1e-18), _clean(0.123456789)
+    (0.0, 0.0, 0.123456789)
+    """
+    return float(round(value, 12)) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
 def per_predicate(ratings: pd.DataFrame, draws: int = DRAWS) -> pd.DataFrame:
     """predicate, n (ratings), participants, items, mean, low, high — highest mean first."""
     rows = []
@@ -66,9 +75,9 @@ def per_predicate(ratings: pd.DataFrame, draws: int = DRAWS) -> pd.DataFrame:
                 "n": estimate.n,
                 "participants": group["rater"].nunique(),
                 "items": group["item"].nunique(),
-                "mean": estimate.value,
-                "low": estimate.low,
-                "high": estimate.high,
+                "mean": _clean(estimate.value),
+                "low": _clean(estimate.low),
+                "high": _clean(estimate.high),
             }
         )
     columns = ["predicate", "n", "participants", "items", "mean", "low", "high"]

@@ -127,13 +127,22 @@ def _per_group(frame: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def agreement(table: pd.DataFrame) -> pd.DataFrame:
-    """run, groups, rho, low, high: Spearman ρ between each run's and people's group means (CI over groups)."""
+    """run, groups, rho, low, high, note: Spearman ρ between each run's and people's group means (CI over groups);
+    `note` says why ρ is undefined where it is (a run with one value in every group, or fewer than 3 groups)."""
     people = table[table["who"] == PEOPLE].set_index("group")["mean"]
     rows = []
     for run_id, mine in table[table["who"] != PEOPLE].groupby("who", sort=False):
-        rho = gradient_metrics.spearman(mine.set_index("group")["mean"], people)
-        rows.append({"run": run_id, "groups": rho.n, "rho": rho.value, "low": rho.low, "high": rho.high})
-    return pd.DataFrame(rows, columns=["run", "groups", "rho", "low", "high"])
+        means = mine.set_index("group")["mean"]
+        rho = gradient_metrics.spearman(means, people)
+        note = (
+            ""
+            if rho.value == rho.value
+            else "undefined: fewer than 3 groups"
+            if rho.n < 3
+            else f"undefined: the run gives every group the same value ({means.iloc[0]:.3g})"
+        )
+        rows.append({"run": run_id, "groups": rho.n, "rho": rho.value, "low": rho.low, "high": rho.high, "note": note})
+    return pd.DataFrame(rows, columns=["run", "groups", "rho", "low", "high", "note"])
 
 
 def prior_effect(
