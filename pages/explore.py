@@ -63,6 +63,10 @@ def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
     )
     run_b = st.selectbox("Run B (compare)", ids, index=0, key="run_b", bind="query-params", format_func=label)
     run_a, run_b = (None if r == NO_RUN else r for r in (run_a, run_b))
+    counts = runs.set_index("run_id")[["predictions", "parsed"]]
+    for name, run in (("A", run_a), ("B", run_b)):
+        if run and counts.loc[run, "parsed"] < counts.loc[run, "predictions"]:
+            st.caption(f"Run {name}: {widgets.parsed(*counts.loc[run, ['parsed', 'predictions']].astype(int))}")
     for run in (run_a, run_b):
         if run and why.get(run):
             st.warning(

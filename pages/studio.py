@@ -245,8 +245,13 @@ def job_progress(run_id: str, dataset: str) -> None:
     st.progress(
         min(done / total, 1.0),
         text=f"{widgets.plain(run_id)}: {widgets.plain(state['status'])} — {done:,} of {state['total']:,} "
-        f"examples{eta}",
+        f"examples, {widgets.parsed(state['parsed'], done)}{eta}",
     )
+    if done and state["parsed"] < done:
+        st.warning(
+            f"{done - state['parsed']:,} of the {done:,} answers could not be read (an error, or a response not in "
+            "its template's format): they count as wrong. Explore's *correctness* filter lists them."
+        )
     if state["log"]:
         st.caption(widgets.plain(state["log"]))
     if state["status"] == "stopped":

@@ -341,3 +341,24 @@ def test_overlapping_sessions_restore_the_blas_thread_count():
     release_b.set()  # the second finishes last
     b.join(10)
     assert blas_threads() == before
+
+
+def test_a_run_whose_answers_did_not_parse_says_so_where_it_is_picked_and_run(open_page, real_store, tmp_path):
+    from backend.execution import jobs
+    from backend.store.writer import replace_runs
+
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(real_store, store)
+    run = {"run_id": "nope/chatty/nli", "dataset_id": "nope", "task": "nli", "model_id": "chatty", "source": "batch"}
+    run["config"] = {"labels": ["E", "N", "C"]}
+    rows = [
+        {"run_id": run["run_id"], "example_id": e, "label": None, "text": {"parse": "unparsed", "response": "Hmm."}}
+        for e in ("1", "1-neg", "2", "2-neg", "3")
+    ]
+    con = connect(store)
+    replace_runs(con, [run], rows)
+    assert jobs.progress(con, run["run_id"], "nope")["parsed"] == 0  # the Studio's status line reads it
+    con.close()
+    at = open_page(store, "pages/explore.py", {"dataset": "nope", "run_a": run["run_id"]})
+    assert not at.exception
+    assert "Run A: 0 of 5 answers parsed" in [c.value for c in at.caption]

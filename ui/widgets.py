@@ -26,6 +26,15 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
+def parsed(answers: int, predictions: int) -> str:
+    """'5 of 5 answers parsed': how many of a run's predictions are answers (not errors or unreadable responses).
+
+    >>> parsed(0, 5), parsed(1, 1)
+    ('0 of 5 answers parsed', '1 of 1 answer parsed')
+    """
+    return f"{answers:,} of {counted(predictions, 'answer')} parsed"
+
+
 def page_url(page: str, **params) -> str:
     """A relative link to a page with its URL parameters (for link columns and markdown links)."""
     return f"{page}?{urlencode(params)}"

@@ -153,11 +153,13 @@ def alive(run_id: str) -> bool:
 
 
 def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
-    """status (not started | running | complete | interrupted | stopped), done, total, seconds, eta
-    (seconds left at the rate so far), and the log's last line."""
+    """status (not started | running | complete | interrupted | stopped), done, parsed (of done: answers, not
+    errors or responses that did not parse), total, seconds, eta (seconds left at the rate so far), and the log's
+    last line."""
     stored, total = store_runs.status(con, run_id), queries.example_count(con, dataset)
     job = read(run_id)
     status, done = (stored["status"], stored["predictions"]) if stored else ("not started", 0)
+    parsed = stored["parsed"] if stored else 0
     running = alive(run_id)
     if status == "running" and not running:
         status = "stopped"  # the process is gone: start it again to resume
@@ -169,6 +171,7 @@ def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
     return {
         "status": status,
         "done": int(done),
+        "parsed": int(parsed),
         "total": int(total),
         "seconds": seconds,
         "eta": (total - done) / rate if rate and status == "running" else None,

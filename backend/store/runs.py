@@ -14,6 +14,8 @@ import pandas as pd
 
 CLASSIFICATION_TASKS = ("nli", "detect")  # tasks whose runs predict labels (accuracy, confusion, bias)
 LABELS = "CAST(r.config->'$.labels' AS VARCHAR[])"  # a run's classes, in the order of its probabilities
+# A prediction that is an answer: no error, and (for a prompted run, which records how its response parsed) parsed
+PARSED = "{p}error IS NULL AND coalesce({p}text->>'$.parse', 'ok') = 'ok'"
 ORDERS = {  # name → ORDER BY clause (never user text)
     "id": "r.run_id",
     # classifiers first (baselines last among them), then QA, writing and retrieval runs
@@ -46,6 +48,7 @@ COLUMNS = [
     "notes",
     "predictions",
     "ok",
+    "parsed",
 ]
 
 
@@ -71,7 +74,8 @@ def listing(
         raise ValueError(f"order {order!r}: allowed {', '.join(ORDERS)}")
     frame = con.execute(
         f"""
-        WITH counts AS (SELECT run_id, count(*) AS predictions, count(*) FILTER (WHERE error IS NULL) AS ok
+        WITH counts AS (SELECT run_id, count(*) AS predictions, count(*) FILTER (WHERE error IS NULL) AS ok,
+                               count(*) FILTER (WHERE {PARSED.format(p="")}) AS parsed
                         FROM predictions GROUP BY run_id)
         SELECT r.run_id, r.dataset_id, r.task, r.model_id, r.model_revision, r.retriever_id, r.source, r.seed,
                r.status, r.provenance, r.created_at, r.seconds, {LABELS} AS labels,
@@ -80,7 +84,7 @@ def listing(
                CAST(r.config->>'$.k' AS INTEGER) AS k, coalesce(r.config->>'$.quality', '') AS quality,
                r.config->>'$.coverage' AS coverage, r.config->>'$.file' AS file, r.config->>'$.sha256' AS sha256,
                r.config->>'$.notes' AS notes,
-               coalesce(c.predictions, 0) AS predictions, coalesce(c.ok, 0) AS ok
+               coalesce(c.predictions, 0) AS predictions, coalesce(c.ok, 0) AS ok, coalesce(c.parsed, 0) AS parsed
         FROM runs r LEFT JOIN counts c USING (run_id)
         WHERE ($d IS NULL OR r.dataset_id = $d) AND ($status IS NULL OR list_contains($status, r.status))
           AND ($tasks IS NULL OR list_contains($tasks, r.task))
@@ -105,13 +109,14 @@ def listing(
 
 
 def status(con: duckdb.DuckDBPyConnection, run_id: str) -> dict | None:
-    """The run's status, seconds and number of predictions; None when there is no such run."""
+    """The run's status, seconds, number of predictions and how many of them are parsed answers; None when there
+    is no such run."""
     row = con.execute(
-        """SELECT r.status, r.seconds, count(p.example_id) FROM runs r
-                         LEFT JOIN predictions p USING (run_id) WHERE r.run_id = $r GROUP BY ALL""",
+        f"""SELECT r.status, r.seconds, count(p.example_id), count(p.example_id) FILTER (WHERE {PARSED.format(p="p.")})
+            FROM runs r LEFT JOIN predictions p USING (run_id) WHERE r.run_id = $r GROUP BY ALL""",
         {"r": run_id},
     ).fetchone()
-    return None if row is None else {"status": row[0], "seconds": row[1], "predictions": row[2]}
+    return None if row is None else {"status": row[0], "seconds": row[1], "predictions": row[2], "parsed": row[3]}
 
 
 def labels(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:

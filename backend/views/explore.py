@@ -61,7 +61,7 @@ def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     last among them), then QA, writing and retrieval runs; with each run's label order ([] if none) and
     why it is contaminated ('' if not)."""
     frame = store_runs.listing(con, dataset_id, with_predictions=True, order="classifiers first")
-    frame = frame[["run_id", "model_id", "source", "task", "labels"]]
+    frame = frame[["run_id", "model_id", "source", "task", "labels", "predictions", "parsed"]]
     flagged = contamination.flags(con, dataset_id)
     return frame.assign(contaminated=[flagged.get(r, "") for r in frame["run_id"]])
 

@@ -64,7 +64,8 @@ def criteria_of(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
 
 def rateable_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Complete or live model runs (no baselines, no imports) with error-free predictions: writing and
-    QA runs first, then by run id; `n` predictions to rate and `rated` examples with user ratings."""
+    QA runs first, then by run id; `n` predictions to rate (error-free), `parsed` of them answers in the expected
+    format, and `rated` examples with user ratings."""
     frame = store_runs.listing(
         con,
         status=("complete", "live"),
@@ -74,7 +75,7 @@ def rateable_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         order="outputs first",
     )
     rated = store_ratings.rated_examples(con)
-    return frame[["run_id", "dataset_id", "task", "model_id"]].assign(
+    return frame[["run_id", "dataset_id", "task", "model_id", "parsed"]].assign(
         n=frame["ok"], rated=[rated.get(run_id, 0) for run_id in frame["run_id"]]
     )
 
