@@ -134,6 +134,11 @@ def _output(
         label, probs, status = _label(parsed, labels, samples)
         if samples:
             text["probabilities"] = "samples" if probs else "none: no sample parsed"
+        elif first.top_logprobs and not parsers.usable_logprobs(first.top_logprobs):
+            text |= {
+                "top_logprobs": [[token, str(lp)] for token, lp in first.top_logprobs],  # NaN is not JSON
+                "probabilities": "none: no usable log-probabilities (the server sent NaN or a value above 0)",
+            }
         elif first.top_logprobs:
             probs, other = parsers.label_probabilities(list(first.top_logprobs), template.verbalisers, labels)
             text |= {

@@ -250,7 +250,7 @@ class Endpoint:
             )
         estimate = spend.cost(len(prompt) // CHARS_PER_TOKEN + 8, params["max_tokens"], s.price_in, s.price_out)
         async with gate:
-            budget.reserve(s.name, estimate, s.daily_cap, self.cache_path, s.person_daily_cap)
+            await budget.reserve_when_it_fits(s.name, estimate, s.daily_cap, self.cache_path, s.person_daily_cap)
             started, actual = time.perf_counter(), 0.0
             try:
                 said = await self._ask(client, messages, params, on_text)
@@ -284,6 +284,12 @@ class Endpoint:
                 budget.settle(s.name, estimate, actual, self.cache_path)
             latency = 1000 * (time.perf_counter() - started)
         cache.put(key, said, self.cache_path)
+        if said["usage_reported"] and said["tokens_out"] > params["max_tokens"]:
+            raise spend.BudgetReached(  # its answer is kept (cached); the run stops before the next request
+                f"{s.name}: {s.base_url} reported {said['tokens_out']:,} output tokens for max_tokens "
+                f"{params['max_tokens']:,}: a server that does not keep to max_tokens can pass any spending cap, so "
+                f"the run stopped (spent {spend.usd(budget.spent)} in it); fix the server, then run the same command"
+            )
         return Completion(
             said["text"],
             _tuple(said["top_logprobs"]),

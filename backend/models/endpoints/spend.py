@@ -10,6 +10,7 @@ reports it used.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +41,18 @@ def spent_by_me(endpoint: str, where: Path | None = None) -> float:
     return endpoint_cache.spent_by(endpoint, today(), author(), where)
 
 
+POLL_S = 0.02  # how often a request waiting for budget looks again while others are in flight
+
+
+def usd(amount: float) -> str:
+    """An amount as people read a cap: cents above a dollar, four decimals below (a $0.001 cap is not "$0.00").
+
+    >>> usd(12.5), usd(0.001), usd(0.5)
+    ('$12.50', '$0.0010', '$0.5000')
+    """
+    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"
+
+
 def cost(tokens_in: int, tokens_out: int, price_in: float, price_out: float) -> float:
     """USD, prices per million tokens."""
     return (tokens_in * price_in + tokens_out * price_out) / 1e6
@@ -52,6 +65,24 @@ class Budget:
     limit: float | None = None
     spent: float = 0.0
     reserved: float = 0.0
+
+    async def reserve_when_it_fits(
+        self,
+        endpoint: str,
+        estimate: float,
+        daily_cap: float | None,
+        where: Path | None = None,
+        person_cap: float | None = None,
+    ) -> None:
+        """`reserve`, waiting while requests in flight hold what the next one needs: their settling frees what they
+        did not spend. BudgetReached only when the next request would pass a cap with nothing in flight."""
+        while True:
+            try:
+                return self.reserve(endpoint, estimate, daily_cap, where, person_cap)
+            except BudgetReached:
+                if self.reserved <= 1e-12:
+                    raise
+                await asyncio.sleep(POLL_S)
 
     def reserve(
         self,
@@ -68,12 +99,12 @@ class Budget:
             )
         if daily_cap is not None and spent_today(endpoint, where) + self.reserved + estimate > daily_cap:
             raise BudgetReached(
-                f"{endpoint}: today's spending cap ${daily_cap:.2f} would be passed "
+                f"{endpoint}: today's spending cap {usd(daily_cap)} would be passed "
                 f"(spent ${spent_today(endpoint, where):.4f} today, UTC); raise daily_cap in the registry or wait"
             )
         if person_cap is not None and spent_by_me(endpoint, where) + self.reserved + estimate > person_cap:
             raise BudgetReached(
-                f"{endpoint}: your spending cap today, ${person_cap:.2f} per person, would be passed (you spent "
+                f"{endpoint}: your spending cap today, {usd(person_cap)} per person, would be passed (you spent "
                 f"${spent_by_me(endpoint, where):.4f} today, UTC); ask a lab owner to raise person_daily_cap, or wait"
             )
         self.reserved += estimate

@@ -110,6 +110,18 @@ def writing(text: str, crepe: bool = False) -> Parsed:
     return Parsed("ok" if all(parts.values()) else "unparsed", parts=parts)
 
 
+def usable_logprobs(top_logprobs: list[tuple[str, float]]) -> bool:
+    """Whether every log-probability is one: a number ≤ 0 or −∞ (a server can send NaN or +∞, which are no
+    probability at all).
+
+    >>> usable_logprobs([("yes", -0.1), ("no", -math.inf)]), usable_logprobs([("yes", math.nan)])
+    (True, False)
+    >>> usable_logprobs([("yes", math.inf)]), usable_logprobs([("yes", 0.5)])
+    (False, False)
+    """
+    return all(isinstance(lp, (int, float)) and not math.isnan(lp) and lp <= 1e-6 for _, lp in top_logprobs)
+
+
 def label_probabilities(
     top_logprobs: list[tuple[str, float]], verbalisers: dict[str, tuple[str, ...]], labels: list[str]
 ) -> tuple[tuple[float, ...] | None, float]:
