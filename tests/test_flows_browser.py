@@ -43,10 +43,12 @@ def choose(page, label: str, option: str) -> None:
     """Pick `option` in the Streamlit selectbox labelled `label`, and wait for the run the pick starts (none when it
     is already picked)."""
     box = page.locator("[data-testid=stSelectbox]").filter(has=page.get_by_text(label, exact=True)).first
-    if box.locator("input").input_value() == option:
-        return
-    box.locator("input").click()
-    rerun(page, page.get_by_role("option", name=option, exact=True).first.click)
+    for _ in range(2):  # a CI run once left the list open with nothing picked (its report then rejected rows)
+        if box.locator("input").input_value() == option:
+            return
+        box.locator("input").click()
+        rerun(page, page.get_by_role("option", name=option, exact=True).first.click)
+    assert box.locator("input").input_value() == option, f"{label}: {option} was not picked"
 
 
 @pytest.mark.slow
@@ -135,7 +137,7 @@ def test_the_writing_flows_work_by_clicking_in_chromium(served_lab_copy, tmp_pat
         exported = html.value.path().read_text()
         assert "<img" in exported and "Models" in exported
         with page.expect_download() as latex:
-            page.get_by_role("button", name="LaTeX (1 tables)").click()
+            page.get_by_role("button", name="LaTeX (1 table)").click()
         assert "\\toprule" in latex.value.path().read_text()
 
         # Rate: a score saved with the S shortcut, read back from the store by the progress line
