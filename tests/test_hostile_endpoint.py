@@ -81,3 +81,50 @@ def test_nan_and_infinite_log_probabilities_are_stored_as_no_probabilities(serve
             assert said["top_logprobs"] == [["yes", "nan"], ["no", "inf"]]
     finally:
         loading.unload(NAME)
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("invalid", "sent a response that is not valid JSON"),
+        ("truncated", "cut its response short"),  # not "start the server": it is up
+    ],
+)
+def test_a_broken_answer_stops_the_run_unfinished_and_the_next_run_retries_its_items(
+    server, real_store, tmp_path, monkeypatch, capsys, mode, said
+):
+    data, store = tmp_path / "data", tmp_path / "lab.duckdb"
+    data.mkdir()
+    store.write_bytes(real_store.read_bytes())
+    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
+    assert cli(["models", "add", NAME, "--base-url", server.url, "--model", MODEL, "--max-concurrency", "1"]) == 0
+    predict = [
+        "--store",
+        str(store),
+        "predict",
+        "--model",
+        NAME,
+        "--dataset",
+        "nope",
+        "--split",
+        "main",
+        "--limit",
+        "3",
+    ]
+    try:
+        server.mode = mode
+        assert cli(predict) == 1  # not "complete" with exit 0
+        assert said in capsys.readouterr().err
+        con = connect(store, read_only=True)
+        [(status, stored)] = con.execute(
+            "SELECT r.status, count(p.example_id) FROM runs r LEFT JOIN predictions p USING (run_id) "
+            "WHERE r.model_id = $m GROUP BY ALL",
+            {"m": NAME},
+        ).fetchall()
+        con.close()
+        assert status != "complete" and stored == 0  # no error row stands in for an answer
+        server.mode, asked = "ok", server.requests
+        assert cli(predict) == 0  # the server fixed: the same command asks again and completes
+        assert server.requests - asked == 3
+    finally:
+        loading.unload(NAME)

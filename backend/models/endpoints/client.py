@@ -13,6 +13,7 @@ that prompt) is that item's error and the run goes on.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import time
@@ -31,6 +32,10 @@ CHARS_PER_TOKEN = 4  # the worst-case estimate of a prompt's tokens before it is
 
 class EndpointDown(RunStopped):
     """The server did not answer (after the client's retries)."""
+
+
+class ServerBroken(RunStopped):
+    """The server answered, but not with a usable response (not JSON, cut short): no item gets that as its answer."""
 
 
 class Unauthorised(RunStopped):
@@ -256,7 +261,20 @@ class Endpoint:
                 said = await self._ask(client, messages, params, on_text)
             except openai.AuthenticationError:
                 raise Unauthorised(f"{s.name}: {s.base_url} refused the key in ${s.api_key_env or '(none)'}") from None
+            except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+                actual = estimate  # it may have done (and billed) the work: the worst case is charged
+                raise ServerBroken(
+                    f"{s.name}: {s.base_url} sent a response that is not valid JSON ({type(exc).__name__}: "
+                    f"{str(exc)[:120]}); no item got it as its answer. Fix the server, then run the same command: "
+                    "the run resumes with these items"
+                ) from None
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                if _cut_short(exc):  # it is up, and answered: the body broke off
+                    actual = estimate
+                    raise ServerBroken(
+                        f"{s.name}: {s.base_url} cut its response short ({exc.__cause__}); no item got it as its "
+                        "answer. The server is up but broke off: check its log, then run the same command"
+                    ) from None
                 raise EndpointDown(
                     f"{s.name}: {s.base_url} stopped answering ({type(exc).__name__} after {s.max_retries} "
                     "retries); start the server and run the same command again: the run resumes"
@@ -375,6 +393,11 @@ class Endpoint:
         for completion in done:
             self.stats.add(completion)
         return done
+
+
+def _cut_short(exc: Exception) -> bool:
+    """Whether a connection error is a response that broke off (HTTP protocol error), not a server that is down."""
+    return any(kind.__name__.endswith("ProtocolError") for kind in type(exc.__cause__).__mro__)
 
 
 def _tuple(pairs) -> tuple[tuple[str, float], ...] | None:
