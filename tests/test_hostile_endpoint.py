@@ -128,3 +128,29 @@ def test_a_broken_answer_stops_the_run_unfinished_and_the_next_run_retries_its_i
         assert server.requests - asked == 3
     finally:
         loading.unload(NAME)
+
+
+def test_the_model_that_answered_is_kept_with_each_prediction_and_a_swap_is_warned(
+    server, real_store, tmp_path, monkeypatch, caplog
+):
+    data, store = tmp_path / "data", tmp_path / "lab.duckdb"
+    data.mkdir()
+    store.write_bytes(real_store.read_bytes())
+    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
+    assert cli(["models", "add", NAME, "--base-url", server.url, "--model", MODEL, "--max-concurrency", "1"]) == 0
+    try:
+        run_id = batch.predict(store, runs.Request(NAME, "nope", split="main", limit=2, chunk=2), progress=False)
+        server.mode = "swapped"  # /v1/models still lists hostile-1; the answers now name another model
+        batch.predict(store, runs.Request(NAME, "nope", split="main", limit=4, chunk=2), progress=False)
+        con = connect(store, read_only=True)
+        said = con.execute(
+            "SELECT text->>'$.server_model' FROM predictions p JOIN runs r USING (run_id) WHERE r.model_id = $m "
+            "ORDER BY run_id, example_id",
+            {"m": NAME},
+        ).fetchall()
+        con.close()
+        # the first run's two answers, and the second run's: two from the cache (as first answered), two new
+        assert sorted(s for (s,) in said) == ["another-model"] * 2 + [MODEL] * 4 and run_id.endswith("first2")
+        assert "answered as model 'another-model', not the registered 'hostile-1'" in caplog.text
+    finally:
+        loading.unload(NAME)

@@ -29,6 +29,7 @@ class Completion:
     cached: bool = False
     error: str | None = None  # this request failed (e.g. the prompt is too long)
     usage_reported: bool = True  # False: the server gave no token counts (some do not when streaming)
+    model: str | None = None  # the model the server named in this answer (an endpoint's; None for local models)
 
 
 class RunStopped(RuntimeError):

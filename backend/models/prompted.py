@@ -124,6 +124,8 @@ def _output(
         "cached": all(c.cached for c in responses),
         "tokens_reported": all(c.usage_reported for c in responses),
     }
+    if first.model:
+        text["server_model"] = first.model  # what the server said answered: a swap of weights midway shows
     latency = sum(c.latency_ms for c in responses)
     if all(c.error for c in responses):
         return Output(text={**text, "parse": "error"}, passages=hits, latency_ms=latency, error=first.error)

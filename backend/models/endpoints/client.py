@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import statistics
 import time
@@ -25,6 +26,8 @@ import openai
 from backend.models.endpoints import spend
 from backend.models.output import Completion, RunStopped
 from backend.store import endpoint_cache as cache
+
+log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 3.0
 CHARS_PER_TOKEN = 4  # the worst-case estimate of a prompt's tokens before it is sent
@@ -184,6 +187,7 @@ class Endpoint:
         self.device = f"endpoint {settings.base_url}"
         self.http_client_factory, self.cache_path = http_client_factory, cache_path
         self.server_model: str | None = None
+        self.warned: set[str] = set()  # answering model ids already warned about
         self.stats = Stats()
 
     def _client(self) -> openai.AsyncOpenAI:
@@ -252,6 +256,7 @@ class Endpoint:
                 0.0,
                 True,
                 usage_reported=hit.get("usage_reported", True),
+                model=hit.get("model"),
             )
         estimate = spend.cost(len(prompt) // CHARS_PER_TOKEN + 8, params["max_tokens"], s.price_in, s.price_out)
         async with gate:
@@ -302,6 +307,7 @@ class Endpoint:
                 budget.settle(s.name, estimate, actual, self.cache_path)
             latency = 1000 * (time.perf_counter() - started)
         cache.put(key, said, self.cache_path)
+        self._check_model(said["model"])
         if said["usage_reported"] and said["tokens_out"] > params["max_tokens"]:
             raise spend.BudgetReached(  # its answer is kept (cached); the run stops before the next request
                 f"{s.name}: {s.base_url} reported {said['tokens_out']:,} output tokens for max_tokens "
@@ -317,7 +323,22 @@ class Endpoint:
             actual,
             False,
             usage_reported=said["usage_reported"],
+            model=said["model"],
         )
+
+    def _check_model(self, answered: str | None) -> None:
+        """Warn (once per id, per process) when an answer names another model than the one registered: the server
+        may have swapped its weights midway. Each prediction keeps the id it was answered by (`server_model`)."""
+        if answered and answered != self.settings.model and answered not in self.warned:
+            self.warned.add(answered)
+            log.warning(
+                "%s: %s answered as model %r, not the registered %r: its weights may have changed midway; each "
+                "prediction records the model that answered it (text.server_model)",
+                self.settings.name,
+                self.settings.base_url,
+                answered,
+                self.settings.model,
+            )
 
     async def _ask(self, client, messages: list[dict], params: dict, on_text=None) -> dict:
         """One request: the text, the first answer token's top logprobs, tokens, finish reason and the model the
