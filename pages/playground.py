@@ -89,12 +89,13 @@ def editor(mode: str) -> dict[str, str]:
 
 def engine_picker(mode: str) -> tuple[list[playground.Engine], str, int]:
     engines = playground.engines(mode)
-    ready = {f"{e.model} · {e.label}": e for e in engines if e.available}
+    named = {f"{e.model} · {e.label}": e for e in engines}  # every engine: a link's choice is kept, never widened
+    ready = {name: e for name, e in named.items() if e.available}
     fast = [name for name, e in ready.items() if not e.model.startswith("smollm2")] or list(ready)[:1]
     left, middle, right = st.columns([3, 1, 1])
     chosen = left.multiselect(
         "Models",
-        list(ready),
+        list(named),
         default=fast,
         key="engines",
         bind="query-params",
@@ -113,7 +114,15 @@ def engine_picker(mode: str) -> tuple[list[playground.Engine], str, int]:
                     for e in missing
                 )
             )
-    return [ready[name] for name in chosen], retriever, int(k)
+    unavailable = [named[name] for name in chosen if name not in ready]
+    if unavailable:  # named, not replaced by others: a busy endpoint's probe can fail while it is generating
+        st.warning(
+            "Not asked now, though chosen: "
+            + "; ".join(f"**{widgets.plain(e.model)}** ({widgets.message(e.remedy)})" for e in unavailable)
+            + ". Ask again when it answers, or choose another model.",
+            icon=":material/cloud_off:",
+        )
+    return [ready[name] for name in chosen if name in ready], retriever, int(k)
 
 
 def ask_all(versions: dict[str, dict], engines: list[playground.Engine], retriever: str, k: int, mode: str) -> dict:

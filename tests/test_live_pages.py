@@ -182,6 +182,16 @@ def test_playground_question_mode_without_a_corpus_says_what_to_load(lab, open_p
     assert "**tiny\\-fp** · false\\-premise detection" in said and not at.error
 
 
+def test_a_playground_link_s_model_that_is_not_available_is_named_and_kept_not_replaced(page):
+    missing = "minilm-nli · false-premise detection by NLI over the retrieved passages"  # no weights here
+    at = page("playground", {"question": "Why did the Eiffel Tower move to Rome?", "engines": missing})
+    assert not at.exception and at.multiselect(key="engines").value == [missing]  # not widened to every model
+    warned = [w.value for w in at.warning if "Not asked now, though chosen" in w.value]
+    assert len(warned) == 1 and "minilm\\-nli" in warned[0]
+    at = at.get("form_submit_button")[0].click().run()
+    assert not at.exception and "tiny\\-fp" not in "\n".join(m.value for m in at.markdown)  # no other model asked
+
+
 def test_playground_input_and_models_come_from_the_url(page):
     fp = "tiny-fp · false-premise detection (question only)"
     at = page("playground", {"question": "Why is the moon made of cheese?", "engines": fp, "retriever": "none"})
