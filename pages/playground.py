@@ -183,7 +183,7 @@ def ask_all(versions: dict[str, dict], engines: list[playground.Engine], retriev
                             query_,
                             shared,
                             waiting=waiting,
-                            on_text=written.text if written is not None else None,
+                            on_text=widgets.streaming(written) if written is not None else None,
                             actor=identity.actor(),
                         )
                     found["answers"].append((engine, answer, None))
@@ -228,7 +228,7 @@ def show_answer(engine: playground.Engine, answer: playground.Answer | None, err
         if engine.task == "write" and not written:
             st.markdown(
                 f"*Not in the Presupposition/Correction format:* "
-                f"{widgets.plain(out.text.get('generation') or '(nothing)')}"
+                f"{widgets.plain(widgets.shown(out.text.get('generation') or '(nothing)'))}"
             )
         if out.passages and engine.task != "qa":
             st.caption(f"read {len(out.passages)} passages")
@@ -247,7 +247,7 @@ def show_prompted(text: dict) -> None:
             "in a run it is counted wrong and shown in the run's unparsed count."
         )
     st.caption("Response, as the model wrote it:")
-    st.text(text.get("generation") or "(empty)")
+    st.text(widgets.shown(text.get("generation") or "(empty)"))
     cost = f" · ${text['cost']:.5f}" if text.get("cost") else ""
     tokens = (
         f"{text.get('tokens_in', 0):,} tokens in, {text.get('tokens_out', 0):,} out"

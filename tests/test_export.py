@@ -89,3 +89,23 @@ def test_csv_cells_that_start_like_a_formula_are_neutralised_but_numbers_are_not
     ]
     assert back["p"].tolist() == [-0.5, 1.0, -2.0, 0.0, 0.1, 0.2, 0.3]
     assert not any(str(cell).startswith(export.FORMULA_START) for cell in back["'=cmd"])
+
+
+def test_a_2_mb_streamed_answer_is_sent_to_the_page_a_few_times_and_cut_where_it_is_shown():
+    from ui import widgets
+
+    class Sent:  # stands in for st.empty(): what the page would send to the browser (the throttle is what is tested)
+        def __init__(self):
+            self.texts = []
+
+        def text(self, body: str) -> None:
+            self.texts.append(body)
+
+    sent = Sent()
+    show = widgets.streaming(sent, limit=20_000, every_s=0.0)
+    piece = "x" * 2_000
+    for n in range(1, 1_001):  # 2 MB in 1,000 pieces, each call with the whole text so far (as the client does)
+        show(piece * n)
+    assert len(sent.texts) == 11  # until the shown part is full: 10 pieces fit, the 11th says the rest is stored
+    assert max(map(len, sent.texts)) < 20_100 and "more characters in the stored answer" in sent.texts[-1]
+    assert widgets.shown("y" * 2_000_000).endswith("(1,980,000 more characters in the stored answer)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlencode
@@ -33,6 +34,35 @@ def parsed(answers: int, predictions: int) -> str:
     ('0 of 5 answers parsed', '1 of 1 answer parsed')
     """
     return f"{answers:,} of {counted(predictions, 'answer')} parsed"
+
+
+SHOWN_CHARS = 20_000  # of a model's answer, on a page; the whole answer is stored (the run's row, the export)
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """The first `limit` characters of a long answer, saying how much more the stored answer holds.
+
+    >>> shown("abc", 2)
+    'ab… (1 more character in the stored answer)'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({counted(len(text) - limit, 'more character')} in the stored answer)"
+
+
+def streaming(placeholder, limit: int = SHOWN_CHARS, every_s: float = 0.1) -> Callable[[str], None]:
+    """An endpoint's answer as it is written, into `placeholder`: at most every `every_s` seconds, and no more than
+    `limit` characters (a 2 MB answer would otherwise be re-sent to the browser whole at every piece)."""
+    state = {"last": 0.0, "full": False}
+
+    def show(text: str) -> None:
+        now = time.monotonic()
+        if state["full"] or now - state["last"] < every_s:
+            return
+        state["last"], state["full"] = now, len(text) > limit
+        placeholder.text(shown(text, limit))
+
+    return show
 
 
 def page_url(page: str, **params) -> str:
