@@ -217,3 +217,37 @@ def test_links_to_a_rating_task_are_made_and_revoked_through_the_view_by_role(re
         assert con.execute("SELECT created_by FROM rating_tasks WHERE task_id = $t", {"t": task}).fetchone()[0] == (
             ANALYST.id
         )
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "refused"),
+    [
+        (["run", "app.py", "--server.address", "localhost"], {}, False),
+        (["run", "app.py", "--server.address=127.0.0.1"], {}, False),
+        (["run", "app.py"], {}, True),  # no address: Streamlit listens on every interface
+        (["run", "app.py", "--server.address", "0.0.0.0"], {}, True),
+        (["run", "app.py", "--server.address", "0.0.0.0"], {"PLAB_MODE": "server"}, False),
+        (["run", "app.py", "--server.address", "0.0.0.0"], {"PLAB_UNSAFE_NO_SIGN_IN": "1"}, False),
+        (["run", "app.py"], {"STREAMLIT_SERVER_ADDRESS": "10.1.2.3"}, True),
+        (["run", "app.py", "--server.address", "localhost"], {"PLAB_MODE": "servr"}, True),  # a typo is no mode
+    ],
+)
+def test_the_dashboard_refuses_a_network_address_without_sign_in(argv, env, refused):
+    from ui.serve import refusal
+
+    said = refusal(argv, env)
+    assert (said is not None) == refused
+    if said and "PLAB_MODE=" not in said[:12]:
+        assert "PLAB_MODE=server" in said and "PLAB_UNSAFE_NO_SIGN_IN=1" in said and "localhost" in said
+
+
+def test_run_sh_refuses_a_network_address_before_building_anything(tmp_path):
+    import os
+    import subprocess
+
+    store = tmp_path / "never.duckdb"
+    env = {**os.environ, "PLAB_ADDRESS": "0.0.0.0", "PLAB_STORE": str(store), "PORT": "1"}
+    env.pop("PLAB_MODE", None)
+    done = subprocess.run(["bash", "scripts/run.sh"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "Refusing to serve Presupposition Lab on 0.0.0.0" in done.stderr
+    assert not store.exists()  # refused before the first run's ingest
