@@ -66,7 +66,8 @@ def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
     counts = runs.set_index("run_id")[["predictions", "parsed"]]
     for name, run in (("A", run_a), ("B", run_b)):
         if run and counts.loc[run, "parsed"] < counts.loc[run, "predictions"]:
-            st.caption(f"Run {name}: {widgets.parsed(*counts.loc[run, ['parsed', 'predictions']].astype(int))}")
+            said = widgets.parsed(*counts.loc[run, ["parsed", "predictions"]].astype(int))
+            st.caption(f"Run {name}: {widgets.plain(said)}")
     for run in (run_a, run_b):
         if run and why.get(run):
             st.warning(

@@ -64,7 +64,9 @@ if run:
         "n/a" if rho["rho"] != rho["rho"] else f"{rho['rho']:.3f}",
         help="Rank correlation of the two columns of group means; 95% CI from a bootstrap over groups.",
     )
-    st.caption(f"95% CI [{rho['low']:.3f}, {rho['high']:.3f}]" if rho["rho"] == rho["rho"] else rho["note"])
+    st.caption(
+        f"95% CI [{rho['low']:.3f}, {rho['high']:.3f}]" if rho["rho"] == rho["rho"] else widgets.plain(rho["note"])
+    )
 export.table(table.round(4), f"Certainty per {by}", caption, "certainty-table")
 
 effects = query(gv.prior_effect, dataset, by, chosen)

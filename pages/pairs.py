@@ -40,7 +40,7 @@ def summary_block(summary: dict, title: str, cap: str) -> None:
     a.metric(
         "Pairs",
         f"{summary['n']:,}",
-        help=f"{widgets.counted(summary['not predicted'], 'pair')} without a prediction, left out",
+        help=f"{widgets.plain(widgets.counted(summary['not predicted'], 'pair'))} without a prediction, left out",
     )
     b.metric("Pair accuracy (both right)", percent(acc), help=interval(acc))
     gap = (
@@ -154,7 +154,7 @@ run = top[1].selectbox(
     placeholder="no runs: gold labels only",
 )
 st.caption(
-    f"{widgets.counted(int(info['count']), 'pair')}; "
+    f"{widgets.plain(widgets.counted(int(info['count']), 'pair'))}; "
     f"{NOTES.get(kind, f'a = {widgets.plain(info.role_a)}, b = {widgets.plain(info.role_b)}')}."
     + (
         " Run from the paper's tables (Parrish et al. 2021)."
@@ -201,7 +201,7 @@ if rows.empty:
     st.info("No pairs match these filters: clear the trigger, hop or outcome filter.")
     urls.stop()
 pages = math.ceil(len(rows) / PER_PAGE)
-st.subheader(widgets.counted(len(rows), "pair") + (f" · {outcome}" if outcome else ""))
+st.subheader(widgets.plain(widgets.counted(len(rows), "pair")) + (f" · {outcome}" if outcome else ""))
 page = st.pagination(pages, key="page", bind="query-params") if pages > 1 else 1
 page = min(max(page, 1), pages)
 for _, row in rows.iloc[(page - 1) * PER_PAGE : page * PER_PAGE].iterrows():

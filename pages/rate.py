@@ -25,7 +25,7 @@ def pickers() -> tuple[pd.Series, str | None, str]:
     run_id = left.selectbox("Run", list(runs["run_id"]), key="run", bind="query-params")  # the id: a stable link
     run = runs.set_index("run_id").loc[run_id]
     parsed = widgets.parsed(int(run["parsed"]), int(run["n"]))
-    left.caption(f"{widgets.plain(run['task'])} run · {run['n']:,} outputs to rate · {parsed}")
+    left.caption(f"{widgets.plain(run['task'])} run · {run['n']:,} outputs to rate · {widgets.plain(parsed)}")
     items = query(rate.targets, run_id)
     splits = ["all"] + sorted(items["split"].dropna().unique())
     split = middle.selectbox("Split", splits, key="split", bind="query-params")

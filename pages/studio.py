@@ -245,7 +245,7 @@ def job_progress(run_id: str, dataset: str) -> None:
     st.progress(
         min(done / total, 1.0),
         text=f"{widgets.plain(run_id)}: {widgets.plain(state['status'])} — {done:,} of {state['total']:,} "
-        f"examples, {widgets.parsed(state['parsed'], done)}{eta}",
+        f"examples, {widgets.plain(widgets.parsed(state['parsed'], done))}{eta}",
     )
     if done and state["parsed"] < done:
         st.warning(

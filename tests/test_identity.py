@@ -176,7 +176,7 @@ def test_an_endpoints_daily_cap_per_person_stops_one_person_and_not_the_next(tmp
     token = AUTHOR.set("ada@lab.example")
     try:
         spend.charge("my-llm", 0.5, ledger)
-        with pytest.raises(spend.BudgetReached, match=r"your spending cap today, \$0.60 per person"):
+        with pytest.raises(spend.BudgetReached, match=r"your spending cap today, \$0.6000 per person"):
             spend.Budget().reserve("my-llm", 0.2, None, ledger, person_cap=0.6)
         spend.Budget().reserve("my-llm", 0.2, daily_cap=1.0, where=ledger)  # no per-person cap: the day's holds
     finally:

@@ -135,7 +135,7 @@ def test_rateable_runs_lists_model_runs_writing_and_qa_first(store):
     rate.save(con, QA, ifqa[0], "bob", {"acceptability": 0})
     rate.save(con, QA, ifqa[1], "bob", {"acceptability": 1})
     frame = rate.rateable_runs(con)
-    assert list(frame.columns) == ["run_id", "dataset_id", "task", "model_id", "n", "rated"]
+    assert list(frame.columns) == ["run_id", "dataset_id", "task", "model_id", "parsed", "n", "rated"]
     # no baselines, imports, running runs, runs with only errors, retrieval runs
     assert frame["run_id"].tolist() == [QA, WRITE, NLI, LIVE]
     assert frame.set_index("run_id")["n"].to_dict() == {QA: 10, WRITE: 4, NLI: 2, LIVE: 1}
