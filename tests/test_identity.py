@@ -99,6 +99,7 @@ def test_a_refused_write_names_the_role_it_needs_writes_nothing_and_is_audited(s
 
 def test_no_actor_means_the_local_owner_until_the_process_requires_sign_in(store, monkeypatch):
     _, con = store
+    monkeypatch.setattr("backend.identity.actor._TERMINAL", False)  # a CLI test in this worker may have set it
     assert who(None) == local() and local().role == "owner"
     monkeypatch.setattr("backend.identity.actor._SIGN_IN_REQUIRED", True)
     with pytest.raises(NotSignedIn):
