@@ -37,17 +37,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's: Playwright drives it, no browser download
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 START_TIMEOUT_S = 30.0  # the provider answers within about a second; a bound, not a wait
 
 
@@ -206,8 +195,3 @@ def sign_out(page, *, button: str = "Sign out", timeout_ms: int = 30_000) -> Non
     if urlsplit(page.url).path == END_SESSION_PATH:
         page.get_by_role("button", name="End session", exact=True).click(timeout=timeout_ms)
     _back_on(page, back_to, timeout_ms)
-
-
-def launch_chromium(playwright):
-    """Debian's Chromium, headless, with the flags that keep it offline and quiet."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

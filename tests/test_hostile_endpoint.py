@@ -25,6 +25,18 @@ def server():
         yield running
 
 
+@pytest.fixture()
+def store(server, real_store, tmp_path, monkeypatch):
+    """A copy of the real store, with the hostile server registered as the endpoint NAME in a data folder of its own."""
+    data, copy = tmp_path / "data", tmp_path / "lab.duckdb"
+    data.mkdir()
+    copy.write_bytes(real_store.read_bytes())
+    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
+    assert cli(["models", "add", NAME, "--base-url", server.url, "--model", MODEL, "--max-concurrency", "1"]) == 0
+    yield copy
+    loading.unload(NAME)
+
+
 def _endpoint(server, tmp_path, **limits) -> client.Endpoint:
     settings = client.Settings(name=NAME, base_url=server.url, model=MODEL, max_retries=0, **limits)
     return client.Endpoint(settings, cache_path=tmp_path / "cache.sqlite")
@@ -61,26 +73,18 @@ def test_a_daily_cap_under_a_dollar_is_printed_with_its_digits(server, tmp_path)
         model.complete(["Question?"], max_tokens=8)
 
 
-def test_nan_and_infinite_log_probabilities_are_stored_as_no_probabilities(server, real_store, tmp_path, monkeypatch):
-    data, store = tmp_path / "data", tmp_path / "lab.duckdb"
-    data.mkdir()
-    store.write_bytes(real_store.read_bytes())
-    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
-    assert cli(["models", "add", NAME, "--base-url", server.url, "--model", MODEL, "--max-concurrency", "2"]) == 0
-    try:
-        server.mode = "nan"
-        run_id = batch.predict(store, runs.Request(NAME, "nope", split="main", limit=3, chunk=3), progress=False)
-        con = connect(store, read_only=True)
-        rows = con.execute("SELECT label, probs, text FROM predictions WHERE run_id = $r", {"r": run_id}).fetchall()
-        con.close()
-        assert len(rows) == 3
-        for label, probs, text in rows:
-            said = json.loads(text)
-            assert label == "E" and probs is None  # the answer's label stands; no probabilities from NaN
-            assert said["probabilities"].startswith("none: no usable log-probabilities")
-            assert said["top_logprobs"] == [["yes", "nan"], ["no", "inf"]]
-    finally:
-        loading.unload(NAME)
+def test_nan_and_infinite_log_probabilities_are_stored_as_no_probabilities(server, store):
+    server.mode = "nan"
+    run_id = batch.predict(store, runs.Request(NAME, "nope", split="main", limit=3, chunk=3), progress=False)
+    con = connect(store, read_only=True)
+    rows = con.execute("SELECT label, probs, text FROM predictions WHERE run_id = $r", {"r": run_id}).fetchall()
+    con.close()
+    assert len(rows) == 3
+    for label, probs, text in rows:
+        said = json.loads(text)
+        assert label == "E" and probs is None  # the answer's label stands; no probabilities from NaN
+        assert said["probabilities"].startswith("none: no usable log-probabilities")
+        assert said["top_logprobs"] == [["yes", "nan"], ["no", "inf"]]
 
 
 @pytest.mark.parametrize(
@@ -90,14 +94,7 @@ def test_nan_and_infinite_log_probabilities_are_stored_as_no_probabilities(serve
         ("truncated", "cut its response short"),  # not "start the server": it is up
     ],
 )
-def test_a_broken_answer_stops_the_run_unfinished_and_the_next_run_retries_its_items(
-    server, real_store, tmp_path, monkeypatch, capsys, mode, said
-):
-    data, store = tmp_path / "data", tmp_path / "lab.duckdb"
-    data.mkdir()
-    store.write_bytes(real_store.read_bytes())
-    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
-    assert cli(["models", "add", NAME, "--base-url", server.url, "--model", MODEL, "--max-concurrency", "1"]) == 0
+def test_a_broken_answer_stops_the_run_unfinished_and_the_next_run_retries_its_items(server, store, capsys, mode, said):
     predict = [
         "--store",
         str(store),
@@ -111,46 +108,33 @@ def test_a_broken_answer_stops_the_run_unfinished_and_the_next_run_retries_its_i
         "--limit",
         "3",
     ]
-    try:
-        server.mode = mode
-        assert cli(predict) == 1  # not "complete" with exit 0
-        assert said in capsys.readouterr().err
-        con = connect(store, read_only=True)
-        [(status, stored)] = con.execute(
-            "SELECT r.status, count(p.example_id) FROM runs r LEFT JOIN predictions p USING (run_id) "
-            "WHERE r.model_id = $m GROUP BY ALL",
-            {"m": NAME},
-        ).fetchall()
-        con.close()
-        assert status != "complete" and stored == 0  # no error row stands in for an answer
-        server.mode, asked = "ok", server.requests
-        assert cli(predict) == 0  # the server fixed: the same command asks again and completes
-        assert server.requests - asked == 3
-    finally:
-        loading.unload(NAME)
+    server.mode = mode
+    assert cli(predict) == 1  # not "complete" with exit 0
+    assert said in capsys.readouterr().err
+    con = connect(store, read_only=True)
+    [(status, stored)] = con.execute(
+        "SELECT r.status, count(p.example_id) FROM runs r LEFT JOIN predictions p USING (run_id) "
+        "WHERE r.model_id = $m GROUP BY ALL",
+        {"m": NAME},
+    ).fetchall()
+    con.close()
+    assert status != "complete" and stored == 0  # no error row stands in for an answer
+    server.mode, asked = "ok", server.requests
+    assert cli(predict) == 0  # the server fixed: the same command asks again and completes
+    assert server.requests - asked == 3
 
 
-def test_the_model_that_answered_is_kept_with_each_prediction_and_a_swap_is_warned(
-    server, real_store, tmp_path, monkeypatch, caplog
-):
-    data, store = tmp_path / "data", tmp_path / "lab.duckdb"
-    data.mkdir()
-    store.write_bytes(real_store.read_bytes())
-    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
-    assert cli(["models", "add", NAME, "--base-url", server.url, "--model", MODEL, "--max-concurrency", "1"]) == 0
-    try:
-        run_id = batch.predict(store, runs.Request(NAME, "nope", split="main", limit=2, chunk=2), progress=False)
-        server.mode = "swapped"  # /v1/models still lists hostile-1; the answers now name another model
-        batch.predict(store, runs.Request(NAME, "nope", split="main", limit=4, chunk=2), progress=False)
-        con = connect(store, read_only=True)
-        said = con.execute(
-            "SELECT text->>'$.server_model' FROM predictions p JOIN runs r USING (run_id) WHERE r.model_id = $m "
-            "ORDER BY run_id, example_id",
-            {"m": NAME},
-        ).fetchall()
-        con.close()
-        # the first run's two answers, and the second run's: two from the cache (as first answered), two new
-        assert sorted(s for (s,) in said) == ["another-model"] * 2 + [MODEL] * 4 and run_id.endswith("first2")
-        assert "answered as model 'another-model', not the registered 'hostile-1'" in caplog.text
-    finally:
-        loading.unload(NAME)
+def test_the_model_that_answered_is_kept_with_each_prediction_and_a_swap_is_warned(server, store, caplog):
+    run_id = batch.predict(store, runs.Request(NAME, "nope", split="main", limit=2, chunk=2), progress=False)
+    server.mode = "swapped"  # /v1/models still lists hostile-1; the answers now name another model
+    batch.predict(store, runs.Request(NAME, "nope", split="main", limit=4, chunk=2), progress=False)
+    con = connect(store, read_only=True)
+    said = con.execute(
+        "SELECT text->>'$.server_model' FROM predictions p JOIN runs r USING (run_id) WHERE r.model_id = $m "
+        "ORDER BY run_id, example_id",
+        {"m": NAME},
+    ).fetchall()
+    con.close()
+    # the first run's two answers, and the second run's: two from the cache (as first answered), two new
+    assert sorted(s for (s,) in said) == ["another-model"] * 2 + [MODEL] * 4 and run_id.endswith("first2")
+    assert "answered as model 'another-model', not the registered 'hostile-1'" in caplog.text

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import duckdb
 
-from backend.identity.actor import Actor, who  # noqa: F401 — who: the CLI's
+from backend.identity.actor import Actor, who
 from backend.store import audit
 from backend.store import links as store_links
 from backend.store.writer import AUTHOR
@@ -82,8 +82,9 @@ def needs(
     if actor.role == "rater":
         if action not in RATER_ACTIONS:
             return ACTIONS[action], ""
-        if scope is None or scope not in assigned(con, actor):
-            what = f"only {', '.join(sorted(assigned(con, actor))) or 'what is assigned to them'}"
+        mine = assigned(con, actor)
+        if scope is None or scope not in mine:
+            what = f"only {', '.join(sorted(mine)) or 'what is assigned to them'}"
             return "analyst", f"{actor.id} (rater) may rate {what}, not {scope or 'outside a rating task'}"
         return None
     if actor.scope and scope != actor.scope:  # a link never reaches past its object, whatever the role
