@@ -31,6 +31,7 @@ from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
+from backend.store.ids import pasted
 from backend.views import cards, explore, gradient, overview
 from backend.views import evaluate as evaluation
 
@@ -71,6 +72,7 @@ class Lab:
     def examples(self, dataset: str, **facets) -> pd.DataFrame:
         """The dataset's examples, filtered by facets (`split="main"`, `trigger_type=["clefts", "stop"]`, and a
         user dataset's own columns as `**{"extra.genre": "news"}`), with `extra` (the other fields, as JSON)."""
+        dataset = pasted(dataset)
         with self._session() as con:
             describe(con, dataset)
             frame = explore.slice_frame(con, dataset, _filters(facets), limit=None)[_EXAMPLE_COLUMNS]
@@ -80,10 +82,11 @@ class Lab:
     def runs(self, dataset: str) -> pd.DataFrame:
         """Complete runs of the dataset: model, task, source (import | baseline | batch | user), seed, provenance."""
         with self._session() as con:
-            return contamination.runs_frame(con, dataset)
+            return contamination.runs_frame(con, pasted(dataset))
 
     def predictions(self, run_id: str, **facets) -> pd.DataFrame:
         """A run's predictions joined with its examples (gold label, facets, text), filtered by facets."""
+        run_id = pasted(run_id)
         with self._session() as con:
             dataset = _dataset_of(con, run_id)
             frame = explore.slice_frame(con, dataset, _filters(facets), run_a=run_id, limit=None)
@@ -98,26 +101,26 @@ class Lab:
     def metrics(self, dataset: str, run_id: str, **facets) -> dict:
         """What Explore shows for a slice: n, accuracy and macro-F1 (value, 95% CI, n), confusion, label shares."""
         with self._session() as con:
-            return explore.slice_summary(con, dataset, _filters(facets), run_a=run_id)
+            return explore.slice_summary(con, pasted(dataset), _filters(facets), run_a=pasted(run_id))
 
     def evaluate(self, dataset: str, runs: list[str] | None = None) -> dict[str, pd.DataFrame]:
         """What `python -m backend evaluate` prints, as DataFrames by title: per run and split for a classification
         dataset, and per group (people and each run, ρ, prior effect) for one with graded ratings (projective
         probability per predicate; CommitmentBank per verb and operator, beside its classification tables)."""
         with self._session() as con:
-            return evaluation.evaluate(con, dataset, runs)
+            return evaluation.evaluate(con, pasted(dataset), runs)
 
     def gradient(self, dataset: str, by: str | None = None, runs: list[str] | None = None) -> pd.DataFrame:
         """The Gradient page's table: people's mean certainty per group (by: a facet of the dataset's gradient
         spec, the first by default) with a 95% CI, and each run's on the same scale."""
         with self._session() as con:
-            return gradient.certainty(con, dataset, by, tuple(runs or ()))
+            return gradient.certainty(con, pasted(dataset), by, tuple(pasted(r) for r in runs or ()))
 
     def card(self, model: str) -> pd.DataFrame:
         """The model card: per dataset and split its headline metric with n and CI, the best trivial baseline and
         the verdict (below / not better than baseline), contamination, unparsed responses, agreement with people."""
         with self._session() as con:
-            return cards.card(con, model)
+            return cards.card(con, pasted(model))
 
     def leaderboard(self) -> pd.DataFrame:
         """The Overview's table: each run's headline metric per dataset and split, with n and 95% CI."""
@@ -143,7 +146,7 @@ class Lab:
     def delete_run(self, run_id: str) -> None:
         """Delete a run you imported."""
         with self._session() as con:
-            imports.delete(con, run_id, actor=self.actor)
+            imports.delete(con, pasted(run_id), actor=self.actor)
 
 
 _DESCRIPTION_COLUMNS = ["dataset_id", "task", "labels", "positive", "headline_splits", "facets", "user"]

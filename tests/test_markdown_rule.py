@@ -374,3 +374,26 @@ def test_escaped_text_renders_without_links_in_a_gfm_renderer(payload):
     shown = html.unescape(re.sub(r"<[^>]+>", "", rendered)).replace(JOINER, "").strip()
     assert shown == payload.strip()
     assert re.search("<a |<img|<script", GFM.render(payload))  # unescaped, it would have been live
+
+
+def test_ids_are_shown_as_they_are_and_read_back_without_the_joiner_from_cli_api_and_search(real_store, tmp_path):
+    """Only a real autolink shape gets the invisible joiner (an id like `nli-zero-shot@1` is copied as it is); an
+    id copied with one (an e-mail shown on a page) is read without it by the command line, the notebook API and
+    the search box."""
+    from backend.api import Lab
+    from backend.cli.main import main
+    from backend.identity import roles
+    from backend.store.access import session
+    from backend.store.examples import slice_frame
+
+    assert JOINER not in plain("nli-zero-shot@1") + plain("nope/RoBERTa-large/mnli-snli-anli-fever/1")
+    assert plain("me@lab.org").replace("\\", "") == "me@" + JOINER + "lab.org"
+    store = tmp_path / "lab.duckdb"
+    assert main(["--store", str(store), "users", "add", "me@" + JOINER + "lab.org", "analyst"]) == 0
+    assert roles.read(roles.path(store)) == {"me@lab.org": "analyst"}
+    run = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
+    lab = Lab(real_store)
+    assert len(lab.predictions(run[:5] + JOINER + run[5:])) == len(lab.predictions(run)) > 0
+    with session(real_store) as con:
+        found = slice_frame(con, "nope", search="Ann" + JOINER, limit=None)
+        assert len(found) == len(slice_frame(con, "nope", search="Ann", limit=None)) > 0

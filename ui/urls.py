@@ -13,6 +13,7 @@ from contextvars import ContextVar
 
 import streamlit as st
 
+from backend.store.ids import JOINER
 from ui.text import plain
 
 TRUE, FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
@@ -42,6 +43,7 @@ class _Notices:
     """One script run's notices: the link's values a widget could not take, drawn once above the page."""
 
     def __init__(self) -> None:
+        _without_joiners()
         self.sent = {key: st.query_params.get_all(key) for key in st.query_params}
         self.container = st.container()
         self.shown = False
@@ -62,6 +64,15 @@ class _Notices:
                 f"here (it may have been removed or renamed); showing {plain(_text(shown))[:300]} instead.",
                 icon=":material/link_off:",
             )
+
+
+def _without_joiners() -> None:
+    """A link pasted together with an id copied from a page may carry the Markdown rule's invisible word joiner
+    (backend.store.ids): it is removed before any widget reads its value."""
+    for key in list(st.query_params):
+        values = st.query_params.get_all(key)
+        if any(JOINER in value for value in values):
+            st.query_params[key] = [value.replace(JOINER, "") for value in values]
 
 
 _RUN: ContextVar[_Notices | None] = ContextVar("link_notices", default=None)  # the script run's, in its thread

@@ -47,6 +47,7 @@ from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import StoreBusy, session
 from backend.store.connection import StoreDamaged, damaged, store_path
+from backend.store.ids import JOINER
 from backend.store.migrations import StoreTooNew
 
 
@@ -428,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     ratings_cli.add(sub)
     store_cli.add(sub)
     people_cli.add(sub)
-    args = parser.parse_args(argv)
+    # an id copied from a page may carry the Markdown rule's invisible word joiner: no argument means one
+    args = parser.parse_args([arg.replace(JOINER, "") for arg in (sys.argv[1:] if argv is None else argv)])
     use_terminal()  # a write here is the terminal user's, as the owner (the owner's tool on a server too)
     try:
         return args.func(args)

@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.store.ids import pasted
 from backend.store.queries import FACETS
 from backend.store.runs import LABELS, ORDERS
 
@@ -125,8 +126,9 @@ def _conditions(filters: Filters, search: str, correctness: str, has_a: bool, pa
             where.append(f"list_contains($f{i}, json_extract_string(extra, $p{i}))")
         else:
             where.append(f"list_contains($f{i}, CAST({column} AS VARCHAR))")
-    if search.strip():
-        escaped = search.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    search = pasted(search)
+    if search:
+        escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         params["q"] = f"%{escaped}%"
         where.append("(" + " OR ".join(f"{c} ILIKE $q ESCAPE '\\'" for c in ("input", "hypothesis", "context")) + ")")
     if correctness not in CORRECTNESS:
@@ -217,7 +219,9 @@ def _records(con: duckdb.DuckDBPyConnection, sql: str, params: dict) -> pd.DataF
 
 
 def example_row(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -> dict:
-    """Every column of the example (lists as lists, `extra` parsed); KeyError naming what ids look like."""
+    """Every column of the example (lists as lists, `extra` parsed); KeyError naming what ids look like. The id may
+    be pasted (backend.store.ids)."""
+    example_id = pasted(example_id)
     cursor = con.execute(
         "SELECT * FROM examples WHERE dataset_id = $d AND example_id = $e", {"d": dataset_id, "e": example_id}
     )

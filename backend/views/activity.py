@@ -10,6 +10,7 @@ import pandas as pd
 from backend.identity import permissions
 from backend.identity.actor import Actor
 from backend.store import audit
+from backend.store.ids import pasted
 
 OUTCOMES = ("done", "refused", "failed")
 
@@ -25,4 +26,4 @@ def entries(
     permissions.check(con, actor, "view activity", "audit")
     if outcome is not None and outcome not in OUTCOMES:
         raise ValueError(f"outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
-    return audit.entries(con, limit, who or None, outcome)
+    return audit.entries(con, limit, pasted(who) or None, outcome)  # an e-mail copied from a page

@@ -26,6 +26,7 @@ from backend.metrics.facets import accuracy_of, by_facet
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
+from backend.store.ids import pasted
 from backend.views import gradient as gradient_view
 from backend.views import overview, projection
 
@@ -381,7 +382,7 @@ def checked_runs(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[
     the dataset; UnknownRuns says which are not (unknown, or not complete: e.g. a --limit run, and its status)."""
     if not run_ids:
         return run_ids
-    wanted = [r.replace("\u2060", "").strip() for r in run_ids]
+    wanted = [pasted(r) for r in run_ids]
     every = store_runs.listing(con, dataset_id, status=None).set_index("run_id")["status"]
     wrong = [
         f"{r!r} ({'no such run of ' + dataset_id if r not in every.index else 'status ' + every[r]})"

@@ -11,6 +11,7 @@ from backend.store import examples as store_examples
 from backend.store import judgements as store_judgements
 from backend.store import ratings as store_ratings
 from backend.store.examples import example_row  # noqa: F401 — the Playground and Retrieval pages load one row
+from backend.store.ids import pasted
 
 
 def _format_probs(labels, probs) -> str | None:
@@ -37,7 +38,8 @@ def example_detail(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: 
     """Everything the store knows about one example: the row, every run's output (label, its probability,
     all probabilities, answer, text; for a prompted run the parse status, the prompt sent and the raw
     response), pair partners, ratings (and NOPE's crowd distribution), judges' scores with their reasons,
-    retrieved passages per run and gold passages."""
+    retrieved passages per run and gold passages. The id may be pasted (backend.store.ids)."""
+    example_id = pasted(example_id)
     row = store_examples.example_row(con, dataset_id, example_id)
     predictions = store_examples.predictions_of(con, dataset_id, example_id)
     predictions["probabilities"] = [

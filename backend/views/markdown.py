@@ -4,17 +4,21 @@ is escaped here before any page, message or exported Markdown report shows it.
 Escaping punctuation is not enough. Streamlit's Markdown (remark-gfm), GitHub and most Markdown viewers
 also turn bare `http://…`, `www.…` and `name@host.tld` into links *after* backslash escapes are resolved,
 so `http\\://x` is still linked. A WORD JOINER (U+2060, invisible, and no character of a URL or an e-mail
-address) is put inside each such pattern, so no autolink can start there.
+address) is put inside each such pattern, so no autolink can start there; only there, so an id such as
+`nli-zero-shot@1` is copied from a page as it is (and what reads an id strips a joiner: backend.store.ids).
 """
 
 from __future__ import annotations
 
 import re
 
+from backend.store.ids import JOINER
+
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&])")  # & too: "&#58;" would decode to ":"
-JOINER = "\u2060"
-# Where a GFM autolink literal could start: a scheme's "://", "www." (any case), the "@" of an e-mail.
-_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=[wW]{3})(?=\\?\.)|(?<=@)")
+# Where a GFM autolink literal could start, in the text before escaping: a scheme's "://", "www." (any case), and
+# the "@" of an e-mail address, which GFM links only when a dotted domain follows it (remark-gfm's
+# `([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)`); "@1" or "@v2" is left alone.
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=[wW]{3})(?=\.)|(?<=@)(?=[-\w]+(?:\.[-\w]+)+)")
 _CODE = re.compile(r"(`[^`\n]+`)")
 
 
@@ -24,10 +28,10 @@ def plain(text) -> str:
 
     >>> plain("see ![x](http://a.b/p.png) *now*") == "see \\!\\[x\\]\\(http\\:\u2060//a\\.b/p\\.png\\) \\*now\\*"
     True
-    >>> plain("WWW.a.b").startswith("WWW" + JOINER), "@" + JOINER in plain("me@a.b")
-    (True, True)
+    >>> plain("WWW.a.b").startswith("WWW" + JOINER), "@" + JOINER in plain("me@a.b"), plain("nli-zero-shot@1")
+    (True, True, 'nli\\-zero\\-shot@1')
     """
-    return _AUTOLINK.sub(JOINER, _MARKDOWN.sub(r"\\\1", str(text)))
+    return _MARKDOWN.sub(r"\\\1", _AUTOLINK.sub(JOINER, str(text)))
 
 
 _PLAIN_OPTION = re.compile(r"[\w \-/.+=→']*")
