@@ -55,3 +55,26 @@ def test_nope_figure_2_keeps_its_axis_title_clear_of_the_labels(real_store, open
 def test_a_pinned_chart_is_drawn_at_its_own_height():
     assert export.frame_height(charts.WIDTH // 3) == {"height": charts.WIDTH // 3 + 130}  # plot + title and axes
     assert export.frame_height(None) == {}
+
+
+def test_the_overview_colours_and_names_every_run_an_imported_one_too(store_copy, open_page):
+    """Issue 45, item 1: an imported run ("your import") had no colour and no legend entry, and every second run
+    name was dropped from the y axis once 35 runs shared it."""
+    import pandas as pd
+
+    from backend.api import Lab
+
+    lab = Lab(store_copy)
+    examples = lab.examples("nope")
+    said = ["C" if " not " in f" {h} " else "E" for h in examples["hypothesis"].fillna("")]
+    assert lab.import_run(pd.DataFrame({"example_id": examples["example_id"], "label": said}), "nope", model="neg").ok
+    at = open_page(store_copy, "pages/overview.py", {"board": "nope"})
+    chart = next(s for t, s in specs(at).items() if str(t) == "nope accuracy on adv")
+    board = lab.leaderboard()
+    drawn = board[(board["dataset"] == "nope") & (board["split"] == "adv") & (board["contaminated"] == "")]
+    assert "nope/user/neg" in set(drawn["run"]) and len(drawn) >= 35
+    color = encoding(chart, "color")["scale"]
+    assert sorted(color["domain"]) == sorted(set(drawn["kind"])) and "your import" in color["domain"]
+    assert len(set(color["range"])) == len(color["range"]) == len(color["domain"])  # each kind its own colour
+    axis = encoding(chart, "y")["axis"]
+    assert axis["labelOverlap"] is False and chart["height"] >= charts.ROW * len(drawn)  # every run named

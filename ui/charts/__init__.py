@@ -16,17 +16,37 @@ WIDTH = 420  # legible at half-page width when exported at scale 2
 
 
 RETRIEVER_COLORS = {"bm25": "#0072B2", "dense": "#E69F00", "hybrid": "#009E73"}  # Okabe–Ito, distinct in grey too
-KIND_COLORS = {"paper-reported": "#0072B2", "baseline": "#999999", "model run": "#009E73", "live": "#E69F00"}
+# One colour per kind of run (store.queries.SOURCE_NAMES); a kind not named here takes the next spare colour.
+KIND_COLORS = {
+    "paper-reported": "#0072B2",
+    "baseline": "#999999",
+    "model run": "#009E73",
+    "live": "#E69F00",
+    "your import": "#CC79A7",
+}
+SPARE_COLORS = ["#56B4E9", "#D55E00", "#F0E442", "#000000"]
+ROW = 20  # px per run: a label at Streamlit's axis font size and its neighbours never overlap
+
+
+def kind_scale(kinds) -> alt.Scale:
+    """Every kind present gets a colour and a legend entry: the named ones theirs, any other a spare one."""
+    present = [k for k in KIND_COLORS if k in set(kinds)]
+    present += sorted(set(kinds) - set(KIND_COLORS))
+    spare = iter(SPARE_COLORS * (1 + len(present) // len(SPARE_COLORS)))
+    return alt.Scale(domain=present, range=[KIND_COLORS.get(k) or next(spare) for k in present])
 
 
 def interval_dots(frame, x_title: str) -> alt.Chart:
-    """One row per run: a dot at `value` with a line from `low` to `high` (a 95% CI), coloured by kind."""
-    kinds = [k for k in KIND_COLORS if k in set(frame["kind"])]
+    """One row per run, every run named: a dot at `value` with a line from `low` to `high` (a 95% CI), coloured
+    by kind."""
     base = alt.Chart(frame).encode(
         y=alt.Y(
-            "run:N", sort=alt.EncodingSortField("value", order="descending"), title=None, axis=alt.Axis(labelLimit=360)
+            "run:N",
+            sort=alt.EncodingSortField("value", order="descending"),
+            title=None,
+            axis=alt.Axis(labelLimit=360, labelOverlap=False),
         ),
-        color=alt.Color("kind:N", title="kind", scale=alt.Scale(domain=kinds, range=[KIND_COLORS[k] for k in kinds])),
+        color=alt.Color("kind:N", title="kind", scale=kind_scale(frame["kind"])),
         tooltip=[
             "run",
             "kind",
@@ -40,7 +60,7 @@ def interval_dots(frame, x_title: str) -> alt.Chart:
         x=alt.X("low:Q", title=x_title, scale=alt.Scale(domain=[0, 1])), x2="high:Q"
     )
     dots = base.mark_point(filled=True, size=60).encode(x="value:Q")
-    return (rules + dots).properties(width=WIDTH, height=max(60, 16 * len(frame)))
+    return (rules + dots).properties(width=WIDTH, height=max(60, ROW * len(frame)))
 
 
 def label_colors(labels) -> alt.ExprRef:
