@@ -13,9 +13,12 @@ from ui.resources import computed, query
 
 st.title("Model cards")
 st.caption(
-    "Built from the store on every visit. Verdict: **below baseline** when the upper end of the run's 95% CI is "
-    "under the best trivial baseline's value (random, a constant label or the train majority, on the same split "
-    "and metric); **not better than baseline** when the two CIs overlap; empty when the run's CI lies wholly above."
+    "Built from the store on every visit. The baseline is the best trivial one (random guessing's expected score "
+    "over 1,000 guesses, a constant label or the train majority), on the same split, metric and items as the run "
+    "(a run over part of a split is compared on its items). Verdict: **below baseline** when the upper end of the "
+    "run's 95% CI is under the baseline's value; **not better than baseline** when the run's CI overlaps the "
+    "baseline's interval (baseline_low–baseline_high); **above baseline** when it lies wholly above; **no trivial "
+    "baseline** when there is none to compare with."
 )
 names = widgets.require(
     cards.models, empty="No model runs are stored yet: run `python -m backend predict` or import one."
@@ -24,8 +27,6 @@ model = st.selectbox("Model", names, key="model", bind="query-params")
 card = query(cards.card, model)
 st.subheader(f"Model card: {widgets.plain(model)}")
 counted = computed(cards.summary, card)
-if counted.empty and (card["metric"] != "").any():
-    st.success(f"Every scored run of {widgets.plain(model)} beats its best trivial baseline.")
 for row in counted.itertuples():
     st.markdown(
         f"{widgets.BADGES[row.verdict]} {widgets.plain(row.dataset)} · {widgets.plain(row.split)}: "

@@ -72,7 +72,7 @@ def show_predictions(detail: dict, caption: str) -> None:
         key="predictions",
         column_config={"p": st.column_config.NumberColumn("p(label)", format="%.3f")},
     )
-    widgets.worth(detail["example"]["dataset_id"], tuple(frame["run_id"]))
+    widgets.worth(detail["example"]["dataset_id"], tuple(frame["run_id"]), splits=(detail["example"]["split"],))
     for row in prompted.itertuples():
         with st.expander(f"Prompt sent and response: {widgets.plain(row.run_id)}"):
             st.caption(f"Parse: {widgets.plain(row.parse or 'n/a')}. The prompt, exactly as sent:")

@@ -85,12 +85,23 @@ def _yes_no(value) -> str:
 def pick_filters(dataset: str, labels_a: list[str], run_b: str | None) -> tuple[tuple, str, str]:
     """A multiselect per facet with at least two values, predicted label, run A's and run B's correctness, search."""
     filters = []
+    headline = query(explore.headline_split, dataset)
     for facet, values in query(explore.facet_values, dataset).items():
         if len(values) > 1:
             title = FACET_TITLES.get(facet, widgets.plain(facet.removeprefix(explore.EXTRA)))  # a user's column name
             chosen = st.multiselect(
-                title, values, key=facet, bind="query-params", format_func=_yes_no, placeholder="all"
+                title,
+                values,
+                key=facet,
+                bind="query-params",
+                format_func=_yes_no,
+                placeholder="all (pooled)" if facet == "split" else "all",
             )
+            if facet == "split" and len(chosen) != 1:
+                st.caption(
+                    f"Pooled over {'every split' if not chosen else ', '.join(map(widgets.plain, chosen))}: the "
+                    f"paper reports each split apart{f' (headline: {widgets.plain(headline)})' if headline else ''}."
+                )
             filters.append((facet, tuple(chosen)))
     chosen = st.multiselect(
         "Predicted label (run A)",
@@ -361,7 +372,7 @@ except ValueError as exc:
     urls.stop()
 used_runs = [r for r in (run_a, run_b) if r]
 show_metrics(summary, run_a)
-widgets.worth(dataset, used_runs)
+widgets.worth(dataset, used_runs, splits=dict(filters).get("split"))  # the splits shown (none chosen: every one)
 if run_b and summary["accuracy"] is not None:
     show_comparison(summary["compare"])
 warn_bias(summary)
@@ -381,6 +392,12 @@ if summary["confusion"] is not None:
 table_args = (filters + cell_filters, *slice_args[1:])
 count = query(explore.slice_count, dataset, *table_args) if cell_filters else summary["n"]
 caption = charts.provenance(dataset, count, active(table_args[0], search, correctness), used_runs)
+if cell_filters:  # the metric line above covers the whole slice; the table, one cell of it
+    st.caption(
+        f"Listed: the {count:,} items of confusion cell {widgets.plain(st.session_state.get('cell'))} "
+        f"(gold→predicted), of the {summary['n']:,} in the slice; the accuracy and macro-F1 above are the "
+        "whole slice's."
+    )
 if count == 0:
     st.info("No examples in this confusion cell: choose another cell or clear it.")
 else:

@@ -93,8 +93,15 @@ if not board.empty:
             )
         caption = charts.provenance(dataset, int(part["n"].max()), {"split": split}, None)
         clicked = f"board-run-{dataset}-{split}"
+        whole, partial = part[part["part"] == ""], part[part["part"] != ""]
+        if not partial.empty:
+            st.caption(
+                f"Not drawn or ranked: {len(partial):,} runs over part of {widgets.plain(split)} (see *part* at the "
+                "end of the table); a score on fewer items is not comparable with the runs over every item."
+            )
+        part = part.sort_values("part", key=lambda p: p != "", kind="stable")  # the partial runs last
         export.chart(
-            charts.interval_dots(part, f"{metric} ({split})").add_params(charts.pick("run")),
+            charts.interval_dots(whole, f"{metric} ({split})").add_params(charts.pick("run")),
             f"{dataset} {metric} on {split}",
             caption,
             key=f"board-{dataset}-{split}",

@@ -201,13 +201,16 @@ def ask_all(versions: dict[str, dict], engines: list[playground.Engine], retriev
     return results
 
 
-def show_answer(engine: playground.Engine, answer: playground.Answer | None, error: str | None) -> None:
+def show_answer(
+    engine: playground.Engine, answer: playground.Answer | None, error: str | None, dataset: str | None
+) -> None:
     with st.container(border=True):
         st.markdown(f"**{widgets.plain(engine.model)}** · {widgets.plain(engine.label)}")  # a user-registered name
         if error:
             st.error(widgets.message(error))
             return
-        widgets.worth(None, model=engine.model)
+        if dataset:  # how the model did on the dataset this text came from; a typed text has none
+            widgets.worth(dataset, model=engine.model)
         out = answer.output
         if out.label:
             labels = playground.labels(engine.task)
@@ -272,7 +275,7 @@ def show_version(title: str, text: dict, found: dict) -> None:
         )
     )  # typed or from the URL: text
     for engine, answer, error in found["answers"]:
-        show_answer(engine, answer, error)
+        show_answer(engine, answer, error, st.session_state.get("original", {}).get("dataset"))
     hits = found["hits"]
     if hits is not None and not hits.empty:
         with st.expander(

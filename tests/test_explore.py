@@ -251,6 +251,9 @@ def test_explore_offers_downloads_of_the_slice(app):
     table = at.dataframe[0].value
     assert set(table["gold_label"]) == {"E"} and set(table["label_a"]) == {"N"}
     assert table["open"].str.startswith("example?dataset=nope&example=").all()
+    # issue 45, item 12: the headline still counts the whole slice, and the page says what the table lists
+    listed = f"Listed: the {len(table):,} items of confusion cell E→N (gold→predicted), of the {metric(at, 'Examples')}"
+    assert any(c.value.startswith(listed) for c in at.caption), [c.value for c in at.caption]
 
 
 def test_selecting_a_row_opens_the_example_page(app):

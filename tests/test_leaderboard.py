@@ -68,3 +68,28 @@ def test_the_overview_draws_the_best_runs_when_a_dataset_has_thousands(store_cop
     assert len(notes) == 2 and all(int(n.split(" ")[0].replace(",", "")) > 150 for n in notes)  # main and adv
     table = next(d.value for d in at.dataframe if "explore" in d.value.columns and len(d.value) == 150)
     assert table["value"].is_monotonic_decreasing
+
+
+def test_a_run_over_part_of_a_split_is_not_ranked_with_the_runs_over_every_item(lab, tmp_path, monkeypatch, open_page):
+    """Issue 45, item 22: a `--limit` run's accuracy on 40 items ranked above the paper runs on the Overview."""
+    import shutil
+
+    from backend.execution import batch, runs
+    from backend.store.access import session
+    from backend.views import overview
+    from tests.conftest import QA_RUN
+
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(lab["store"], store)
+    monkeypatch.setenv("PLAB_DATA_DIR", str(lab["data"]))
+    part = batch.predict(store, runs.Request("tiny-nli", "nope", "nli", "main", limit=40), progress=False)
+    with session(store) as con:
+        board = overview.headline(con)
+    row = board[board["run"] == part].iloc[0]
+    whole = board[(board["dataset"] == "nope") & (board["split"] == "main")]["n"].max()
+    assert row["n"] == 40 and row["part"] == f"40 of {whole:,} items"
+    assert set(board.loc[board["part"] != "", "run"]) == {part, QA_RUN}  # (the writing run has no headline metric)
+    at = open_page(store, "pages/overview.py", {"board": "nope"})
+    assert any("Not drawn or ranked: 1 runs over part of main" in c.value for c in at.caption)
+    table = next(t.value for t in at.dataframe if "run" in t.value and part in set(t.value["run"]))
+    assert table["run"].iloc[-1] == part  # listed last, not ranked by its score on 40 items

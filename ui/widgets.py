@@ -168,14 +168,19 @@ SHOWN_VERDICTS = 3  # badges listed beside a model's outputs; the model card lis
 BADGES = {
     cards.BELOW: ":red-badge[:material/trending_down: below baseline]",
     cards.NOT_BETTER: ":orange-badge[:material/trending_flat: not better than baseline]",
+    cards.ABOVE: ":green-badge[:material/trending_up: above baseline]",
+    cards.NO_BASELINE: ":gray-badge[:material/remove: no trivial baseline]",
 }
 
 
-def worth(dataset: str | None, runs: Iterable[str] = (), model: str | None = None) -> None:
+def worth(
+    dataset: str | None, runs: Iterable[str] = (), model: str | None = None, splits: Iterable[str] | None = None
+) -> None:
     """A "below baseline" or "not better than baseline" badge, with the figures behind it, for each of these runs
-    (or each run of `model`) whose headline metric on `dataset` (None: any) does not beat its best trivial
-    baseline (`backend.views.cards`); nothing for the others."""
-    flagged = cards.of(query(cards.verdicts), dataset, tuple(runs), model)
+    (or each run of `model`) whose headline metric on `dataset` (None: any) and on `splits` (the splits the page
+    shows; None: any) does not beat its best trivial baseline (`backend.views.cards`); nothing for the others."""
+    splits = None if splits is None else tuple(splits)
+    flagged = cards.of(query(cards.verdicts), dataset, tuple(runs), model, splits)
     for row in flagged.head(SHOWN_VERDICTS).itertuples():
         badge = BADGES[row.verdict]
         st.markdown(

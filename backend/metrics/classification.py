@@ -8,6 +8,8 @@ classifier 0.5) is *not* copied.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -68,18 +70,60 @@ def per_class(gold, pred, labels: list[str]) -> pd.DataFrame:
 def macro_f1(
     gold, pred, labels: list[str], ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED, counts=None
 ) -> Estimate:
-    """Unweighted mean F1 over `labels` (a perfect classifier scores 1.0).
+    """Unweighted mean F1 over those of `labels` that occur among the gold labels or the predictions (a perfect
+    classifier scores 1.0). A label that is neither gold nor predicted anywhere in the items has no F1 and is not
+    averaged in as 0 (as scikit-learn does when not given the labels): a slice whose gold labels are all C is
+    scored over C and whatever else was predicted.
 
     >>> macro_f1(["FP", "N"], ["FP", "N"], ["FP", "N"], ci=False).value
     1.0
+    >>> macro_f1(["C", "C"], ["C", "N"], ["E", "N", "C"], ci=False).value  # over C (F1 2/3) and N (0), not E
+    0.3333333333333333
     """
     gold, pred = np.asarray(gold, dtype=object), np.asarray(pred, dtype=object)
     n = gold.size if counts is None else int(np.sum(counts))
-    value = float(_prf(_counts(gold, pred, labels, None, counts))[2].mean()) if n else float("nan")
+    value = _present_mean(_counts(gold, pred, labels, None, counts)) if n else float("nan")
     if not ci or n == 0:
         return Estimate(value, float("nan"), float("nan"), n)
-    samples = _prf(_counts(gold, pred, labels, {"resamples": resamples, "seed": seed}, counts))[2].mean(axis=0)
+    samples = _present_mean(_counts(gold, pred, labels, {"resamples": resamples, "seed": seed}, counts))
     return Estimate(value, *interval(samples), n)
+
+
+def _present_mean(counts: np.ndarray):
+    """Mean F1 over the labels predicted or gold at least once (per resample, for labels × 3 × R counts)."""
+    present = (counts[:, 1] + counts[:, 2]) > 0
+    f1 = np.where(present, _prf(counts)[2], np.nan)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample with no label present: NaN, as n = 0
+        found = np.nanmean(f1, axis=0)
+    return float(found) if np.ndim(found) == 0 else found
+
+
+def random_guessing(gold, labels: list[str], metric: str, draws: int = RESAMPLES, seed: int = SEED) -> Estimate:
+    """What guessing uniformly over `labels` scores on these gold labels (`metric`: "accuracy" or "macro-F1"): the
+    mean score over `draws` independent guesses of every item (its expectation, not one seeded draw's luck), with
+    the 2.5th–97.5th percentiles of those scores as the interval.
+
+    >>> est = random_guessing(["E"] * 300 + ["N"] * 300 + ["C"] * 300, ["E", "N", "C"], "accuracy")
+    >>> round(est.value, 2), est.low < 0.34 < est.high, est.n
+    (0.33, True, 900)
+    """
+    index = {label: i for i, label in enumerate(labels)}
+    gold = np.array([index.get(g, -1) for g in gold], dtype=np.int64)  # a gold label not among `labels`: never hit
+    guesses = np.random.default_rng(seed).integers(len(labels), size=(draws, gold.size))
+    if metric == "accuracy":
+        scores = (guesses == gold).mean(axis=1)
+    else:
+        counts = np.stack(
+            [
+                np.stack(
+                    [((guesses == i) & (gold == i)).sum(1), (guesses == i).sum(1), np.full(draws, (gold == i).sum())]
+                )
+                for i in range(len(labels))
+            ]
+        )  # labels × 3 × draws, as _counts gives per resample
+        scores = _present_mean(counts.astype(np.float64))
+    return Estimate(float(np.mean(scores)), *interval(scores), int(gold.size))
 
 
 def confusion(gold, pred, labels: list[str], counts=None) -> pd.DataFrame:

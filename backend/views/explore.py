@@ -50,6 +50,16 @@ def _extra_facets(con: duckdb.DuckDBPyConnection, dataset_id: str) -> tuple[str,
         return ()
 
 
+def headline_split(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
+    """The split a dataset's paper reports first (its description's first headline split), shown by default: main
+    and adversarial items (NOPE) are reported apart, not pooled. None for a dataset without a description."""
+    try:
+        splits = describe(con, dataset_id).headline_splits
+    except UnknownDataset:
+        return None
+    return splits[0] if splits else None
+
+
 def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
     """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns,
     then the `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""

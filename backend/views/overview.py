@@ -128,7 +128,9 @@ def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     bias (for a classifier that gives one label to almost every item, which and how often), unparsed (a
     prompted run's responses that gave no answer, of n: counted wrong in its value; '' for other runs), cost
     (what a prompted run's requests for these items cost at its endpoint's prices, cached answers free) and
-    contaminated (why, when the run's model was trained on this dataset: `backend.models.contamination`)."""
+    contaminated (why, when the run's model was trained on this dataset: `backend.models.contamination`) and part
+    ('40 of 2,386 items' for a run over part of the split, e.g. a `--limit` run: its value is not comparable with
+    the runs over every item; '' for those)."""
     fingerprints = run_metrics.fingerprints(con)
     cached = {run: (fingerprint, json.loads(rows)) for run, (fingerprint, rows) in run_metrics.cached(con).items()}
     stale = [run for run, fingerprint in fingerprints.items() if cached.get(run, (None,))[0] != fingerprint]
@@ -159,6 +161,13 @@ def headline(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     frame["cost"] = [f"${c:,.4f}" if pd.notna(c) else "" for c in frame["cost"]]
     flagged = {d: contamination.flags(con, d) for d in frame["dataset"].unique()}
     frame["contaminated"] = [flagged[d].get(r, "") for d, r in zip(frame["dataset"], frame["run"])]
+    items = queries.split_label_counts(con).groupby(["dataset_id", "split"])["n"].sum()
+    whole = frame.groupby(["dataset", "split", "metric"])["n"].transform("max")  # Recall@20: questions with gold
+    every = [
+        items.get((d, s), 0) if m != "Recall@20" else 0 for d, s, m in zip(frame.dataset, frame.split, frame.metric)
+    ]
+    whole = np.maximum(whole, every)  # every other metric scores every item of the split
+    frame["part"] = np.where(frame["n"] < whole, [f"{n:,} of {w:,} items" for n, w in zip(frame["n"], whole)], "")
     return frame.sort_values(["dataset", "split", "value"], ascending=[True, True, False])
 
 
