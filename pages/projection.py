@@ -23,7 +23,7 @@ def pick(label: str, options: list[str], key: str, where=st) -> str | None:
 def heatmap(table, caption: str) -> None:
     export.chart(
         projection_charts.heatmap(table),
-        "Presupposition survival by trigger and operator (people / gold)",
+        "Presupposition survival by trigger and operator (blue: people; grey: gold by construction)",
         caption,
         "heat",
         choose={"dataset": "cell_dataset", "trigger": "cell_trigger", "operator": "cell_operator"},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from backend.store.access import session
 from ui import charts, export
 
 
@@ -78,3 +79,32 @@ def test_the_overview_colours_and_names_every_run_an_imported_one_too(store_copy
     assert len(set(color["range"])) == len(color["range"]) == len(color["domain"])  # each kind its own colour
     axis = encoding(chart, "y")["axis"]
     assert axis["labelOverlap"] is False and chart["height"] >= charts.ROW * len(drawn)  # every run named
+
+
+def test_the_projection_heat_map_keeps_gold_by_construction_apart_from_people(real_store, open_page):
+    """Issue 45, item 11: IMPPRES rows (gold by construction) were coloured on people's scale."""
+    at = open_page(real_store, "pages/projection.py")
+    heat = next(s for t, s in specs(at).items() if str(t).startswith("Presupposition survival"))
+    scale = encoding(heat, "color")["scale"]
+    assert scale["domain"] == [0, 1, 2, 3] and len(set(scale["range"])) == 4  # two scales, apart
+    from backend.views import projection
+    from ui.charts import projection as projection_charts
+
+    with session(real_store) as con:
+        table = projection.human_table(con)
+    drawn = projection_charts.heatmap(table).data
+    gold = drawn["judged_by"].str.startswith("gold label")
+    assert gold.any() and (~gold).any()  # IMPPRES is gold by construction; NOPE, CommitmentBank are people's
+    assert (drawn["shade"] == drawn["human"] + gold * 2).all()
+
+
+def test_a_share_of_none_of_twenty_items_is_not_pinned_to_zero():
+    """Issue 45, item 11: a bootstrap of 0 of 20 items gave [0.000, 0.000]; a Wilson interval does not."""
+    import numpy as np
+
+    from backend.metrics.bootstrap import share
+
+    none = share(np.zeros(20))
+    assert none.value == none.low == 0 and 0.15 < none.high < 0.17 and none.n == 20
+    some = share(np.array([1.0] * 5 + [0.0] * 15))
+    assert some.low < 0.25 < some.high

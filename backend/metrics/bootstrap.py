@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
+from scipy import stats
 
 RESAMPLES = 1000
 SEED = 0
@@ -124,6 +125,22 @@ def mean(
         return Estimate(value, float("nan"), float("nan"), n)
     low, high = interval(resampled_sums(values, resamples, seed, counts) / n)
     return Estimate(value, low, high, n)
+
+
+def share(values: np.ndarray) -> Estimate:
+    """The share of items that are 1 among 0/1 values, with the Wilson score interval (scipy's `binomtest`): unlike
+    a bootstrap, it does not collapse to [0, 0] when no item of a small cell is 1 (0 of 20: [0, 0.161]). Values that
+    are not all 0 or 1 get `mean`'s bootstrap interval.
+
+    >>> share(np.zeros(20)).high.__round__(3), share(np.array([])).n
+    (0.161, 0)
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0 or not np.isin(values, (0.0, 1.0)).all():
+        return mean(values)
+    ones = int(values.sum())
+    found = stats.binomtest(ones, values.size).proportion_ci(confidence_level=0.95, method="wilson")
+    return Estimate(ones / values.size, float(found.low), float(found.high), int(values.size))
 
 
 def means(matrix: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> list[Estimate]:

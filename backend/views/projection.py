@@ -26,7 +26,7 @@ import pandas as pd
 
 from backend.datasets.catalogue import describe, described, part
 from backend.datasets.description import OPERATORS
-from backend.metrics.bootstrap import Estimate, mean
+from backend.metrics.bootstrap import share
 from backend.models import contamination
 from backend.models.contamination import FLAG  # noqa: F401 — the page flags contaminated runs
 from backend.store import queries
@@ -89,7 +89,7 @@ def human_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     for dataset_id in datasets(con):
         frame, how = items(con, dataset_id), judged_by(con, dataset_id)
         for (trigger, family, operator), cell in frame.groupby(["trigger", "family", "operator"], sort=True):
-            rate = mean(cell["survives"].dropna().to_numpy())
+            rate = share(cell["survives"].dropna().to_numpy())
             rows.append(
                 {
                     "dataset": dataset_id,
@@ -178,7 +178,7 @@ def profile(con: duckdb.DuckDBPyConnection, model: str, include_contaminated: bo
         frame["said"] = frame["example_id"].map(predicted(con, dataset_id, _runs_on(con, chosen, dataset_id)))
         for (trigger, operator), cell in frame.groupby(["trigger", "operator"]):
             said = cell["said"].dropna().to_numpy()
-            rate = mean(said) if len(said) else Estimate(np.nan, np.nan, np.nan, 0)
+            rate = share(said)
             rows.append(
                 {
                     "dataset": dataset_id,
@@ -263,7 +263,7 @@ def template_vs_people(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.Da
     rows = []
     for (name, operator), cell in frame.groupby(["trigger", "operator"], sort=True):
         single = cell[~cell["ambiguous"]]
-        differs = mean(single["majority differs"].to_numpy(dtype=float))
+        differs = share(single["majority differs"].to_numpy(dtype=float))  # 0 of 20 is not [0, 0]
         rows.append(
             {
                 "trigger": name,
@@ -307,7 +307,7 @@ def by_run(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] |
     for run in runs.itertuples():
         said = frame["example_id"].map(predicted(con, dataset_id, [run.run_id]))
         for (trigger, operator), cell in frame.assign(said=said).groupby(["trigger", "operator"]):
-            human, model = mean(cell["survives"].dropna().to_numpy()), mean(cell["said"].dropna().to_numpy())
+            human, model = share(cell["survives"].dropna().to_numpy()), share(cell["said"].dropna().to_numpy())
             rows.append(
                 {
                     "run": run.run_id,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from backend.datasets.description import OPERATORS
@@ -15,10 +16,20 @@ def row_label(frame):
     return frame["family"] + " · " + frame["dataset"] + ": " + frame["trigger"]
 
 
+SHADES = ["#deebf7", "#08306b", "#f0f0f0", "#525252"]  # people 0 → 1 (blues), gold 0 → 1 (greys)
+GOLD = "gold label"  # judged_by of a dataset whose survival is its gold label, by construction (projection.judged_by)
+
+
 def heatmap(table: pd.DataFrame) -> alt.Chart:
-    """Human survival per trigger (rows, grouped by family) × operator, with the share printed in each cell; a
-    click picks dataset, trigger and operator."""
-    frame = table.assign(row=row_label(table), pct=(100 * table["human"]).round(0))
+    """Survival per trigger (rows, grouped by family) × operator, with the share printed in each cell; a click
+    picks dataset, trigger and operator. People's judgements are coloured blue and gold labels by construction
+    grey: a template's label is not a measurement of people."""
+    frame = table.assign(
+        row=row_label(table),
+        pct=(100 * table["human"]).round(0),
+        source=["gold by construction" if j.startswith(GOLD) else "people" for j in table["judged_by"]],
+    )
+    frame["shade"] = frame["human"] + np.where(frame["source"] == "people", 0, 2)
     order = list(dict.fromkeys(frame["row"]))
     base = alt.Chart(frame).encode(
         x=alt.X(
@@ -29,21 +40,24 @@ def heatmap(table: pd.DataFrame) -> alt.Chart:
         ),
         y=alt.Y("row:N", sort=order, title=None, axis=alt.Axis(labelLimit=420, labelOverlap=False)),
     )
+    tooltip = [
+        "dataset",
+        "trigger",
+        "family",
+        "operator",
+        "judged_by",
+        alt.Tooltip("human:Q", format=".2f"),
+        alt.Tooltip("human_low:Q", format=".2f"),
+        alt.Tooltip("human_high:Q", format=".2f"),
+        "n",
+    ]
     cells = (
         base.mark_rect(stroke="white")
         .encode(
-            color=alt.Color("human:Q", scale=alt.Scale(domain=[0, 1], scheme="blues"), title="Survives (share)"),
-            tooltip=[
-                "dataset",
-                "trigger",
-                "family",
-                "operator",
-                "judged_by",
-                alt.Tooltip("human:Q", format=".2f"),
-                alt.Tooltip("human_low:Q", format=".2f"),
-                alt.Tooltip("human_high:Q", format=".2f"),
-                "n",
-            ],
+            # one piecewise scale: people's shares 0–1 in blues, gold labels' (shifted to 2–3) in greys, so a cell
+            # built from a template never reads as people's judgement; the page's caption names the two
+            color=alt.Color("shade:Q", scale=alt.Scale(domain=[0, 1, 2, 3], range=SHADES), legend=None),
+            tooltip=tooltip,
         )
         .add_params(charts.pick("dataset", "trigger", "operator"))
     )
