@@ -33,7 +33,7 @@ def pick_runs():
         if r != run_a and runs.set_index("run_id").loc[r, "task"] == runs.set_index("run_id").loc[run_a, "task"]
     ]
     run_b = st.selectbox("Run B", others, key="run_b", bind="query-params") if others else None
-    return dataset, run_a, run_b, runs.set_index("run_id")["quality"], datasets
+    return dataset, run_a, run_b, runs.set_index("run_id")[["quality", "task"]], datasets
 
 
 def show_summary(result: dict, caption: str) -> None:
@@ -89,7 +89,8 @@ st.caption(
 )
 asked = st.query_params.get("dataset")  # before the picker replaces a value it cannot take
 with st.sidebar:
-    dataset, run_a, run_b, quality, datasets = pick_runs()
+    dataset, run_a, run_b, about, datasets = pick_runs()
+    quality = about["quality"]
     outcome = (
         st.segmented_control(
             "Show", ["all", *outputs.OUTCOMES, outputs.NO_GOLD], default="all", key="outcome", bind="query-params"
@@ -121,7 +122,7 @@ show_summary(outputs.summary(frame), caption)
 for side, run in (("A", run_a), ("B", run_b)):
     if quality.get(run):
         st.caption(f"**{side}** {widgets.plain(run)}: {widgets.plain(quality[run])}")
-judges.pairwise_block(run_a, run_b, dataset)
+judges.pairwise_block(run_a, run_b, dataset, about.loc[run_a, "task"])
 shown = frame if outcome == "all" else frame[frame["outcome"] == outcome]
 shown = (
     shown.sort_values(["disagreement", "example_id"], ascending=[False, True])

@@ -376,3 +376,27 @@ def test_a_stored_run_is_rescored_by_a_metric_without_rerunning_it(lab, tmp_path
         rescoring.rescore(store, WRITE_RUN, "exact_match")
     assert cli(["--store", str(store), "rescore", "--run", QA_RUN, "--metric", "f1"]) == 0
     assert "f1:answer" in capsys.readouterr().out
+
+
+def test_a_judge_run_started_as_a_job_is_refused_before_anything_starts(lab, tmp_path, monkeypatch):
+    """Issue 45, item 13 (the page's Start button calls this): a request that cannot be judged, or a role that may
+    not judge, starts no process and writes no judge run."""
+    import shutil
+
+    from backend.identity.actor import Actor
+    from backend.identity.permissions import Forbidden
+    from backend.store.access import session
+
+    store = tmp_path / "lab.duckdb"
+    shutil.copy(lab["store"], store)
+    monkeypatch.setenv("PLAB_DATA_DIR", str(lab["data"]))
+    with pytest.raises(ValueError, match="scores qa runs"):
+        judging.start(store, "tiny-gen", WRITE_RUN, "judge-qa-equivalence")
+    with pytest.raises(ValueError, match="a judge must be a generator"):
+        judging.start(store, "tiny-nli", WRITE_RUN, "judge-crepe-writing")
+    viewer = Actor("vi@lab.example", "viewer", "sign-in")
+    with pytest.raises(Forbidden, match="analyst"):
+        judging.start(store, "tiny-gen", WRITE_RUN, "judge-crepe-writing", actor=viewer)
+    with session(store) as con:
+        assert store_judgements.of_run(con).empty
+    assert not (lab["data"] / "jobs").exists() or not list((lab["data"] / "jobs").glob("*judge*"))

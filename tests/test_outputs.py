@@ -73,6 +73,9 @@ def test_the_page_filters_sorts_and_diffs(compared, open_page, lab, monkeypatch)
     at = open_page(store, "pages/outputs.py", {"dataset": "ifqa", "run_a": QA_RUN, "run_b": ORACLE})
     assert not at.exception and not at.error
     assert at.metric[0].value == "6" and any(m.label == "exact match (B)" and m.value == "50.0%" for m in at.metric)
+    # issue 45, item 13: a pairwise judge of the two runs can be started here (its rubrics compare QA runs)
+    assert all(r.startswith("judge-pairwise") for r in at.selectbox(key="pair_judge_job_rubric").options)
+    assert "tiny-gen" in at.selectbox(key="pair_judge_job_model").options
     at.segmented_control(key="outcome").set_value("B right, A wrong").run()
     listed = [m.value for m in at.markdown if m.value.startswith("**") and " · B right, A wrong · " in m.value]
     assert listed and not any(" · both wrong · " in m.value for m in at.markdown)

@@ -1,11 +1,14 @@
 """What a new user met (issue 45), seen in Chromium: ids copied from a page and pasted into a link open what they
-named."""
+named; a judge run started from the Rate page runs in the background with its progress and cost."""
 
 from __future__ import annotations
 
+import re
+import shutil
+
 import pytest
 
-from tests.conftest import QA_RUN
+from tests.conftest import QA_RUN, WRITE_RUN
 from tests.test_browser import browser_page, serve, shows
 
 JOINER = "\u2060"
@@ -30,4 +33,35 @@ def test_an_id_copied_from_a_page_and_pasted_into_a_link_opens_it_in_chromium(se
         for pasted in (copied, QA_RUN.replace("@", "@" + JOINER)):
             shows(page, served_lab, f"retrieval?example=S-dev-0&qa_run={pasted}", "A row's open link", "retrieval-ids")
             assert page.get_by_text("is not one of the choices here").count() == 0, page.inner_text("body")[:1500]
+        browser.close()
+
+
+@pytest.fixture()
+def served_copy(lab, tmp_path):
+    """The live pages' store and data folder, copied: a judge run started here writes to them."""
+    store, data = tmp_path / "lab.duckdb", tmp_path / "data"
+    shutil.copy(lab["store"], store)
+    shutil.copytree(lab["data"], data, symlinks=True)
+    yield from serve({"PLAB_STORE": str(store), "PLAB_DATA_DIR": str(data)})
+
+
+@pytest.mark.slow
+def test_a_judge_run_starts_from_the_rate_page_and_shows_its_progress_and_cost_in_chromium(served_copy):
+    """Issue 45, item 13: a judge run was startable only from a terminal."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = browser_page(p)
+        shows(page, served_copy, f"rate?run={WRITE_RUN}&rater=browser", "Start a judge run", "rate-judge")
+        assert page.get_by_text("No judge has scored this run").count() == 1
+        page.get_by_role("spinbutton", name="Outputs to judge (0: all)").fill("2")
+        page.get_by_role("button", name="Start judge run").click()
+        done = page.get_by_text(re.compile(r"complete — \d+ of \d+ responses"))
+        done.wait_for(timeout=180_000)  # a process of its own: `python -m backend judge`, the tiny generator
+        said = done.inner_text()
+        assert "/first2" in said and "$0.0000 spent" in said, said  # a local model costs nothing
+        done_n, total = map(int, re.search(r"(\d+) of (\d+) responses", said).groups())
+        assert done_n == total > 0
+        shows(page, served_copy, f"rate?run={WRITE_RUN}&rater=browser", "Judge run", "rate-judged")
+        assert page.get_by_text("No judge has scored this run").count() == 0  # the new judge run is listed
         browser.close()

@@ -9,9 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import judging, pairwise
-from ui import charts, export, widgets
+from ui import charts, export, identity, widgets
 from ui.charts import rate as rating_charts
-from ui.resources import query
+from ui.resources import computed, query, store, store_ref
 
 ARROW = "→"
 TRUST = {"poor": st.error, "tentative": st.warning, "reliable": st.success, "unknown": st.info}
@@ -31,15 +31,78 @@ NUMBERS = {
 }
 
 
+def start_box(run_id: str, task: str, versus: str | None = None, expanded: bool = False) -> None:
+    """Start a judge run of `run_id` (against `versus` with a pairwise rubric) here, as a background job like the
+    Studio's runs, and follow its progress and cost; for those whose role may judge."""
+    if not identity.may("judge"):
+        return
+    rubrics = judging.pairwise_rubrics(task) if versus else judging.rubrics(task)
+    key = "pair_judge_job" if versus else "judge_job"
+    with st.expander("Start a judge run", expanded=expanded or key in st.session_state, icon=":material/gavel:"):
+        models = computed(judging.judge_models)
+        if not rubrics or not models:
+            st.info(
+                f"No judge rubric scores {widgets.plain(task)} runs."
+                if not rubrics
+                else "No generator can be loaded or reached here: register one (README, *Models and live inference*)."
+            )
+            return
+        left, middle = st.columns(2)
+        model = left.selectbox("Judge model", models, key=f"{key}_model")
+        rubric = middle.selectbox("Rubric", rubrics, key=f"{key}_rubric")
+        left, middle = st.columns(2)
+        limit = left.number_input(
+            "Outputs to judge (0: all)", 0, 1_000_000, 0, 10, key=f"{key}_limit", help="The first N by example id."
+        )
+        cap = middle.number_input(
+            "Spend at most (USD, an endpoint's prices)",
+            0.0,
+            10_000.0,
+            1.0,
+            0.5,
+            key=f"{key}_cap",
+            help="The run stops before passing it; what was judged is kept, and starting it again resumes.",
+        )
+        if st.button("Start judge run", key=f"{key}_start", type="primary", icon=":material/play_arrow:"):
+            try:
+                st.session_state[key] = judging.start(
+                    store_ref(), model, run_id, rubric, versus, int(limit) or None, float(cap), identity.actor()
+                )
+            except (ValueError, LookupError, PermissionError) as exc:
+                st.error(widgets.message(exc))
+        if key in st.session_state:
+            judge_job(st.session_state[key])
+
+
+@st.fragment(run_every=2)
+def judge_job(judge_run_id: str) -> None:
+    """The started judge run's progress and cost, refreshed every 2 s (only this fragment reruns)."""
+    with store() as con:
+        state = judging.progress(con, judge_run_id)
+    done, total = state["done"], state["total"]
+    st.progress(
+        min(done / max(total, 1), 1.0),
+        text=f"{widgets.plain(judge_run_id)}: {widgets.plain(state['status'])} — {done:,} of {total:,} responses, "
+        f"{state['parsed']:,} read as a score, {state['errors']:,} failed · ${state['cost']:.4f} spent",
+    )
+    if state["log"]:
+        st.caption(widgets.plain(state["log"]))
+    if state["status"] == "stopped":
+        st.warning("The judge run's process stopped before the end (see its last line): start it again to resume.")
+    elif state["status"] == "complete":
+        st.success("Judged: reload the page (or pick it below) to read its agreement with people.")
+
+
 def judge_block(run_id: str, dataset: str, task: str) -> None:
     st.subheader("Judge vs people")
     runs = query(judging.judge_runs, run_id)
+    start_box(run_id, task, expanded=runs.empty)
     if runs.empty:
         rubrics = ", ".join(judging.rubrics(task)) or "none built in"
         st.info(
-            "No judge has scored this run. Let an LLM score its outputs, then rate some of them here to see how far "
-            f"it agrees with people: `python -m backend judge --model MODEL --run RUN --rubric RUBRIC` "
-            f"(rubrics for {widgets.plain(task)} runs: {widgets.plain(rubrics)})."
+            "No judge has scored this run. Let an LLM score its outputs (*Start a judge run* above, or "
+            f"`python -m backend judge --model MODEL --run RUN --rubric RUBRIC`; rubrics for {widgets.plain(task)} "
+            f"runs: {widgets.plain(rubrics)}), then rate some of them here to see how far it agrees with people."
         )
         return
     judge_run_id = st.selectbox("Judge run", list(runs["judge_run_id"]), key="judge", bind="query-params")
@@ -130,14 +193,16 @@ def ranking_block(source: str, criterion: str, dataset: str) -> None:
         export.table(runs, "Runs by judge and by people", charts.provenance(dataset, len(runs)), key="judge-ranking")
 
 
-def pairwise_block(run_a: str, run_b: str, dataset: str) -> None:
+def pairwise_block(run_a: str, run_b: str, dataset: str, task: str) -> None:
     """Side by side: a pairwise judge of these two runs — wins with CIs, position bias, reason clusters."""
     judged = query(pairwise.pairwise_runs, run_a, run_b)
+    start_box(run_a, task, versus=run_b)
     with st.expander(f"Pairwise judge ({len(judged):,} runs)"):
         if judged.empty:
             st.info(
-                "No judge has compared these two runs. Let an LLM compare them in both orders: "
-                "`python -m backend judge --model MODEL --run RUN_A --versus RUN_B --rubric judge-pairwise`."
+                "No judge has compared these two runs. Let an LLM compare them in both orders (*Start a judge run* "
+                "above, or `python -m backend judge --model MODEL --run RUN_A --versus RUN_B --rubric "
+                "judge-pairwise`)."
             )
             return
         judge_run_id = st.selectbox(

@@ -1,5 +1,5 @@
-"""Batch runs (and embedding maps) started from the dashboard: each is its own `python -m backend predict`
-(or `map`) process, so the
+"""Batch runs, judge runs (and embedding maps) started from the dashboard: each is its own `python -m backend
+predict` (or `judge`, `map`) process, so the
 dashboard's other users are never held up (the run opens the store per chunk, like any terminal
 command) and an interrupted run is resumed by starting it again.
 
@@ -22,11 +22,12 @@ import duckdb
 
 from backend.config import REPO_ROOT, settings
 from backend.datasets.catalogue import described
-from backend.execution import runs
+from backend.execution import judging, runs
 from backend.identity import permissions
 from backend.identity.actor import Actor
 from backend.models import availability, registry
 from backend.models.prompts import templates
+from backend.store import judgements as store_judgements
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
@@ -41,15 +42,15 @@ def _file(run_id: str) -> Path:
     return _folder() / (re.sub(r"[^\w.-]+", "_", run_id) + ".json")
 
 
-def _spawn(key: str, store: Path | str, args: list[str], action: str, actor: Actor | None) -> None:
-    """`python -m backend --store STORE ARGS…` as a process of its own, recorded under `key`, once the actor's role
-    allows `action` (Forbidden otherwise, before anything starts); the process writes as that actor
+def _spawn(key: str, store: Path | str, args: list[str], action: str, actor: Actor | None, **noted) -> None:
+    """`python -m backend --store STORE ARGS…` as a process of its own, recorded under `key` (with `noted`), once the
+    actor's role allows `action` (Forbidden otherwise, before anything starts); the process writes as that actor
     (PLAB_ACTING_AS: its runs' created_by)."""
     with session(store) as con, permissions.acting(con, actor, action, key) as by:
-        _start(key, store, args, by)
+        _start(key, store, args, by, noted)
 
 
-def _start(key: str, store: Path | str, args: list[str], by: Actor) -> None:
+def _start(key: str, store: Path | str, args: list[str], by: Actor, noted: dict) -> None:
     if alive(key):
         raise ValueError(f"{key} is already running (process {read(key)['pid']})")
     _folder().mkdir(parents=True, exist_ok=True)
@@ -65,7 +66,9 @@ def _start(key: str, store: Path | str, args: list[str], by: Actor) -> None:
             env={**os.environ, "TQDM_MININTERVAL": "2", ACTING_AS: by.id},
         )
     _file(key).write_text(
-        json.dumps({"pid": process.pid, "run_id": key, "command": command, "started": time.time(), "log": str(log)})
+        json.dumps(
+            {"pid": process.pid, "run_id": key, "command": command, "started": time.time(), "log": str(log), **noted}
+        )
     )
 
 
@@ -91,6 +94,49 @@ def start(
         actor,
     )
     return request.run_id()
+
+
+def start_judge(
+    store: Path | str, request: judging.JudgeRequest, max_cost: float | None = None, actor: Actor | None = None
+) -> str:
+    """Start (or resume) `judge --model M --run R --rubric X [--versus B] [--limit N] [--max-cost USD]` in a process
+    of its own, once the request is one that can be judged (`judging.plan` says why not, before anything starts);
+    the judge run id. Its progress: `judge_progress`."""
+    made = judging.plan(store, request)
+    args = ["judge", "--model", request.model, "--run", request.run, "--rubric", made.template.ref]
+    args += ["--versus", request.versus] if request.versus else []
+    args += ["--limit", str(request.limit)] if request.limit else []
+    args += ["--max-cost", repr(float(max_cost))] if max_cost is not None else []
+    _spawn(made.judge_run_id, store, args, "judge", actor, total=len(made.every_key()))
+    return made.judge_run_id
+
+
+def judge_progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
+    """status (not started | running | complete | interrupted | stopped), done (responses stored), total, parsed
+    (responses read as a score or verdict), errors, cost (USD so far), seconds and the log's last line."""
+    job = read(judge_run_id) or {}
+    stored = store_judgements.progress(con, judge_run_id)
+    status = stored["status"] if stored else "not started"
+    running = alive(judge_run_id)
+    if status == "running" and not running:
+        status = "stopped"  # the process is gone: start it again to resume
+    elif running and status != "complete":
+        status = "running"
+    return {
+        "status": status,
+        "done": stored["judgements"] if stored else 0,
+        "total": int(job.get("total", 0)),
+        "parsed": stored["parsed"] if stored else 0,
+        "errors": stored["errors"] if stored else 0,
+        "cost": stored["cost"] if stored else 0.0,
+        "seconds": time.time() - job["started"] if job else 0.0,
+        "log": last_line(judge_run_id),
+    }
+
+
+def judge_models() -> list[str]:
+    """The registered generators that can be loaded or reached here: the models a judge run can use."""
+    return sorted(m.name for m in registry.specs().values() if m.task == "generate" and availability.status(m)[0])
 
 
 def template_choices(model: str, task: str) -> list[str]:

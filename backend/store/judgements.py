@@ -95,6 +95,22 @@ def of_run(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> pd.Data
     ).df()
 
 
+def progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict | None:
+    """A judge run's status and its responses so far: judgements, parsed, errors, cost; None before it is stored."""
+    row = con.execute(
+        """
+        SELECT j.status, count(g.example_id) AS judgements, count(*) FILTER (WHERE g.parse = 'ok') AS parsed,
+               count(*) FILTER (WHERE g.parse = 'error') AS errors, coalesce(sum(g.cost), 0) AS cost
+        FROM judge_runs j LEFT JOIN judgements g USING (judge_run_id)
+        WHERE j.judge_run_id = $j GROUP BY j.status
+    """,
+        {"j": judge_run_id},
+    ).fetchone()
+    if row is None:
+        return None
+    return {"status": row[0], "judgements": int(row[1]), "parsed": int(row[2]), "errors": int(row[3]), "cost": row[4]}
+
+
 def of_judge_run(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
     """The judge run's row; KeyError naming it when there is none."""
     cursor = con.execute("SELECT * FROM judge_runs WHERE judge_run_id = $j", {"j": judge_run_id})

@@ -17,7 +17,9 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.execution import jobs
 from backend.execution.judging import MAX_TOKENS, JudgeRequest, judge
+from backend.identity.actor import Actor
 from backend.metrics import agreement, bootstrap
 from backend.metrics.rubrics import RUBRIC
 from backend.models.prompts import templates
@@ -33,6 +35,38 @@ PEOPLE = "people (consensus)"
 def rubrics(task: str) -> list[str]:
     """The judge rubrics (name@version) that score runs of `task`."""
     return [t.ref for t in templates.for_task("judge") if task in t.judges and t.strategy == "score"]
+
+
+def pairwise_rubrics(task: str) -> list[str]:
+    """The pairwise judge rubrics (name@version) that compare two runs of `task`."""
+    return [t.ref for t in templates.for_task("judge") if task in t.judges and t.strategy == "pairwise"]
+
+
+def judge_models() -> list[str]:
+    """The generators a judge run can use here (registered, and loadable or reachable)."""
+    return jobs.judge_models()
+
+
+def start(
+    store,
+    model: str,
+    run: str,
+    rubric: str,
+    versus: str | None = None,
+    limit: int | None = None,
+    max_cost: float | None = None,
+    actor: Actor | None = None,
+) -> str:
+    """Start a judge run of `run` (against `versus` with a pairwise rubric) as a background job, as `python -m
+    backend judge` would run it; its id. A request that cannot be judged, or a role that may not judge, is refused
+    before anything starts (ValueError, Forbidden)."""
+    request = JudgeRequest(model=model, run=run, rubric=rubric, versus=versus, limit=limit)
+    return jobs.start_judge(store, request, max_cost, actor)
+
+
+def progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
+    """A started judge run's status, responses done of total, parsed, errors, cost so far and its last log line."""
+    return jobs.judge_progress(con, judge_run_id)
 
 
 def all_judge_runs(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
