@@ -104,7 +104,7 @@ def show_pairs(detail: dict, dataset: str) -> None:
             icon=":material/arrow_forward:",
             help=f"open {partner}",
         )
-        link = widgets.page_url("example", dataset=dataset, example=row.partner)
+        link = urls.page_url("example", dataset=dataset, example=row.partner)
         right.markdown(
             f"**{widgets.plain(row.kind)}** pair: this is *{widgets.plain(row.role)}*, [{partner}]({link}) is "
             f"*{widgets.plain(row.partner_role)}* (gold {widgets.label_badge(row.partner_gold)}) — "

@@ -92,6 +92,7 @@ def pick_filters(dataset: str, labels_a: list[str], run_b: str | None) -> tuple[
             chosen = st.multiselect(
                 title,
                 values,
+                default=[headline] if facet == "split" and headline in values else [],  # NOPE: main, adv apart
                 key=facet,
                 bind="query-params",
                 format_func=_yes_no,

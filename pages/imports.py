@@ -8,7 +8,7 @@ import hashlib
 
 import streamlit as st
 
-from backend.views import imports
+from backend.views import explore, imports
 from ui import identity, urls, widgets
 from ui.resources import StoreLocked, query, store
 
@@ -188,7 +188,12 @@ def show_run_plan(plan: imports.RunPlan, best: tuple | None = None) -> None:
             "pages/explore.py",
             label="Open it in Explore",
             icon=":material/filter_alt:",
-            query_params={"dataset": plan.run["dataset_id"], "run_a": run_id},
+            # every item the run predicted, on every split (a link without `split` opens the headline split)
+            query_params={
+                "dataset": plan.run["dataset_id"],
+                "run_a": run_id,
+                **query(explore.split_param, plan.run["dataset_id"]),
+            },
         )
         st.page_link("pages/overview.py", label="See it on the Overview", icon=":material/dataset:")
 

@@ -115,7 +115,7 @@ if not board.empty:
                 icon=":material/filter_alt:",
                 query_params={"dataset": dataset, "run_a": run, "split": split},
             )
-        links = [widgets.page_url("explore", dataset=dataset, run_a=run, split=split) for run in part["run"]]
+        links = [urls.page_url("explore", dataset=dataset, run_a=run, split=split) for run in part["run"]]
         export.table(
             part.round(4).assign(explore=links),
             f"{dataset} {metric} on {split}",
@@ -141,7 +141,7 @@ if not saved.empty:
         "the run labelled. Open a slice by name in Explore (`explore?slice=NAME`)."
     )
     export.table(
-        saved.assign(open=[widgets.page_url("explore", slice=name) for name in saved["name"]]),
+        saved.assign(open=[urls.page_url("explore", slice=name) for name in saved["name"]]),
         "Saved slices",
         charts.provenance("saved slices", len(saved)),
         key="saved-slices",

@@ -23,6 +23,29 @@ TESTS = {
 }
 
 
+def pick_splits(dataset: str) -> tuple[str, ...]:
+    """The splits searched (URL `split`): the dataset's headline split by default; none chosen pools them all."""
+    values = query(explore.facet_values, dataset).get("split", [])
+    if len(values) < 2:
+        return ()
+    headline = query(explore.headline_split, dataset)
+    chosen = st.multiselect(
+        "Split",
+        values,
+        default=[headline] if headline in values else [],
+        key="split",
+        bind="query-params",
+        placeholder="all (pooled)",
+        help="Slices are found within these splits, and the overall rate or B − A is theirs.",
+    )
+    if len(chosen) != 1:
+        st.caption(
+            f"Pooled over {'every split' if not chosen else ', '.join(map(widgets.plain, chosen))}: the paper "
+            f"reports each split apart{f' (headline: {widgets.plain(headline)})' if headline else ''}."
+        )
+    return tuple(chosen)
+
+
 def controls(dataset: str) -> tuple:
     runs = query(explore.runs_for, dataset)
     runs = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
@@ -80,8 +103,10 @@ def chart(table: pd.DataFrame, metric: str, overall: float, caption: str) -> Non
 st.title("Slice finder")
 with st.sidebar:
     dataset = widgets.dataset_select()
+    splits = pick_splits(dataset)
     run_a, run_b, support, depth, others, question = controls(dataset)
-found = query(slices.find, dataset, run_a, run_b, support, depth, others, None, question)
+found = query(slices.find, dataset, run_a, run_b, support, depth, others, None, question, splits)
+split_param = query(explore.split_param, dataset, splits)
 metric = "B − A" if run_b else "error rate"
 if run_b:
     st.subheader(f"Slices {widgets.plain(slices.QUESTIONS[question])}")
@@ -109,14 +134,19 @@ if not found.tested:
     st.info("No slice has that many items: lower the least number of items.")
     urls.stop()
 worse = found.slices[found.slices["worse"]]
-caption = charts.provenance(dataset, found.n, {"support": support, "depth": depth}, [r for r in (run_a, run_b) if r])
+caption = charts.provenance(
+    dataset,
+    found.n,
+    {"split": ", ".join(splits) or "all", "support": support, "depth": depth},
+    [r for r in (run_a, run_b) if r],
+)
 chart(worse, metric, found.overall, caption)
 shown = worse.head(SHOWN).copy()
 shown.insert(
     0,
     "open",
     [
-        widgets.page_url("explore", **slices.explore_params(dataset, run_a, run_b, f, v))
+        urls.page_url("explore", **slices.explore_params(dataset, run_a, run_b, f, v, split_param))
         for f, v in zip(shown["facets"], shown["values"])
     ],
 )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ui import legacy_pages
+from ui import streamlit_private
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPORTS_STREAMLIT = re.compile(r"^\s*(import streamlit|from streamlit)", re.M)
@@ -169,14 +169,15 @@ def test_ruff_finds_nothing(command):
 
 
 def test_the_one_private_streamlit_patch_still_applies():
-    """ui/legacy_pages.py is the only place that touches Streamlit's private API; it was written for one version."""
-    assert legacy_pages.still_applies() == []
+    """ui/streamlit_private.py is the only place that touches Streamlit's private API; it was written for one
+    version."""
+    assert streamlit_private.still_applies() == []
     private = [
         p.relative_to(ROOT)
         for p in [*(ROOT / "ui").glob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]
         if re.search(r"streamlit\.(runtime|web\.server|elements\.lib)", p.read_text())
     ]
-    assert [str(p) for p in private] == ["ui/legacy_pages.py"]
+    assert [str(p) for p in private] == ["ui/streamlit_private.py"]
 
 
 CONNECTION_API = re.compile(r"\bcon\.(execute|executemany|sql|register|begin|commit)\b|\.fetch(all|one|numpy|df)\(")

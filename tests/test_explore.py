@@ -222,7 +222,12 @@ def metric(at, label: str) -> str:
 def test_explore_renders_and_follows_dataset_and_facets(app):
     at = app("pages/explore.py")
     assert not at.exception and not at.error
-    assert at.selectbox(key="dataset").value == "nope" and metric(at, "Examples") == "2,732"
+    # issue 45, item 10: NOPE's headline split (main) by default, as its paper reports main and adv apart
+    assert at.selectbox(key="dataset").value == "nope" and at.multiselect(key="split").value == ["main"]
+    assert metric(at, "Examples") == "2,386" and not any("Pooled over" in c.value for c in at.caption)
+    pooled = app("pages/explore.py", dataset="nope", split="")  # `split=`: every split, pooled, and said so
+    assert pooled.multiselect(key="split").value == [] and metric(pooled, "Examples") == "2,732"
+    assert any(c.value.startswith("Pooled over every split") for c in pooled.caption)
     at.selectbox(key="dataset").set_value("falseqa").run()
     assert not at.exception and at.selectbox(key="run_a").value.startswith("falseqa/")
     before = (metric(at, "Examples"), metric(at, "Accuracy"))
@@ -237,7 +242,7 @@ def test_explore_url_round_trip(app, real_con):
     assert at.multiselect(key="trigger_type").value == ["clefts"] and at.multiselect(key="polarity").value == [
         "negated"
     ]
-    expected = sql_count(real_con, "trigger_type = 'clefts' AND polarity = 'negated'")
+    expected = sql_count(real_con, "trigger_type = 'clefts' AND polarity = 'negated' AND split = 'main'")
     assert metric(at, "Examples") == f"{expected:,}"
     assert any(m.value.startswith(f"**{expected:,} examples match**") for m in at.markdown)
     assert len(at.dataframe[0].value) == expected
@@ -287,14 +292,14 @@ def test_explore_shows_run_b_against_run_a(app, real_con):
     a, b = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0"
     at = app("pages/explore.py", dataset="nope", run_a=a, run_b=b)
     assert not at.exception and not at.error
-    compare = explore.slice_summary(real_con, "nope", (), a, b)["compare"]
+    compare = explore.slice_summary(real_con, "nope", (("split", ("main",)),), a, b)["compare"]  # the default split
     assert metric(at, "B − A") == f"{100 * compare['difference'].difference:+.1f} pts"
     assert metric(at, "Accuracy B") == f"{100 * compare['accuracy_b'].value:.1f}%"
 
 
 def test_explore_bad_correctness_without_run_is_ignored(app):
     at = app("pages/explore.py", dataset="nope", run_a="(none)", correct="incorrect")
-    assert not at.exception and not at.error and metric(at, "Examples") == "2,732"
+    assert not at.exception and not at.error and metric(at, "Examples") == "2,386"  # main, NOPE's headline split
 
 
 def test_example_page_shows_partners_and_crowd(app):

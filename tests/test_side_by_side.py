@@ -186,7 +186,8 @@ def test_the_import_page_uploads_checks_saves_and_the_run_shows_in_explore_and_o
         page.get_by_role("link", name="Open it in Explore").click()
         page.get_by_text("select a row to open it").first.wait_for(timeout=90_000)
         assert "run_a=nope%2Fuser%2Fmy-roberta" in page.url
-        page.get_by_text("76.4%", exact=True).first.wait_for(timeout=60_000)  # the paper run's accuracy on main + adv
+        page.get_by_text("76.4%", exact=True).first.wait_for(timeout=60_000)  # the paper run's, on every split it has
+        assert page.get_by_text("Pooled over every split").count() == 1  # the import's link: all its predictions
         shows(page, served_copy, "?board=nope", "Models", "import-overview")
         assert mark(page, "point", "run: nope/user/my-roberta").count() == 2
         browser.close()

@@ -125,12 +125,15 @@ def test_the_two_questions_on_a_dataset_with_a_known_answer():
 
 def test_a_slice_opens_in_explore_with_the_same_items(open_page, real_store):
     from backend.store.connection import connect
+    from backend.views import explore
 
     con = connect(real_store, read_only=True)
     try:
-        found = slices.find(con, "nope", ROBERTA, min_support=30, depth=2)
+        found = slices.find(con, "nope", ROBERTA, min_support=30, depth=2)  # every split, pooled
+        pooled = explore.split_param(con, "nope")
     finally:
         con.close()
+    assert pooled == {"split": [""]}  # spelled out: a link without `split` opens NOPE's headline split
     table = found.slices
     with_run = table[table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
     facets_only = table[~table["slice"].str.contains(slices.RUN) & (table["depth"] == 2)].iloc[0]
@@ -138,7 +141,7 @@ def test_a_slice_opens_in_explore_with_the_same_items(open_page, real_store):
     boolean = main.copy()  # its other name, through a boolean facet (URL: yes / no), opens the same items
     boolean["facets"], boolean["values"], boolean["slice"] = ("adversarial",), ("false",), "adversarial = false"
     for row in (facets_only, with_run, main, boolean):
-        params = slices.explore_params("nope", ROBERTA, None, row["facets"], row["values"])
+        params = slices.explore_params("nope", ROBERTA, None, row["facets"], row["values"], pooled)
         at = open_page(real_store, "pages/explore.py", params)
         assert not at.exception and not at.error, row["slice"]
         assert at.metric[0].value == f"{row['n']:,}", (row["slice"], params)  # Explore's slice holds the same items
@@ -149,11 +152,13 @@ def test_a_slice_opens_in_explore_with_the_same_items(open_page, real_store):
 def test_the_slice_finder_page_lists_slices_with_links(open_page, real_store):
     at = open_page(real_store, "pages/slices.py", {"dataset": "nope", "run_a": ROBERTA})
     assert not at.exception and not at.error
-    assert at.metric[0].value == "2,732" and int(at.metric[2].value.replace(",", "")) > 100
+    assert at.multiselect(key="split").value == ["main"]  # issue 45, item 10: the headline split by default
+    assert at.metric[0].value == "2,386" and int(at.metric[2].value.replace(",", "")) > 50  # (3 facets within main)
     others = next(m for m in at.multiselect if m.key == "others")
     assert others.value == [] and len(others.options) > 2  # other runs' correctness: none until picked
     table = at.dataframe[0].value
     assert table["open"].str.startswith("explore?dataset=nope").all() and table["q (BH)"].is_monotonic_increasing
+    assert table["open"].str.contains("split=main").all()  # each link opens its slice within the same split
     opened = at.selectbox(key="open_slice")  # a selectbox shows its options as plain text: no Markdown escapes
     assert opened.options[0] == table["slice"].iloc[0] and "\\" not in "".join(opened.options)
     assert any("gold_label = " in option for option in opened.options)
@@ -196,3 +201,19 @@ def test_slices_with_the_same_items_are_one_row(real_store):
         for fs, vs in zip(table["facets"], table["values"])
     ]
     assert len(set(members)) == len(members) == found.tested
+
+
+def test_the_slice_finder_searches_one_split_by_default_and_pools_only_when_asked(open_page, real_store):
+    """Issue 45, item 10: the overall B − A was over main and adversarial pooled (NOPE reports them apart)."""
+    main = open_page(
+        real_store, "pages/slices.py", {"dataset": "nope", "run_a": "nope/baseline/always-E", "run_b": ROBERTA}
+    )
+    pooled = open_page(
+        real_store,
+        "pages/slices.py",
+        {"dataset": "nope", "run_a": "nope/baseline/always-E", "run_b": ROBERTA, "split": ""},
+    )
+    assert main.metric[0].value == "2,386" and pooled.metric[0].value == "2,732"
+    assert main.metric[1].value != pooled.metric[1].value  # the overall B − A is the split's own
+    assert any(c.value.startswith("Pooled over every split") for c in pooled.caption)
+    assert not any(c.value.startswith("Pooled over") for c in main.caption)

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui import legacy_pages
+from ui import streamlit_private
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-served = legacy_pages.off_for_apptest  # AppTest runs go through app.py, as the server's do
+served = streamlit_private.off_for_apptest  # AppTest runs go through app.py, as the server's do
 
 
 def render(

@@ -22,7 +22,7 @@ from ui.resources import store, store_ref
 from ui.text import plain
 
 _ACTOR: ContextVar[Actor | None] = ContextVar("actor", default=None)  # this script run's, in its thread
-LINK = "link"  # the URL parameter of a signed link
+LINK = urls.LINK
 
 
 def actor() -> Actor:

@@ -1,5 +1,5 @@
 """`streamlit run`, with app.py's st.navigation in charge of routing from the very first request
-(`ui.legacy_pages`). Usage: `python -m ui.serve run app.py [streamlit options]`; `python -m ui.serve check
+(`ui.streamlit_private`). Usage: `python -m ui.serve run app.py [streamlit options]`; `python -m ui.serve check
 [--server.address A]` only says whether it would refuse (exit 2) or serve (exit 0).
 
 It refuses to serve the lab on a network address without sign-in: unless the address is the machine's own
@@ -11,7 +11,7 @@ import sys
 
 from streamlit.web import cli
 
-from ui import legacy_pages
+from ui import streamlit_private
 
 LOCAL = {"localhost", "127.0.0.1", "::1", "[::1]"}
 OPT_OUT = "PLAB_UNSAFE_NO_SIGN_IN"
@@ -54,5 +54,5 @@ if __name__ == "__main__":
         sys.exit(2)
     if sys.argv[1:2] == ["check"]:  # scripts/run.sh asks before it builds anything
         sys.exit(0)
-    legacy_pages.off_for_the_server()
+    streamlit_private.off_for_the_server()
     sys.exit(cli.main(prog_name="streamlit"))

@@ -10,13 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from backend.store.ids import JOINER
+from ui import streamlit_private
 from ui.text import plain
 
 TRUE, FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
+LINK = "link"  # the URL parameter of a rater's signed link (ui.identity)
 
 
 def _same(text: str, value) -> bool:
@@ -66,13 +70,44 @@ class _Notices:
             )
 
 
+def page_url(page: str, /, **params) -> str:
+    """A relative link to a page with its URL parameters (a list: the parameter repeated), for link columns and
+    Markdown links.
+
+    >>> page_url("explore", dataset="nope", split=["main", "adv"])
+    'explore?dataset=nope&split=main&split=adv'
+    """
+    return f"{page}?{urlencode(params, doseq=True)}"
+
+
+def _url_text(value) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def spelled_out() -> dict[str, list[str]]:
+    """Every URL parameter bound to a widget of this page, with the widget's value, defaults included: Streamlit
+    leaves a value equal to its default out of the address bar, so that address changes meaning when a default
+    changes; this one does not. An empty choice is spelled `key=` (e.g. `split=`: every split)."""
+    found = {}
+    for key in streamlit_private.bound_params():
+        value = st.session_state.get(key)
+        if isinstance(value, (list, tuple)):
+            found[key] = [_url_text(v) for v in value] or [""]
+        elif value is not None:
+            found[key] = [_url_text(value)]
+    return found
+
+
 def _without_joiners() -> None:
     """A link pasted together with an id copied from a page may carry the Markdown rule's invisible word joiner
     (backend.store.ids): it is removed before any widget reads its value."""
     for key in list(st.query_params):
         values = st.query_params.get_all(key)
         if any(JOINER in value for value in values):
-            st.query_params[key] = [value.replace(JOINER, "") for value in values]
+            try:
+                st.query_params[key] = [value.replace(JOINER, "") for value in values]
+            except StreamlitAPIException:  # bound to a widget since an earlier run: its value was read then
+                continue
 
 
 _RUN: ContextVar[_Notices | None] = ContextVar("link_notices", default=None)  # the script run's, in its thread
@@ -90,6 +125,12 @@ def reported() -> Iterator[None]:
     finally:
         _RUN.reset(token)
         notices.show()
+        every = spelled_out()
+        if every and LINK not in st.query_params and "_link_token" not in st.session_state:  # a link: one page
+            st.sidebar.caption(
+                f"[Link to this view]({page_url('', **every)}) — every setting spelled out, defaults too, so it "
+                "keeps its meaning when a default changes."
+            )
 
 
 def stop() -> None:

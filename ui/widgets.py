@@ -6,7 +6,6 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -65,14 +64,9 @@ def streaming(placeholder, limit: int = SHOWN_CHARS, every_s: float = 0.1) -> Ca
     return show
 
 
-def page_url(page: str, **params) -> str:
-    """A relative link to a page with its URL parameters (for link columns and markdown links)."""
-    return f"{page}?{urlencode(params)}"
-
-
 def example_links(dataset: str, example_ids: Iterable[str]) -> list[str]:
     """A link to the Example page for each example id."""
-    return [page_url("example", dataset=dataset, example=e) for e in example_ids]
+    return [urls.page_url("example", dataset=dataset, example=e) for e in example_ids]
 
 
 def linked_items(dataset: str, fn: Callable, *args, **kwargs):
@@ -184,8 +178,8 @@ def worth(
     for row in flagged.head(SHOWN_VERDICTS).itertuples():
         badge = BADGES[row.verdict]
         st.markdown(
-            f"{badge} {plain(row.run)}: {plain(row.figures)} · [model card]({page_url('cards', model=row.model)})"
+            f"{badge} {plain(row.run)}: {plain(row.figures)} · [model card]({urls.page_url('cards', model=row.model)})"
         )
     if len(flagged) > SHOWN_VERDICTS:
-        models = ", ".join(f"[{plain(m)}]({page_url('cards', model=m)})" for m in flagged["model"].unique())
+        models = ", ".join(f"[{plain(m)}]({urls.page_url('cards', model=m)})" for m in flagged["model"].unique())
         st.markdown(f"…and {len(flagged) - SHOWN_VERDICTS:,} more runs with a verdict: see the model card ({models}).")

@@ -60,6 +60,14 @@ def headline_split(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | Non
     return splits[0] if splits else None
 
 
+def split_param(con: duckdb.DuckDBPyConnection, dataset_id: str, chosen: tuple = ()) -> dict:
+    """Explore's `split` URL parameter for these splits, spelled out ("split=" for every split, pooled) on a dataset
+    with several splits, where a link without it means the headline split; {} on a dataset with one."""
+    if len(facet_values(con, dataset_id).get("split", [])) < 2:
+        return {}
+    return {"split": list(chosen) or [""]}
+
+
 def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
     """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns,
     then the `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""

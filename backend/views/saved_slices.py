@@ -102,7 +102,7 @@ def get(con: duckdb.DuckDBPyConnection, name: str) -> dict:
 def explore_params(con: duckdb.DuckDBPyConnection, name: str) -> dict:
     """Explore's URL parameters for the slice (a facet with several values repeats its parameter)."""
     found = get(con, name)
-    params: dict = {"dataset": found["dataset_id"]}
+    params: dict = {"dataset": found["dataset_id"], **explore.split_param(con, found["dataset_id"])}  # none: pooled
     for facet, values in found["filters"]:
         params[facet] = [explore.url_value(facet, v) for v in values]
     if found["search"]:

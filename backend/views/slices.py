@@ -76,12 +76,15 @@ def items(
     run_a: str,
     run_b: str | None = None,
     others: tuple[str, ...] | None = None,
+    splits: tuple[str, ...] = (),
 ) -> pd.DataFrame:
-    """One row per item run A (and B) labelled that has a gold label: its facet values as text,
-    `wrong_a` (and `wrong_b`), and a `run:RUN` column (right / wrong) per other run in `others`
-    (default: `other_runs`; none when comparing B with A)."""
+    """One row per item run A (and B) labelled that has a gold label, of `splits` (none: every split, pooled): its
+    facet values as text, `wrong_a` (and `wrong_b`), and a `run:RUN` column (right / wrong) per other run in
+    `others` (default: `other_runs`; none when comparing B with A)."""
     facets = [f for f, values in explore.facet_values(con, dataset_id).items() if 2 <= len(values) <= MAX_VALUES]
     frame = store_examples.wrongness(con, dataset_id, facets, run_a, run_b)
+    if splits and "split" in frame:  # (a dataset with one split has no split facet: nothing to choose)
+        frame = frame[frame["split"].isin(splits)].reset_index(drop=True)
     if run_b is None:
         for run in other_runs(con, dataset_id, (run_a,)) if others is None else others:
             predicted = frame["example_key"].map(store_examples.labels_by_key(con, run))
@@ -249,16 +252,20 @@ def find(
     others: tuple[str, ...] | None = None,
     facets: tuple[str, ...] | None = None,
     question: str = "worse",
+    splits: tuple[str, ...] = (),
 ) -> Found:
-    """`discover` over the store's items of one run (or B against A); `facets` None = every facet."""
-    frame = items(con, dataset_id, run_a, run_b, others)
+    """`discover` over the store's items of one run (or B against A) on `splits` (none: every split, pooled);
+    `facets` None = every facet."""
+    frame = items(con, dataset_id, run_a, run_b, others, splits)
     return discover(frame, min_support, depth, list(facets) if facets is not None else None, question=question)
 
 
-def explore_params(dataset_id: str, run_a: str, run_b: str | None, facets: tuple, values: tuple) -> dict:
-    """The Explore URL parameters that reproduce a slice: each facet = its value; another run's
-    correctness as run B with `correct_b`."""
-    params: dict = {"dataset": dataset_id, "run_a": run_a}
+def explore_params(
+    dataset_id: str, run_a: str, run_b: str | None, facets: tuple, values: tuple, split: dict | None = None
+) -> dict:
+    """The Explore URL parameters that reproduce a slice: the splits it was found on (`explore.split_param`), each
+    facet = its value; another run's correctness as run B with `correct_b`."""
+    params: dict = {"dataset": dataset_id, "run_a": run_a, **(split or {})}
     if run_b:
         params["run_b"] = run_b
     for facet, value in zip(facets, values):

@@ -1,4 +1,7 @@
-"""The one place the lab touches Streamlit's private API: turning off the legacy `pages/` folder mode.
+"""The one place the lab touches Streamlit's private API, written for one Streamlit version: turning off the
+legacy `pages/` folder mode, and reading which URL parameters are bound to this page's widgets.
+
+The legacy mode.
 
 Streamlit treats an app with a `pages/` folder beside its main script as a folder-based (v1) multipage
 app until the main script calls `st.navigation` once. Until then a deep link (e.g. `/rate`) on a freshly
@@ -8,6 +11,10 @@ public setting for this: it decides from `PagesManager.uses_pages_directory`, se
 `PagesManager` is made (streamlit/streamlit#10276; the deep-link symptom is streamlit/streamlit#8860 and
 #9624; Streamlit itself now advises naming the folder `app_pages/`). So this module sets that flag, and
 `tests/test_architecture.py` fails when Streamlit is not the version it was written for or the flag is gone.
+
+The bound parameters. Streamlit leaves a widget's value out of the URL when it equals the default and keeps the
+bindings (`bind="query-params"`) in a registry it offers no public accessor for; `bound_params` reads it, so a page
+can offer a link with every setting spelled out (`ui.urls.spelled_out`).
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ from contextlib import contextmanager
 
 import streamlit
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+from streamlit.runtime.state.query_params import QueryParams
+from streamlit.runtime.state.session_state_proxy import get_session_state
 
 WRITTEN_FOR = "1.67.0"  # the streamlit version of requirements.txt these two functions were checked against
 
@@ -44,14 +54,27 @@ def off_for_apptest() -> Iterator[None]:
         PagesManager.__init__ = original
 
 
+def bound_params() -> list[str]:
+    """The URL parameters bound to a widget of the page this script run shows (or of app.py)."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return []
+    with get_session_state().query_params() as params:
+        bindings = dict(params._bindings_by_param)
+    pages = {ctx.page_script_hash, ctx.pages_manager.main_script_hash}
+    return [key for key, binding in bindings.items() if binding.script_hash in pages]
+
+
 def still_applies() -> list[str]:
     """What no longer holds of what this module relies on ([] when everything does)."""
     problems = []
     if streamlit.__version__ != WRITTEN_FOR:
         problems.append(
             f"streamlit is {streamlit.__version__}, this was written for {WRITTEN_FOR}: check the legacy "
-            "pages/ mode again (ui/legacy_pages.py) and update WRITTEN_FOR"
+            "pages/ mode and the bound parameters again (ui/streamlit_private.py) and update WRITTEN_FOR"
         )
     if not hasattr(PagesManager, "uses_pages_directory"):
         problems.append("PagesManager.uses_pages_directory is gone: Streamlit changed how it picks the legacy mode")
+    if "_bindings_by_param" not in QueryParams.__dataclass_fields__:
+        problems.append("QueryParams._bindings_by_param is gone: Streamlit changed how it keeps bound parameters")
     return problems
