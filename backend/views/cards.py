@@ -16,6 +16,8 @@ is the baseline. A run's verdict:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -48,7 +50,10 @@ def verdicts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     whole = trivial.groupby(KEYS)["n"].max().rename("whole")
     runs = runs.join(whole, on=KEYS)
     part = runs[runs["n"] < runs["whole"]]
-    predictions = run_metrics.scored_predictions(con, sorted(set(trivial["run"]) | set(part["run"])))
+    needed = set(trivial.loc[trivial["model"] == RANDOM, "run"]) | (
+        set(trivial["run"]) | set(part["run"]) if len(part) else set()
+    )
+    predictions = run_metrics.scored_predictions(con, sorted(needed))  # what is scored again: on a run's own items
     found: dict[tuple, list] = {}
     rows = []
     for row in runs.itertuples():
@@ -74,19 +79,29 @@ def _best(predictions: pd.DataFrame, trivial: pd.DataFrame, key: tuple, items: s
     (None: all the baseline's items); random guessing by its expectation."""
     dataset, split, metric = key
     scored = []
-    for run, model in trivial[(trivial[KEYS] == list(key)).all(axis=1)][["run", "model"]].itertuples(index=False):
+    for baseline in trivial[(trivial[KEYS] == list(key)).all(axis=1)].itertuples(index=False):
+        run, model = baseline.run, baseline.model
+        if items is None and model != RANDOM:  # on all its items: its headline row (views.overview, cached)
+            scored.append([run, baseline.value, baseline.low, baseline.high, baseline.n])
+            continue
         rows = predictions[(predictions["run_id"] == run) & (predictions["split"] == split)]
         if items is not None:
             rows = rows[rows["example_id"].isin(items)]
         labels = list(rows["labels"].iloc[0]) if len(rows) else []
         if model == RANDOM:
-            estimate, run = classification.random_guessing(rows["gold_label"], labels, metric), f"{run} (expected)"
+            estimate, run = _guessing(tuple(rows["gold_label"]), tuple(labels), metric), f"{run} (expected)"
         elif metric == "accuracy":
             estimate = classification.accuracy(rows["gold_label"], rows["label"])
         else:
             estimate = classification.macro_f1(rows["gold_label"], rows["label"], labels)
         scored.append([run, estimate.value, estimate.low, estimate.high, estimate.n])
     return max(scored, key=lambda s: s[1]) if scored else ["", np.nan, np.nan, np.nan, 0]
+
+
+@lru_cache(maxsize=64)
+def _guessing(gold: tuple, labels: tuple, metric: str):
+    """`classification.random_guessing`, once per set of gold labels (every page render asks for the verdicts)."""
+    return classification.random_guessing(list(gold), list(labels), metric)
 
 
 def _figures(row) -> str:
