@@ -127,9 +127,12 @@ def reported() -> Iterator[None]:
         notices.show()
         every = spelled_out()
         if every and LINK not in st.query_params and "_link_token" not in st.session_state:  # a link: one page
-            st.sidebar.caption(
-                f"[Link to this view]({page_url('', **every)}) — every setting spelled out, defaults too, so it "
-                "keeps its meaning when a default changes."
+            st.sidebar.link_button(  # a URL, not Markdown: the page's values stay out of anything rendered
+                "Link to this view",
+                page_url("", **every),
+                icon=":material/link:",
+                help="Every setting spelled out, defaults too, so the link keeps its meaning when a default changes "
+                "(the address bar leaves out values equal to their defaults).",
             )
 
 
