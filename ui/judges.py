@@ -37,8 +37,9 @@ def start_box(run_id: str, task: str, versus: str | None = None, expanded: bool 
     if not identity.may("judge"):
         return
     rubrics = judging.pairwise_rubrics(task) if versus else judging.rubrics(task)
-    key = "pair_judge_job" if versus else "judge_job"
-    with st.expander("Start a judge run", expanded=expanded or key in st.session_state, icon=":material/gavel:"):
+    key = "pair_judge_job" if versus else "judge_job"  # its widgets' keys
+    started = f"{key}|{run_id}|{versus}"  # the judge run started here for these runs (not for another run picked since)
+    with st.expander("Start a judge run", expanded=expanded or started in st.session_state, icon=":material/gavel:"):
         models = computed(judging.judge_models)
         if not rubrics or not models:
             st.info(
@@ -65,13 +66,13 @@ def start_box(run_id: str, task: str, versus: str | None = None, expanded: bool 
         )
         if st.button("Start judge run", key=f"{key}_start", type="primary", icon=":material/play_arrow:"):
             try:
-                st.session_state[key] = judging.start(
+                st.session_state[started] = judging.start(
                     store_ref(), model, run_id, rubric, versus, int(limit) or None, float(cap), identity.actor()
                 )
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(widgets.message(exc))
-        if key in st.session_state:
-            judge_job(st.session_state[key])
+        if started in st.session_state:
+            judge_job(st.session_state[started])
 
 
 @st.fragment(run_every=2)
