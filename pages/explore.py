@@ -98,11 +98,8 @@ def pick_filters(dataset: str, labels_a: list[str], run_b: str | None) -> tuple[
                 format_func=_yes_no,
                 placeholder="all (pooled)" if facet == "split" else "all",
             )
-            if facet == "split" and len(chosen) != 1:
-                st.caption(
-                    f"Pooled over {'every split' if not chosen else ', '.join(map(widgets.plain, chosen))}: the "
-                    f"paper reports each split apart{f' (headline: {widgets.plain(headline)})' if headline else ''}."
-                )
+            if facet == "split":
+                widgets.pooled(chosen, headline)
             filters.append((facet, tuple(chosen)))
     chosen = st.multiselect(
         "Predicted label (run A)",

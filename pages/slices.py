@@ -38,11 +38,7 @@ def pick_splits(dataset: str) -> tuple[str, ...]:
         placeholder="all (pooled)",
         help="Slices are found within these splits, and the overall rate or B − A is theirs.",
     )
-    if len(chosen) != 1:
-        st.caption(
-            f"Pooled over {'every split' if not chosen else ', '.join(map(widgets.plain, chosen))}: the paper "
-            f"reports each split apart{f' (headline: {widgets.plain(headline)})' if headline else ''}."
-        )
+    widgets.pooled(chosen, headline)
     return tuple(chosen)
 
 

@@ -158,6 +158,15 @@ def job_progress(what: str, line: str) -> None:
         st.info(f"{plain(what)}… {plain(line)}", icon=":material/hourglass:")
 
 
+def pooled(chosen: list[str], headline: str | None) -> None:
+    """Under a split picker: say so when the page pools several splits (none chosen: every split)."""
+    if len(chosen) != 1:
+        st.caption(
+            f"Pooled over {'every split' if not chosen else ', '.join(map(plain, chosen))}: the paper reports each "
+            f"split apart{f' (headline: {plain(headline)})' if headline else ''}."
+        )
+
+
 SHOWN_VERDICTS = 3  # badges listed beside a model's outputs; the model card lists them all
 BADGES = {
     cards.BELOW: ":red-badge[:material/trending_down: below baseline]",

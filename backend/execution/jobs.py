@@ -111,17 +111,21 @@ def start_judge(
     return made.judge_run_id
 
 
+def _live(status: str, key: str) -> str:
+    """The stored status, as the job's process stands: 'stopped' when it is gone mid-run, 'running' while alive."""
+    running = alive(key)
+    if status == "running" and not running:
+        return "stopped"  # the process is gone: start it again to resume
+    return "running" if running and status != "complete" else status
+
+
 def judge_progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
     """status (not started | running | complete | interrupted | stopped), done (responses stored), total, parsed
     (responses read as a score or verdict), errors, cost (USD so far), seconds and the log's last line."""
     job = read(judge_run_id) or {}
     stored = store_judgements.progress(con, judge_run_id)
     status = stored["status"] if stored else "not started"
-    running = alive(judge_run_id)
-    if status == "running" and not running:
-        status = "stopped"  # the process is gone: start it again to resume
-    elif running and status != "complete":
-        status = "running"
+    status = _live(status, judge_run_id)
     return {
         "status": status,
         "done": stored["judgements"] if stored else 0,
@@ -206,11 +210,7 @@ def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
     job = read(run_id)
     status, done = (stored["status"], stored["predictions"]) if stored else ("not started", 0)
     parsed = stored["parsed"] if stored else 0
-    running = alive(run_id)
-    if status == "running" and not running:
-        status = "stopped"  # the process is gone: start it again to resume
-    elif running and status != "complete":
-        status = "running"
+    status = _live(status, run_id)
     seconds = time.time() - job["started"] if job else 0.0
     rate = done / seconds if seconds > 0 and done else 0.0
     last = last_line(run_id)
