@@ -33,7 +33,7 @@ from urllib.parse import quote
 
 from backend.config import settings
 from benchmarks.streamlit_client import Session
-from tests.test_browser import CHARTS_DRAWN, CHROMIUM, FLAGS, serve
+from tests.helpers.browser import CHARTS_DRAWN, CHROMIUM, FLAGS, serve
 
 RUN = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 TRIGGERS = ["clefts", "comparatives", "implicatives", "aspectual"]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,37 +11,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PLAB_OFFLINE", "1")  # tests never download; the download test serves files itself
 
-from backend.config import settings  # noqa: E402
-from backend.datasets.sources import MANIFEST  # noqa: E402
-
-SHARED = settings().shared_datasets
-CHECKOUT_DATA = settings().data_dir  # read before any test points PLAB_DATA_DIR elsewhere
-
-
-def shared(name: str) -> Path:
-    """A dataset folder of ../shared/datasets, or skip the test when shared/ is absent."""
-    path = SHARED / name
-    if not path.is_dir():
-        pytest.skip(f"{path} is missing: the real-data tests need ../shared/datasets beside the checkout")
-    return path
-
-
-def checked_sums(name: str) -> dict[str, str]:
-    """A shared dataset's SHA256SUMS as {file: sha256}, each file's bytes checked against it here."""
-    root = shared(name)
-    listed = {
-        file.strip().removeprefix("./"): sha
-        for sha, file in (line.split(None, 1) for line in (root / "SHA256SUMS").read_text().splitlines())
-    }
-    wrong = [file for file, sha in listed.items() if hashlib.sha256((root / file).read_bytes()).hexdigest() != sha]
-    assert not wrong, f"checksums differ from SHA256SUMS: {wrong}"
-    return listed
-
-
-def manifest_sums(name: str) -> dict[str, str]:
-    """The download manifest's {file: sha256} of a dataset (backend/datasets/manifest.toml)."""
-    with MANIFEST.open("rb") as fh:
-        return {f["path"]: f["sha256"] for f in tomllib.load(fh)[name]["files"]}
+from backend.models import loading  # noqa: E402
+from tests.helpers import tiny_models  # noqa: E402
+from tests.helpers.browser import serve  # noqa: E402
+from tests.helpers.data import CHECKOUT_DATA, shared  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -107,10 +78,6 @@ def open_page(monkeypatch):
     st.cache_data.clear()
 
 
-QA_RUN = "ifqa/tiny-gen/qa/qa-retrieve-then-read@1/bm25@3/S-dev/first6"
-WRITE_RUN = "falseqa/tiny-gen/write/write-two-lines@1/test/first5"
-
-
 @pytest.fixture(scope="session")
 def lab(real_store, tmp_path_factory) -> dict:
     """For the live pages: a data folder (tiny models registered, the real indexes linked) and a copy of
@@ -122,7 +89,6 @@ def lab(real_store, tmp_path_factory) -> dict:
     from backend.retrieval.evaluate import evaluate_retrievers
     from backend.retrieval.index import build_all
     from backend.store.connection import connect
-    from tests import tiny_models
 
     root = tmp_path_factory.mktemp("live")
     data = root / "data"
@@ -189,3 +155,44 @@ def cb_run(lab, tmp_path_factory):
     finally:
         mp.undo()
     return store, run_id
+
+
+@pytest.fixture()
+def tiny(tmp_path, monkeypatch):
+    """A data dir whose registry.local.toml registers a tiny NLI model, detector and generator."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
+    entries = {
+        "tiny-nli": {
+            "task": "nli",
+            "load": "local",
+            "path": str(tiny_models.classifier(tmp_path / "nli", ["contradiction", "entailment", "neutral"])),
+            "quality": "random tiny model",
+            "batch_size": 2,
+        },
+        "tiny-fp": {
+            "task": "detect",
+            "load": "local",
+            "path": str(tiny_models.classifier(tmp_path / "fp", ["N", "FP"])),
+            "quality": "random tiny model",
+        },
+        "tiny-gen": {
+            "task": "generate",
+            "load": "local",
+            "path": str(tiny_models.generator(tmp_path / "gen")),
+            "quality": "random tiny model",
+            "batch_size": 2,
+        },
+        "offline-hub": {"task": "nli", "load": "hub", "hub_id": "someone/some-nli-model", "quality": "online only"},
+    }
+    tiny_models.register(data, entries)
+    yield entries
+    for name in entries:
+        loading.unload(name)
+
+
+@pytest.fixture()
+def served_lab(lab):
+    """The live pages' store (retrieval, QA and writing runs) with the tiny models registered, served by the README's
+    run command."""
+    yield from serve({"PLAB_STORE": str(lab["store"]), "PLAB_DATA_DIR": str(lab["data"])})

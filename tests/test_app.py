@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -13,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from backend.views.markdown import plain
+from tests.helpers.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,12 +56,6 @@ def test_overview_explains_a_missing_store(app, tmp_path):
     at = app(tmp_path / "nothing.duckdb")
     assert not at.exception
     assert "python -m backend ingest" in at.error[0].value
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.slow

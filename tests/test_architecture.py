@@ -196,3 +196,22 @@ def test_pages_and_views_never_use_a_connections_api(path):
 def test_the_connection_check_catches_a_query():
     assert CONNECTION_API.search('rows = con.execute("SELECT 1").fetchall()')
     assert not CONNECTION_API.search("frame = store_runs.listing(con, dataset_id)")
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports from, at any depth."""
+    tree = ast.parse(path.read_text())
+    found = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    return found | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+
+
+def test_tests_share_helpers_through_tests_helpers_not_through_each_other():
+    """What tests share lives in tests/helpers/ (or is a conftest fixture): a test module imported by another runs
+    its own module-level code there and ties the two files' fixtures together."""
+    borrowed = {
+        f"{path.name} imports {module}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for module in imported_modules(path)
+        if re.fullmatch(r"tests\.(conftest|test_\w+)", module)
+    }
+    assert borrowed == set()

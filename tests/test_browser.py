@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.test_app import free_port
+from tests.helpers.browser import ROOT, SHOTS, browser_page, fluency, mark, serve, shows
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # (URL path, text near the end of the page that proves it rendered everything)
 PAGES = [
     ("", "Models"),
@@ -34,120 +29,12 @@ PAGES = [
     ("outputs", "No QA or writing run"),
     ("map", "Highlight (Explore's filters)"),
 ]
-# Streamlit's script state (stApp's data-test-script-state) and when it last changed, kept by every document a
-# watched page loads: a run the first one starts (a URL value set, a widget filled on mount) begins within a few
-# ms of its end (measured: 17 ms), so a page is settled once no script has run for QUIET_MS; `runs` counts the
-# runs that started, so a test can wait for the run its own click started (SETTLED alone may read the quiet
-# before the click's run has begun)
-QUIET_MS = 150
-WATCH = """window.__plabRun = {state: null, since: 0, runs: 0};
-new MutationObserver(() => {
-  const state = document.querySelector('[data-testid=stApp]')?.dataset.testScriptState;
-  const run = window.__plabRun;
-  if (state !== run.state)
-    window.__plabRun = {state, since: performance.now(), runs: run.runs + (state === 'running' ? 1 : 0)};
-}).observe(document, {subtree: true, childList: true, attributes: true,
-             attributeFilter: ['data-test-script-state']});"""
-QUIET = f"window.__plabRun?.state === 'notRunning' && performance.now() - window.__plabRun.since > {QUIET_MS}"
-SETTLED = f"() => {QUIET}"
-CHARTS_DRAWN = (
-    "() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')].every(e => e.querySelector('canvas, svg'))"
-)
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def serve(env_extra: dict, port: int | None = None):
-    """`bash scripts/run.sh` on `port` (a free one by default) until the caller is done: yields its URL."""
-    port = port or free_port()
-    env = {**os.environ, "PORT": str(port), **env_extra}
-    proc = subprocess.Popen(
-        ["bash", "scripts/run.sh"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.2)
-    try:
-        yield f"http://localhost:{port}"
-    finally:
-        os.killpg(proc.pid, 15)
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
 def served(real_store):
     """One server for the tests that only read the real store."""
     yield from serve({"PLAB_STORE": str(real_store)})
-
-
-@pytest.fixture()
-def served_lab(lab):
-    """The live pages' store (retrieval, QA and writing runs) with the tiny models registered."""
-    yield from serve({"PLAB_STORE": str(lab["store"]), "PLAB_DATA_DIR": str(lab["data"])})
-
-
-SHOTS = ROOT / "data" / "screenshots"
-
-
-def browser_page(p):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it when run as root)")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-    return browser, watched(browser.new_page(viewport={"width": 1400, "height": 2400}))
-
-
-def watched(page):
-    """The page, with every document its context loads from now on (a tab a link opens too) keeping the script
-    state SETTLED reads."""
-    page.context.add_init_script(WATCH)
-    return page
-
-
-def rerun(page, act, timeout: int = 60_000) -> None:
-    """Do `act` (a widget change that reruns the script) and wait until its run, and any run it started, ended:
-    the next step then acts on the page that run drew, not on one a rerun is about to replace."""
-    runs = page.evaluate("() => window.__plabRun.runs")
-    act()
-    page.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=runs, timeout=timeout)
-
-
-def fluency(page, score: int):
-    """The Rate page's Fluency radio for `score` (a bare text "0" can be another element on the page)."""
-    return page.get_by_role("radiogroup", name="Fluency").get_by_role("radio", name=str(score))
-
-
-def shows(page, base: str, path: str, proof: str, name: str | None = None) -> None:
-    """Open a page, wait for its proof text and drawn charts, save a screenshot, fail on any exception."""
-    if path is not None:
-        page.goto(f"{base}/{path}", wait_until="domcontentloaded")
-    name = name or (path.split("?")[0] or "overview")
-    try:
-        page.get_by_text(proof).first.wait_for(timeout=90_000)
-        page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
-    except Exception:
-        page.screenshot(path=str(SHOTS / f"{name}-failed.png"), full_page=True)  # to see why
-        raise
-    page.wait_for_function(SETTLED, timeout=60_000)  # the run, and any run it started, ended: nothing moves
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    assert page.locator("[data-testid='stException']").count() == 0, f"{name}: exception shown"
-    assert "Traceback" not in page.inner_text("body"), f"{name}: traceback shown"
 
 
 @pytest.mark.slow
@@ -159,14 +46,6 @@ def test_every_page_renders_in_chromium(served):
         for path, proof in PAGES:
             shows(page, served, path, proof)
         browser.close()
-
-
-def mark(page, kind: str, *fields: str):
-    """A chart mark by its Vega aria label ('field: value' pairs), e.g. mark(page, 'bar', 'label: E')."""
-    found = page.locator(f"[data-testid=stVegaLiteChart] [aria-roledescription='{kind}']")
-    for field in fields:
-        found = found.and_(page.locator(f"[aria-label*='{field};'], [aria-label$='{field}']"))  # a whole pair
-    return found
 
 
 @pytest.mark.slow
@@ -221,7 +100,7 @@ def test_live_pages_work_in_chromium(served_lab):
     a rating saved on the Rate page (the progress line is read back from the store)."""
     from playwright.sync_api import sync_playwright
 
-    from tests.conftest import QA_RUN, WRITE_RUN
+    from tests.helpers.data import QA_RUN, WRITE_RUN
 
     with sync_playwright() as p:
         browser, page = browser_page(p)
@@ -325,7 +204,7 @@ def served_with_map(real_store, tmp_path):
     """A copy of the real store with a PCA map of NOPE cached (test embedder) in its own data folder."""
     from backend.store.access import session
     from backend.views import map as embedding_map
-    from tests.test_studio import WordsEmbedder
+    from tests.helpers.studio import WordsEmbedder
 
     store, data = tmp_path / "lab.duckdb", tmp_path / "data"
     shutil.copy(real_store, store)

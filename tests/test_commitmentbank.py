@@ -11,7 +11,7 @@ import pytest
 
 from backend.datasets import commitmentbank as cb
 from backend.datasets.base import DataError, Source
-from tests.conftest import shared
+from tests.helpers.data import shared
 
 
 def load(root):

@@ -13,7 +13,7 @@ from backend.store import rating_tasks as store_tasks
 from backend.store import writer
 from backend.store.access import session
 from backend.views import rate, rating_tasks
-from tests.conftest import WRITE_RUN
+from tests.helpers.data import WRITE_RUN
 
 ITEM = "test-0"
 
@@ -109,7 +109,7 @@ def test_live_answers_from_many_sessions_make_one_run_with_every_answer(store):
 
 @pytest.fixture()
 def served_store(store, lab):
-    from tests.test_browser import serve
+    from tests.helpers.browser import serve
 
     yield from serve({"PLAB_STORE": str(store), "PLAB_DATA_DIR": str(lab["data"])})
 
@@ -124,7 +124,7 @@ def test_chromium_tabs_saving_one_rating_at_once_lose_nothing_and_say_what_happe
     """One rater in four tabs saves the same item at the same moment (then four raters, four items)."""
     from playwright.sync_api import expect, sync_playwright
 
-    from tests.test_browser import SETTLED, browser_page, fluency, shows, watched
+    from tests.helpers.browser import SETTLED, browser_page, fluency, shows, watched
 
     with sync_playwright() as p:
         browser, first = browser_page(p)

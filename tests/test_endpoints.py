@@ -29,7 +29,7 @@ from backend.store.connection import connect
 from backend.store.passages import corpus_passages
 from backend.views import cards, evaluate, gradient, overview
 from benchmarks import llama_server
-from tests.llm_endpoint import CANARY, KEY_ENV, NAME, serving
+from tests.helpers.llm_endpoint import CANARY, KEY_ENV, NAME, serving
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import pytest
 
 from backend.execution import batch, executors, runs
 from backend.store.access import session
-from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from backend.metrics import gradient as gradient_metrics
 from backend.store.connection import connect
 from backend.views import evaluate, projection
 from backend.views import gradient as gv
-from tests.conftest import shared
+from tests.helpers.data import shared
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,6 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import pandas as pd
 import pytest
-from markdown_it import MarkdownIt
 
 from backend.api import Lab
 from backend.imports import datasets as user_datasets
@@ -33,26 +32,10 @@ from backend.store import writer
 from backend.store.access import session
 from backend.store.queries import FACETS
 from backend.views import pairs, rate, report, saved_slices
-from tests.test_browser import CHROMIUM, FLAGS, SETTLED, serve, watched
+from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, serve, watched
+from tests.helpers.payloads import GFM, HOST, MAIL_RATER, NAME, PAYLOAD, PAYLOADS, PORT, RATER, autolinkable
 
 ROOT = Path(__file__).resolve().parent.parent
-PORT = 9  # "discard": nothing listens there (checked below)
-HOST = f"127.0.0.1:{PORT}"
-NAME = "plab-payload.test"  # for the payloads that cannot carry a port (www., e-mail)
-PAYLOADS = {
-    "markdown link": f"[Session expired - click here](http://{HOST}/link)",
-    "markdown image": f"![x](http://{HOST}/image.png)",
-    "bare URL": f"http://{HOST}/bare",
-    "www URL": f"www.{NAME}/www",
-    "angle autolink": f"<http://{HOST}/angle>",
-    "e-mail": f"someone@{NAME}",
-    "raw a": f'<a href="http://{HOST}/a">a</a>',
-    "raw img": f'<img src="http://{HOST}/img.png">',
-    "raw script": f'<script src="http://{HOST}/script.js"></script>',
-}
-PAYLOAD = " ".join(PAYLOADS.values())
-RATER = f"www.{NAME}"  # rater ids allow letters, digits and . _ - @: both autolinkable shapes
-MAIL_RATER = f"rater@{NAME}"
 DATASET = "payload-nli"
 IDS = [f"p{i}" for i in range(6)]
 # every attribute through which an element can point somewhere, as an absolute URL, in the page and every frame
@@ -284,16 +267,3 @@ def test_no_page_turns_outside_text_into_a_link_or_an_image_in_chromium(served_p
     for page in ("explore", "example", "rate", "playground", "report", "report.md", "report.html"):
         assert any(path.startswith(page) for path in seen), f"the payload never showed on {page}"
     assert time.monotonic() - started < 400, "the sweep is meant to stay within about 3 minutes of CI"
-
-
-def autolinkable(markdown: str) -> list[str]:
-    """The payloads' URL and address shapes left in Markdown once its backslash escapes are resolved: remark-gfm
-    (Streamlit's renderer) links bare URLs, www. and e-mail addresses after resolving escapes, so escaping
-    their punctuation does not stop it (markdown-it-py, below, splits the text there and misses this)."""
-    resolved = re.sub(r"\\([^\w\s])", r"\1", markdown)
-    return re.findall(rf"https?://{re.escape(HOST)}|www\.{re.escape(NAME)}|@{re.escape(NAME)}", resolved, re.I)
-
-
-# Markdown rendered as GitHub does: tables, strikethrough, raw HTML, and bare URLs, www. and e-mail linked
-GFM = MarkdownIt("gfm-like", {"linkify": True, "html": True})
-GFM.linkify.tlds(["test"], True)  # the payloads' own name

@@ -14,7 +14,7 @@ from backend.execution import batch, runs
 from backend.models import loading
 from backend.models.endpoints import client, spend
 from backend.store.connection import connect
-from tests.hostile_endpoint import MODEL, hostile
+from tests.helpers.hostile_endpoint import MODEL, hostile
 
 NAME = "hostile"
 

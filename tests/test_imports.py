@@ -239,7 +239,7 @@ def test_a_nope_paper_run_exported_as_text_and_word_labels_imports_with_identica
 
 
 def test_an_ifqa_qa_run_imports_by_question_with_identical_exact_match(lab, tmp_path):
-    from tests.conftest import QA_RUN
+    from tests.helpers.data import QA_RUN
 
     store = tmp_path / "lab.duckdb"
     shutil.copy(lab["store"], store)

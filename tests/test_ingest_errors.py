@@ -9,7 +9,7 @@ import pytest
 
 from backend.imports.ingest import ingest
 from backend.store.connection import connect
-from tests.conftest import shared
+from tests.helpers.data import shared
 
 MAIN = "annotated_corpus/nli_corpus.main.jsonl"
 

@@ -28,8 +28,8 @@ from backend.store import backup
 from backend.store import judgements as store_judgements
 from backend.store.connection import connect
 from backend.views import judging, pairwise, rate
-from tests.conftest import QA_RUN, WRITE_RUN
-from tests.llm_endpoint import NAME, serving
+from tests.helpers.data import QA_RUN, WRITE_RUN
+from tests.helpers.llm_endpoint import NAME, serving
 
 # outputs judged per run, and tokens per judge response: enough for the mechanics, few enough for CI's 2 cores
 WRITTEN, ANSWERED, COMPARED, TOKENS = 3, 10, 4, 16  # ANSWERED = judging.MIN_ITEMS: the trust verdict is reached

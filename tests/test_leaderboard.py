@@ -77,7 +77,7 @@ def test_a_run_over_part_of_a_split_is_not_ranked_with_the_runs_over_every_item(
     from backend.execution import batch, runs
     from backend.store.access import session
     from backend.views import overview
-    from tests.conftest import QA_RUN
+    from tests.helpers.data import QA_RUN
 
     store = tmp_path / "lab.duckdb"
     shutil.copy(lab["store"], store)

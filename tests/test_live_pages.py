@@ -16,7 +16,7 @@ import pytest
 from backend.execution import live
 from backend.store.connection import connect
 from backend.views.markdown import plain
-from tests.conftest import QA_RUN, WRITE_RUN
+from tests.helpers.data import QA_RUN, WRITE_RUN
 
 
 @pytest.fixture()

@@ -15,7 +15,7 @@ import pytest
 from backend.store.access import session
 from backend.views import explore
 from backend.views import map as embedding_map
-from tests.test_studio import TEMPLATE, WordsEmbedder
+from tests.helpers.studio import TEMPLATE, WordsEmbedder
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 

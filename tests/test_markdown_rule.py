@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from backend.views.markdown import JOINER, plain
-from tests.test_hostile_browser import GFM, PAYLOAD, PAYLOADS, autolinkable
+from tests.helpers.payloads import GFM, PAYLOAD, PAYLOADS, autolinkable
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,41 +9,7 @@ import pytest
 
 from backend.models import availability, detect, loading, nli, prompted, registry
 from backend.models.prompts import parsers, templates
-from tests import tiny_models
-
-
-@pytest.fixture()
-def tiny(tmp_path, monkeypatch):
-    """A data dir whose registry.local.toml registers a tiny NLI model, detector and generator."""
-    data = tmp_path / "data"
-    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
-    entries = {
-        "tiny-nli": {
-            "task": "nli",
-            "load": "local",
-            "path": str(tiny_models.classifier(tmp_path / "nli", ["contradiction", "entailment", "neutral"])),
-            "quality": "random tiny model",
-            "batch_size": 2,
-        },
-        "tiny-fp": {
-            "task": "detect",
-            "load": "local",
-            "path": str(tiny_models.classifier(tmp_path / "fp", ["N", "FP"])),
-            "quality": "random tiny model",
-        },
-        "tiny-gen": {
-            "task": "generate",
-            "load": "local",
-            "path": str(tiny_models.generator(tmp_path / "gen")),
-            "quality": "random tiny model",
-            "batch_size": 2,
-        },
-        "offline-hub": {"task": "nli", "load": "hub", "hub_id": "someone/some-nli-model", "quality": "online only"},
-    }
-    tiny_models.register(data, entries)
-    yield entries
-    for name in entries:
-        loading.unload(name)
+from tests.helpers import tiny_models
 
 
 def test_user_registry_extends_the_built_in_one(tiny):

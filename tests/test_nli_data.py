@@ -13,7 +13,7 @@ import pytest
 from backend.datasets.base import DataError
 from backend.training import nli_data
 from backend.training.nli_data import COLUMNS, DEFAULT, LICENSES, READERS, SEVEN, heldout_split, load, read_source
-from tests.conftest import shared
+from tests.helpers.data import shared
 
 # name: (pairs read, pairs after load()'s de-duplication within the source, splits).
 # "read" is the SOURCE.md figure where it states one (cited per line); "loaded" is measured.

@@ -10,7 +10,7 @@ import pytest
 from backend.metrics.squad import exact_match, token_f1
 from backend.store.access import session
 from backend.views import outputs, rate
-from tests.conftest import QA_RUN, WRITE_RUN
+from tests.helpers.data import QA_RUN, WRITE_RUN
 
 ORACLE = "ifqa/oracle-even/qa/S-dev/first6"
 

@@ -19,7 +19,7 @@ from backend.datasets.base import DataError, Source
 from backend.execution import batch, runs
 from backend.store.connection import connect
 from backend.views import evaluate
-from tests.conftest import checked_sums, manifest_sums, shared
+from tests.helpers.data import checked_sums, manifest_sums, shared
 
 
 def load(root):

@@ -13,7 +13,7 @@ import pytest
 from backend.datasets import propres
 from backend.datasets.base import DataError, Source
 from backend.views import projection
-from tests.conftest import checked_sums, manifest_sums, shared
+from tests.helpers.data import checked_sums, manifest_sums, shared
 
 
 def load(root):

@@ -20,7 +20,7 @@ from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.dense import DenseRetriever, new_index
 from backend.retrieval.fusion import HybridRetriever, rrf
 from backend.store.connection import connect
-from tests.conftest import CHECKOUT_DATA, shared
+from tests.helpers.data import CHECKOUT_DATA, shared
 
 PASSAGES = {
     "d-eiffel": "The Eiffel Tower is a wrought-iron lattice tower in Paris, France, completed in 1889.",

@@ -8,8 +8,7 @@ from backend.execution import batch, runs
 from backend.imports.ingest import ingest
 from backend.store import runs as store_runs
 from backend.store.connection import connect
-from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
-from tests.test_sources import make_falseqa
+from tests.helpers.data import make_falseqa
 
 
 @pytest.fixture()

@@ -18,8 +18,9 @@ from backend.identity.permissions import Forbidden
 from backend.store import access
 from backend.store import links as store_links
 from backend.views import rate, rating_tasks, saved_slices
-from tests.oidc_provider import free_port, provider, secrets_file, sign_in
-from tests.test_browser import CHROMIUM, FLAGS, SETTLED, serve, watched
+from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, serve, watched
+from tests.helpers.net import free_port
+from tests.helpers.oidc_provider import provider, secrets_file, sign_in
 
 RUN = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 PEOPLE = {  # sub (the e-mail the provider signs in) → role in the roles file

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from backend.store.access import session
-from tests.test_browser import SHOTS, browser_page, mark, serve, shows
+from tests.helpers.browser import SHOTS, browser_page, mark, serve, shows
 
 ROOT = Path(__file__).resolve().parent.parent
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"

@@ -14,14 +14,7 @@ import pytest
 from backend.config import settings
 from backend.datasets import DATASETS, sources
 from backend.imports.ingest import ingest
-from tests.conftest import shared
-
-
-def make_falseqa(folder: Path, rows: int = 2) -> Path:
-    (folder / "dataset").mkdir(parents=True, exist_ok=True)
-    body = "".join(f'"Question {i}?","[\'answer\']",{i % 2}\n' for i in range(rows))
-    (folder / "dataset/test.csv").write_text("question,answer,label\n" + body)
-    return folder
+from tests.helpers.data import make_falseqa, shared
 
 
 @pytest.fixture()

@@ -7,7 +7,6 @@ import pytest
 
 from backend.views.markdown import plain
 from benchmarks.streamlit_client import PageFailed, Session
-from tests.test_browser import served_lab  # noqa: F401 - the fixture: a server on the lab's store
 
 QUESTIONS = [f"Why did the observatory on island {n} close in 1990?" for n in range(6)]
 

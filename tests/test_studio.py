@@ -10,31 +10,7 @@ import pytest
 from backend.datasets.description import OPERATORS
 from backend.studio import templates
 from backend.views import projection
-from tests.test_models import tiny  # noqa: F401 — the tiny-model registry fixture
-
-TEMPLATE = """\
-name: stop-under-operators
-trigger: change_of_state
-slots:
-  name: [Jo, Sam, the teacher]
-  habit: [smoke, swim]
-conditions:
-  - name: plain
-    operator: unembedded
-    premise: "{name} stopped doing it: {habit}."
-    hypothesis: "{name} used to {habit}."
-    gold: E
-  - name: negated
-    operator: negation
-    premise: "{name} didn't stop doing it: {habit}."
-    hypothesis: "{name} used to {habit}."
-    gold: E
-  - name: asked
-    operator: question
-    premise: "Did {name} stop doing it: {habit}?"
-    hypothesis: "{name} used to {habit}."
-    gold: E
-"""
+from tests.helpers.studio import TEMPLATE, WordsEmbedder
 
 
 def test_every_combination_of_fillers_is_an_item_with_one_sentence_per_condition():
@@ -339,29 +315,12 @@ def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_s
 # ---- Syn-(QA)²-style pairs from facts ----
 
 
-class WordsEmbedder:
-    """A deterministic stand-in for the MiniLM embedder in these tests: normalised bag-of-words counts
-    (hashed into 512 dimensions), so shared words make texts similar. The real embedder is used by the
-    `generate-pairs` command and measured in the README."""
-
-    def encode(self, texts, progress=None):  # the Embedder interface; no bar for a toy
-        import zlib
-
-        import numpy as np
-
-        out = np.zeros((len(texts), 512), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, zlib.crc32(word.encode()) % 512] += 1
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
-
-
 HIPPO = "corpus/hipporag_legacy_data"
 
 
 def test_hotpotqa_bridge_questions_become_pairs_with_the_counts_of_each_step():
     from backend.studio import facts
-    from tests.conftest import shared
+    from tests.helpers.data import shared
 
     made = facts.hotpotqa(shared(HIPPO) / "hotpotqa_train.json", WordsEmbedder(), threshold=0.0)
     steps = dict(made.steps)
@@ -377,7 +336,7 @@ def test_hotpotqa_bridge_questions_become_pairs_with_the_counts_of_each_step():
 
 def test_musique_single_hop_questions_swap_in_a_paragraph_title_that_lacks_the_answer():
     from backend.studio import facts
-    from tests.conftest import shared
+    from tests.helpers.data import shared
 
     made = facts.musique(shared(HIPPO) / "musique_train.json", WordsEmbedder(), threshold=0.0)
     assert made.steps[0][1] > 0 and made.rows
@@ -431,7 +390,7 @@ def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store
     from backend.execution import jobs
     from backend.store.access import session
     from backend.studio import facts
-    from tests.conftest import shared
+    from tests.helpers.data import shared
 
     store = tmp_path / "lab.duckdb"
     shutil.copy(real_store, store)

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from tests.conftest import QA_RUN, WRITE_RUN
-from tests.test_browser import browser_page, serve, shows
+from tests.helpers.browser import browser_page, serve, shows
+from tests.helpers.data import QA_RUN, WRITE_RUN
 
 JOINER = "\u2060"
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,15 +36,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from tests.helpers.net import free_port
+
 START_TIMEOUT_S = 30.0  # the provider answers within about a second; a bound, not a wait
-
-
-def free_port() -> int:
-    """A TCP port of 127.0.0.1 that nothing listens on now (the caller binds it next; a rare race is retried by
-    `provider`)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Provider:
