@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from backend.analysis import evaluation, gradient, leaderboard, slicing
 from backend.datasets.catalogue import describe, described
 from backend.harnesses import logs
 from backend.identity.actor import Actor
@@ -32,8 +33,7 @@ from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
 from backend.store.ids import pasted
-from backend.views import cards, explore, gradient, overview
-from backend.views import evaluate as evaluation
+from backend.views import cards
 
 
 class Lab:
@@ -75,7 +75,7 @@ class Lab:
         dataset = pasted(dataset)
         with self._session() as con:
             describe(con, dataset)
-            frame = explore.slice_frame(con, dataset, _filters(facets), limit=None)[_EXAMPLE_COLUMNS]
+            frame = slicing.slice_frame(con, dataset, _filters(facets), limit=None)[_EXAMPLE_COLUMNS]
             extra = queries.extra_json(con, dataset)
         return frame.merge(extra, on="example_id", how="left")  # extra: every other field, as JSON text
 
@@ -89,7 +89,7 @@ class Lab:
         run_id = pasted(run_id)
         with self._session() as con:
             dataset = _dataset_of(con, run_id)
-            frame = explore.slice_frame(con, dataset, _filters(facets), run_a=run_id, limit=None)
+            frame = slicing.slice_frame(con, dataset, _filters(facets), run_a=run_id, limit=None)
             probs = queries.probs_of(con, run_id)
         frame = frame.rename(
             columns={"label_a": "label", "p_a": "prob_label", "correct_a": "correct", "answer_a": "answer"}
@@ -101,7 +101,7 @@ class Lab:
     def metrics(self, dataset: str, run_id: str, **facets) -> dict:
         """What Explore shows for a slice: n, accuracy and macro-F1 (value, 95% CI, n), confusion, label shares."""
         with self._session() as con:
-            return explore.slice_summary(con, pasted(dataset), _filters(facets), run_a=pasted(run_id))
+            return slicing.slice_summary(con, pasted(dataset), _filters(facets), run_a=pasted(run_id))
 
     def evaluate(self, dataset: str, runs: list[str] | None = None) -> dict[str, pd.DataFrame]:
         """What `python -m backend evaluate` prints, as DataFrames by title: per run and split for a classification
@@ -125,7 +125,7 @@ class Lab:
     def leaderboard(self) -> pd.DataFrame:
         """The Overview's table: each run's headline metric per dataset and split, with n and 95% CI."""
         with self._session() as con:
-            return overview.headline(con)
+            return leaderboard.headline(con)
 
     def import_run(self, frame: pd.DataFrame | Path | str, dataset: str, replace: bool = False, **options) -> Report:
         """Import predictions (a DataFrame or a file: CSV … Parquet, an lm-eval samples JSONL, an Inspect .eval log)
@@ -168,7 +168,7 @@ _EXAMPLE_COLUMNS = [
 ]
 
 
-def _filters(facets: dict) -> explore.Filters:
+def _filters(facets: dict) -> slicing.Filters:
     return tuple((name, tuple(v) if isinstance(v, (list, tuple, set)) else (v,)) for name, v in facets.items())
 
 

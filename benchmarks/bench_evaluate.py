@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
+from backend.analysis import evaluation as evaluate
 from backend.metrics import nope_paper as nope
 from backend.metrics.bootstrap import RESAMPLES
 from backend.store.connection import connect
-from backend.views import evaluate
 
 TARGET_SECONDS = 10.0
 

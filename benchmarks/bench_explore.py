@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from backend.analysis import slicing as explore
 from backend.config import settings
 from backend.store.connection import connect
-from backend.views import explore
 
 TARGET_MS = 100.0
 REAL_RUN, OTHER_RUN, SYNTHETIC = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0", "nope/synthetic/{}"

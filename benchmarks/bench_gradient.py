@@ -14,9 +14,9 @@ import time
 import numpy as np
 import pandas as pd
 
+from backend.analysis import gradient as view
 from backend.metrics import gradient as metrics
 from backend.store.access import session
-from backend.views import gradient as view
 
 
 def multinomial_means(ratings: pd.DataFrame, draws: int = metrics.DRAWS, seed: int = metrics.SEED) -> np.ndarray:

@@ -26,12 +26,12 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from backend.analysis import slicing as explore
 from backend.config import settings
 from backend.imports import datasets as user_datasets
 from backend.imports import predictions
 from backend.imports.files import read
 from backend.store.access import session
-from backend.views import explore
 
 WORDS = np.array(["entailment", "neutral", "contradiction"])
 

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
+from backend.analysis import retrieval as inspector
 from backend.execution import live
 from backend.models import availability, loading, prompted, registry
 from backend.models.prompts import templates
 from backend.retrieval.index import load_all
 from backend.store import queries
 from backend.store.connection import connect, existing_store
-from backend.views import retrieval as inspector
 
 TARGET_MS = 1500
 CASES = [  # (model, task, retriever the page shows, retriever the model reads or None)

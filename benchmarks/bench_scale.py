@@ -18,9 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from backend.analysis import evaluation as evaluate
+from backend.analysis import leaderboard as overview
 from backend.config import settings
 from backend.store.connection import connect
-from backend.views import evaluate, overview
 from benchmarks.bench_evaluate import timed as seconds
 from benchmarks.bench_explore import grow, time_slices
 

@@ -8,7 +8,7 @@ cell ("gold→predicted") narrows the table; selecting a row opens it on the Exa
 import pandas as pd
 import streamlit as st
 
-from backend.views import explore, saved_slices
+from backend.views import explore
 from ui import charts, export, identity, urls, widgets
 from ui.resources import StoreLocked, query, store
 
@@ -310,8 +310,8 @@ def open_saved() -> None:
     if not name:
         return
     try:
-        params = query(saved_slices.explore_params, name)
-    except saved_slices.SliceError as exc:
+        params = query(explore.saved_slice_params, name)
+    except explore.SliceError as exc:
         st.warning(f"{widgets.message(exc)}: showing Explore without it (the Overview lists the saved slices).")
         return
     st.query_params.clear()
@@ -328,10 +328,10 @@ def save_slice(dataset: str, filters: tuple, search: str) -> None:
         if st.button("Save slice", key="slice_save"):
             try:
                 with store() as con:
-                    saved_slices.save(
+                    explore.save_slice(
                         con, name.strip(), dataset, filters, search, replace=replace, actor=identity.actor()
                     )
-            except (saved_slices.SliceError, PermissionError, StoreLocked) as exc:
+            except (explore.SliceError, PermissionError, StoreLocked) as exc:
                 st.error(f"Not saved — {widgets.message(exc)}")
                 return
             st.success(

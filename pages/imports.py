@@ -8,7 +8,7 @@ import hashlib
 
 import streamlit as st
 
-from backend.views import explore, imports
+from backend.views import imports
 from ui import identity, urls, widgets
 from ui.resources import StoreLocked, query, store
 
@@ -192,7 +192,7 @@ def show_run_plan(plan: imports.RunPlan, best: tuple | None = None) -> None:
             query_params={
                 "dataset": plan.run["dataset_id"],
                 "run_a": run_id,
-                **query(explore.split_param, plan.run["dataset_id"]),
+                **query(imports.split_param, plan.run["dataset_id"]),
             },
         )
         st.page_link("pages/overview.py", label="See it on the Overview", icon=":material/dataset:")

@@ -4,7 +4,6 @@ the items inside it; Explore's facet filters (same URL parameters) highlight the
 
 import streamlit as st
 
-from backend.views import explore
 from backend.views import map as embedding_map
 from ui import charts, export, identity, urls, widgets
 from ui.charts import map as map_charts
@@ -66,10 +65,10 @@ def colour_field(frame, run: str | None) -> str:
 def highlight_filters(dataset: str) -> tuple:
     """Explore's facet multiselects (the same URL parameters), to highlight the points they select."""
     chosen = []
-    for facet, values in query(explore.facet_values, dataset).items():
+    for facet, values in query(embedding_map.facet_values, dataset).items():
         if 1 < len(values) <= 50:
             picked = st.multiselect(
-                widgets.plain(facet.removeprefix(explore.EXTRA)),
+                widgets.plain(facet.removeprefix(embedding_map.EXTRA)),
                 values,
                 key=facet,
                 bind="query-params",
@@ -88,8 +87,8 @@ with st.sidebar:
         st.segmented_control("Method", list(embedding_map.METHODS), default="umap", key="method", bind="query-params")
         or "umap"
     )  # no format_func: the URL keeps the id
-    runs = query(explore.runs_for, dataset)
-    runs = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
+    runs = query(embedding_map.runs_for, dataset)
+    runs = runs[runs["task"].isin(embedding_map.CLASSIFICATION_TASKS)]
     run = st.selectbox("Run (correctness)", [NO_RUN] + list(runs["run_id"]), key="run_a", bind="query-params")
     run = None if run == NO_RUN else run
     st.caption("Highlight (Explore's filters)")

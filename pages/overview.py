@@ -3,7 +3,7 @@ beside the baselines, every run on every saved slice, missing datasets and model
 
 import streamlit as st
 
-from backend.views import overview, saved_slices
+from backend.views import overview
 from ui import charts, export, urls, widgets
 from ui.resources import StoreLocked, query
 
@@ -133,7 +133,7 @@ if not board.empty:
             )
     st.caption("Click a run's dot, or its *open* link, to browse its predictions in Explore.")
 
-saved = query(saved_slices.listing)
+saved = query(overview.saved_slices)
 if not saved.empty:
     st.subheader("Saved slices: every run on every slice")
     st.caption(
@@ -147,7 +147,7 @@ if not saved.empty:
         key="saved-slices",
         column_config={"open": st.column_config.LinkColumn("Explore", display_text="open ↗")},
     )
-    scores = query(saved_slices.matrix)
+    scores = query(overview.slice_matrix)
     if scores.empty:
         st.caption("No classification run labelled any item of the saved slices yet.")
     else:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from backend.views import example
 from backend.views import retrieval as inspector
 from ui import charts, export, widgets
 from ui.charts import retrieval as retrieval_charts
@@ -35,7 +34,7 @@ def pick_question() -> tuple[str, list[str], str]:
     if not example_id:
         return "", [], ""
     try:
-        row = query(example.example_row, DATASET, example_id)
+        row = query(inspector.example_row, DATASET, example_id)
     except KeyError as exc:
         st.error(f"Example id: {widgets.message(exc.args[0])}")
         return "", [], ""

@@ -6,7 +6,7 @@ and a link that opens the slice in Explore."""
 import pandas as pd
 import streamlit as st
 
-from backend.views import explore, slices
+from backend.views import slices
 from ui import charts, export, urls, widgets
 from ui.charts import slices as slice_charts
 from ui.resources import query
@@ -25,10 +25,10 @@ TESTS = {
 
 def pick_splits(dataset: str) -> tuple[str, ...]:
     """The splits searched (URL `split`): the dataset's headline split by default; none chosen pools them all."""
-    values = query(explore.facet_values, dataset).get("split", [])
+    values = query(slices.facet_values, dataset).get("split", [])
     if len(values) < 2:
         return ()
-    headline = query(explore.headline_split, dataset)
+    headline = query(slices.headline_split, dataset)
     chosen = st.multiselect(
         "Split",
         values,
@@ -43,8 +43,8 @@ def pick_splits(dataset: str) -> tuple[str, ...]:
 
 
 def controls(dataset: str) -> tuple:
-    runs = query(explore.runs_for, dataset)
-    runs = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
+    runs = query(slices.runs_for, dataset)
+    runs = runs[runs["task"].isin(slices.CLASSIFICATION_TASKS)]
     if runs.empty:
         st.info("No classification run on this dataset: run one (`python -m backend predict`) or import one.")
         urls.stop()
@@ -102,7 +102,7 @@ with st.sidebar:
     splits = pick_splits(dataset)
     run_a, run_b, support, depth, others, question = controls(dataset)
 found = query(slices.find, dataset, run_a, run_b, support, depth, others, None, question, splits)
-split_param = query(explore.split_param, dataset, splits)
+split_param = query(slices.split_param, dataset, splits)
 metric = "B − A" if run_b else "error rate"
 if run_b:
     st.subheader(f"Slices {widgets.plain(slices.QUESTIONS[question])}")

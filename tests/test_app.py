@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend.views.markdown import plain
+from backend.analysis.markdown import plain
 from tests.helpers.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,6 +9,8 @@ import duckdb
 import pandas as pd
 import pytest
 
+from backend.analysis import ratings as rate
+from backend.analysis import slicing as explore
 from backend.api import Lab
 from backend.cli.main import main
 from backend.imports import datasets as user_datasets
@@ -16,7 +18,6 @@ from backend.imports.files import read
 from backend.store import backup, migrations
 from backend.store.access import session
 from backend.store.connection import CRITERIA, connect
-from backend.views import explore, rate
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUN = "falseqa/user/mine"

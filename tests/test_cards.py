@@ -6,45 +6,47 @@ from __future__ import annotations
 
 import pytest
 
+from backend.analysis import gradient as gv
+from backend.analysis import leaderboard as overview
+from backend.analysis import verdicts
 from backend.api import Lab
-from backend.views import cards, overview
-from backend.views import gradient as gv
+from backend.views import cards
 
 BOW = "nope/BOW/mnli/0"
 
 
 def test_a_run_is_judged_against_the_best_baseline_that_looks_at_no_input(real_con):
-    found = cards.verdicts(real_con)
+    found = verdicts.verdicts(real_con)
     headline = overview.headline(real_con)
     assert not found["run"].isin(headline.loc[headline["kind"] == "baseline", "run"]).any()  # baselines get none
     bow = found[found["run"] == BOW].set_index("split")
     always_e = headline[(headline["run"] == "nope/baseline/always-E") & (headline["split"] == "main")].iloc[0]
     assert bow.loc["main", "baseline"] == "nope/baseline/always-E"  # NOPE main's best trivial baseline (80.6%)
     assert bow.loc["main", "baseline_value"] == pytest.approx(always_e["value"])
-    assert bow.loc["main", "high"] < always_e["value"] and bow.loc["main", "verdict"] == cards.BELOW
+    assert bow.loc["main", "high"] < always_e["value"] and bow.loc["main", "verdict"] == verdicts.BELOW
     assert "0.806 [0.790, 0.821]" in bow.loc["main", "figures"] and "n=2,386, main" in bow.loc["main", "figures"]
     for row in found[found["baseline"] != ""].itertuples():  # the stated rule, on every run of the real store
         below = row.high < row.baseline_value
         overlaps = row.low <= row.baseline_high and row.high >= row.baseline_low
-        assert row.verdict == (cards.BELOW if below else cards.NOT_BETTER if overlaps else cards.ABOVE)
+        assert row.verdict == (verdicts.BELOW if below else verdicts.NOT_BETTER if overlaps else verdicts.ABOVE)
     main = found[(found["dataset"] == "nope") & (found["split"] == "main")]
     assert (
-        main["verdict"].isin(cards.FLAGGED).all()
+        main["verdict"].isin(verdicts.FLAGGED).all()
     )  # no paper run beats always-E on NOPE main (80.6%), as DOMAIN.md says
-    better = found[(found["dataset"] == "nope") & (found["verdict"] == cards.ABOVE)]
+    better = found[(found["dataset"] == "nope") & (found["verdict"] == verdicts.ABOVE)]
     assert set(better["split"]) == {"adv"} and set(better["model"]) == {"RoBERTa-large", "DeBERTa-xlarge"}
     assert (better["low"] > better["baseline_high"]).all()  # above random on the adversarial items
 
 
 def test_the_nearest_neighbour_is_not_a_trivial_baseline(real_con):
-    best = cards.verdicts(real_con)
+    best = verdicts.verdicts(real_con)
     assert not best["baseline"].str.endswith("nearest-neighbour").any()
 
 
 def test_the_model_card_lists_every_headline_row_and_agreement_with_people(real_con, cb_run):
     card = cards.card(real_con, "BOW")
     assert len(card) == 20 and set(card["split"]) == {"main", "adv"}  # 10 runs × NOPE's two headline splits
-    assert (card.loc[card["split"] == "main", "verdict"] == cards.BELOW).all()
+    assert (card.loc[card["split"] == "main", "verdict"] == verdicts.BELOW).all()
     store, run_id = cb_run
     mine = Lab(store).card("tiny-nli")
     row = mine[mine["run"] == run_id].iloc[0]
@@ -91,7 +93,7 @@ def test_verdicts_compare_like_with_like_and_say_when_there_is_nothing_to_compar
     from backend.store.connection import connect
 
     with session(cb_run[0]) as con:
-        cb = cards.verdicts(con).set_index("run").loc[cb_run[1]]
+        cb = verdicts.verdicts(con).set_index("run").loc[cb_run[1]]
         gold = con.execute(
             "SELECT e.gold_label FROM predictions p JOIN examples e ON e.dataset_id = 'commitmentbank' AND "
             "e.example_id = p.example_id WHERE p.run_id = 'commitmentbank/baseline/random' AND e.split = $s "
@@ -110,7 +112,7 @@ def test_verdicts_compare_like_with_like_and_say_when_there_is_nothing_to_compar
     part = batch.predict(store, runs.Request("tiny-nli", "nope", "nli", "main", limit=40), progress=False)
     con = connect(store)
     try:
-        mine = cards.verdicts(con).set_index("run")
+        mine = verdicts.verdicts(con).set_index("run")
         row = mine.loc[part]
         assert row["n"] == row["baseline_n"] == 40
         items = con.execute(
@@ -124,8 +126,10 @@ def test_verdicts_compare_like_with_like_and_say_when_there_is_nothing_to_compar
             assert row["baseline_value"] == pytest.approx(on_its_items)
         assert row["baseline_value"] >= on_its_items  # the best trivial baseline on the same 40 items
         retrieval = mine[mine["metric"] == "Recall@20"]
-        assert len(retrieval) and (retrieval["verdict"] == cards.NO_BASELINE).all()
+        assert len(retrieval) and (retrieval["verdict"] == verdicts.NO_BASELINE).all()
         card = cards.card(con, retrieval["model"].iloc[0])
-        assert (card["verdict"] == cards.NO_BASELINE).all() and {"baseline_low", "baseline_high"} <= set(card.columns)
+        assert (card["verdict"] == verdicts.NO_BASELINE).all() and {"baseline_low", "baseline_high"} <= set(
+            card.columns
+        )
     finally:
         con.close()

@@ -87,7 +87,7 @@ def test_the_projection_heat_map_keeps_gold_by_construction_apart_from_people(re
     heat = next(s for t, s in specs(at).items() if str(t).startswith("Presupposition survival"))
     scale = encoding(heat, "color")["scale"]
     assert scale["domain"] == [0, 1, 2, 3] and len(set(scale["range"])) == 4  # two scales, apart
-    from backend.views import projection
+    from backend.analysis import projection
     from ui.charts import projection as projection_charts
 
     with session(real_store) as con:

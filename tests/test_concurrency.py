@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from backend.analysis import rating_tasks
+from backend.analysis import ratings as rate
 from backend.store import rating_tasks as store_tasks
 from backend.store import writer
 from backend.store.access import session
-from backend.views import rate, rating_tasks
 from tests.helpers.data import WRITE_RUN
 
 ITEM = "test-0"

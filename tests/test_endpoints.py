@@ -17,6 +17,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from backend.analysis import evaluation as evaluate
+from backend.analysis import gradient
+from backend.analysis import leaderboard as overview
 from backend.execution import batch, live, runs
 from backend.models import availability, loading, registry
 from backend.models.endpoints import client, spend
@@ -27,7 +30,7 @@ from backend.retrieval.bm25 import BM25Retriever
 from backend.store import endpoint_cache as cache
 from backend.store.connection import connect
 from backend.store.passages import corpus_passages
-from backend.views import cards, evaluate, gradient, overview
+from backend.views import cards
 from benchmarks import llama_server
 from tests.helpers.llm_endpoint import CANARY, KEY_ENV, NAME, serving
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from backend.analysis import evaluation as evaluate
 from backend.cli.main import main
-from backend.views import evaluate
 
 # DOMAIN.md / the NOPE paper's Table 4 (accuracy %, models trained on MNLI+SNLI+ANLI+FEVER)
 PAPER_TABLE4 = {

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from backend.analysis import slicing as explore
 from backend.store.connection import connect
-from backend.views import example, explore
+from backend.views import example
 from ui import widgets
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from backend.analysis import evaluation as evaluate
+from backend.analysis import gradient as gv
+from backend.analysis import projection
 from backend.api import Lab
 from backend.datasets import commitmentbank as cb
 from backend.metrics import gradient as gradient_metrics
 from backend.store.connection import connect
-from backend.views import evaluate, projection
-from backend.views import gradient as gv
 from tests.helpers.data import shared
 
 

@@ -25,13 +25,15 @@ from urllib.parse import quote, urlencode, urlsplit
 import pandas as pd
 import pytest
 
+from backend.analysis import pairs, saved_slices
+from backend.analysis import ratings as rate
 from backend.api import Lab
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
 from backend.store import writer
 from backend.store.access import session
 from backend.store.queries import FACETS
-from backend.views import pairs, rate, report, saved_slices
+from backend.views import report
 from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, serve, watched
 from tests.helpers.payloads import GFM, HOST, MAIL_RATER, NAME, PAYLOAD, PAYLOADS, PORT, RATER, autolinkable
 

@@ -194,7 +194,7 @@ def test_an_endpoints_daily_cap_per_person_stops_one_person_and_not_the_next(tmp
 def test_links_to_a_rating_task_are_made_and_revoked_through_the_view_by_role(real_store, tmp_path):
     import shutil
 
-    from backend.views import rating_tasks
+    from backend.analysis import rating_tasks
 
     store = tmp_path / "lab.duckdb"
     shutil.copy(real_store, store)

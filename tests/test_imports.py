@@ -13,6 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from backend.analysis import evaluation as evaluate
+from backend.analysis import leaderboard as overview
+from backend.analysis import slicing as explore
 from backend.api import Lab
 from backend.datasets.base import DataError
 from backend.datasets.description import Description
@@ -21,7 +24,6 @@ from backend.imports import matching, predictions
 from backend.imports.check_report import Report
 from backend.imports.files import read
 from backend.store.access import session
-from backend.views import evaluate, explore, overview
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 WORDS = {"E": "entailment", "N": "neutral", "C": "contradiction"}

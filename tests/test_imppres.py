@@ -77,7 +77,7 @@ def test_a_broken_line_names_the_file_line_and_field(tmp_path, field, value, pro
 
 
 def test_evaluate_breaks_imppres_and_commitmentbank_down_by_operator(real_con):
-    from backend.views import evaluate
+    from backend.analysis import evaluation as evaluate
 
     for dataset, operators in (
         ("imppres", set(imppres.OPERATORS)),

@@ -19,6 +19,8 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
+from backend.analysis import judging, pairwise
+from backend.analysis import ratings as rate
 from backend.cli.main import main as cli
 from backend.execution import batch, rescoring, runs
 from backend.metrics import agreement, squad
@@ -27,7 +29,6 @@ from backend.models.prompts import parsers, templates
 from backend.store import backup
 from backend.store import judgements as store_judgements
 from backend.store.connection import connect
-from backend.views import judging, pairwise, rate
 from tests.helpers.data import QA_RUN, WRITE_RUN
 from tests.helpers.llm_endpoint import NAME, serving
 

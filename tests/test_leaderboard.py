@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.views import overview
+from backend.analysis import leaderboard as overview
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +74,9 @@ def test_a_run_over_part_of_a_split_is_not_ranked_with_the_runs_over_every_item(
     """Issue 45, item 22: a `--limit` run's accuracy on 40 items ranked above the paper runs on the Overview."""
     import shutil
 
+    from backend.analysis import leaderboard as overview
     from backend.execution import batch, runs
     from backend.store.access import session
-    from backend.views import overview
     from tests.helpers.data import QA_RUN
 
     store = tmp_path / "lab.duckdb"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from backend.analysis.markdown import plain
 from backend.execution import live
 from backend.store.connection import connect
-from backend.views.markdown import plain
 from tests.helpers.data import QA_RUN, WRITE_RUN
 
 
@@ -287,7 +287,7 @@ def test_the_rating_task_picker_shows_its_choices_as_plain_text(page):
 def test_rate_only_unrated_outputs(page, lab):
     con = connect(lab["store"])
     first = con.execute("SELECT min(example_id) FROM predictions WHERE run_id = $r", {"r": WRITE_RUN}).fetchall()[0][0]
-    from backend.views import rate
+    from backend.analysis import ratings as rate
 
     rate.save(con, WRITE_RUN, first, "todo-rater", {"fluency": 1})
     con.close()
@@ -310,7 +310,7 @@ def test_rate_rejects_a_bad_rater_id_and_keeps_what_was_saved(page, lab):
 
 
 def test_rate_agreement_between_two_raters_and_exports(page, lab):
-    from backend.views import rate
+    from backend.analysis import ratings as rate
 
     con = connect(lab["store"])
     con.execute("DELETE FROM ratings WHERE source = 'user'")  # only the two raters below

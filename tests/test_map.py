@@ -12,8 +12,8 @@ import time
 import numpy as np
 import pytest
 
+from backend.analysis import slicing as explore
 from backend.store.access import session
-from backend.views import explore
 from backend.views import map as embedding_map
 from tests.helpers.studio import TEMPLATE, WordsEmbedder
 

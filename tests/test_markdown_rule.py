@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.views.markdown import JOINER, plain
+from backend.analysis.markdown import JOINER, plain
 from tests.helpers.payloads import GFM, PAYLOAD, PAYLOADS, autolinkable
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -155,8 +155,8 @@ def test_large_slices_are_scored_from_label_cells_like_items():
     import numpy as np
     import pandas as pd
 
+    from backend.analysis.slicing import _summary_of_cells
     from backend.metrics import bootstrap, classification
-    from backend.views.explore import _summary_of_cells
 
     rng = np.random.default_rng(1)
     labels = ["E", "N", "C"]

@@ -7,9 +7,10 @@ import shutil
 
 import pytest
 
+from backend.analysis import ratings as rate
 from backend.metrics.squad import exact_match, token_f1
 from backend.store.access import session
-from backend.views import outputs, rate
+from backend.views import outputs
 from tests.helpers.data import QA_RUN, WRITE_RUN
 
 ORACLE = "ifqa/oracle-even/qa/S-dev/first6"

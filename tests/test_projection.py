@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
+from backend.analysis import projection
 from backend.models import contamination, training_data
 from backend.store import writer
-from backend.views import projection
 
 
 def test_cells_cover_every_dataset_with_a_spec_and_their_counts(real_con):
@@ -137,7 +137,7 @@ def test_the_page_shows_the_cells_and_lists_a_cell_s_items_from_the_url(page):
 def test_a_detector_trained_on_falseqa_is_shown_beside_its_falseqa_score_on_qaqa(real_con):
     """Transfer: the same model's run on (QA)² and on FalseQA's held-out test split, side by side; its
     FalseQA run on the train split would be contaminated, so it is not the in-distribution score."""
-    from backend.views import evaluate
+    from backend.analysis import evaluation as evaluate
 
     def store(run_id, dataset, split):
         ids = [

@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from backend.analysis import evaluation as evaluate
 from backend.api import Lab
 from backend.datasets import projective_probability as pp
 from backend.datasets.base import DataError, Source
 from backend.execution import batch, runs
 from backend.store.connection import connect
-from backend.views import evaluate
 from tests.helpers.data import checked_sums, manifest_sums, shared
 
 

@@ -10,9 +10,9 @@ from collections import Counter
 import pandas as pd
 import pytest
 
+from backend.analysis import projection
 from backend.datasets import propres
 from backend.datasets.base import DataError, Source
-from backend.views import projection
 from tests.helpers.data import checked_sums, manifest_sums, shared
 
 

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from backend.analysis import ratings as rate
+from backend.analysis.ratings import RatingError
 from backend.metrics import bootstrap
 from backend.store.connection import CRITERIA, connect
 from backend.store.writer import replace_runs
-from backend.views import rate
-from backend.views.rate import RatingError
 
 WRITE, QA, NLI, LIVE = "test/write", "test/qa", "a/nli", "live/test/nli"
 CREPE = ["sycon-000", "sycon-001", "sycon-002", "sycon-003", "sycon-004"]  # sycon-004's prediction failed

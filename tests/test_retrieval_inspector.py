@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
+from backend.analysis import retrieval as inspector
 from backend.metrics import squad
 from backend.metrics.retrieval import first_gold_rank
 from backend.retrieval.base import Hit
@@ -16,7 +17,6 @@ from backend.retrieval.evaluate import evaluate_retrievers
 from backend.store.connection import connect
 from backend.store.passages import corpus_passages
 from backend.store.writer import replace_runs
-from backend.views import retrieval as inspector
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_recall_curves_match_the_evaluation(store_copy, bm25):
         and (full["recall"] <= full["high"]).all()
     )
     assert short["recall"].tolist() == full["recall"].tolist()[:3]  # same ranking, shallower run
-    from backend.views import overview
+    from backend.analysis import leaderboard as overview
 
     board = overview.headline(con).set_index("run").loc["ifqa/retrieval/bm25"]
     assert (board["metric"], board["n"]) == ("Recall@20", 697)  # the Overview counts the same questions

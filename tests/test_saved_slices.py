@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from backend.analysis import saved_slices
+from backend.analysis import slicing as explore
 from backend.store.access import session
-from backend.views import explore, saved_slices
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 CLEFTS = (("trigger_type", ("clefts",)), ("adversarial", (False,)))

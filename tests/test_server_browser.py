@@ -12,12 +12,13 @@ from datetime import timedelta
 
 import pytest
 
+from backend.analysis import rating_tasks, saved_slices
+from backend.analysis import ratings as rate
 from backend.identity import links, roles
 from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
 from backend.store import access
 from backend.store import links as store_links
-from backend.views import rate, rating_tasks, saved_slices
 from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, serve, watched
 from tests.helpers.net import free_port
 from tests.helpers.oidc_provider import provider, secrets_file, sign_in

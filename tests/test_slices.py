@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from backend.analysis.markdown import plain
 from backend.views import slices
-from backend.views.markdown import plain
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 
@@ -124,8 +124,8 @@ def test_the_two_questions_on_a_dataset_with_a_known_answer():
 
 
 def test_a_slice_opens_in_explore_with_the_same_items(open_page, real_store):
+    from backend.analysis import slicing as explore
     from backend.store.connection import connect
-    from backend.views import explore
 
     con = connect(real_store, read_only=True)
     try:

@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from backend.views.markdown import plain
+from backend.analysis.markdown import plain
 from benchmarks.streamlit_client import PageFailed, Session
 
 QUESTIONS = [f"Why did the observatory on island {n} close in 1990?" for n in range(6)]

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
+from backend.analysis import projection
 from backend.datasets.description import OPERATORS
 from backend.studio import templates
-from backend.views import projection
 from tests.helpers.studio import TEMPLATE, WordsEmbedder
 
 
@@ -448,10 +448,10 @@ def test_run_a_model_with_no_model_for_the_task_shows_the_ways_on_and_starts_tra
     import os
     import signal
 
+    from backend.analysis.markdown import plain
     from backend.execution import jobs
     from backend.imports import datasets as user_datasets
     from backend.store.access import session
-    from backend.views.markdown import plain
 
     monkeypatch.setenv("PLAB_DATA_DIR", str(tmp_path / "data"))  # no trained or registered model here
     with session(store_copy) as con:

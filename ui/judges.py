@@ -1,14 +1,14 @@
 """The Rate page's *Judge vs people* section: a judge run of this run, how far it agrees with the people
 who rated the same outputs (per criterion, per rater and with their consensus, with n and 95% CIs), a
 verdict on how far to trust it, the judge × people confusion whose cells open their items, the judge's
-self-consistency and whether it ranks runs as people do. The numbers are `backend.views.judging`'s."""
+self-consistency and whether it ranks runs as people do. The numbers are `backend.analysis.judging`'s."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from backend.views import judging, pairwise
+from backend.views import outputs, rate
 from ui import charts, export, identity, widgets
 from ui.charts import rate as rating_charts
 from ui.resources import computed, query, store, store_ref
@@ -36,11 +36,11 @@ def start_box(run_id: str, task: str, versus: str | None = None, expanded: bool 
     Studio's runs, and follow its progress and cost; for those whose role may judge."""
     if not identity.may("judge"):
         return
-    rubrics = judging.pairwise_rubrics(task) if versus else judging.rubrics(task)
+    rubrics = rate.pairwise_rubrics(task) if versus else rate.rubrics(task)
     key = "pair_judge_job" if versus else "judge_job"  # its widgets' keys
     started = f"{key}|{run_id}|{versus}"  # the judge run started here for these runs (not for another run picked since)
     with st.expander("Start a judge run", expanded=expanded or started in st.session_state, icon=":material/gavel:"):
-        models = computed(judging.judge_models)
+        models = computed(rate.judge_models)
         if not rubrics or not models:
             st.info(
                 f"No judge rubric scores {widgets.plain(task)} runs."
@@ -66,7 +66,7 @@ def start_box(run_id: str, task: str, versus: str | None = None, expanded: bool 
         )
         if st.button("Start judge run", key=f"{key}_start", type="primary", icon=":material/play_arrow:"):
             try:
-                st.session_state[started] = judging.start(
+                st.session_state[started] = rate.start_judge(
                     store_ref(), model, run_id, rubric, versus, int(limit) or None, float(cap), identity.actor()
                 )
             except (ValueError, LookupError, PermissionError) as exc:
@@ -79,7 +79,7 @@ def start_box(run_id: str, task: str, versus: str | None = None, expanded: bool 
 def judge_job(judge_run_id: str) -> None:
     """The started judge run's progress and cost, refreshed every 2 s (only this fragment reruns)."""
     with store() as con:
-        state = judging.progress(con, judge_run_id)
+        state = rate.judge_progress(con, judge_run_id)
     done, total = state["done"], state["total"]
     st.progress(
         min(done / max(total, 1), 1.0),
@@ -96,10 +96,10 @@ def judge_job(judge_run_id: str) -> None:
 
 def judge_block(run_id: str, dataset: str, task: str) -> None:
     st.subheader("Judge vs people")
-    runs = query(judging.judge_runs, run_id)
+    runs = query(rate.judge_runs, run_id)
     start_box(run_id, task, expanded=runs.empty)
     if runs.empty:
-        rubrics = ", ".join(judging.rubrics(task)) or "none built in"
+        rubrics = ", ".join(rate.rubrics(task)) or "none built in"
         st.info(
             "No judge has scored this run. Let an LLM score its outputs (*Start a judge run* above, or "
             f"`python -m backend judge --model MODEL --run RUN --rubric RUBRIC`; rubrics for {widgets.plain(task)} "
@@ -124,12 +124,12 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
             f"{row['unparsed'] + row['errors']:,} of {row['judgements']:,} responses gave no score (unparsed or "
             "failed): those items have no judge score. They are counted below as unscored, never guessed."
         )
-    table = query(judging.agreement_table, judge_run_id, run_id)
+    table = query(rate.agreement_table, judge_run_id, run_id)
     caption = charts.provenance(dataset, int(table["n"].max()) if len(table) else 0, runs=[run_id, judge_run_id])
     if table.empty or not table["n"].any():
         st.info("No output is both scored by this judge and rated by people yet: rate some above with your rater id.")
         return
-    for verdict in judging.verdict(table).itertuples():
+    for verdict in rate.verdict(table).itertuples():
         TRUST[verdict.trust](
             f"**{widgets.plain(verdict.criterion)}**: {widgets.plain(verdict.trust)} — {widgets.plain(verdict.why)} "
             f"(α = {widgets.plain('undefined' if pd.isna(verdict.alpha) else f'{verdict.alpha:.3f}')} with the "
@@ -143,7 +143,7 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
 
 
 def confusion_block(run_id: str, judge_run_id: str, dataset: str, criterion: str, caption: str) -> None:
-    cells = query(judging.confusion, judge_run_id, run_id, criterion)
+    cells = query(rate.confusion, judge_run_id, run_id, criterion)
     cells["cell"] = cells["judge"] + ARROW + cells["people"]
     options = list(cells.loc[cells["items"] > 0, "cell"])
     cell = st.pills(
@@ -164,13 +164,15 @@ def confusion_block(run_id: str, judge_run_id: str, dataset: str, criterion: str
     )
     if cell:
         judge_score, people = cell.split(ARROW)
-        items = widgets.linked_items(dataset, judging.cell_items, judge_run_id, run_id, criterion, judge_score, people)
+        items = widgets.linked_items(
+            dataset, rate.judge_cell_items, judge_run_id, run_id, criterion, judge_score, people
+        )
         if items is not None:
             st.dataframe(items, column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
 
 
 def consistency_block(judge_run_id: str, caption: str) -> None:
-    consistency = query(judging.self_consistency, judge_run_id)
+    consistency = query(rate.self_consistency, judge_run_id)
     if consistency.empty:
         st.caption(
             "Self-consistency: this judge was asked once per output; judge with `--samples 3` to measure how far "
@@ -181,7 +183,7 @@ def consistency_block(judge_run_id: str, caption: str) -> None:
 
 
 def ranking_block(source: str, criterion: str, dataset: str) -> None:
-    ranked = query(judging.ranking, source, criterion)
+    ranked = query(rate.ranking, source, criterion)
     if ranked["why"]:
         st.caption(f"Ranking runs: no Kendall τ — {widgets.plain(ranked['why'])}.")
     else:
@@ -196,7 +198,7 @@ def ranking_block(source: str, criterion: str, dataset: str) -> None:
 
 def pairwise_block(run_a: str, run_b: str, dataset: str, task: str) -> None:
     """Side by side: a pairwise judge of these two runs — wins with CIs, position bias, reason clusters."""
-    judged = query(pairwise.pairwise_runs, run_a, run_b)
+    judged = query(outputs.pairwise_runs, run_a, run_b)
     start_box(run_a, task, versus=run_b)
     with st.expander(f"Pairwise judge ({len(judged):,} runs)"):
         if judged.empty:
@@ -218,14 +220,14 @@ def pairwise_block(run_a: str, run_b: str, dataset: str, task: str) -> None:
         )
         caption = charts.provenance(dataset, int(row["items"]), runs=[row["run_id"], row["other_run_id"], judge_run_id])
         export.table(
-            query(pairwise.summary, judge_run_id),
+            query(outputs.pairwise_summary, judge_run_id),
             "Pairwise verdicts",
             caption,
             key="pair-summary",
             column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in ("share", "low", "high")},
         )
-        reasons = query(pairwise.reasons, judge_run_id)
-        found = pairwise.clusters(reasons)
+        reasons = query(outputs.reasons, judge_run_id)
+        found = outputs.clusters(reasons)
         if found.empty:
             st.caption("No parsed verdict gave a reason to cluster.")
             return
@@ -237,5 +239,5 @@ def pairwise_block(run_a: str, run_b: str, dataset: str, task: str) -> None:
             bind="query-params",
             format_func=lambda c: f"{c}: {found.set_index('cluster').loc[c, 'name']}",
         )
-        items = widgets.with_links(dataset, pairwise.cluster_items(reasons, int(chosen)))
+        items = widgets.with_links(dataset, outputs.cluster_items(reasons, int(chosen)))
         st.dataframe(items, column_config={"open": st.column_config.LinkColumn("open", display_text="open")})

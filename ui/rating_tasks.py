@@ -1,13 +1,13 @@
 """The Rate page's rating tasks: pick or create one (overlap k, a sample, a guideline); in a task each rater
 is served the next item still short of k raters that they have not rated, with the guideline, progress
-per rater and overall, and agreement over the task's items. The logic is `backend.views.rating_tasks`'s."""
+per rater and overall, and agreement over the task's items. The logic is `backend.analysis.rating_tasks`'s."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from backend.views import rate, rating_tasks
+from backend.views import rate
 from ui import identity, widgets
 from ui.resources import StoreError, StoreLocked, query, store, store_ref
 
@@ -16,7 +16,7 @@ NONE = "(none: browse every output)"
 
 def picker(run_id: str) -> str | None:
     """The URL-bound task picker; the chosen task id or None."""
-    found = query(rating_tasks.tasks, run_id)
+    found = query(rate.tasks, run_id)
     chosen = st.selectbox(  # options shown as their ids: Streamlit binds the shown text to the URL
         "Rating task",
         [NONE, *found["task_id"]],
@@ -32,7 +32,7 @@ def new_task_form(run_id: str) -> None:
     with st.expander("New rating task"), st.form("new-task", border=False):
         overlap = st.number_input("Raters per item (overlap k)", 1, 20, 2)
         sample = st.number_input("Items (0 = every output)", 0, 1_000_000, 0)
-        guideline = st.text_area("Guideline for the raters", max_chars=rating_tasks.MAX_GUIDELINE)
+        guideline = st.text_area("Guideline for the raters", max_chars=rate.MAX_GUIDELINE)
         if st.form_submit_button("Create task"):
             create(run_id, int(overlap), guideline, int(sample) or None)
 
@@ -40,7 +40,7 @@ def new_task_form(run_id: str) -> None:
 def create(run_id: str, overlap: int, guideline: str, sample: int | None) -> None:
     try:
         with store() as con:
-            task_id = rating_tasks.create(con, run_id, overlap, guideline, sample, actor=identity.actor())
+            task_id = rate.create_task(con, run_id, overlap, guideline, sample, actor=identity.actor())
     except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
         st.error(f"No task created: {widgets.message(exc)}.")
         return
@@ -50,7 +50,7 @@ def create(run_id: str, overlap: int, guideline: str, sample: int | None) -> Non
 
 def served(run_id: str, task_id: str, rater: str) -> pd.Series | None:
     """The guideline, the task's progress, and the item served to this rater (None when none is left)."""
-    state = query(rating_tasks.progress, task_id)
+    state = query(rate.task_progress, task_id)
     task = state["task"]
     st.info(f"**Guideline:** {widgets.plain(task['guideline'])}")
     st.progress(
@@ -60,14 +60,14 @@ def served(run_id: str, task_id: str, rater: str) -> pd.Series | None:
     )
     if len(state["raters"]):
         st.dataframe(state["raters"], hide_index=True)
-    agreement = query(rating_tasks.agreement, task_id)
+    agreement = query(rate.task_agreement, task_id)
     if len(agreement):
         st.dataframe(agreement, hide_index=True)
     if not rater:
         return None
     try:
         with store() as con:  # a write: the item is claimed for this rater
-            example_id = rating_tasks.next_item(con, task_id, rater, actor=identity.actor())
+            example_id = rate.next_item(con, task_id, rater, actor=identity.actor())
     except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
         st.error(f"No item served: {widgets.message(exc)}.")
         return None
@@ -82,22 +82,22 @@ def blinded(who) -> None:
     """The Rate page of a rater or link holder: their assigned task's guideline, the item served to them (input and
     output only: no gold, no model score, no one else's ratings, no agreement), the scale, and their own progress."""
     with store() as con:
-        assigned = rating_tasks.assigned(con, who)
+        assigned = rate.assigned(con, who)
     if not assigned:
         st.info("Nothing is assigned to you to rate. Whoever invited you can send you a link to a rating task.")
         return
     task_id = assigned[0] if len(assigned) == 1 else st.selectbox("Rating task", assigned, key="task")
     with store() as con:
-        task = rating_tasks.brief(con, task_id)
-        done, total = rating_tasks.done_by(con, task_id, who.id)
+        task = rate.brief(con, task_id)
+        done, total = rate.done_by(con, task_id, who.id)
     st.info(f"**Guideline:** {widgets.plain(task['guideline'])}")
     st.progress(done / max(total, 1), text=f"You have rated {done:,} of {total:,} items.")
     if "saved_note" in st.session_state:
         st.toast(widgets.plain(st.session_state.pop("saved_note")), icon=":material/check:")
     try:
         with store() as con:  # a write: the item is claimed for this rater
-            example_id = rating_tasks.next_item(con, task_id, who.id, actor=who)
-            item = rating_tasks.blind_item(con, task_id, example_id) if example_id else None
+            example_id = rate.next_item(con, task_id, who.id, actor=who)
+            item = rate.blind_item(con, task_id, example_id) if example_id else None
     except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
         st.error(f"No item served: {widgets.message(exc)}.")
         return
@@ -166,7 +166,7 @@ def links_form(task_id: str) -> None:
         if made:
             try:
                 with store() as con:
-                    new = rating_tasks.make_links(
+                    new = rate.make_links(
                         con, store_ref(), task_id, people.split(), float(days), actor=identity.actor()
                     )
             except (ValueError, PermissionError, StoreLocked, StoreError) as exc:
@@ -175,7 +175,7 @@ def links_form(task_id: str) -> None:
                 base = st.context.url.split("?")[0].rsplit("/", 1)[0] if st.context.url else "http://localhost:8501"
                 st.caption("Send each person their own link (it opens this task only, blinded):")
                 st.code("\n".join(f"{link.person}: {link.url(base)}" for link in new), language=None)
-        found = query(rating_tasks.task_links, task_id)
+        found = query(rate.task_links, task_id)
         if found.empty:
             return
         st.dataframe(found, hide_index=True)
@@ -186,7 +186,7 @@ def links_form(task_id: str) -> None:
             if right.button("Revoke", key="revoke_button", icon=":material/link_off:"):
                 try:
                     with store() as con:
-                        rating_tasks.revoke_link(con, chosen, actor=identity.actor())
+                        rate.revoke_link(con, chosen, actor=identity.actor())
                 except (PermissionError, StoreLocked, StoreError) as exc:
                     st.error(f"Not revoked: {widgets.message(exc)}.")
                 else:

@@ -2,7 +2,7 @@
 which caches any backend query function's result until the store changes, and the retrievers every
 session shares.
 
-The dashboard does not keep the store open: `store()` is `backend.store.access.session`, so terminal
+The dashboard does not keep the store open: `store()` is `backend.store.sessions.session`, so terminal
 commands and notebooks write to the same store while the dashboard runs, and what they write shows at
 the next rerun (every write, from any process, bumps a version in the store that cached queries key
 on: see `store_version`). If a command holds the store longer than STORE_WAIT_S, `store()` raises
@@ -13,32 +13,30 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-import duckdb
 import streamlit as st
 
 from backend.config import settings
-from backend.store import access
-from backend.store.connection import StoreDamaged, damaged
-from backend.store.migrations import StoreTooNew
-from backend.store.writer import versions
+from backend.store import sessions
+from backend.store.sessions import StoreDamaged, StoreError, StoreTooNew, damaged, read_areas
+from backend.views import common
 from ui import charts, urls
 from ui.text import message
 
-StoreLocked = access.StoreBusy
-StoreError = duckdb.Error  # what a failed read or write raises; pages catch it without importing duckdb
+StoreLocked = sessions.StoreBusy
 STORE_WAIT_S = 30.0  # a page waits this long for a terminal command's unit of work before saying who holds the store
 
 
 @contextmanager
-def store() -> Iterator[duckdb.DuckDBPyConnection]:
+def store() -> Iterator[sessions.Connection]:
     """A cursor on the store for one unit of work: FileNotFoundError if not built, StoreLocked if held too long."""
-    with access.session(settings().store_path, timeout=STORE_WAIT_S) as con:
+    with sessions.session(settings().store_path, timeout=STORE_WAIT_S) as con:
         yield con
 
 
@@ -50,7 +48,8 @@ def store_ref():
 def released():
     """Let go of this rerun's hold on the store while waiting for something that needs none (a model
     answering), so other processes and sessions are not held up; taken back afterwards."""
-    return access.released(settings().store_path)
+    _HELD.versions = None  # another process may write meanwhile: read the versions again afterwards
+    return sessions.released(settings().store_path)
 
 
 @contextmanager
@@ -59,6 +58,8 @@ def page_session() -> Iterator[None]:
     it). A missing store is left to the page to explain; a busy, damaged or newer store stops the page
     with what is wrong and what to do, the same on every page."""
     with ExitStack() as held:
+        _HELD.versions = held.enter_context(sessions.held_versions(settings().store_path))
+        held.callback(setattr, _HELD, "versions", None)
         if os.environ.get("PLAB_RERUN_LOG"):  # benchmarks: the server's side of each rerun
             held.enter_context(_timed(os.environ["PLAB_RERUN_LOG"]))
         try:
@@ -73,7 +74,7 @@ def page_session() -> Iterator[None]:
             urls.stop()
         try:
             yield
-        except duckdb.Error as exc:  # a query failed mid-page: say what and what to do, the same on every page
+        except StoreError as exc:  # a query failed mid-page: say what and what to do, the same on every page
             problem = damaged(exc, settings().store_path)
             st.error(
                 message(problem or f"The store could not answer this page ({type(exc).__name__}: {exc})"),
@@ -97,29 +98,23 @@ def _timed(log: str) -> Iterator[None]:
             )
 
 
-# Query results are cached per version of what they read (backend.store.writer.versions): every
-# function reads datasets and runs ('data') and may show user ratings ('ratings'); those of the modules
-# below also read live answers (READS_LIVE) or saved slices and the report (READS_SAVED). Other
-# modules' caches survive a live answer, a saved slice or a pinned chart being stored.
-READS_LIVE = (
-    "backend.execution.live",
-    "backend.views.rate",
-    "backend.views.judging",
-    "backend.views.rating_tasks",
-)
-READS_SAVED = ("backend.views.saved_slices", "backend.views.report")  # saved slices and report items
+# Query results are cached per version of what they read: each function passed to query() declares its areas
+# where it is defined (backend.store.sessions.reads), so a live answer, a saved slice or a pinned chart being
+# stored keeps the caches of the functions that do not read it. A rerun reads the versions once (page_session),
+# and again after a write of its own.
+_HELD = threading.local()  # this script thread's rerun: the versions of its held session
 
 
-def store_version(module: str = "") -> str:
-    """The versions of what functions of `module` read (all of them for READS_LIVE modules)."""
-    with store() as con:
-        found = versions(con)
-    areas = (
-        ("data", "ratings")
-        + (("live",) if module in READS_LIVE else ())
-        + (("saved",) if module in READS_SAVED else ())
-    )
-    return f"{settings().store_path}:" + ":".join(found[area] for area in areas)
+def store_version(fn: Callable) -> str:
+    """The store and the versions of the areas `fn` declared it reads."""
+    areas = sorted(read_areas(fn))  # first: an undeclared function is refused before the store is opened
+    current = getattr(_HELD, "versions", None)
+    if current is None:  # outside a page's rerun (a fragment's, a test's): read them now
+        with store() as con:
+            found = sessions.versions(con)
+    else:
+        found = current()
+    return f"{settings().store_path}:" + ":".join(f"{area}={found[area]}" for area in areas)
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
@@ -130,11 +125,9 @@ def _call(name: str, version: str, args: tuple, kwargs: tuple) -> Any:
 
 
 def query(fn: Callable, *args, **kwargs) -> Any:
-    """`fn(con, *args, **kwargs)` in a store session, cached per store version and arguments (which must be
-    hashable)."""
-    return _call(
-        f"{fn.__module__}.{fn.__qualname__}", store_version(fn.__module__), args, tuple(sorted(kwargs.items()))
-    )
+    """`fn(con, *args, **kwargs)` in a store session, cached per version of the areas it declared it reads
+    (`@backend.store.sessions.reads`) and per arguments (which must be hashable)."""
+    return _call(f"{fn.__module__}.{fn.__qualname__}", store_version(fn), args, tuple(sorted(kwargs.items())))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -163,13 +156,8 @@ def chart_spec(build: Callable, args: tuple, title: str, caption: str) -> dict:
 
 @st.cache_resource(show_spinner=False)
 def _retrievers(path: str, corpus_id: str) -> dict:
-    from backend.retrieval.index import load_all  # lazy: start-up time (torch, faiss)
-
     with store() as con:
-        try:
-            return load_all(con, corpus_id)
-        except LookupError as exc:  # no corpus in the store: the same "not here yet" as a missing index
-            raise FileNotFoundError(str(exc)) from None
+        return common.indexes(con, corpus_id)
 
 
 def retrievers(corpus_id: str = "wiki") -> dict:

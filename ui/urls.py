@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from backend.store.ids import JOINER
+from backend.views.common import JOINER
 from ui import streamlit_private
 from ui.text import plain
 

@@ -10,8 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from backend.store import queries
-from backend.views import cards
+from backend.views import common
 from ui import charts, urls
 from ui.resources import StoreLocked, query
 from ui.text import message, option, plain  # noqa: F401 — pages call widgets.plain, .message and .option
@@ -92,7 +91,7 @@ def with_links(dataset: str, frame: pd.DataFrame) -> pd.DataFrame:
 def generated_from(dataset: str) -> str:
     """Say what a generated dataset was generated from (template or facts, with the SHA-256 of what was
     read) under the page's heading; return the dataset's name with that origin for export captions."""
-    origin = query(queries.origin, dataset)
+    origin = query(common.origin, dataset)
     if not origin.get("generated"):
         return dataset
     st.caption(f":material/science: {plain(dataset)} was {plain(origin['generated'])} (the Overview shows it in full).")
@@ -127,12 +126,12 @@ def require(fn: Callable, *args, empty: str) -> Any:
 
 def loaded_dataset_ids() -> list[str]:
     """The ids of the datasets in the store."""
-    return list(query(queries.loaded_datasets)["dataset_id"])
+    return list(query(common.loaded_datasets)["dataset_id"])
 
 
 def dataset_select(container=st) -> str:
     """The dataset selectbox (URL parameter `dataset`), over datasets with examples; NOPE first when loaded."""
-    loaded = require(queries.loaded_datasets, empty="The store is empty: run `python -m backend ingest` and reload.")
+    loaded = require(common.loaded_datasets, empty="The store is empty: run `python -m backend ingest` and reload.")
     options = list(loaded.loc[loaded["examples"] > 0, "dataset_id"])
     if not options:
         st.warning("The store holds no examples: run `python -m backend ingest` (see the README) and reload.")
@@ -169,10 +168,10 @@ def pooled(chosen: list[str], headline: str | None) -> None:
 
 SHOWN_VERDICTS = 3  # badges listed beside a model's outputs; the model card lists them all
 BADGES = {
-    cards.BELOW: ":red-badge[:material/trending_down: below baseline]",
-    cards.NOT_BETTER: ":orange-badge[:material/trending_flat: not better than baseline]",
-    cards.ABOVE: ":green-badge[:material/trending_up: above baseline]",
-    cards.NO_BASELINE: ":gray-badge[:material/remove: no trivial baseline]",
+    common.BELOW: ":red-badge[:material/trending_down: below baseline]",
+    common.NOT_BETTER: ":orange-badge[:material/trending_flat: not better than baseline]",
+    common.ABOVE: ":green-badge[:material/trending_up: above baseline]",
+    common.NO_BASELINE: ":gray-badge[:material/remove: no trivial baseline]",
 }
 
 
@@ -183,7 +182,7 @@ def worth(
     (or each run of `model`) whose headline metric on `dataset` (None: any) and on `splits` (the splits the page
     shows; None: any) does not beat its best trivial baseline (`backend.views.cards`); nothing for the others."""
     splits = None if splits is None else tuple(splits)
-    flagged = cards.of(query(cards.verdicts), dataset, tuple(runs), model, splits)
+    flagged = common.of(query(common.verdicts, dataset), dataset, tuple(runs), model, splits)
     for row in flagged.head(SHOWN_VERDICTS).itertuples():
         badge = BADGES[row.verdict]
         st.markdown(

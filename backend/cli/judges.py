@@ -1,5 +1,5 @@
 """The judge commands of `python -m backend`: judge (score a stored run's outputs with an LLM judge) and
-judges (a run's judges and how far each agrees with the people who rated it). See backend.views.judging.
+judges (a run's judges and how far each agrees with the people who rated it). See backend.analysis.judging.
 
     python -m backend judge --model my-llm --run RUN --rubric judge-crepe-writing --limit 20
     python -m backend judge --model my-llm --run RUN --rubric judge-qa-equivalence --samples 3
@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend.analysis import judging, pairwise
 from backend.execution import rescoring
 from backend.models.output import RunStopped
 from backend.models.prompts.templates import TemplateProblem
 from backend.store.access import session
-from backend.views import judging, pairwise
 
 
 def add(sub) -> None:

@@ -123,20 +123,20 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from backend.views import evaluate  # lazy: start-up time (torch, faiss, scipy load on use)
+    from backend.analysis import evaluation  # lazy: start-up time (torch, faiss, scipy load on use)
 
     if args.compare:
-        print(evaluate.compare(args.con, args.dataset, *args.compare).to_markdown(index=False, floatfmt=".4g"))
+        print(evaluation.compare(args.con, args.dataset, *args.compare).to_markdown(index=False, floatfmt=".4g"))
         return 0
     describe(args.con, args.dataset)  # an unknown dataset says which are loaded
     try:
-        report = evaluate.evaluate(args.con, args.dataset, args.run)
-    except evaluate.UnknownRuns as exc:
+        report = evaluation.evaluate(args.con, args.dataset, args.run)
+    except evaluation.UnknownRuns as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(evaluate.markdown(evaluate.paper_view(report) if "summary runs" in report else report))
+    print(evaluation.markdown(evaluation.paper_view(report) if "summary runs" in report else report))
     path = args.json or settings().data_dir / "reports" / f"{args.dataset}.json"
-    evaluate.write_json(report, path)
+    evaluation.write_json(report, path)
     print(f"JSON report: {path}")
     return 0
 
@@ -187,9 +187,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def _training_summary(con: duckdb.DuckDBPyConnection, dataset: str, splits: list[str] | None = None) -> pd.DataFrame:
     """Accuracy of every complete run on the dataset's splits (default: all), for the closing print-out."""
-    from backend.views import evaluate  # lazy: start-up time (torch, faiss, scipy load on use)
+    from backend.analysis import evaluation  # lazy: start-up time (torch, faiss, scipy load on use)
 
-    table = evaluate.evaluate(con, dataset)["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
+    table = evaluation.evaluate(con, dataset)["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
     return table[table["split"].isin(splits or table["split"])][["run", "split", "accuracy", "macro-F1", "n"]]
 
 

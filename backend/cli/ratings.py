@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend.analysis import rating_tasks, ratings
 from backend.store.access import session
-from backend.views import rate, rating_tasks
 
 
 def add(sub) -> None:
@@ -28,7 +28,7 @@ def cmd_rating_task(args: argparse.Namespace) -> int:
         with session(args.store) as con:
             task_id = rating_tasks.create(con, args.run, args.overlap, args.guideline, args.sample, args.seed)
             state = rating_tasks.progress(con, task_id)
-    except rate.RatingError as exc:
+    except ratings.RatingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(

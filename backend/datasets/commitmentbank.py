@@ -48,7 +48,7 @@ HEADER = [
 COLUMN = {name: i for i, name in enumerate(HEADER) if name != "Embedding"} | {"operator_fine": 3, "operator": 12}
 OPERATORS = ("negation", "modal", "question", "conditional")
 THRESHOLD = 1.0  # |Mean| ≥ 1: the speaker is taken to be committed (E) or committed to the negation (C)
-# Projection (backend.views.projection): every item (the complement of a clause-embedding predicate under one
+# Projection (backend.analysis.projection): every item (the complement of a clause-embedding predicate under one
 # of four operators); a rater's commitment rating of +1 or more says the complement survives. Family:
 # NOPE's clause-embedding predicates, factive or not.
 PROJECTION = {
@@ -61,7 +61,7 @@ PROJECTION = {
         "clause-embedding (non-factive)": "clause_embedding_predicates",
     },
 }
-# Gradient projection (views.gradient): the mean commitment rating (-3 ... +3) per verb and per operator; a
+# Gradient projection (analysis.gradient): the mean commitment rating (-3 ... +3) per verb and per operator; a
 # model's is its expected rating 3·P(E) - 3·P(C). The file numbers raters within each item.
 GRADIENT = {
     "criterion": "cb_commitment",

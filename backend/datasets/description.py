@@ -41,8 +41,8 @@ class Description:
     facets: tuple[str, ...] = ()  # keys of examples.extra that Explore filters on (user datasets)
     user: bool = False  # imported by a user (never removed by an ingest)
     columns: dict = field(default_factory=dict)  # for user datasets: store column ← file column
-    projection: dict = field(default_factory=dict)  # trigger × operator survival (backend.views.projection); {}: none
-    gradient: dict = field(default_factory=dict)  # graded certainty per predicate (views.evaluate.gradient); {}: none
+    projection: dict = field(default_factory=dict)  # trigger × operator survival (analysis.projection); {}: none
+    gradient: dict = field(default_factory=dict)  # graded certainty per predicate (analysis.gradient); {}: none
 
     def __post_init__(self):
         if self.task not in TASKS:

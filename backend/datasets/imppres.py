@@ -33,7 +33,7 @@ OPERATORS = ("unembedded", "negated", "interrogative", "modal", "conditional")
 KINDS = ("positive", "negated", "neutral")
 LABELS = {"entailment": "E", "neutral": "N", "contradiction": "C"}
 PAIR_KINDS = {"negated": "negation", "interrogative": "question", "modal": "modal", "conditional": "conditional"}
-# Projection (backend.views.projection): the items whose hypothesis is the presupposition itself; gold E by
+# Projection (backend.analysis.projection): the items whose hypothesis is the presupposition itself; gold E by
 # construction under every operator. Families: IMPPRES triggers → NOPE's trigger names where NOPE has
 # the same trigger (clefts; change of state; "both"/"all N" are numeric determiners; the embedded
 # question); "only" and possessed definites have no NOPE counterpart and keep their own family.

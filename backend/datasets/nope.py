@@ -21,7 +21,7 @@ from backend.datasets.description import Description
 from backend.store.bundle import Bundle, Shipped
 
 LABELS = ("E", "N", "C")
-# Projection (backend.views.projection): main-corpus items; the hypothesis is the presupposition; a crowd
+# Projection (backend.analysis.projection): main-corpus items; the hypothesis is the presupposition; a crowd
 # label E says it survives. NOPE's trigger names are the shared family vocabulary.
 PROJECTION = {
     "trigger": "trigger_type",

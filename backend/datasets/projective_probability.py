@@ -57,7 +57,7 @@ SPELLINGS = {"annoyed": "be annoyed", "inform_Sam": "inform", "be_right_that": "
 QUESTIONS = {"be annoyed": "Is Jane annoyed that {}?", "be right": "Is Jane right that {}?"}
 QUESTIONS |= {"inform": "Does Jane inform Sam that {}?", "control": "Is it true that {}?"}
 PRIORS = {"factH": "high", "factL": "low"}
-# Gradient projection (views.gradient): people's certainty (0-1 sliders) per predicate in the no-fact experiment,
+# Gradient projection (analysis.gradient): people's certainty (0-1 sliders) per predicate in the no-fact experiment,
 # and the prior effect (high - low) in the fact experiment; the controls are left out of both. A model's certainty
 # is its probability that the content is true: P(E).
 GRADIENT = {

@@ -12,7 +12,7 @@ environments, and crowd judgements of 619 items under five (see ../shared/datase
   comparatives, 101 under a modal): such an item's gold is its most frequent template label (ties: E, N, C),
   `gold_labels` lists every template label its rows give, `ambiguous` is set, and `extra.templates` counts them;
   `extra.differing` counts the judgements that differ from their own row's template label (for
-  `views.projection.template_vs_people`).
+  `analysis.projection.template_vs_people`).
 
 Environments become the shared operator names (active → unembedded, neg → negation); triggers keep PROPRES's
 names except `csv` / `cos` (change-of-state verb), spelt `change_of_state` as NOPE and IMPPRES do. Commas in
@@ -45,7 +45,7 @@ LABELS = {"entailment": "E", "neutral": "N", "contradiction": "C"}
 HUMAN = "human/human_annotated_data_for_target_conditions.csv"
 HUMAN_COLUMNS = ["environment", "trigger", "premise", "hypothesis", "predifined_label", "human_selection", "match"]
 TSV_COLUMNS = ["", "sentence1", "sentence2", "label", "heuristics", "example1", "example2", "split"]
-# Projection (backend.views.projection): the people-rated items whose hypothesis is the presupposition (template
+# Projection (backend.analysis.projection): the people-rated items whose hypothesis is the presupposition (template
 # label E, the same on every row of the item); a person's E says it survives. Families: NOPE's names where
 # PROPRES's trigger is one of them (`again` with NOPE's re- verbs: both presuppose an earlier occurrence);
 # manner adverbs have no counterpart and keep their name.

@@ -166,7 +166,7 @@ def _description(frame: pd.DataFrame, roles: dict, options: DatasetOptions, file
 
 
 def _projection(table: Table, column: str) -> dict:
-    """A projection spec (backend.views.projection) from the operator column and the trigger_type column; the
+    """A projection spec (backend.analysis.projection) from the operator column and the trigger_type column; the
     hypothesis is taken as the presupposition and the gold label says whether it survives."""
     frame = table.frame
     for name in (column, "trigger_type"):

@@ -1,5 +1,5 @@
 """Ids and search text as a person pastes them back: a copy from a page may bring along the invisible WORD JOINER
-(U+2060) that the Markdown rule puts inside a URL or an e-mail address (backend.views.markdown) so that it is not
+(U+2060) that the Markdown rule puts inside a URL or an e-mail address (backend.analysis.markdown) so that it is not
 turned into a link, and the spaces around a selection. Every place that reads an id a person typed (the command
 line, a URL, the notebook API, a search box) reads it through `pasted`."""
 

@@ -1,5 +1,5 @@
 """Ratings as the store keeps them: users' scores of predictions (source 'user') and the crowd's judgements
-that datasets ship (source 'crowd'). What a rating may be, and agreement, are `backend.views.rate`'s."""
+that datasets ship (source 'crowd'). What a rating may be, and agreement, are `backend.analysis.ratings`'s."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Overview's cache of each run's headline rows (`run_metrics`), keyed by a fingerprint of what those
-rows depend on, and the predictions they are scored from (`backend.views.overview` scores them)."""
+rows depend on, and the predictions they are scored from (`backend.analysis.leaderboard` scores them)."""
 
 from __future__ import annotations
 

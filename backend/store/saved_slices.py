@@ -1,5 +1,5 @@
 """Saved slices as the store keeps them: a name, a dataset, facet filters (JSON) and a search; and every
-run's right / scored counts on one (`backend.views.saved_slices` checks names and scores the matrix)."""
+run's right / scored counts on one (`backend.analysis.saved_slices` checks names and scores the matrix)."""
 
 from __future__ import annotations
 

@@ -210,6 +210,12 @@ def replace_run_table(
 # and one write is lost. Serialised, each write sees the other's result. (Between processes the store's
 # file lock, backend.store.access, already serialises everything.)
 WRITE_LOCK = threading.RLock()
+_WRITES = [0]  # this process's committed writes: a page's rerun reads the versions again after one
+
+
+def writes() -> int:
+    """How many writes this process has committed (any area)."""
+    return _WRITES[0]
 
 
 # Each write bumps the version of what it changed, in the same transaction: `data` (datasets, runs,
@@ -240,6 +246,7 @@ def atomic(con: duckdb.DuckDBPyConnection, area: str = "data") -> Iterator[None]
             yield
             con.execute(BUMP, {"k": f"version:{area}"})
             con.execute("COMMIT")
+            _WRITES[0] += 1
         except BaseException:
             try:
                 con.execute("ROLLBACK")

@@ -12,6 +12,7 @@ from backend.store import judgements as store_judgements
 from backend.store import ratings as store_ratings
 from backend.store.examples import example_row  # noqa: F401 — the Playground and Retrieval pages load one row
 from backend.store.ids import pasted
+from backend.store.sessions import DATA, reads
 
 
 def _format_probs(labels, probs) -> str | None:
@@ -34,6 +35,7 @@ def _crowd(ratings: pd.DataFrame) -> dict | None:
     }
 
 
+@reads(DATA)
 def example_detail(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -> dict:
     """Everything the store knows about one example: the row, every run's output (label, its probability,
     all probabilities, answer, text; for a prompted run the parse status, the prompt sent and the raw

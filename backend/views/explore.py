@@ -1,94 +1,83 @@
-"""Explore: slice a dataset by facets, runs, correctness and text; look at one example in full.
-
-Every function takes the store connection first (pages call them through `ui.resources.query`).
-A slice is one parameterised query (`backend.store.examples`); this module scores it (accuracy,
-macro-F1, confusion, response bias, run B against run A) and gathers one example's detail.
-"""
+"""What the Explore page shows: a slice of a dataset (facets, runs, correctness, search), its summary and its
+rows, and the saved slices it opens and saves. The computation is backend.analysis.slicing's."""
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
 import duckdb
-import numpy as np
 import pandas as pd
-from threadpoolctl import ThreadpoolController
 
-from backend.datasets.catalogue import UnknownDataset, describe
+from backend.analysis import saved_slices, slicing
+from backend.analysis.saved_slices import SliceError  # noqa: F401 — the page's names
+from backend.analysis.slicing import CLASSIFICATION_TASKS, CORRECTNESS, EXTRA, FACETS, FLAG, RESAMPLES, SORTS  # noqa: F401 — the page's names
+from backend.identity.actor import Actor
 from backend.metrics import classification
-from backend.metrics.bootstrap import (
-    LARGE_N,
-    RESAMPLES,  # noqa: F401 — the page names the resamples
-    paired_difference,
-)
-from backend.metrics.classification import dominant_label  # noqa: F401 — the page names the skewed label
-from backend.metrics.pairs import mcnemar
-from backend.models import contamination
-from backend.models.contamination import FLAG  # noqa: F401
-from backend.store import examples as store_examples
-from backend.store import runs as store_runs
-from backend.store.examples import BOOLEAN_FACETS, CORRECTNESS, EXTRA, SORTS, Filters, slice_count, slice_frame  # noqa: F401 — the Explore page's constants, named where they are used
-from backend.store.queries import FACETS  # noqa: F401
-from backend.store.runs import CLASSIFICATION_TASKS  # noqa: F401 — ditto
-
-_BLAS = ThreadpoolController()  # found once, so limiting per call costs nothing
-_BLAS_LOCK = threading.Lock()
+from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
+from backend.store import examples
+from backend.store.examples import Filters
+from backend.store.sessions import DATA, SAVED, reads
 
 
-def url_value(facet: str, value) -> str:
-    """A facet value as Explore's URL writes it (its multiselect shows booleans as yes / no)."""
-    if facet in BOOLEAN_FACETS:
-        return {"true": "yes", "false": "no"}.get(str(value).lower(), str(value))
-    return str(value)
+def dominant_label(
+    bias: pd.DataFrame, at_least: float = BIAS_AT_LEAST, over_gold: float = BIAS_OVER_GOLD
+) -> dict | None:
+    """The label a run gives to at least `at_least` of the items, `over_gold` more often than it is gold (a response
+    bias worth flagging), as a row of `response_bias`; None when there is none."""
+    return classification.dominant_label(bias, at_least, over_gold)
 
 
-def _extra_facets(con: duckdb.DuckDBPyConnection, dataset_id: str) -> tuple[str, ...]:
-    try:
-        return describe(con, dataset_id).facets
-    except UnknownDataset:
-        return ()
-
-
-def headline_split(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
-    """The split a dataset's paper reports first (its description's first headline split), shown by default: main
-    and adversarial items (NOPE) are reported apart, not pooled. None for a dataset without a description."""
-    try:
-        splits = describe(con, dataset_id).headline_splits
-    except UnknownDataset:
-        return None
-    return splits[0] if splits else None
-
-
-def split_param(con: duckdb.DuckDBPyConnection, dataset_id: str, chosen: tuple = ()) -> dict:
-    """Explore's `split` URL parameter for these splits, spelled out ("split=" for every split, pooled) on a dataset
-    with several splits, where a link without it means the headline split; {} on a dataset with one."""
-    if len(facet_values(con, dataset_id).get("split", [])) < 2:
-        return {}
-    return {"split": list(chosen) or [""]}
-
-
+@reads(DATA)
 def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
-    """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns,
-    then the `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""
-    return store_examples.facet_values(con, dataset_id, _extra_facets(con, dataset_id))
+    """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns, then the
+    `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""
+    return slicing.facet_values(con, dataset_id)
 
 
+@reads(DATA)
+def headline_split(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
+    """The split a dataset's paper reports first (its description's first headline split), shown by default: main and
+    adversarial items (NOPE) are reported apart, not pooled. None for a dataset without a description."""
+    return slicing.headline_split(con, dataset_id)
+
+
+@reads(DATA)
 def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
-    """Complete runs of the dataset that stored predictions: classification runs first (baselines
-    last among them), then QA, writing and retrieval runs; with each run's label order ([] if none) and
-    why it is contaminated ('' if not)."""
-    frame = store_runs.listing(con, dataset_id, with_predictions=True, order="classifiers first")
-    frame = frame[["run_id", "model_id", "source", "task", "labels", "predictions", "parsed"]]
-    flagged = contamination.flags(con, dataset_id)
-    return frame.assign(contaminated=[flagged.get(r, "") for r in frame["run_id"]])
+    """Complete runs of the dataset that stored predictions: classification runs first (baselines last among them),
+    then QA, writing and retrieval runs; with each run's label order ([] if none) and why it is contaminated ('' if
+    not)."""
+    return slicing.runs_for(con, dataset_id)
 
 
-def _objects(column: np.ndarray) -> np.ndarray:
-    """A fetched (possibly masked) column as an object array with None for NULL."""
-    return np.where(np.ma.getmaskarray(column), None, np.ma.getdata(column)).astype(object)
+@reads(DATA)
+def slice_count(
+    con: duckdb.DuckDBPyConnection,
+    dataset_id: str,
+    filters: Filters = (),
+    run_a: str | None = None,
+    run_b: str | None = None,
+    search: str = "",
+    correctness: str = "all",
+) -> int:
+    """How many examples the slice holds (the table shows at most 500 of them)."""
+    return examples.slice_count(con, dataset_id, filters, run_a, run_b, search, correctness)
 
 
+@reads(DATA)
+def slice_frame(
+    con: duckdb.DuckDBPyConnection,
+    dataset_id: str,
+    filters: Filters = (),
+    run_a: str | None = None,
+    run_b: str | None = None,
+    search: str = "",
+    correctness: str = "all",
+    sort: str = "example_id",
+    limit: int | None = 500,
+) -> pd.DataFrame:
+    """The slice's rows (at most `limit`; None = all), sorted by a whitelisted order (`SORTS`)."""
+    return examples.slice_frame(con, dataset_id, filters, run_a, run_b, search, correctness, sort, limit)
+
+
+@reads(DATA)
 def slice_summary(
     con: duckdb.DuckDBPyConnection,
     dataset_id: str,
@@ -98,110 +87,34 @@ def slice_summary(
     search: str = "",
     correctness: str = "all",
 ) -> dict:
-    """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI), the confusion
-    matrix (gold × predicted), the response bias (label shares, gold vs predicted) and `unlabelled` (items
-    run A gave no label: an unparsed, refused or empty response, or an error; counted wrong) on the
-    items with a gold label; with a run B, how B compares with A (`compare`); None where undefined."""
-    args = (dataset_id, filters, run_a, run_b, search, correctness)
-    cells = store_examples.slice_cells(con, *args)
-    if cells["n"].sum() > LARGE_N:  # a large slice: every metric from its (gold, A, B) cells, not per item
-        return _summary_of_cells(cells, store_runs.labels(con, run_a) if run_a else [], bool(run_b))
-    columns = store_examples.slice_labels(con, *args)
-    gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
-    labels = store_runs.labels(con, run_a) if run_a else []
-    summary = {
-        "n": len(gold),
-        "scored": 0,
-        "labels": labels,
-        "accuracy": None,
-        "macro_f1": None,
-        "confusion": None,
-        "bias": None,
-        "compare": None,
-        "unlabelled": 0,
-    }
-    scored = ~np.ma.getmaskarray(columns["gold_label"])
-    if not labels or not scored.any():
-        return summary
-    gold, pred = gold[scored], pred[scored]
-    with _one_blas_thread():
-        accuracy, macro_f1 = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
-        compare = _compare(gold, pred, _objects(columns["label_b"])[scored], labels) if run_b else None
-    return {
-        **summary,
-        "scored": int(scored.sum()),
-        "unlabelled": int(sum(p is None for p in pred)),
-        "accuracy": accuracy,
-        "macro_f1": macro_f1,
-        "confusion": classification.confusion(list(gold), list(pred), labels),
-        "bias": classification.response_bias(gold, pred, labels),
-        "compare": compare,
-    }
+    """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI), the confusion matrix (gold ×
+    predicted), the response bias (label shares, gold vs predicted) and `unlabelled` (items run A gave no label: an
+    unparsed, refused or empty response, or an error; counted wrong) on the items with a gold label; with a run B,
+    how B compares with A (`compare`); None where undefined."""
+    return slicing.slice_summary(con, dataset_id, filters, run_a, run_b, search, correctness)
 
 
-def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> dict:
-    """`slice_summary` from counts per (gold, A, B) label cell: the same numbers, and bootstrap resamples
-    drawn over the cells (the same distribution as over items), so a million-item slice costs no more
-    than a small one."""
-    cells = cells.astype(object).where(cells.notna(), None).assign(n=cells["n"].astype(int))
-    summary = {
-        "n": int(cells["n"].sum()),
-        "scored": 0,
-        "labels": labels,
-        "accuracy": None,
-        "macro_f1": None,
-        "confusion": None,
-        "bias": None,
-        "compare": None,
-        "unlabelled": 0,
-    }
-    scored = cells[cells["gold_label"].notna()]
-    if not labels or scored.empty:
-        return summary
-    gold, pred, counts = scored["gold_label"].to_numpy(), scored["label_a"].to_numpy(), scored["n"].to_numpy()
-    compare = None
-    if with_b:  # the paired comparison wants items: expand the cells (their order does not matter for it)
-        repeat = lambda column: np.repeat(scored[column].to_numpy(), counts)  # noqa: E731
-        compare = _compare(repeat("gold_label"), repeat("label_a"), repeat("label_b"), labels)
-    return {
-        **summary,
-        "scored": int(counts.sum()),
-        "unlabelled": int(counts[pd.isna(pred)].sum()),
-        "accuracy": classification.accuracy(gold, pred, counts=counts),
-        "macro_f1": classification.macro_f1(gold, pred, labels, counts=counts),
-        "confusion": classification.confusion(list(gold), list(pred), labels, counts=counts),
-        "bias": classification.response_bias(gold, pred, labels, counts=counts),
-        "compare": compare,
-    }
+def url_value(facet: str, value) -> str:
+    """A facet value as Explore's URL writes it (its multiselect shows booleans as yes / no)."""
+    return slicing.url_value(facet, value)
 
 
-def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: list[str]) -> dict | None:
-    """Run B against run A on the items both labelled: accuracies, B − A (paired bootstrap CI and p), McNemar p,
-    and the gold, A and B label shares over those same items (`shares`)."""
-    both = np.array([label is not None for label in pred_b], dtype=bool)
-    if not both.any():
-        return None
-    gold, pred_a, pred_b = gold[both], pred_a[both], pred_b[both]
-    a, b = classification.correct(gold, pred_a), classification.correct(gold, pred_b)
-    shares = classification.response_bias(gold, pred_a, labels).rename(
-        columns={"gold_share": "gold", "predicted_share": "run A"}
-    )
-    shares["run B"] = classification.response_bias(gold, pred_b, labels)["predicted_share"]
-    return {
-        "n": int(both.sum()),
-        "accuracy_a": classification.accuracy(gold, pred_a),
-        "accuracy_b": classification.accuracy(gold, pred_b),
-        "difference": paired_difference(b, a),
-        "mcnemar_p": mcnemar(a, b),
-        "shares": shares,
-    }
+@reads(DATA, SAVED)
+def saved_slice_params(con: duckdb.DuckDBPyConnection, name: str) -> dict:
+    """Explore's URL parameters for the slice (a facet with several values repeats its parameter)."""
+    return saved_slices.explore_params(con, name)
 
 
-@contextmanager
-def _one_blas_thread():
-    """The bootstrap's products are small (3 × n by n × 1,000): one BLAS thread runs them fastest, and
-    a thread pool on a busy 2-core machine (or under many Streamlit sessions) runs them ~8× slower.
-    The limit is process-wide, so sessions take turns (a few ms each): overlapping limits would
-    restore the wrong thread count and leave every later BLAS call single-threaded."""
-    with _BLAS_LOCK, _BLAS.limit(limits=1, user_api="blas"):
-        yield
+def save_slice(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    dataset_id: str,
+    filters: slicing.Filters,
+    search: str = "",
+    note: str | None = None,
+    replace: bool = False,
+    actor: Actor | None = None,
+) -> None:
+    """Store the slice (SliceError when the name is taken and `replace` is not set, or a filter is unknown; Forbidden
+    when the actor may not save slices, or replace this one)."""
+    return saved_slices.save(con, name, dataset_id, filters, search, note, replace, actor)

@@ -6,7 +6,9 @@ same functions of `backend.imports`."""
 from __future__ import annotations
 
 import duckdb
+import pandas as pd
 
+from backend.analysis import slicing
 from backend.datasets import catalogue
 from backend.datasets.description import Description
 from backend.harnesses import logs
@@ -16,13 +18,12 @@ from backend.imports import predictions
 from backend.imports.columns import TASK_ROLES
 from backend.imports.files import FORMATS, read
 from backend.store.bundle import Bundle
+from backend.store.sessions import DATA, reads
 
 DATASET_ROLES = tuple(user_datasets.ROLE_GUESSES)  # the columns a dataset file may map
 TASKS = {"run": ("nli", "detect", "qa", "write"), "dataset": ("nli", "detect", "qa")}
 RunOptions, DatasetOptions, RunPlan = predictions.Options, user_datasets.DatasetOptions, predictions.Plan
 BaselinesFailed = user_datasets.BaselinesFailed
-described, dataset_named_by = catalogue.described, predictions.dataset_from_name
-existing_run, user_runs = predictions.existing_run, predictions.user_runs
 FILE_TYPES = sorted({suffix.lstrip(".") for suffix in FORMATS} | {"eval"})  # .eval: an Inspect AI log
 
 
@@ -69,3 +70,33 @@ def save_dataset(
 ) -> dict[str, int]:
     """Store the checked dataset as `actor` (Forbidden, audited, when their role may not)."""
     return user_datasets.save(con, bundle, replace=replace, actor=actor)
+
+
+@reads(DATA)
+def split_param(con: duckdb.DuckDBPyConnection, dataset_id: str, chosen: tuple = ()) -> dict:
+    """Explore's `split` URL parameter for these splits, spelled out ("split=" for every split, pooled) on a dataset
+    with several splits, where a link without it means the headline split; {} on a dataset with one."""
+    return slicing.split_param(con, dataset_id, chosen)
+
+
+@reads(DATA)
+def described(con: duckdb.DuckDBPyConnection) -> dict[str, Description]:
+    """Every loaded dataset that has examples to predict on, with its description."""
+    return catalogue.described(con)
+
+
+@reads(DATA)
+def existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
+    """The source of the run with this id ('user', 'import', 'batch', …), or None when the id is free."""
+    return predictions.existing_run(con, run_id)
+
+
+@reads(DATA)
+def user_runs(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None) -> pd.DataFrame:
+    """The user's imported runs with their provenance, newest first."""
+    return predictions.user_runs(con, dataset_id)
+
+
+def dataset_named_by(file_name: str, datasets: list[str]) -> str | None:
+    """The dataset a file's name names as a word (`roberta_nope.csv` → nope; the longest when several do)."""
+    return predictions.dataset_from_name(file_name, datasets)

@@ -19,15 +19,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from backend.analysis import slicing
+from backend.analysis.slicing import CLASSIFICATION_TASKS, EXTRA  # noqa: F401 — the page's names
 from backend.config import settings
-from backend.execution.jobs import alive, last_line, start_map  # noqa: F401 — the page computes a missing map
+from backend.execution import jobs
+from backend.identity.actor import Actor
 from backend.store import examples as store_examples
 from backend.store import queries
-from backend.views import explore
+from backend.store.sessions import DATA, reads
 
 METHODS = ("umap", "pca")
 
 
+@reads(DATA)
 def path(con: duckdb.DuckDBPyConnection, dataset_id: str, method: str) -> Path:
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
@@ -123,6 +127,7 @@ def _keep(cache: Path, items: pd.DataFrame, vectors: np.ndarray) -> None:
     partial.replace(cache)
 
 
+@reads(DATA)
 def points(
     con: duckdb.DuckDBPyConnection, dataset_id: str, method: str, run_id: str | None = None, stamp: float | None = None
 ) -> pd.DataFrame:
@@ -137,18 +142,18 @@ def points(
             f"--method {method}` (or press Compute on the Map page)"
         )
     xy = pq.read_table(found).to_pandas()
-    facets = [f for f, values in explore.facet_values(con, dataset_id).items() if 2 <= len(values) <= 50]
+    facets = [f for f, values in slicing.facet_values(con, dataset_id).items() if 2 <= len(values) <= 50]
     items = store_examples.correctness(con, dataset_id, facets, run_id)
     frame = xy.merge(items, on="example_id").sort_values("example_id", ignore_index=True)
     return frame if run_id else frame.drop(columns=["predicted", "correct"])
 
 
-def matches(frame: pd.DataFrame, filters: explore.Filters) -> np.ndarray:
+def matches(frame: pd.DataFrame, filters: slicing.Filters) -> np.ndarray:
     """Which points Explore's facet filters select (to highlight them)."""
     keep = np.ones(len(frame), dtype=bool)
     for facet, values in filters:
         if values and facet in frame:
-            wanted = {str(v).lower() if facet in explore.BOOLEAN_FACETS else str(v) for v in values}
+            wanted = {str(v).lower() if facet in slicing.BOOLEAN_FACETS else str(v) for v in values}
             keep &= frame[facet].astype(str).isin(wanted).to_numpy()
     return keep
 
@@ -159,3 +164,32 @@ def inside(frame: pd.DataFrame, region: dict) -> pd.DataFrame:
         return frame
     (x0, x1), (y0, y1) = sorted(region["x"]), sorted(region["y"])
     return frame[frame["x"].between(x0, x1) & frame["y"].between(y0, y1)]
+
+
+@reads(DATA)
+def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
+    """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns, then the
+    `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""
+    return slicing.facet_values(con, dataset_id)
+
+
+@reads(DATA)
+def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Complete runs of the dataset that stored predictions: classification runs first (baselines last among them),
+    then QA, writing and retrieval runs; with each run's label order ([] if none) and why it is contaminated ('' if
+    not)."""
+    return slicing.runs_for(con, dataset_id)
+
+
+def alive(run_id: str) -> bool:
+    return jobs.alive(run_id)
+
+
+def last_line(key: str) -> str:
+    """The job's log's last non-empty line (progress bars' carriage returns split lines)."""
+    return jobs.last_line(key)
+
+
+def start_map(store: Path | str, dataset: str, method: str, actor: Actor | None = None) -> str:
+    """Start `map DATASET --method M` (embed + reduce, minutes for large sets) in a process of its own; its key."""
+    return jobs.start_map(store, dataset, method, actor)

@@ -1,7 +1,7 @@
 """The NOPE page's data: run/group choices, the paper's analyses for ONE choice, and the items
 behind any bar or cell.
 
-Thin functions over `backend.views.evaluate` (nope_inputs) and `backend.metrics.nope_paper`, computing only for
+Thin functions over `backend.analysis.evaluation` (nope_inputs) and `backend.metrics.nope_paper`, computing only for
 the chosen run or group (a group = every seed of one model × training data; its correctness row is
 the mean over seeds, as in the paper). Pages call them through `ui.resources.query` (cached).
 """
@@ -12,18 +12,19 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.analysis import evaluation
 from backend.metrics import nope_paper as nope
 from backend.models import contamination
 from backend.models.contamination import FLAG  # noqa: F401 — the page flags contaminated runs
 from backend.store import queries
-from backend.views import evaluate
+from backend.store.sessions import DATA, reads
 
 FIGURE2 = "Figure 2: gold label distribution per trigger × polarity (main)"
 TABLE2 = "Table 2: label change under negation, % of pairs (non-negated → negated)"
 FIGURE3 = "Figure 3: mean SD of the five ratings per trigger × polarity (main)"
 TABLE3 = "Table 3: annotator agreement"
-FIGURE5 = evaluate.FIGURE5
-TABLE4 = evaluate.TABLE4
+FIGURE5 = evaluation.FIGURE5
+TABLE4 = evaluation.TABLE4
 MAJORITY_N = "Accuracy on items whose majority label is N (main)"
 CALIBRATION = "Human vs model: crowd label shares vs model probabilities"
 CURVE = "Mean model probability by crowd label share"
@@ -47,6 +48,7 @@ CELLS = {
 }
 
 
+@reads(DATA)
 def run_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Groups (model × training data, several seeds) then single runs of NOPE NLI runs: name, kind
     (run | group), model, training data, source, in_paper_tables, seeds, the member run ids and why
@@ -54,7 +56,7 @@ def run_choices(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     runs = contamination.runs_frame(con, "nope")
     runs = runs[runs["task"] == "nli"].reset_index(drop=True)
     rows = []
-    for name, members in evaluate.run_groups(runs).items():
+    for name, members in evaluation.run_groups(runs).items():
         group = runs.iloc[members]
         rows.append(_choice(name, "group", group))
     rows += [_choice(run.run_id, "run", runs.iloc[[i]]) for i, run in enumerate(runs.itertuples())]
@@ -109,11 +111,12 @@ def _members(con: duckdb.DuckDBPyConnection, choice: str) -> tuple[str, tuple[st
 def _scored(con: duckdb.DuckDBPyConnection, choice: str):
     """Items, main negation pairs, the complete member runs, the choice's correctness row, run ids."""
     _, run_ids = _members(con, choice)
-    items, pairs, scored = evaluate.nope_inputs(con, list(run_ids))
+    items, pairs, scored = evaluation.nope_inputs(con, list(run_ids))
     row = scored.correct.mean(axis=0, keepdims=True) if len(scored.runs) else np.empty((0, len(items)))
     return items, pairs, scored, row, run_ids
 
 
+@reads(DATA)
 def report_for(con: duckdb.DuckDBPyConnection, choice: str) -> dict:
     """The paper's analyses: Figure 2, Table 2, Figure 3, Table 3 (from the crowd, run-independent)
     and, for `choice` only, Figure 5, Table 4 (beside the paper's values), majority-N accuracy,
@@ -140,7 +143,7 @@ def report_for(con: duckdb.DuckDBPyConnection, choice: str) -> dict:
     return report
 
 
-def _note(run_ids: tuple[str, ...], scored: evaluate.Scored) -> str:
+def _note(run_ids: tuple[str, ...], scored: evaluation.Scored) -> str:
     missing = sorted(set(run_ids) - set(scored.runs["run_id"]))
     if not missing:
         return ""
@@ -161,7 +164,7 @@ def beside_paper(table4: pd.DataFrame) -> pd.DataFrame:
     return frame[["run", "subset", "polarity", "ours", "low", "high", "n", *[f"paper {n}" for n in paper]]]
 
 
-def _calibration(items: pd.DataFrame, scored: evaluate.Scored, choice: str) -> pd.DataFrame:
+def _calibration(items: pd.DataFrame, scored: evaluation.Scored, choice: str) -> pd.DataFrame:
     per_run = nope.calibration(items, scored.probs, list(scored.runs["run_id"]))
     if len(scored.runs) < 2:
         return per_run
@@ -194,6 +197,7 @@ def _items(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 COLUMNS = ["example_id", "split", "trigger_type", "polarity", "gold_label", "crowd", "input", "hypothesis"]
 
 
+@reads(DATA)
 def examples_in(con: duckdb.DuckDBPyConnection, figure: str, choice: str | None = None, **cell) -> pd.DataFrame:
     """The NOPE items behind one bar or cell of `figure` (see CELLS for the keys each needs):
     figure2 trigger_type × polarity [× gold_label]; figure3 trigger_type × polarity (with rating SD);

@@ -15,6 +15,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.analysis import pairwise, ratings
 from backend.metrics import generation
 from backend.metrics.bootstrap import (
     RESAMPLES,  # noqa: F401 — the page names the resamples
@@ -25,7 +26,7 @@ from backend.metrics.pairs import mcnemar
 from backend.metrics.squad import exact_match
 from backend.store import ratings as store_ratings
 from backend.store import runs as store_runs
-from backend.views import rate
+from backend.store.sessions import DATA, reads
 
 TASKS = ("qa", "write")
 RIGHT_F1 = 0.5
@@ -33,6 +34,7 @@ OUTCOMES = ("both right", "A right, B wrong", "B right, A wrong", "both wrong")
 NO_GOLD = "no gold"  # an item without reference answers: compared by the ratings only
 
 
+@reads(DATA)
 def runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Complete QA and writing runs with stored outputs: dataset_id, run_id, task, model_id, n, and the
     model's quality note from the registry when the run was made (e.g. that a model is tiny and weak)."""
@@ -75,6 +77,7 @@ def _ratings(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd.DataFrame
     return frame.groupby(["run_id", "example_id"])["text"].agg("; ".join).rename("rated").reset_index()
 
 
+@reads(DATA)
 def side_by_side(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.DataFrame:
     """One row per item both runs answered: input, gold, each run's output, scores, right, ratings,
     outcome and disagreement. ValueError when the runs are of different datasets or tasks."""
@@ -90,7 +93,7 @@ def side_by_side(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.D
     task = info.loc[run_a, "task"]
     if task not in TASKS:
         raise ValueError(f"{run_a} is a {task} run: side by side compares generated outputs (QA answers or writing)")
-    a, b = rate.targets(con, run_a), rate.targets(con, run_b)
+    a, b = ratings.targets(con, run_a), ratings.targets(con, run_b)
     both = a.merge(b[["example_id", "output_text"]], on="example_id", suffixes=("_a", "_b"))
     golds = [_gold(row, task) for _, row in both.iterrows()]
     out = pd.DataFrame(
@@ -131,3 +134,37 @@ def summary(frame: pd.DataFrame) -> dict:
     counts = frame["outcome"].value_counts().reindex([*OUTCOMES, NO_GOLD], fill_value=0).to_dict()
     p = mcnemar(scored["right_a"].to_numpy(bool), scored["right_b"].to_numpy(bool)) if len(scored) else 1.0
     return {"n": len(frame), "scored": len(scored), "means": means, "outcomes": counts, "mcnemar_p": p}
+
+
+# Side by side's pairwise judge (ui/judges.py places it): backend.analysis.pairwise
+
+
+def cluster_items(found: pd.DataFrame, cluster: int) -> pd.DataFrame:
+    """The verdicts of one cluster of `reasons`, with each item's input."""
+    return pairwise.cluster_items(found, cluster)
+
+
+def clusters(found: pd.DataFrame) -> pd.DataFrame:
+    """Per cluster of `reasons`: its name, how many verdicts gave A the win, B the win, or a tie, and items."""
+    return pairwise.clusters(found)
+
+
+@reads(DATA)
+def pairwise_runs(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str) -> pd.DataFrame:
+    """The pairwise judge runs that compared these two runs (either as A), newest first, with their counts."""
+    return pairwise.pairwise_runs(con, run_a, run_b)
+
+
+@reads(DATA)
+def reasons(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:
+    """Every parsed verdict's reason with its item's input, its cluster and the cluster's name: the reasons embedded
+    with the bundled MiniLM (once: `clusters` and `cluster_items` read this frame), k-means with k = reasons //
+    REASONS_PER_CLUSTER (2..MAX_CLUSTERS), seed 0."""
+    return pairwise.reasons(con, judge_run_id)
+
+
+@reads(DATA)
+def pairwise_summary(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:
+    """One row per measure: A wins, ties, B wins, verdicts that flip with the order, and verdicts naming the first-
+    shown answer; each a share with its 95% CI and n, and what n counts."""
+    return pairwise.summary(con, judge_run_id)

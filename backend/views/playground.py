@@ -6,15 +6,19 @@ live answers. The page places them; it holds no model or store code."""
 from __future__ import annotations
 
 import duckdb
+import pandas as pd
 
-from backend.datasets.catalogue import by_input as datasets_by_input  # noqa: F401 — the page's names
-from backend.execution.live import MAX_CHARS, Answer, Engine, Query, ask, engines, history  # noqa: F401
+from backend.analysis import retrieval
+from backend.analysis.retrieval import GOLD_DEPTH
+from backend.datasets import catalogue
+from backend.execution import live
+from backend.execution.live import MAX_CHARS, Answer, Callable, Engine, Query, StoreRef  # noqa: F401
 from backend.execution.runs import LABELS
+from backend.identity.actor import Actor
 from backend.models.registry import ModelUnavailable  # noqa: F401
-from backend.store.examples import example_row  # noqa: F401
-from backend.store.passages import gold_doc_ids  # noqa: F401
+from backend.store import examples, passages
 from backend.store.queries import loaded_datasets  # noqa: F401
-from backend.views.retrieval import side_by_side  # noqa: F401
+from backend.store.sessions import DATA, LIVE, reads
 
 
 def labels(task: str) -> list[str]:
@@ -22,7 +26,68 @@ def labels(task: str) -> list[str]:
     return LABELS.get(task, [])
 
 
+@reads(DATA)
 def readable(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the store is there and can be read (FileNotFoundError or StoreLocked otherwise)."""
     loaded_datasets(con)
     return True
+
+
+def ask(
+    store: StoreRef,
+    query: Query,
+    retrievers: dict | None = None,
+    save: bool = True,
+    waiting: Callable[[int], None] | None = None,
+    on_text: Callable[[str], None] | None = None,
+    actor: Actor | None = None,
+) -> Answer:
+    """Answer one query (from the cache when asked before) and store it as a live-run row."""
+    return live.ask(store, query, retrievers, save, waiting, on_text, actor)
+
+
+def engines(mode: str) -> list[Engine]:
+    """What can be asked of a question (`mode` 'question') or a premise/hypothesis pair ('nli'), by model."""
+    return live.engines(mode)
+
+
+@reads(DATA, LIVE)
+def history(con: duckdb.DuckDBPyConnection, limit: int = 50) -> pd.DataFrame:
+    """The latest stored live queries, newest first: when, run, input, label, answer, latency."""
+    return live.history(con, limit)
+
+
+@reads(DATA)
+def datasets_by_input(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Loaded datasets by what their examples are: 'nli' (premise + hypothesis) or 'question' (the rest)."""
+    return catalogue.by_input(con)
+
+
+@reads(DATA)
+def example_row(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -> dict:
+    """Every column of the example (lists as lists, `extra` parsed); KeyError naming what ids look like. The id may be
+    pasted (backend.store.ids)."""
+    return examples.example_row(con, dataset_id, example_id)
+
+
+@reads(DATA)
+def gold_doc_ids(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str, corpus_id: str = "wiki"
+) -> list[str]:
+    """The question's gold passages (qrels) in the corpus, sorted."""
+    return passages.gold_doc_ids(con, dataset_id, example_id, corpus_id)
+
+
+def side_by_side(
+    con,
+    retrievers: dict,
+    query: str,
+    k: int = 10,
+    gold: list[str] = (),
+    depth: int = GOLD_DEPTH,
+    corpus_id: str = "wiki",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(hits, gold ranks): each retriever's top k (retriever, rank, doc_id, title, text, score, gold) in dict order,
+    and per retriever the rank of its first gold passage within the top `depth` (an int, or None) and whether one
+    was found; one `search(query, depth)` per retriever."""
+    return retrieval.side_by_side(con, retrievers, query, k, gold, depth, corpus_id)

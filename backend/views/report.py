@@ -18,10 +18,11 @@ from datetime import UTC, datetime
 import duckdb
 import pandas as pd
 
+from backend.analysis.markdown import plain, table_cell
 from backend.identity import permissions
 from backend.identity.actor import Actor
 from backend.store import audit, report_items
-from backend.views.markdown import plain, table_cell
+from backend.store.sessions import DATA, SAVED, reads
 
 KINDS = ("chart", "table")
 MAX_ROWS = 100_000  # a pinned table holds every row up to this many; a larger one is refused, never cut
@@ -97,6 +98,7 @@ def caption_of(row) -> str:
     return row.caption + (table_note(row.content) if row.kind == "table" else "")
 
 
+@reads(DATA, SAVED)
 def items(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The report's items in order: item_id, kind, title, caption, content, page, pinned_at."""
     return report_items.listing(con)
@@ -248,7 +250,7 @@ def export_html(frame: pd.DataFrame) -> str:
 
 def export_markdown(frame: pd.DataFrame) -> str:
     """The whole report as one Markdown file: charts as embedded PNG data URIs, tables as pipe tables; every
-    title, caption, column name and cell escaped (backend.views.markdown), so no viewer renders a link from them."""
+    title, caption, column name and cell escaped (backend.analysis.markdown), so no viewer renders a link from them."""
     parts = ["# Presupposition Lab report\n"]
     for row, image, table in _rendered(frame):
         parts.append(f"## {plain(row.title)}\n")

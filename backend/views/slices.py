@@ -37,9 +37,10 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
+from backend.analysis import slicing
+from backend.analysis.slicing import CLASSIFICATION_TASKS  # noqa: F401 — the page's names
 from backend.store import examples as store_examples
-from backend.store.runs import CLASSIFICATION_TASKS
-from backend.views import explore
+from backend.store.sessions import DATA, reads
 
 QUESTIONS = {
     "worse": "where run B is worse than run A (B − A < 0, tested against 0)",
@@ -63,7 +64,7 @@ class Found:
 
 
 def other_runs(con: duckdb.DuckDBPyConnection, dataset_id: str, exclude: tuple[str, ...]) -> list[str]:
-    runs = explore.runs_for(con, dataset_id)
+    runs = slicing.runs_for(con, dataset_id)
     runs = runs[
         runs["task"].isin(CLASSIFICATION_TASKS) & (runs["source"] != "baseline") & ~runs["run_id"].isin(exclude)
     ]
@@ -81,7 +82,7 @@ def items(
     """One row per item run A (and B) labelled that has a gold label, of `splits` (none: every split, pooled): its
     facet values as text, `wrong_a` (and `wrong_b`), and a `run:RUN` column (right / wrong) per other run in
     `others` (default: `other_runs`; none when comparing B with A)."""
-    facets = [f for f, values in explore.facet_values(con, dataset_id).items() if 2 <= len(values) <= MAX_VALUES]
+    facets = [f for f, values in slicing.facet_values(con, dataset_id).items() if 2 <= len(values) <= MAX_VALUES]
     frame = store_examples.wrongness(con, dataset_id, facets, run_a, run_b)
     if splits and "split" in frame:  # (a dataset with one split has no split facet: nothing to choose)
         frame = frame[frame["split"].isin(splits)].reset_index(drop=True)
@@ -242,6 +243,7 @@ def _variance(squares, means, counts):
     return np.maximum(squares / counts - means**2, 0) * counts / np.maximum(counts - 1, 1) + 1e-12
 
 
+@reads(DATA)
 def find(
     con: duckdb.DuckDBPyConnection,
     dataset_id: str,
@@ -263,7 +265,7 @@ def find(
 def explore_params(
     dataset_id: str, run_a: str, run_b: str | None, facets: tuple, values: tuple, split: dict | None = None
 ) -> dict:
-    """The Explore URL parameters that reproduce a slice: the splits it was found on (`explore.split_param`), each
+    """The Explore URL parameters that reproduce a slice: the splits it was found on (`slicing.split_param`), each
     facet = its value; another run's correctness as run B with `correct_b`."""
     params: dict = {"dataset": dataset_id, "run_a": run_a, **(split or {})}
     if run_b:
@@ -272,5 +274,34 @@ def explore_params(
         if facet.startswith(RUN):
             params["run_b"], params["correct_b"] = facet[len(RUN) :], "correct" if value == "right" else "incorrect"
         else:
-            params[facet] = explore.url_value(facet, value)
+            params[facet] = slicing.url_value(facet, value)
     return params
+
+
+@reads(DATA)
+def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
+    """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns, then the
+    `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""
+    return slicing.facet_values(con, dataset_id)
+
+
+@reads(DATA)
+def headline_split(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
+    """The split a dataset's paper reports first (its description's first headline split), shown by default: main and
+    adversarial items (NOPE) are reported apart, not pooled. None for a dataset without a description."""
+    return slicing.headline_split(con, dataset_id)
+
+
+@reads(DATA)
+def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Complete runs of the dataset that stored predictions: classification runs first (baselines last among them),
+    then QA, writing and retrieval runs; with each run's label order ([] if none) and why it is contaminated ('' if
+    not)."""
+    return slicing.runs_for(con, dataset_id)
+
+
+@reads(DATA)
+def split_param(con: duckdb.DuckDBPyConnection, dataset_id: str, chosen: tuple = ()) -> dict:
+    """Explore's `split` URL parameter for these splits, spelled out ("split=" for every split, pooled) on a dataset
+    with several splits, where a link without it means the headline split; {} on a dataset with one."""
+    return slicing.split_param(con, dataset_id, chosen)

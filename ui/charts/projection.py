@@ -6,7 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from backend.datasets.description import OPERATORS
+from backend.views.common import OPERATORS
 from ui import charts
 
 WHO = alt.Scale(domain=["people / gold", "model"], range=["#0072B2", "#D55E00"])

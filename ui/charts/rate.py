@@ -19,7 +19,7 @@ def means(summary: pd.DataFrame, top: int) -> alt.LayerChart:
 
 
 def judge_confusion(cells: pd.DataFrame, judge_order: list[str], people_order: list[str]) -> alt.LayerChart:
-    """The judge's score × the people's consensus, items per cell (`views.judging.confusion` plus `cell`
+    """The judge's score × the people's consensus, items per cell (`analysis.judging.confusion` plus `cell`
     and `chosen`); clicking a cell picks it, the chosen one is outlined."""
     x = alt.X("judge:N", sort=judge_order, title="judge's score", axis=alt.Axis(labelAngle=0))
     y = alt.Y("people:N", sort=people_order, title="people's score (consensus)")

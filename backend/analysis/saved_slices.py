@@ -15,12 +15,12 @@ import duckdb
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
+from backend.analysis import slicing
 from backend.identity import permissions
 from backend.identity.actor import Actor
 from backend.store import audit
 from backend.store import saved_slices as store_slices
 from backend.store.examples import RUN_FILTERS
-from backend.views import explore
 
 NAME = re.compile(r"^[^\x00-\x1f\x7f\s]([^\x00-\x1f\x7f]{0,78}[^\x00-\x1f\x7f\s])?$")  # 1-80 printable, trimmed
 
@@ -29,16 +29,16 @@ class SliceError(ValueError):
     """A slice that cannot be saved or opened; says which field and what was expected."""
 
 
-def _check(con: duckdb.DuckDBPyConnection, name: str, dataset_id: str, filters: explore.Filters, search: str) -> None:
+def _check(con: duckdb.DuckDBPyConnection, name: str, dataset_id: str, filters: slicing.Filters, search: str) -> None:
     if not NAME.match(name or ""):
         raise SliceError(f"name: 1-80 printable characters, not starting or ending with a space; got {name[:100]!r}")
-    values = explore.facet_values(con, dataset_id)
+    values = slicing.facet_values(con, dataset_id)
     if not values:
         raise SliceError(f"dataset: {dataset_id!r} has no examples")
     for facet, chosen in filters:
         if facet not in values:
             raise SliceError(f"filters: {facet!r} is not a facet of {dataset_id} (its facets: {', '.join(values)})")
-        known = {str(v).lower() if facet in explore.BOOLEAN_FACETS else str(v) for v in values[facet]}
+        known = {str(v).lower() if facet in slicing.BOOLEAN_FACETS else str(v) for v in values[facet]}
         unknown = [v for v in chosen if str(v) not in known]
         if unknown:
             raise SliceError(f"filters: {facet} has no value {unknown[0]!r} in {dataset_id}")
@@ -48,7 +48,7 @@ def save(
     con: duckdb.DuckDBPyConnection,
     name: str,
     dataset_id: str,
-    filters: explore.Filters,
+    filters: slicing.Filters,
     search: str = "",
     note: str | None = None,
     replace: bool = False,
@@ -62,9 +62,9 @@ def save(
         _save(con, name, dataset_id, filters, search, note, replace)
 
 
-def _save(con, name: str, dataset_id: str, filters: explore.Filters, search: str, note, replace: bool) -> None:
+def _save(con, name: str, dataset_id: str, filters: slicing.Filters, search: str, note, replace: bool) -> None:
     filters = tuple(
-        (facet, tuple(str(v).lower() if facet in explore.BOOLEAN_FACETS else str(v) for v in values))
+        (facet, tuple(str(v).lower() if facet in slicing.BOOLEAN_FACETS else str(v) for v in values))
         for facet, values in filters
         if values and facet not in RUN_FILTERS
     )
@@ -102,9 +102,9 @@ def get(con: duckdb.DuckDBPyConnection, name: str) -> dict:
 def explore_params(con: duckdb.DuckDBPyConnection, name: str) -> dict:
     """Explore's URL parameters for the slice (a facet with several values repeats its parameter)."""
     found = get(con, name)
-    params: dict = {"dataset": found["dataset_id"], **explore.split_param(con, found["dataset_id"])}  # none: pooled
+    params: dict = {"dataset": found["dataset_id"], **slicing.split_param(con, found["dataset_id"])}  # none: pooled
     for facet, values in found["filters"]:
-        params[facet] = [explore.url_value(facet, v) for v in values]
+        params[facet] = [slicing.url_value(facet, v) for v in values]
     if found["search"]:
         params["q"] = found["search"]
     return params
@@ -117,8 +117,8 @@ def matrix(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     saved = store_slices.rows(con)
     for name, dataset_id, filters, search in saved[["name", "dataset_id", "filters", "search"]].itertuples(index=False):
         filters = tuple((f, tuple(v)) for f, v in json.loads(filters))
-        runs = explore.runs_for(con, dataset_id)
-        runs = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
+        runs = slicing.runs_for(con, dataset_id)
+        runs = runs[runs["task"].isin(slicing.CLASSIFICATION_TASKS)]
         size, scored = store_slices.scores(con, dataset_id, filters, search, list(runs["run_id"]))
         for run in runs.itertuples():
             if run.run_id not in scored.index:

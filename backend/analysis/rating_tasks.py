@@ -13,11 +13,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.analysis import ratings
 from backend.identity import links, permissions
 from backend.identity.actor import Actor
 from backend.store import audit
 from backend.store import rating_tasks as store_tasks
-from backend.views import rate
 
 MAX_GUIDELINE = 5000
 
@@ -39,14 +39,14 @@ def create(
 
 
 def _create(con, run_id: str, overlap: int, guideline: str, sample: int | None, seed: int) -> str:
-    criteria = rate.criteria_of(con, run_id)  # also refuses an unknown run
+    criteria = ratings.criteria_of(con, run_id)  # also refuses an unknown run
     if not isinstance(overlap, int) or isinstance(overlap, bool) or overlap < 1:
-        raise rate.RatingError("overlap", f"{overlap!r}; expected a whole number of raters per item, 1 or more")
+        raise ratings.RatingError("overlap", f"{overlap!r}; expected a whole number of raters per item, 1 or more")
     if not isinstance(guideline, str) or not guideline.strip() or len(guideline) > MAX_GUIDELINE:
-        raise rate.RatingError("guideline", f"expected the raters' instructions, 1 to {MAX_GUIDELINE} characters")
-    items = list(rate.targets(con, run_id)["example_id"])
+        raise ratings.RatingError("guideline", f"expected the raters' instructions, 1 to {MAX_GUIDELINE} characters")
+    items = list(ratings.targets(con, run_id)["example_id"])
     if sample is not None and not 1 <= sample <= len(items):
-        raise rate.RatingError("sample", f"{sample!r}; expected 1 to {len(items):,} (the run's outputs), or all")
+        raise ratings.RatingError("sample", f"{sample!r}; expected 1 to {len(items):,} (the run's outputs), or all")
     order = np.random.default_rng(seed).permutation(len(items))[: sample or len(items)]
     slug = re.sub(r"[^A-Za-z0-9]+", "-", run_id).strip("-")[:60]
     task_id = f"{slug}-task{len(store_tasks.of_run(con, run_id)) + 1}"
@@ -63,11 +63,11 @@ def next_item(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str, actor
     """The item to serve this rater now (claimed for them), or None when nothing is left for them. A signed-in
     person or link holder is served as themselves only, a rater only in a task assigned to them (Forbidden)."""
     by = permissions.check(con, actor, "rate", task_id, scope=f"rating-task:{task_id}")
-    rater = rate.valid_rater(rater_id)
+    rater = ratings.valid_rater(rater_id)
     if by.signed_in and rater != by.id:
-        raise rate.RatingError("rater_id", f"{rater!r}: you rate as {by.id}, not as anyone else")
+        raise ratings.RatingError("rater_id", f"{rater!r}: you rate as {by.id}, not as anyone else")
     if store_tasks.task(con, task_id) is None:
-        raise rate.RatingError("task", f"no rating task {task_id!r}; the Rate page lists a run's tasks")
+        raise ratings.RatingError("task", f"no rating task {task_id!r}; the Rate page lists a run's tasks")
     return store_tasks.claim(con, task_id, rater)
 
 
@@ -79,8 +79,8 @@ def blind_item(con: duckdb.DuckDBPyConnection, task_id: str, example_id: str) ->
     no score or probability, no one else's rating."""
     task = store_tasks.task(con, task_id)
     if task is None or not store_tasks.has_item(con, task_id, example_id):
-        raise rate.RatingError("example_id", f"{example_id!r} is not an item of rating task {task_id!r}")
-    items = rate.targets(con, task["run_id"])
+        raise ratings.RatingError("example_id", f"{example_id!r} is not an item of rating task {task_id!r}")
+    items = ratings.targets(con, task["run_id"])
     row = items[items["example_id"] == example_id].iloc[0]
     return {key: (row[key] if isinstance(row[key], str) else None) for key in BLIND}
 
@@ -102,7 +102,7 @@ def brief(con: duckdb.DuckDBPyConnection, task_id: str) -> dict:
     """What a rater is told of the task: its guideline, criteria and run (no progress of others, no agreement)."""
     task = store_tasks.task(con, task_id)
     if task is None:
-        raise rate.RatingError("task", f"no rating task {task_id!r}")
+        raise ratings.RatingError("task", f"no rating task {task_id!r}")
     return {key: task[key] for key in ("task_id", "run_id", "guideline")} | {"criteria": list(task["criteria"])}
 
 
@@ -120,10 +120,10 @@ def progress(con: duckdb.DuckDBPyConnection, task_id: str) -> dict:
 
 
 def agreement(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
-    """`rate.agreement` over the task's items (alpha counts the items with two or more raters)."""
+    """`ratings.agreement` over the task's items (alpha counts the items with two or more raters)."""
     task = store_tasks.task(con, task_id)
     items = tuple(store_tasks.rated_items(con, task_id)["example_id"])
-    return rate.agreement(con, task["run_id"], items)
+    return ratings.agreement(con, task["run_id"], items)
 
 
 def make_links(
@@ -132,12 +132,12 @@ def make_links(
     """One signed link per person to this task (an analyst or owner; Forbidden otherwise); ValueError naming the
     person or the days at fault, before any link is made."""
     if store_tasks.task(con, task_id) is None:
-        raise rate.RatingError("task", f"no rating task {task_id!r}")
+        raise ratings.RatingError("task", f"no rating task {task_id!r}")
     people = [p.strip() for p in people if p.strip()]
     if not people:
         raise ValueError("people: name at least one rater (a rater id each: letters, digits and . _ - + @)")
     for person in people:
-        rate.valid_rater(person)
+        ratings.valid_rater(person)
     with permissions.acting(con, actor, "create link", f"rating-task:{task_id}") as by:
         return [links.create(con, store, p, f"rating-task:{task_id}", days, by.id) for p in people]
 

@@ -17,6 +17,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.analysis import gradient as gradient_tables
+from backend.analysis import leaderboard, projection
 from backend.datasets.catalogue import describe
 from backend.metrics import classification
 from backend.metrics import nope_paper as nope
@@ -27,8 +29,6 @@ from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.ids import pasted
-from backend.views import gradient as gradient_view
-from backend.views import overview, projection
 
 Report = dict[str, pd.DataFrame]
 
@@ -177,7 +177,7 @@ def classification_report(con: duckdb.DuckDBPyConnection, dataset_id: str, run_i
 def transfer(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Runs here whose model was trained on another loaded dataset, beside that model's headline on the
     held-out splits of the dataset it was trained on: in-distribution vs transferred (each with CI)."""
-    board = overview.headline(con)
+    board = leaderboard.headline(con)
     board = board.assign(
         score=board.apply(lambda r: f"{r['value']:.3f} [{r['low']:.3f}, {r['high']:.3f}] (n={r['n']})", axis=1)
     )
@@ -356,18 +356,18 @@ PRIOR = "Prior effect per {by}: mean certainty after a high-prior fact minus aft
 
 
 def gradient(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
-    """For a dataset with a `gradient` spec (`views.gradient`), per grouping facet: people's mean certainty per
+    """For a dataset with a `gradient` spec (`analysis.gradient`), per grouping facet: people's mean certainty per
     group and each complete NLI run's on the same scale, each run's Spearman ρ with people over groups, and the
     prior effect of both where the dataset has priors."""
-    runs = gradient_view.runs(con, dataset_id)["run_id"]
+    runs = gradient_tables.runs(con, dataset_id)["run_id"]
     chosen = tuple(r for r in runs if not run_ids or r in run_ids)
     report = {}
-    for by in gradient_view.spec(con, dataset_id)["by"]:
-        table = gradient_view.certainty(con, dataset_id, by, chosen)
+    for by in gradient_tables.spec(con, dataset_id)["by"]:
+        table = gradient_tables.certainty(con, dataset_id, by, chosen)
         report[CERTAINTY.format(by=by)] = table.rename(columns={"group": by})
         if chosen:
-            report[RHO.format(by=by)] = gradient_view.agreement(table)
-        effects = gradient_view.prior_effect(con, dataset_id, by, chosen)
+            report[RHO.format(by=by)] = gradient_tables.agreement(table)
+        effects = gradient_tables.prior_effect(con, dataset_id, by, chosen)
         if not effects.empty:
             report[PRIOR.format(by=by)] = effects.rename(columns={"group": by})
     return report
@@ -401,7 +401,7 @@ def checked_runs(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[
 
 def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
     run_ids = checked_runs(con, dataset_id, run_ids)
-    graded = gradient(con, dataset_id, run_ids) if gradient_view.spec(con, dataset_id) else {}
+    graded = gradient(con, dataset_id, run_ids) if gradient_tables.spec(con, dataset_id) else {}
     if graded and queries.examples_frame(con, dataset_id)["gold_label"].isna().all():
         return graded  # no gold label (projective probability): nothing to score a classification by
     report = classification_report(con, dataset_id, run_ids)

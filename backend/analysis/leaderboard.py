@@ -1,0 +1,177 @@
+"""The overview's table: one headline metric per dataset × run, with its split, n and 95% CI.
+
+Each dataset's description (`backend.datasets.description`) names its headline splits and metric; built in:
+
+| dataset | task | headline |
+|---|---|---|
+| NOPE | nli | accuracy on main (and on adversarial) |
+| FalseQA, CREPE, Syn-(QA)² | detect | macro-F1 (FP/N) on the evaluation split (test; CREPE dev when loaded) |
+| IfQA | qa | exact match (SQuAD normalisation, best over answers) on S-dev |
+| IfQA | retrieve | Recall@20 of the gold passage on S-dev |
+
+A user dataset is scored the same way on the headline splits it declared. Paper-reported runs
+(source `import`) and your imports (source `user`) are marked; baselines sit beside models.
+
+Each run's rows are cached in `run_metrics` under a fingerprint of what they depend on (its
+predictions' count and a hash of their ids, labels, answers and texts; its config and source; the
+dataset's description): only a new or changed run is scored again, so the Overview stays fast with
+thousands of runs and millions of predictions (BENCHMARKS.md, "10 million predictions"). Whether a
+run is contaminated is decided afresh each time (it depends on other runs' models).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from backend.datasets import catalogue
+from backend.datasets.description import Description
+from backend.metrics import classification, retrieval, squad
+from backend.metrics.bootstrap import (
+    RESAMPLES,  # noqa: F401 — the page names the resamples
+    Estimate,
+    mean,
+)
+from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD  # noqa: F401 — the page explains "bias"
+from backend.models import contamination
+from backend.models.availability import status_table as model_status  # noqa: F401 — the page lists the models
+from backend.models.contamination import FLAG  # noqa: F401
+from backend.store import queries, run_metrics
+from backend.store import runs as store_runs
+from backend.store.queries import loaded_datasets, split_label_table, table_counts  # noqa: F401
+
+log = logging.getLogger(__name__)
+
+
+def _cache(con: duckdb.DuckDBPyConnection, rows: dict[str, list[dict]], fingerprints: dict[str, str]) -> None:
+    """Store the new rows and forget runs that are gone; a read-only connection just does not cache."""
+    try:
+        run_metrics.replace(con, {run: json.dumps(found, default=_plain) for run, found in rows.items()}, fingerprints)
+    except duckdb.Error as exc:  # e.g. a read-only connection (a benchmark, an old store being read)
+        log.info("run_metrics not cached: %s", exc)
+
+
+def _plain(value):
+    """numpy scalars as Python numbers for JSON."""
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def _scored(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, list[dict]]:
+    """run id → its headline rows (one per headline split), computed from its predictions."""
+    frame, described = run_metrics.scored_predictions(con, run_ids), catalogue.described(con)
+    found: dict[str, list[dict]] = {run: [] for run in run_ids}
+    for (dataset, run_id, split), group in frame.groupby(["dataset_id", "run_id", "split"], sort=True):
+        task, description = group["task"].iloc[0], described.get(dataset)
+        if description is None or split not in description.headline_splits or task not in METRICS:
+            continue
+        metric, estimate = METRICS[task](group, description)
+        found[run_id].append(
+            {
+                "dataset": dataset,
+                "run": run_id,
+                "model": group["model_id"].iloc[0],
+                "kind": queries.SOURCE_NAMES.get(group["source"].iloc[0], group["source"].iloc[0]),
+                "metric": metric,
+                "split": split,
+                **estimate.as_dict(),
+                "bias": _bias(group) if task in store_runs.CLASSIFICATION_TASKS else "",
+                "unparsed": _unparsed(group),
+                "cost": float(group["cost"].sum()) if group["cost"].notna().any() else None,
+            }
+        )
+    return found
+
+
+def _classification(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
+    if description.headline_metric == "accuracy":
+        return "accuracy", classification.accuracy(group["gold_label"], group["label"])
+    return "macro-F1", classification.macro_f1(group["gold_label"], group["label"], list(group["labels"].iloc[0]))
+
+
+def _qa(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
+    scores = [squad.exact_match(a, list(g)) for a, g in zip(group["answer"], group["gold_answers"])]
+    return "exact match", mean(np.array(scores))
+
+
+def _retrieval(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
+    """Recall@20 over the questions that have a gold passage (as the Retrieval page and `index` count them)."""
+    texts = [json.loads(t) if t else {} for t in group["text"]]
+    ranks = [t.get("first_gold_rank") for t in texts if t.get("n_gold", 1) > 0]
+    return "Recall@20", retrieval.recall_at_k(ranks, 20)
+
+
+def _unparsed(group: pd.DataFrame) -> int | None:
+    """How many of a prompted run's responses gave no answer (unparsed, refused, empty, failed): counted
+    wrong in its metric; None for runs that are not prompted."""
+    statuses = group["parse"].dropna()
+    return int((statuses != "ok").sum()) if len(statuses) else None
+
+
+def _bias(group: pd.DataFrame) -> str:
+    """'N for 99.6% (gold 50.0%)' when the run gives one label to almost everything, else ''."""
+    scored = group[group["gold_label"].notna()]
+    skew = classification.dominant_label(
+        classification.response_bias(scored["gold_label"], scored["label"], list(group["labels"].iloc[0]))
+    )
+    return f"{skew['label']} for {skew['predicted_share']:.1%} (gold {skew['gold_share']:.1%})" if skew else ""
+
+
+METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "retrieve": _retrieval}
+
+
+def headline(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.DataFrame:
+    """dataset, run, model, kind (paper-reported | baseline | model run), metric, split, value, low, high, n,
+    bias (for a classifier that gives one label to almost every item, which and how often), unparsed (a
+    prompted run's responses that gave no answer, of n: counted wrong in its value; '' for other runs), cost
+    (what a prompted run's requests for these items cost at its endpoint's prices, cached answers free) and
+    contaminated (why, when the run's model was trained on this dataset: `backend.models.contamination`) and part
+    ('40 of 2,386 items' for a run over part of the split, e.g. a `--limit` run: its value is not comparable with
+    the runs over every item; '' for those). One dataset's rows only when `dataset` is given."""
+    fingerprints = run_metrics.fingerprints(con)
+    cached = {run: (fingerprint, json.loads(rows)) for run, (fingerprint, rows) in run_metrics.cached(con).items()}
+    stale = [run for run, fingerprint in fingerprints.items() if cached.get(run, (None,))[0] != fingerprint]
+    new = _scored(con, stale) if stale else {}
+    if new or set(cached) - set(fingerprints):
+        _cache(con, new, fingerprints)
+    rows = [row for run in fingerprints for row in (new[run] if run in new else cached[run][1])]
+    rows = [row for row in rows if dataset is None or row["dataset"] == dataset]
+    columns = [
+        "dataset",
+        "run",
+        "model",
+        "kind",
+        "metric",
+        "split",
+        "value",
+        "low",
+        "high",
+        "n",
+        "bias",
+        "unparsed",
+        "cost",
+        "contaminated",
+    ]
+    frame = pd.DataFrame(rows, columns=columns[:-1])
+    frame["unparsed"] = [
+        f"{int(u):,} ({u / n:.1%})" if pd.notna(u) else "" for u, n in zip(frame["unparsed"], frame["n"])
+    ]
+    frame["cost"] = [f"${c:,.4f}" if pd.notna(c) else "" for c in frame["cost"]]
+    flagged = {d: contamination.flags(con, d) for d in frame["dataset"].unique()}
+    frame["contaminated"] = [flagged[d].get(r, "") for d, r in zip(frame["dataset"], frame["run"])]
+    items = queries.split_label_counts(con).groupby(["dataset_id", "split"])["n"].sum()
+    whole = frame.groupby(["dataset", "split", "metric"])["n"].transform("max")  # Recall@20: questions with gold
+    every = [
+        items.get((d, s), 0) if m != "Recall@20" else 0 for d, s, m in zip(frame.dataset, frame.split, frame.metric)
+    ]
+    whole = np.maximum(whole, every)  # every other metric scores every item of the split
+    frame["part"] = np.where(frame["n"] < whole, [f"{n:,} of {w:,} items" for n, w in zip(frame["n"], whole)], "")
+    return frame.sort_values(["dataset", "split", "value"], ascending=[True, True, False])
+
+
+def missing_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Built-in datasets that are not in the store, with how to add each."""
+    return pd.DataFrame(catalogue.missing(con), columns=["dataset_id", "title", "how_to_add"])
