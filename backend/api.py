@@ -29,9 +29,11 @@ from backend.identity.actor import Actor
 from backend.imports import predictions as imports
 from backend.imports.check_report import Report
 from backend.models import contamination
+from backend.store import examples as store_examples
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
+from backend.store.examples import Slice
 from backend.store.ids import pasted
 from backend.views import cards
 
@@ -75,7 +77,7 @@ class Lab:
         dataset = pasted(dataset)
         with self._session() as con:
             describe(con, dataset)
-            frame = slicing.slice_frame(con, dataset, _filters(facets), limit=None)[_EXAMPLE_COLUMNS]
+            frame = store_examples.slice_frame(con, _slice(dataset, facets), limit=None)[_EXAMPLE_COLUMNS]
             extra = queries.extra_json(con, dataset)
         return frame.merge(extra, on="example_id", how="left")  # extra: every other field, as JSON text
 
@@ -89,7 +91,7 @@ class Lab:
         run_id = pasted(run_id)
         with self._session() as con:
             dataset = _dataset_of(con, run_id)
-            frame = slicing.slice_frame(con, dataset, _filters(facets), run_a=run_id, limit=None)
+            frame = store_examples.slice_frame(con, _slice(dataset, facets, run_id), limit=None)
             probs = queries.probs_of(con, run_id)
         frame = frame.rename(
             columns={"label_a": "label", "p_a": "prob_label", "correct_a": "correct", "answer_a": "answer"}
@@ -101,7 +103,7 @@ class Lab:
     def metrics(self, dataset: str, run_id: str, **facets) -> dict:
         """What Explore shows for a slice: n, accuracy and macro-F1 (value, 95% CI, n), confusion, label shares."""
         with self._session() as con:
-            return slicing.slice_summary(con, pasted(dataset), _filters(facets), run_a=pasted(run_id))
+            return slicing.slice_summary(con, _slice(pasted(dataset), facets, pasted(run_id))).as_dict()
 
     def evaluate(self, dataset: str, runs: list[str] | None = None) -> dict[str, pd.DataFrame]:
         """What `python -m backend evaluate` prints, as DataFrames by title: per run and split for a classification
@@ -168,8 +170,10 @@ _EXAMPLE_COLUMNS = [
 ]
 
 
-def _filters(facets: dict) -> slicing.Filters:
-    return tuple((name, tuple(v) if isinstance(v, (list, tuple, set)) else (v,)) for name, v in facets.items())
+def _slice(dataset: str, facets: dict, run_id: str | None = None) -> Slice:
+    """The slice of `dataset` a call's keyword facets name (one value or several), with the run as run A."""
+    filters = tuple((name, tuple(v) if isinstance(v, (list, tuple, set)) else (v,)) for name, v in facets.items())
+    return Slice(dataset, filters, run_a=run_id)
 
 
 def _dataset_of(con, run_id: str) -> str:

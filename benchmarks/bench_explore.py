@@ -19,9 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from backend.analysis import slicing as explore
 from backend.config import settings
 from backend.store.connection import connect
+from backend.store.examples import Slice
+from backend.views import explore
 
 TARGET_MS = 100.0
 REAL_RUN, OTHER_RUN, SYNTHETIC = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0", "nope/synthetic/{}"
@@ -114,9 +115,10 @@ def time_slices(con, repeat: int) -> float:
     )
     worst = 0.0
     for name, (slice_args, sort) in SLICES.items():
-        frame_ms, _ = timed_ms(lambda a=slice_args, s=sort: explore.slice_frame(con, "nope", *a, sort=s), repeat)
-        summary_ms, first = timed_ms(lambda a=slice_args: explore.slice_summary(con, "nope", *a), repeat)
-        n = explore.slice_count(con, "nope", *slice_args)
+        where = Slice("nope", *slice_args)
+        frame_ms, _ = timed_ms(lambda w=where, s=sort: explore.slice_frame(con, w, sort=s), repeat)
+        summary_ms, first = timed_ms(lambda w=where: explore.slice_summary(con, w), repeat)
+        n = explore.slice_count(con, where)
         ratio = max(frame_ms, summary_ms) / TARGET_MS
         worst = max(worst, ratio)
         print(

@@ -26,12 +26,13 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from backend.analysis import slicing as explore
 from backend.config import settings
 from backend.imports import datasets as user_datasets
 from backend.imports import predictions
 from backend.imports.files import read
 from backend.store.access import session
+from backend.store.examples import Slice
+from backend.views import explore
 
 WORDS = np.array(["entailment", "neutral", "contradiction"])
 
@@ -138,9 +139,9 @@ def explore_slices(store: Path, repeat: int = 5) -> None:
     with session(store) as con:
         for name, filters in slices.items():
             for what, fn in (
-                ("rows", lambda f=filters: explore.slice_frame(con, "bench", f, run_a=run)),
-                ("count", lambda f=filters: explore.slice_count(con, "bench", f, run_a=run)),
-                ("summary", lambda f=filters: explore.slice_summary(con, "bench", f, run_a=run)),
+                ("rows", lambda f=filters: explore.slice_frame(con, Slice("bench", f, run_a=run))),
+                ("count", lambda f=filters: explore.slice_count(con, Slice("bench", f, run_a=run))),
+                ("summary", lambda f=filters: explore.slice_summary(con, Slice("bench", f, run_a=run))),
             ):
                 times = [timed(fn)[0] * 1000 for _ in range(repeat)]
                 median = statistics.median(times)

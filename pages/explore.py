@@ -142,11 +142,11 @@ def pick_filters(dataset: str, labels_a: list[str], run_b: str | None) -> tuple[
     return tuple(f for f in filters if f[1]), correctness if labels_a else "all", search
 
 
-def show_metrics(summary: dict, run_a: str | None) -> None:
+def show_metrics(summary: explore.SliceSummary, run_a: str | None) -> None:
     """n, and run A's accuracy and macro-F1 with their 95% bootstrap intervals."""
     n, acc, f1 = st.columns(3)
-    n.metric("Examples in slice", f"{summary['n']:,}")
-    for column, name, est in ((acc, "Accuracy", summary["accuracy"]), (f1, "Macro-F1", summary["macro_f1"])):
+    n.metric("Examples in slice", f"{summary.n:,}")
+    for column, name, est in ((acc, "Accuracy", summary.accuracy), (f1, "Macro-F1", summary.macro_f1)):
         if est is None:
             column.metric(f"{widgets.plain(name)} (run A)", "—", help="needs a classification run A and gold labels")
         else:
@@ -156,10 +156,10 @@ def show_metrics(summary: dict, run_a: str | None) -> None:
                 help=f"95% bootstrap CI over n={est.n:,} items ({explore.RESAMPLES:,} resamples)",
             )
             column.caption(f"95% CI [{100 * est.low:.1f}, {100 * est.high:.1f}] · n={est.n:,}")
-    if summary.get("unlabelled"):
+    if summary.unlabelled:
         st.warning(
-            f"Run A gave no label for {summary['unlabelled']:,} of the {summary['scored']:,} items scored here "
-            f"({summary['unlabelled'] / summary['scored']:.1%}): responses it could not parse, refusals, empty "
+            f"Run A gave no label for {summary.unlabelled:,} of the {summary.scored:,} items scored here "
+            f"({summary.unlabelled / summary.scored:.1%}): responses it could not parse, refusals, empty "
             "responses or errors. They count as wrong; filter by *correctness* to read them."
         )
     if run_a is None:
@@ -197,13 +197,13 @@ def p_text(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"= {p:.3f}"
 
 
-def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
+def show_confusion(summary: explore.SliceSummary, dataset: str, caption: str) -> tuple:
     """The gold × predicted heatmap (counts) and the URL-bound cell picker; the cell's filters."""
-    table = summary["confusion"]
+    table = summary.confusion
     long = table.stack().rename("n").reset_index()
     long["cell"] = long["gold"].astype(str) + ARROW + long["predicted"].astype(str)
     counts = dict(zip(long["cell"], long["n"]))
-    options = [f"{g}{ARROW}{p}" for g in summary["labels"] for p in summary["labels"]]
+    options = [f"{g}{ARROW}{p}" for g in summary.labels for p in summary.labels]
     cell = st.pills(
         "Confusion cell (gold→predicted; or click one) filters the table",
         options,
@@ -227,12 +227,12 @@ def show_confusion(summary: dict, dataset: str, caption: str) -> tuple:
     return (("gold_label", (gold,)), ("label_a", (predicted,)))
 
 
-def warn_bias(summary: dict) -> None:
+def warn_bias(summary: explore.SliceSummary) -> None:
     """Say so when a run gives one label to (almost) the whole slice: its accuracy is then mostly that label's share."""
-    compare = summary["compare"]
+    compare = summary.compare
     bias_b = compare and compare["shares"].rename(columns={"gold": "gold_share", "run B": "predicted_share"})
     for who, bias, items in (
-        ("run A", summary["bias"], "this slice"),
+        ("run A", summary.bias, "this slice"),
         ("run B", bias_b, f"the {compare['n']:,} items it labelled" if compare else ""),
     ):
         skew = explore.dominant_label(bias) if bias is not None else None
@@ -247,13 +247,13 @@ def warn_bias(summary: dict) -> None:
             )
 
 
-def show_bias(summary: dict, dataset: str, caption: str) -> None:
+def show_bias(summary: explore.SliceSummary, dataset: str, caption: str) -> None:
     """Each label's share among the gold labels and among the runs' predictions (the Syn-(QA)² response-bias view)."""
-    if summary["compare"]:  # over the items both runs labelled, so the three bars share one denominator
-        shares = summary["compare"]["shares"]
-        caption += f" · items both runs labelled: {summary['compare']['n']:,}"
+    if summary.compare:  # over the items both runs labelled, so the three bars share one denominator
+        shares = summary.compare["shares"]
+        caption += f" · items both runs labelled: {summary.compare['n']:,}"
     else:
-        shares = summary["bias"].rename(columns={"gold_share": "gold", "predicted_share": "run A"})
+        shares = summary.bias.rename(columns={"gold_share": "gold", "predicted_share": "run A"})
     who = [c for c in ("gold", "run A", "run B") if c in shares]
     long = shares.melt(id_vars="label", value_vars=who, var_name="who", value_name="share")
     export.chart(
@@ -261,13 +261,13 @@ def show_bias(summary: dict, dataset: str, caption: str) -> None:
         f"Label shares: {dataset}",
         caption,
         key="bias",
-        args=(long, tuple(summary["labels"]), tuple(who)),
+        args=(long, tuple(summary.labels), tuple(who)),
     )
 
 
-def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -> None:
+def show_table(dataset: str, where: explore.Slice, sort: str, count: int, caption: str) -> None:
     """At most 500 rows with a link column; selecting a row opens the Example page; full-slice downloads."""
-    frame = query(explore.slice_frame, dataset, *args, sort=sort, limit=SHOWN)
+    frame = query(explore.slice_frame, where, sort=sort, limit=SHOWN)
     values = query(explore.facet_values, dataset)  # facets constant over the dataset say nothing
     constant = [c for c in explore.FACETS if c != "gold_label" and c in frame and len(values.get(c, ())) < 2]
     frame = frame.drop(columns=constant).loc[:, lambda f: f.notna().any()]
@@ -296,7 +296,7 @@ def show_table(dataset: str, args: tuple, sort: str, count: int, caption: str) -
         # Example page's `dataset` selectbox shares this one's key and state, and writes it back to the URL.
         st.switch_page("pages/example.py", query_params={"example": chosen})
     export.downloads(
-        lambda: query(explore.slice_frame, dataset, *args, sort=sort, limit=None).dropna(axis=1, how="all"),
+        lambda: query(explore.slice_frame, where, sort=sort, limit=None).dropna(axis=1, how="all"),
         f"Explore slice of {dataset}",  # the pinned table's title and the download's file name
         caption,
         key="slice",
@@ -320,7 +320,7 @@ def open_saved() -> None:
     st.rerun()
 
 
-def save_slice(dataset: str, filters: tuple, search: str) -> None:
+def save_slice(where: explore.Slice) -> None:
     """Name the current facet filters and search (run filters are not part of a slice) and store them."""
     with st.expander("Save this slice", icon=":material/bookmark_add:"):
         name = st.text_input("Slice name", key="slice_name", max_chars=80)
@@ -328,9 +328,7 @@ def save_slice(dataset: str, filters: tuple, search: str) -> None:
         if st.button("Save slice", key="slice_save"):
             try:
                 with store() as con:
-                    explore.save_slice(
-                        con, name.strip(), dataset, filters, search, replace=replace, actor=identity.actor()
-                    )
+                    explore.save_slice(con, name.strip(), where, replace=replace, actor=identity.actor())
             except (explore.SliceError, PermissionError, StoreLocked) as exc:
                 st.error(f"Not saved — {widgets.message(exc)}")
                 return
@@ -359,47 +357,47 @@ with st.sidebar:
         bind="query-params",
         help="; ".join(f"{widgets.plain(k)}: {widgets.plain(v)}" for k, v in SORT_TITLES.items()),
     )
+    where = explore.Slice(dataset, filters, run_a, run_b, search, correctness)
     if identity.may("save slice"):
-        save_slice(dataset, filters, search)
+        save_slice(where)
 
-slice_args = (filters, run_a, run_b, search, correctness)
 try:
-    summary = query(explore.slice_summary, dataset, *slice_args)
+    summary = query(explore.slice_summary, where, tuple(labels_a))
 except ValueError as exc:
     st.error(f"{widgets.message(exc)}. Change the filter in the sidebar, or open Explore without URL parameters.")
     urls.stop()
 used_runs = [r for r in (run_a, run_b) if r]
 show_metrics(summary, run_a)
-widgets.worth(dataset, used_runs, splits=dict(filters).get("split"))  # the splits shown (none chosen: every one)
-if run_b and summary["accuracy"] is not None:
-    show_comparison(summary["compare"])
+widgets.worth(dataset, used_runs, splits=where.splits)  # the splits shown (none chosen: every one)
+if run_b and summary.accuracy is not None:
+    show_comparison(summary.compare)
 warn_bias(summary)
-if summary["n"] == 0:
+if summary.n == 0:
     st.info("No examples match these filters: remove a filter, clear the search, or choose another run A.")
     urls.stop()
 
 cell_filters = ()
-if summary["confusion"] is not None:
-    caption = charts.provenance(dataset, summary["scored"], active(filters, search, correctness), used_runs)
+if summary.confusion is not None:
+    caption = charts.provenance(dataset, summary.scored, active(filters, search, correctness), used_runs)
     left, right = st.columns([3, 2])
     with left:
         cell_filters = show_confusion(summary, dataset, caption)
     with right:
         show_bias(summary, dataset, caption)
 
-table_args = (filters + cell_filters, *slice_args[1:])
-count = query(explore.slice_count, dataset, *table_args) if cell_filters else summary["n"]
-caption = charts.provenance(dataset, count, active(table_args[0], search, correctness), used_runs)
+listed = where.narrowed(cell_filters)
+count = query(explore.slice_count, listed) if cell_filters else summary.n
+caption = charts.provenance(dataset, count, active(listed.filters, search, correctness), used_runs)
 if cell_filters:  # the metric line above covers the whole slice; the table, one cell of it
     st.caption(
         f"Listed: the {count:,} items of confusion cell {widgets.plain(st.session_state.get('cell'))} "
-        f"(gold→predicted), of the {summary['n']:,} in the slice; the accuracy and macro-F1 above are the "
+        f"(gold→predicted), of the {summary.n:,} in the slice; the accuracy and macro-F1 above are the "
         "whole slice's."
     )
 if count == 0:
     st.info("No examples in this confusion cell: choose another cell or clear it.")
 else:
-    show_table(dataset, table_args, sort, count, caption)
+    show_table(dataset, listed, sort, count, caption)
 on_map = {
     facet: [explore.url_value(facet, v) for v in values]
     for facet, values in filters

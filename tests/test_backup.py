@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from backend.analysis import ratings as rate
-from backend.analysis import slicing as explore
 from backend.api import Lab
 from backend.cli.main import main
 from backend.imports import datasets as user_datasets
@@ -18,6 +17,8 @@ from backend.imports.files import read
 from backend.store import backup, migrations
 from backend.store.access import session
 from backend.store.connection import CRITERIA, connect
+from backend.store.examples import Slice
+from backend.views import explore
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUN = "falseqa/user/mine"
@@ -71,7 +72,7 @@ def test_backup_then_restore_gives_back_every_user_row(store, tmp_path):
     assert main(["--store", str(store), "restore", str(tmp_path / "b")]) == 0
     assert user_rows(store) == before
     with session(store) as con:  # keys are given back too: Explore joins on them
-        shown = explore.slice_frame(con, "falseqa", run_a=RUN)
+        shown = explore.slice_frame(con, Slice("falseqa", run_a=RUN))
         assert shown["label_a"].notna().sum() == 3
         assert (
             con.execute("SELECT count(*) FROM runs WHERE dataset_id = 'mine' AND source = 'baseline'").fetchone()[0] > 0
@@ -178,7 +179,7 @@ def test_an_older_store_is_upgraded_in_place_keeping_user_rows_after_a_backup(tm
     before = user_rows_raw(path)
     con = connect(path)
     assert migrations.schema_version(con) == migrations.SCHEMA_VERSION
-    frame = explore.slice_frame(con, "mine", run_a="mine/user/m")
+    frame = explore.slice_frame(con, Slice("mine", run_a="mine/user/m"))
     assert frame.set_index("example_id")["correct_a"].to_dict() == {"q1": True, "q2": False}
     con.close()
     after = user_rows_raw(path)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from backend.store import sessions, writer
 from backend.store.connection import connect
+from backend.store.examples import Slice
 from backend.store.writer import AREAS, BUMP, atomic
 from backend.views import explore, overview, rate
 from tests.helpers.data import WRITE_RUN
@@ -111,7 +112,7 @@ def test_a_pages_cached_result_shows_each_kind_of_write(lab, tmp_path, monkeypat
     runs = set(resources.query(explore.runs_for, "nope")["run_id"])
 
     with resources.store() as con:
-        explore.save_slice(con, "probe", "nope", (("split", ("adv",)),))
+        explore.save_slice(con, "probe", Slice("nope", (("split", ("adv",)),)))
     assert "probe" in set(resources.query(overview.saved_slices)["name"])
 
     with resources.store() as con:

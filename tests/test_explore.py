@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from backend.analysis import slicing as explore
+from backend.analysis import slicing
 from backend.store.connection import connect
-from backend.views import example
+from backend.store.examples import Slice
+from backend.views import example, explore
 from ui import widgets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,26 +30,26 @@ def sql_count(con, where: str, params: dict | None = None) -> int:
 def test_facet_filters_match_a_direct_count(real_con):
     expected = sql_count(real_con, "trigger_type = 'clefts' AND polarity = 'negated'")
     assert expected > 0
-    frame = explore.slice_frame(real_con, "nope", CLEFTS_NEGATED, None, limit=None)
-    assert len(frame) == expected == explore.slice_count(real_con, "nope", CLEFTS_NEGATED)
+    frame = explore.slice_frame(real_con, Slice("nope", CLEFTS_NEGATED, None), limit=None)
+    assert len(frame) == expected == explore.slice_count(real_con, Slice("nope", CLEFTS_NEGATED))
     assert set(frame["trigger_type"]) == {"clefts"} and set(frame["polarity"]) == {"negated"}
-    assert explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, ALWAYS_E)["n"] == expected
+    assert explore.slice_summary(real_con, Slice("nope", CLEFTS_NEGATED, ALWAYS_E)).n == expected
 
 
 def test_boolean_facets_accept_url_strings(real_con):
     expected = sql_count(real_con, "adversarial")
     for value in (True, "true", "True"):
-        assert explore.slice_count(real_con, "nope", (("adversarial", (value,)),)) == expected
+        assert explore.slice_count(real_con, Slice("nope", (("adversarial", (value,)),))) == expected
 
 
 def test_search_is_a_case_insensitive_substring_that_narrows(real_con):
-    everything = explore.slice_count(real_con, "nope")
-    frame = explore.slice_frame(real_con, "nope", search="STREET", limit=None)
+    everything = explore.slice_count(real_con, Slice("nope"))
+    frame = explore.slice_frame(real_con, Slice("nope", search="STREET"), limit=None)
     expected = sql_count(real_con, "(input ILIKE '%street%' OR hypothesis ILIKE '%street%')")
     assert 0 < len(frame) == expected < everything
     text = (frame["input"] + " " + frame["hypothesis"].fillna("")).str.lower()
     assert text.str.contains("street").all()
-    assert explore.slice_count(real_con, "nope", search="100%_no_such") == 0  # % and _ are literal
+    assert explore.slice_count(real_con, Slice("nope", search="100%_no_such")) == 0  # % and _ are literal
 
 
 def test_correctness_of_always_e_is_the_gold_label(real_con):
@@ -58,8 +59,8 @@ def test_correctness_of_always_e_is_the_gold_label(real_con):
             "SELECT example_id FROM examples WHERE dataset_id = 'nope' AND gold_label <> 'E'"
         ).fetchall()
     }
-    wrong = explore.slice_frame(real_con, "nope", (), ALWAYS_E, correctness="incorrect", limit=None)
-    right = explore.slice_frame(real_con, "nope", (), ALWAYS_E, correctness="correct", limit=None)
+    wrong = explore.slice_frame(real_con, Slice("nope", (), ALWAYS_E, correctness="incorrect"), limit=None)
+    right = explore.slice_frame(real_con, Slice("nope", (), ALWAYS_E, correctness="correct"), limit=None)
     assert set(wrong["example_id"]) == non_e
     assert set(right["gold_label"]) == {"E"} and len(right) + len(wrong) == sql_count(real_con, "TRUE")
     assert (right["p_a"] == 1.0).all() and set(wrong["label_a"]) == {"E"}
@@ -76,12 +77,12 @@ def test_summary_accuracy_is_the_direct_fraction_with_an_interval(real_con):
             {"r": run},
         ).fetchall()
     )
-    summary = explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, run)
-    acc = summary["accuracy"]
+    summary = explore.slice_summary(real_con, Slice("nope", CLEFTS_NEGATED, run))
+    acc = summary.accuracy
     assert acc.value == pytest.approx(sum(g == p for g, p in zip(gold, pred)) / len(gold))
-    assert acc.low <= acc.value <= acc.high and acc.n == summary["n"] == len(gold)
-    assert summary["macro_f1"].low <= summary["macro_f1"].value <= summary["macro_f1"].high
-    confusion = summary["confusion"]
+    assert acc.low <= acc.value <= acc.high and acc.n == summary.n == len(gold)
+    assert summary.macro_f1.low <= summary.macro_f1.value <= summary.macro_f1.high
+    confusion = summary.confusion
     assert list(confusion.index) == ["E", "N", "C"] and int(confusion.to_numpy().sum()) == len(gold)
     assert confusion.loc["E", "E"] == sum(g == p == "E" for g, p in zip(gold, pred))
 
@@ -93,7 +94,7 @@ def test_summary_response_bias_is_the_label_shares(real_con):
             "AND gold_label IS NOT NULL GROUP BY ALL"
         ).fetchall()
     )
-    bias = explore.slice_summary(real_con, "nope", (), ALWAYS_E)["bias"].set_index("label")
+    bias = explore.slice_summary(real_con, Slice("nope", (), ALWAYS_E)).bias.set_index("label")
     assert bias["predicted_share"].to_dict() == {"E": 1.0, "N": 0.0, "C": 0.0}
     assert bias.loc["E", "gold_share"] == pytest.approx(gold["E"] / sum(gold.values()))
     assert bias["gold_share"].sum() == pytest.approx(1.0)
@@ -111,7 +112,7 @@ def test_summary_compares_run_b_with_run_a_on_the_same_items(real_con):
     ).fetchall()
     right_a = [g == x for g, x, _ in rows]
     right_b = [g == y for g, _, y in rows]
-    compare = explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, a, b)["compare"]
+    compare = explore.slice_summary(real_con, Slice("nope", CLEFTS_NEGATED, a, b)).compare
     assert compare["n"] == len(rows) > 0
     assert compare["accuracy_a"].value == pytest.approx(sum(right_a) / len(rows))
     assert compare["accuracy_b"].value == pytest.approx(sum(right_b) / len(rows))
@@ -122,12 +123,14 @@ def test_summary_compares_run_b_with_run_a_on_the_same_items(real_con):
     assert list(shares.columns) == ["gold", "run A", "run B"] and shares.sum().tolist() == pytest.approx([1.0] * 3)
     assert shares.loc["E", "run B"] == pytest.approx(sum(y == "E" for _, _, y in rows) / len(rows))
     assert shares.loc["E", "gold"] == pytest.approx(sum(g == "E" for g, _, _ in rows) / len(rows))
-    assert explore.slice_summary(real_con, "nope", CLEFTS_NEGATED, a)["compare"] is None  # no run B
+    assert explore.slice_summary(real_con, Slice("nope", CLEFTS_NEGATED, a)).compare is None  # no run B
 
 
 def test_run_b_and_predicted_label_filters(real_con):
     a, b = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0"
-    frame = explore.slice_frame(real_con, "nope", (("label_a", ("N",)),), a, b, sort="disagree_first", limit=None)
+    frame = explore.slice_frame(
+        real_con, Slice("nope", (("label_a", ("N",)),), a, b), sort="disagree_first", limit=None
+    )
     assert set(frame["label_a"]) == {"N"} and frame["label_b"].notna().all()
     disagree = frame["label_a"] != frame["label_b"]
     assert disagree.any() and not disagree.iloc[: disagree.sum()].eq(False).any()  # disagreements first
@@ -143,7 +146,8 @@ def test_run_b_and_predicted_label_filters(real_con):
 )
 def test_bad_arguments_name_the_allowed_values(real_con, kwargs, allowed):
     with pytest.raises(ValueError, match=allowed):
-        explore.slice_frame(real_con, "nope", run_a=ALWAYS_E, **kwargs)
+        sort = kwargs.pop("sort", "example_id")
+        explore.slice_frame(real_con, Slice("nope", run_a=ALWAYS_E, **kwargs), sort=sort)
 
 
 def test_facet_values_and_runs(real_con):
@@ -293,7 +297,7 @@ def test_explore_shows_run_b_against_run_a(app, real_con):
     a, b = "nope/RoBERTa-large/mnli/1", "nope/BOW/mnli/0"
     at = app("pages/explore.py", dataset="nope", run_a=a, run_b=b)
     assert not at.exception and not at.error
-    compare = explore.slice_summary(real_con, "nope", (("split", ("main",)),), a, b)["compare"]  # the default split
+    compare = explore.slice_summary(real_con, Slice("nope", (("split", ("main",)),), a, b)).compare  # the default split
     assert metric(at, "B − A") == f"{100 * compare['difference'].difference:+.1f} pts"
     assert metric(at, "Accuracy B") == f"{100 * compare['accuracy_b'].value:.1f}%"
 
@@ -334,7 +338,7 @@ def test_overlapping_sessions_restore_the_blas_thread_count():
     entered, release_a, release_b = threading.Event(), threading.Event(), threading.Event()
 
     def session(started: threading.Event | None, release: threading.Event):
-        with explore._one_blas_thread():
+        with slicing._one_blas_thread():
             if started:
                 started.set()
             release.wait(10)

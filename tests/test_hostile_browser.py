@@ -32,6 +32,7 @@ from backend.imports import datasets as user_datasets
 from backend.imports.files import read
 from backend.store import writer
 from backend.store.access import session
+from backend.store.examples import Slice
 from backend.store.queries import FACETS
 from backend.views import report
 from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, serve, watched
@@ -146,7 +147,7 @@ def payload_lab(lab, tmp_path_factory) -> dict:
         pair_sets = pairs.pair_sets(con)
         slices = [value[:80] for value in PAYLOADS.values()]
         for name in slices:
-            saved_slices.save(con, name, DATASET, (("gold_label", ("E",)),), note=PAYLOAD)
+            saved_slices.save(con, name, Slice(DATASET, (("gold_label", ("E",)),)), note=PAYLOAD)
         table = pd.DataFrame({PAYLOAD: [PAYLOAD, "x"], "n": [1, 2]})
         report.pin(con, "table", PAYLOAD, PAYLOAD, report.table_json(table), "explore")
         items = report.items(con)

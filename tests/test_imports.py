@@ -15,7 +15,6 @@ import pytest
 
 from backend.analysis import evaluation as evaluate
 from backend.analysis import leaderboard as overview
-from backend.analysis import slicing as explore
 from backend.api import Lab
 from backend.datasets.base import DataError
 from backend.datasets.description import Description
@@ -24,6 +23,8 @@ from backend.imports import matching, predictions
 from backend.imports.check_report import Report
 from backend.imports.files import read
 from backend.store.access import session
+from backend.store.examples import Slice
+from backend.views import explore
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 WORDS = {"E": "entailment", "N": "neutral", "C": "contradiction"}
@@ -223,7 +224,7 @@ def test_a_nope_paper_run_exported_as_text_and_word_labels_imports_with_identica
         board = overview.headline(con).set_index("run")
         for split in ("main", "adv"):
             filters = (("split", (split,)),)
-            a, b = (explore.slice_summary(con, "nope", filters, run_a=r) for r in (ROBERTA, copy))
+            a, b = (explore.slice_summary(con, Slice("nope", filters, run_a=r)) for r in (ROBERTA, copy))
             assert (a["accuracy"], a["macro_f1"], a["confusion"].to_dict()) == (
                 b["accuracy"],
                 b["macro_f1"],
@@ -351,7 +352,7 @@ def test_a_user_dataset_gets_facets_pairs_baselines_and_works_on_every_page(stor
         assert counts["baseline runs"] == 4
         with pytest.raises(user_datasets.DatasetExists):
             user_datasets.save(con, bundle)
-        assert explore.slice_count(con, "my-pairs", (("extra.verb", ("stop",)),)) == 20
+        assert explore.slice_count(con, Slice("my-pairs", (("extra.verb", ("stop",)),))) == 20
         assert (
             json.loads(con.execute("SELECT extra FROM examples WHERE example_id = '0a'").fetchone()[0])["note"]
             == "free text 0"

@@ -12,8 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from backend.analysis import slicing as explore
 from backend.store.access import session
+from backend.store.examples import Slice
+from backend.views import explore
 from backend.views import map as embedding_map
 from tests.helpers.studio import TEMPLATE, WordsEmbedder
 
@@ -44,11 +45,11 @@ def test_a_map_is_cached_per_dataset_version_and_points_carry_correctness(store_
         sha = con.execute("SELECT sha256 FROM datasets WHERE dataset_id = 'nope'").fetchone()[0]
         assert sha[:12] in target.name  # a changed dataset has another sha256, so another map
         frame = embedding_map.points(con, "nope", "pca", ROBERTA)
-        summary = explore.slice_summary(con, "nope", (), ROBERTA)
-        clefts = explore.slice_count(con, "nope", (("trigger_type", ("clefts",)), ("adversarial", (False,))))
+        summary = explore.slice_summary(con, Slice("nope", (), ROBERTA))
+        clefts = explore.slice_count(con, Slice("nope", (("trigger_type", ("clefts",)), ("adversarial", (False,)))))
     assert len(frame) == 2732 and frame[["x", "y"]].notna().all().all()
     right = (frame["correct"] == "right").sum()
-    assert right == round(summary["accuracy"].value * summary["accuracy"].n)
+    assert right == round(summary.accuracy.value * summary.accuracy.n)
     assert embedding_map.matches(frame, (("trigger_type", ("clefts",)), ("adversarial", (False,)))).sum() == clefts
     box = {"x": [frame["x"].quantile(0.25), frame["x"].quantile(0.75)], "y": [frame["y"].min(), frame["y"].max()]}
     region = embedding_map.inside(frame, box)

@@ -384,7 +384,7 @@ def test_ids_are_shown_as_they_are_and_read_back_without_the_joiner_from_cli_api
     from backend.cli.main import main
     from backend.identity import roles
     from backend.store.access import session
-    from backend.store.examples import slice_frame
+    from backend.store.examples import Slice, slice_frame
 
     assert JOINER not in plain("nli-zero-shot@1") + plain("nope/RoBERTa-large/mnli-snli-anli-fever/1")
     assert plain("me@lab.org").replace("\\", "") == "me@" + JOINER + "lab.org"
@@ -395,5 +395,5 @@ def test_ids_are_shown_as_they_are_and_read_back_without_the_joiner_from_cli_api
     lab = Lab(real_store)
     assert len(lab.predictions(run[:5] + JOINER + run[5:])) == len(lab.predictions(run)) > 0
     with session(real_store) as con:
-        found = slice_frame(con, "nope", search="Ann" + JOINER, limit=None)
-        assert len(found) == len(slice_frame(con, "nope", search="Ann", limit=None)) > 0
+        found = slice_frame(con, Slice("nope", search="Ann" + JOINER), limit=None)
+        assert len(found) == len(slice_frame(con, Slice("nope", search="Ann"), limit=None)) > 0

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from backend.analysis import saved_slices
-from backend.analysis import slicing as explore
 from backend.store.access import session
+from backend.store.examples import Slice
+from backend.views import explore
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 CLEFTS = (("trigger_type", ("clefts",)), ("adversarial", (False,)))
@@ -20,12 +21,12 @@ def store(store_copy):
 
 def test_the_matrix_scores_every_run_as_explore_does(store):
     with session(store) as con:
-        saved_slices.save(con, "clefts, plain", "nope", CLEFTS)
+        saved_slices.save(con, "clefts, plain", Slice("nope", CLEFTS))
         matrix = saved_slices.matrix(con)
-        summary = explore.slice_summary(con, "nope", CLEFTS, ROBERTA)
+        summary = explore.slice_summary(con, Slice("nope", CLEFTS, ROBERTA))
         runs = explore.runs_for(con, "nope")
     row = matrix[(matrix["slice"] == "clefts, plain") & (matrix["run"] == ROBERTA)].iloc[0]
-    assert row["n"] == summary["accuracy"].n and row["accuracy"] == pytest.approx(summary["accuracy"].value)
+    assert row["n"] == summary.accuracy.n and row["accuracy"] == pytest.approx(summary.accuracy.value)
     assert row["low"] < row["accuracy"] < row["high"]
     classifiers = runs[runs["task"].isin(explore.CLASSIFICATION_TASKS)]
     assert set(matrix["run"]) == set(classifiers["run_id"])  # every classification run of the dataset
@@ -44,7 +45,7 @@ def test_the_matrix_scores_every_run_as_explore_does(store):
 def test_a_bad_slice_names_the_field_and_stores_nothing(store, name, dataset, filters, field):
     with session(store) as con:
         with pytest.raises(saved_slices.SliceError, match=field.replace("(", r"\(")):
-            saved_slices.save(con, name, dataset, filters)
+            saved_slices.save(con, name, Slice(dataset, filters))
         assert saved_slices.listing(con).empty
 
 
@@ -52,15 +53,15 @@ def test_a_taken_name_is_refused_unless_replaced_and_backups_keep_slices(store):
     from backend.store import backup
 
     with session(store) as con:
-        saved_slices.save(con, "mine", "nope", CLEFTS)
+        saved_slices.save(con, "mine", Slice("nope", CLEFTS))
         with pytest.raises(saved_slices.SliceError, match="saved already"):
-            saved_slices.save(con, "mine", "nope", (("trigger_type", ("re_verbs",)),))
-        assert saved_slices.get(con, "mine")["filters"] == (("trigger_type", ("clefts",)), ("adversarial", ("false",)))
-        saved_slices.save(con, "mine", "nope", (("trigger_type", ("re_verbs",)),), replace=True)
+            saved_slices.save(con, "mine", Slice("nope", (("trigger_type", ("re_verbs",)),)))
+        assert saved_slices.get(con, "mine").filters == (("trigger_type", ("clefts",)), ("adversarial", ("false",)))
+        saved_slices.save(con, "mine", Slice("nope", (("trigger_type", ("re_verbs",)),)), replace=True)
         folder = backup.write(con, "test")
         assert saved_slices.delete(con, "mine") and saved_slices.listing(con).empty
         backup.restore(con, folder)
-        assert saved_slices.get(con, "mine")["filters"] == (("trigger_type", ("re_verbs",)),)
+        assert saved_slices.get(con, "mine").filters == (("trigger_type", ("re_verbs",)),)
 
 
 def test_save_in_explore_see_on_the_overview_open_by_name(store, open_page):

@@ -19,6 +19,7 @@ from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
 from backend.store import access
 from backend.store import links as store_links
+from backend.store.examples import Slice
 from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, serve, watched
 from tests.helpers.net import free_port
 from tests.helpers.oidc_provider import provider, secrets_file, sign_in
@@ -119,7 +120,7 @@ def test_a_viewer_reads_and_exports_but_every_write_is_refused_in_the_backend(br
     with access.session(server["store"]) as con:
         before = con.execute("SELECT count(*) FROM saved_slices").fetchone()[0]
         with pytest.raises(Forbidden, match="needs the analyst role"):
-            saved_slices.save(con, "mine", "nope", (), actor=viewer)
+            saved_slices.save(con, "mine", Slice("nope", ()), actor=viewer)
         with pytest.raises(Forbidden, match="needs the analyst role"):
             rate.save(con, RUN, "x", "vi@lab.example", {"acceptable": 1}, actor=viewer)
         with pytest.raises(Forbidden, match="needs the analyst role"):
@@ -140,10 +141,10 @@ def test_an_analyst_imports_but_not_others_work_and_an_owner_reads_the_audit(bro
     page.context.close()
     analyst, owner = Actor("an@lab.example", "analyst", "sign-in"), Actor("ow@lab.example", "owner", "sign-in")
     with access.session(server["store"]) as con:
-        saved_slices.save(con, "owner's", "nope", (), actor=owner)
+        saved_slices.save(con, "owner's", Slice("nope", ()), actor=owner)
         with pytest.raises(Forbidden, match="made by ow@lab.example: that needs the owner role"):
             saved_slices.delete(con, "owner's", actor=analyst)
-        saved_slices.save(con, "analyst's", "nope", (), actor=analyst)
+        saved_slices.save(con, "analyst's", Slice("nope", ()), actor=analyst)
         assert saved_slices.delete(con, "analyst's", actor=analyst)
         made = con.execute("SELECT created_by FROM saved_slices WHERE name = 'owner''s'").fetchone()[0]
     assert made == "ow@lab.example"

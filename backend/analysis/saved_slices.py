@@ -47,19 +47,18 @@ def _check(con: duckdb.DuckDBPyConnection, name: str, dataset_id: str, filters: 
 def save(
     con: duckdb.DuckDBPyConnection,
     name: str,
-    dataset_id: str,
-    filters: slicing.Filters,
-    search: str = "",
+    where: slicing.Slice,
     note: str | None = None,
     replace: bool = False,
     actor: Actor | None = None,
 ) -> None:
-    """Store the slice (SliceError when the name is taken and `replace` is not set, or a filter is unknown;
-    Forbidden when the actor may not save slices, or replace this one)."""
+    """Store the slice's facet filters and search (its runs, run filters and correctness are not part of a saved
+    slice) under `name`: SliceError when the name is taken and `replace` is not set, or a filter is unknown;
+    Forbidden when the actor may not save slices, or replace this one."""
     with permissions.acting(con, actor, "save slice", name) as by:
         if replace and store_slices.one(con, name) is not None:
             permissions.check(con, by, "delete slice", name, owner=audit.made_by(con, "slice", name))
-        _save(con, name, dataset_id, filters, search, note, replace)
+        _save(con, name, where.dataset, where.filters, where.search, note, replace)
 
 
 def _save(con, name: str, dataset_id: str, filters: slicing.Filters, search: str, note, replace: bool) -> None:
@@ -91,22 +90,22 @@ def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return frame
 
 
-def get(con: duckdb.DuckDBPyConnection, name: str) -> dict:
-    """{dataset_id, filters (Filters), search} of a saved slice; SliceError naming it when there is none."""
+def get(con: duckdb.DuckDBPyConnection, name: str) -> slicing.Slice:
+    """The saved slice (its dataset, facet filters and search); SliceError naming it when there is none."""
     row = store_slices.one(con, name)
     if row is None:
         raise SliceError(f"slice: no saved slice is called {name!r}")
-    return {"dataset_id": row[0], "filters": tuple((f, tuple(v)) for f, v in json.loads(row[1])), "search": row[2]}
+    return slicing.Slice(row[0], tuple((f, tuple(v)) for f, v in json.loads(row[1])), search=row[2])
 
 
 def explore_params(con: duckdb.DuckDBPyConnection, name: str) -> dict:
     """Explore's URL parameters for the slice (a facet with several values repeats its parameter)."""
     found = get(con, name)
-    params: dict = {"dataset": found["dataset_id"], **slicing.split_param(con, found["dataset_id"])}  # none: pooled
-    for facet, values in found["filters"]:
+    params: dict = {"dataset": found.dataset, **slicing.split_param(con, found.dataset)}  # none: pooled
+    for facet, values in found.filters:
         params[facet] = [slicing.url_value(facet, v) for v in values]
-    if found["search"]:
-        params["q"] = found["search"]
+    if found.search:
+        params["q"] = found.search
     return params
 
 
@@ -119,7 +118,7 @@ def matrix(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         filters = tuple((f, tuple(v)) for f, v in json.loads(filters))
         runs = slicing.runs_for(con, dataset_id)
         runs = runs[runs["task"].isin(slicing.CLASSIFICATION_TASKS)]
-        size, scored = store_slices.scores(con, dataset_id, filters, search, list(runs["run_id"]))
+        size, scored = store_slices.scores(con, slicing.Slice(dataset_id, filters, search=search), list(runs["run_id"]))
         for run in runs.itertuples():
             if run.run_id not in scored.index:
                 continue

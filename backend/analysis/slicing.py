@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
 
 import duckdb
 import numpy as np
@@ -28,7 +29,7 @@ from backend.models import contamination
 from backend.models.contamination import FLAG  # noqa: F401
 from backend.store import examples as store_examples
 from backend.store import runs as store_runs
-from backend.store.examples import BOOLEAN_FACETS, CORRECTNESS, EXTRA, SORTS, Filters, slice_count, slice_frame  # noqa: F401 — the Explore page's constants, named where they are used
+from backend.store.examples import BOOLEAN_FACETS, CORRECTNESS, EXTRA, SORTS, Filters, Slice  # noqa: F401 — the Explore page's constants, named where they are used
 from backend.store.queries import FACETS  # noqa: F401
 from backend.store.runs import CLASSIFICATION_TASKS  # noqa: F401 — ditto
 
@@ -89,72 +90,67 @@ def _objects(column: np.ndarray) -> np.ndarray:
     return np.where(np.ma.getmaskarray(column), None, np.ma.getdata(column)).astype(object)
 
 
-def slice_summary(
-    con: duckdb.DuckDBPyConnection,
-    dataset_id: str,
-    filters: Filters = (),
-    run_a: str | None = None,
-    run_b: str | None = None,
-    search: str = "",
-    correctness: str = "all",
-) -> dict:
-    """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI), the confusion
-    matrix (gold × predicted), the response bias (label shares, gold vs predicted) and `unlabelled` (items
-    run A gave no label: an unparsed, refused or empty response, or an error; counted wrong) on the
-    items with a gold label; with a run B, how B compares with A (`compare`); None where undefined."""
-    args = (dataset_id, filters, run_a, run_b, search, correctness)
-    cells = store_examples.slice_cells(con, *args)
+@dataclass(frozen=True)
+class SliceSummary:
+    """What Explore shows over a whole slice: n items, `scored` (those with a gold label and a run A), run A's label
+    order, accuracy and macro-F1 (Estimates: value, 95% bootstrap CI, n), the confusion matrix (gold × predicted),
+    the response bias (label shares, gold vs predicted), `compare` (run B against run A: their difference with its
+    CI and McNemar's test; None without a run B) and `unlabelled` (items run A gave no label: an unparsed, refused
+    or empty response, or an error; counted wrong). None where undefined."""
+
+    n: int
+    scored: int = 0
+    labels: list[str] = field(default_factory=list)
+    accuracy: object = None
+    macro_f1: object = None
+    confusion: pd.DataFrame | None = None
+    bias: pd.DataFrame | None = None
+    compare: dict | None = None
+    unlabelled: int = 0
+
+    def as_dict(self) -> dict:
+        """The fields by name, as the notebook API has always returned them."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def slice_summary(con: duckdb.DuckDBPyConnection, where: Slice, labels: tuple[str, ...] | None = None) -> SliceSummary:
+    """The slice scored for run A (and run B against it): see `SliceSummary`. `labels`: run A's label order when
+    the caller has it (Explore's run picker does), else read from the store."""
+    if labels is None:
+        labels = tuple(store_runs.labels(con, where.run_a)) if where.run_a else ()
+    labels = list(labels)
+    cells = store_examples.slice_cells(con, where)
     if cells["n"].sum() > LARGE_N:  # a large slice: every metric from its (gold, A, B) cells, not per item
-        return _summary_of_cells(cells, store_runs.labels(con, run_a) if run_a else [], bool(run_b))
-    columns = store_examples.slice_labels(con, *args)
+        return _summary_of_cells(cells, labels, bool(where.run_b))
+    columns = store_examples.slice_labels(con, where)
     gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
-    labels = store_runs.labels(con, run_a) if run_a else []
-    summary = {
-        "n": len(gold),
-        "scored": 0,
-        "labels": labels,
-        "accuracy": None,
-        "macro_f1": None,
-        "confusion": None,
-        "bias": None,
-        "compare": None,
-        "unlabelled": 0,
-    }
+    summary = SliceSummary(n=len(gold), labels=labels)
     scored = ~np.ma.getmaskarray(columns["gold_label"])
     if not labels or not scored.any():
         return summary
     gold, pred = gold[scored], pred[scored]
     with _one_blas_thread():
         accuracy, macro_f1 = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
-        compare = _compare(gold, pred, _objects(columns["label_b"])[scored], labels) if run_b else None
-    return {
-        **summary,
-        "scored": int(scored.sum()),
-        "unlabelled": int(sum(p is None for p in pred)),
-        "accuracy": accuracy,
-        "macro_f1": macro_f1,
-        "confusion": classification.confusion(list(gold), list(pred), labels),
-        "bias": classification.response_bias(gold, pred, labels),
-        "compare": compare,
-    }
+        compare = _compare(gold, pred, _objects(columns["label_b"])[scored], labels) if where.run_b else None
+    return SliceSummary(
+        n=summary.n,
+        scored=int(scored.sum()),
+        labels=labels,
+        accuracy=accuracy,
+        macro_f1=macro_f1,
+        confusion=classification.confusion(list(gold), list(pred), labels),
+        bias=classification.response_bias(gold, pred, labels),
+        compare=compare,
+        unlabelled=int(sum(p is None for p in pred)),
+    )
 
 
-def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> dict:
+def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> SliceSummary:
     """`slice_summary` from counts per (gold, A, B) label cell: the same numbers, and bootstrap resamples
     drawn over the cells (the same distribution as over items), so a million-item slice costs no more
     than a small one."""
     cells = cells.astype(object).where(cells.notna(), None).assign(n=cells["n"].astype(int))
-    summary = {
-        "n": int(cells["n"].sum()),
-        "scored": 0,
-        "labels": labels,
-        "accuracy": None,
-        "macro_f1": None,
-        "confusion": None,
-        "bias": None,
-        "compare": None,
-        "unlabelled": 0,
-    }
+    summary = SliceSummary(n=int(cells["n"].sum()), labels=labels)
     scored = cells[cells["gold_label"].notna()]
     if not labels or scored.empty:
         return summary
@@ -163,16 +159,17 @@ def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> d
     if with_b:  # the paired comparison wants items: expand the cells (their order does not matter for it)
         repeat = lambda column: np.repeat(scored[column].to_numpy(), counts)  # noqa: E731
         compare = _compare(repeat("gold_label"), repeat("label_a"), repeat("label_b"), labels)
-    return {
-        **summary,
-        "scored": int(counts.sum()),
-        "unlabelled": int(counts[pd.isna(pred)].sum()),
-        "accuracy": classification.accuracy(gold, pred, counts=counts),
-        "macro_f1": classification.macro_f1(gold, pred, labels, counts=counts),
-        "confusion": classification.confusion(list(gold), list(pred), labels, counts=counts),
-        "bias": classification.response_bias(gold, pred, labels, counts=counts),
-        "compare": compare,
-    }
+    return SliceSummary(
+        n=summary.n,
+        scored=int(counts.sum()),
+        labels=labels,
+        accuracy=classification.accuracy(gold, pred, counts=counts),
+        macro_f1=classification.macro_f1(gold, pred, labels, counts=counts),
+        confusion=classification.confusion(list(gold), list(pred), labels, counts=counts),
+        bias=classification.response_bias(gold, pred, labels, counts=counts),
+        compare=compare,
+        unlabelled=int(counts[pd.isna(pred)].sum()),
+    )
 
 
 def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: list[str]) -> dict | None:

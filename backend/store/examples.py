@@ -11,6 +11,7 @@ Filter values are query parameters; column names and sort orders come from white
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 
 import duckdb
 import numpy as np
@@ -27,6 +28,32 @@ EXTRA = "extra."  # facet name prefix for a key of examples.extra (a user datase
 RUN_FILTERS = ("label_a", "label_b", "correct_b")  # correct_b: "true" / "false" (run B right / wrong)
 CORRECTNESS = ("all", "correct", "incorrect")
 LABEL_ORDER = {"E": 0, "N": 1, "C": 2, "FP": 3}
+
+
+@dataclass(frozen=True)
+class Slice:
+    """One slice of a dataset, from the URL to the SQL and back: the values chosen per facet (`filters`, as
+    ((facet, (value, ...)), ...): the split is one of them, a user dataset's column is 'extra.KEY', and the run
+    filters label_a / label_b / correct_b narrow by what the runs said), runs A and B, run A's correctness
+    (`CORRECTNESS`) and a case-insensitive text search. Frozen, so a page caches results by it."""
+
+    dataset: str
+    filters: Filters = ()
+    run_a: str | None = None
+    run_b: str | None = None
+    search: str = ""
+    correctness: str = "all"
+
+    @property
+    def splits(self) -> tuple | None:
+        """The splits chosen, or None when every split is pooled."""
+        return dict(self.filters).get("split") or None
+
+    def narrowed(self, filters: Filters) -> Slice:
+        """This slice with more filters (e.g. one confusion cell's gold and predicted label)."""
+        return replace(self, filters=tuple(self.filters) + tuple(filters))
+
+
 SORTS = {  # name → ORDER BY clause (never user text)
     "example_id": "example_id",
     "gold_label": "gold_label, example_id",
@@ -140,24 +167,17 @@ def _conditions(filters: Filters, search: str, correctness: str, has_a: bool, pa
     return where or ["TRUE"]
 
 
-def slice_sql(
-    dataset_id: str,
-    filters: Filters,
-    run_a: str | None,
-    run_b: str | None,
-    search: str,
-    correctness: str,
-    keys: list[int] | None = None,
-) -> tuple[str, dict]:
+def slice_sql(where: Slice, keys: list[int] | None = None) -> tuple[str, dict]:
     """`WITH … SELECT {select} FROM s WHERE …` for one slice (of only the examples with `keys`, if given),
     and its parameters."""
-    params: dict = {"d": dataset_id}
+    run_a, run_b = where.run_a, where.run_b
+    params: dict = {"d": where.dataset}
     if keys is not None:
         params["keys"] = keys
     for name, run in (("run_a", run_a), ("run_b", run_b)):
         if run:
             params[name] = run
-    where = _conditions(tuple(filters), search or "", correctness, bool(run_a), params)
+    conditions = _conditions(tuple(where.filters), where.search or "", where.correctness, bool(run_a), params)
     sql = f"""
         WITH a AS ({_run_cte("run_a" if run_a else None, keys is not None)}),
              b AS ({_run_cte("run_b" if run_b else None, keys is not None)}),
@@ -168,18 +188,13 @@ def slice_sql(
             FROM examples e {"JOIN" if run_a else "LEFT JOIN"} a ON a.example_key = e.example_key
             LEFT JOIN b ON b.example_key = e.example_key
             WHERE e.dataset_id = $d {_IN_KEYS.format(alias="e") if keys is not None else ""})
-        SELECT {{select}} FROM s WHERE {" AND ".join(where)}"""
+        SELECT {{select}} FROM s WHERE {" AND ".join(conditions)}"""
     return sql, params
 
 
 def slice_frame(
     con: duckdb.DuckDBPyConnection,
-    dataset_id: str,
-    filters: Filters = (),
-    run_a: str | None = None,
-    run_b: str | None = None,
-    search: str = "",
-    correctness: str = "all",
+    where: Slice,
     sort: str = "example_id",
     limit: int | None = 500,
 ) -> pd.DataFrame:
@@ -190,27 +205,21 @@ def slice_frame(
     rows cost 3× more."""
     if sort not in SORTS:
         raise ValueError(f"sort {sort!r}: allowed {', '.join(SORTS)}")
-    args = (dataset_id, filters, run_a, run_b, search, correctness)
     keys = None
     if limit is not None:
-        sql, params = slice_sql(*args)
+        sql, params = slice_sql(where)
         page = f"{sql.format(select='example_key')} ORDER BY {SORTS[sort]} LIMIT $limit"
         keys = [row[0] for row in con.execute(page, {**params, "limit": int(limit)}).fetchall()]
-    sql, params = slice_sql(*args, keys=keys)
+    sql, params = slice_sql(where, keys=keys)
     return con.execute(f"{sql.format(select=', '.join(COLUMNS))} ORDER BY {SORTS[sort]}", params).df()
 
 
 def slice_count(
     con: duckdb.DuckDBPyConnection,
-    dataset_id: str,
-    filters: Filters = (),
-    run_a: str | None = None,
-    run_b: str | None = None,
-    search: str = "",
-    correctness: str = "all",
+    where: Slice,
 ) -> int:
     """How many examples the slice holds (the table shows at most 500 of them)."""
-    sql, params = slice_sql(dataset_id, filters, run_a, run_b, search, correctness)
+    sql, params = slice_sql(where)
     return int(con.execute(sql.format(select="count(*)"), params).fetchall()[0][0])
 
 
@@ -310,29 +319,19 @@ def qrels_of(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -
 
 def slice_cells(
     con: duckdb.DuckDBPyConnection,
-    dataset_id: str,
-    filters: Filters = (),
-    run_a: str | None = None,
-    run_b: str | None = None,
-    search: str = "",
-    correctness: str = "all",
+    where: Slice,
 ) -> pd.DataFrame:
     """The slice's (gold_label, label_a, label_b) cells with their counts `n`."""
-    sql, params = slice_sql(dataset_id, filters, run_a, run_b, search, correctness)
+    sql, params = slice_sql(where)
     return con.execute(sql.format(select="gold_label, label_a, label_b, count(*) AS n") + " GROUP BY ALL", params).df()
 
 
 def slice_labels(
     con: duckdb.DuckDBPyConnection,
-    dataset_id: str,
-    filters: Filters = (),
-    run_a: str | None = None,
-    run_b: str | None = None,
-    search: str = "",
-    correctness: str = "all",
+    where: Slice,
 ) -> dict[str, np.ndarray]:
     """The slice's gold_label, label_a and label_b columns (masked where NULL), by example id."""
-    sql, params = slice_sql(dataset_id, filters, run_a, run_b, search, correctness)
+    sql, params = slice_sql(where)
     return con.execute(sql.format(select="gold_label, label_a, label_b") + " ORDER BY example_id", params).fetchnumpy()
 
 

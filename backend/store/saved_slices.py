@@ -9,7 +9,7 @@ from datetime import datetime
 import duckdb
 import pandas as pd
 
-from backend.store.examples import Filters, slice_sql
+from backend.store.examples import Filters, Slice, slice_sql
 from backend.store.writer import atomic, author
 
 
@@ -61,12 +61,10 @@ def one(con: duckdb.DuckDBPyConnection, name: str) -> tuple | None:
     return con.execute("SELECT dataset_id, filters, search FROM saved_slices WHERE name = ?", [name]).fetchone()
 
 
-def scores(
-    con: duckdb.DuckDBPyConnection, dataset_id: str, filters: Filters, search: str, run_ids: list[str]
-) -> tuple[int, pd.DataFrame]:
+def scores(con: duckdb.DuckDBPyConnection, where: Slice, run_ids: list[str]) -> tuple[int, pd.DataFrame]:
     """The slice's size, and per run among `run_ids`: n (its items with a gold label that the run predicted)
     and `right` (of those, predicted as the gold label), indexed by run id."""
-    sql, params = slice_sql(dataset_id, filters, None, None, search, "all")
+    sql, params = slice_sql(where)
     scored = (
         con.execute(
             f"""

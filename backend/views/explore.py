@@ -8,12 +8,21 @@ import pandas as pd
 
 from backend.analysis import saved_slices, slicing
 from backend.analysis.saved_slices import SliceError  # noqa: F401 — the page's names
-from backend.analysis.slicing import CLASSIFICATION_TASKS, CORRECTNESS, EXTRA, FACETS, FLAG, RESAMPLES, SORTS  # noqa: F401 — the page's names
+from backend.analysis.slicing import (  # noqa: F401 — the page's names
+    CLASSIFICATION_TASKS,
+    CORRECTNESS,
+    EXTRA,
+    FACETS,
+    FLAG,
+    RESAMPLES,
+    SORTS,
+    SliceSummary,
+)
 from backend.identity.actor import Actor
 from backend.metrics import classification
 from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
 from backend.store import examples
-from backend.store.examples import Filters
+from backend.store.examples import Slice
 from backend.store.sessions import DATA, SAVED, reads
 
 
@@ -48,50 +57,24 @@ def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
 
 
 @reads(DATA)
-def slice_count(
-    con: duckdb.DuckDBPyConnection,
-    dataset_id: str,
-    filters: Filters = (),
-    run_a: str | None = None,
-    run_b: str | None = None,
-    search: str = "",
-    correctness: str = "all",
-) -> int:
+def slice_count(con: duckdb.DuckDBPyConnection, where: Slice) -> int:
     """How many examples the slice holds (the table shows at most 500 of them)."""
-    return examples.slice_count(con, dataset_id, filters, run_a, run_b, search, correctness)
+    return examples.slice_count(con, where)
 
 
 @reads(DATA)
 def slice_frame(
-    con: duckdb.DuckDBPyConnection,
-    dataset_id: str,
-    filters: Filters = (),
-    run_a: str | None = None,
-    run_b: str | None = None,
-    search: str = "",
-    correctness: str = "all",
-    sort: str = "example_id",
-    limit: int | None = 500,
+    con: duckdb.DuckDBPyConnection, where: Slice, sort: str = "example_id", limit: int | None = 500
 ) -> pd.DataFrame:
     """The slice's rows (at most `limit`; None = all), sorted by a whitelisted order (`SORTS`)."""
-    return examples.slice_frame(con, dataset_id, filters, run_a, run_b, search, correctness, sort, limit)
+    return examples.slice_frame(con, where, sort, limit)
 
 
 @reads(DATA)
-def slice_summary(
-    con: duckdb.DuckDBPyConnection,
-    dataset_id: str,
-    filters: Filters = (),
-    run_a: str | None = None,
-    run_b: str | None = None,
-    search: str = "",
-    correctness: str = "all",
-) -> dict:
-    """Over the whole slice: n, and for run A accuracy and macro-F1 (95% bootstrap CI), the confusion matrix (gold ×
-    predicted), the response bias (label shares, gold vs predicted) and `unlabelled` (items run A gave no label: an
-    unparsed, refused or empty response, or an error; counted wrong) on the items with a gold label; with a run B,
-    how B compares with A (`compare`); None where undefined."""
-    return slicing.slice_summary(con, dataset_id, filters, run_a, run_b, search, correctness)
+def slice_summary(con: duckdb.DuckDBPyConnection, where: Slice, labels: tuple[str, ...] | None = None) -> SliceSummary:
+    """The slice scored for run A, and run B against it (`SliceSummary`); `labels`: run A's label order, which the
+    page's run picker already holds."""
+    return slicing.slice_summary(con, where, labels)
 
 
 def url_value(facet: str, value) -> str:
@@ -108,13 +91,11 @@ def saved_slice_params(con: duckdb.DuckDBPyConnection, name: str) -> dict:
 def save_slice(
     con: duckdb.DuckDBPyConnection,
     name: str,
-    dataset_id: str,
-    filters: slicing.Filters,
-    search: str = "",
+    where: Slice,
     note: str | None = None,
     replace: bool = False,
     actor: Actor | None = None,
 ) -> None:
-    """Store the slice (SliceError when the name is taken and `replace` is not set, or a filter is unknown; Forbidden
-    when the actor may not save slices, or replace this one)."""
-    return saved_slices.save(con, name, dataset_id, filters, search, note, replace, actor)
+    """Store the slice's facet filters and search under `name` (SliceError when the name is taken and `replace` is
+    not set, or a filter is unknown; Forbidden when the actor may not save slices, or replace this one)."""
+    return saved_slices.save(con, name, where, note, replace, actor)
