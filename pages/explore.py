@@ -85,8 +85,9 @@ def _yes_no(value) -> str:
 def pick_filters(dataset: str, labels_a: list[str], run_b: str | None) -> tuple[tuple, str, str]:
     """A multiselect per facet with at least two values, predicted label, run A's and run B's correctness, search."""
     filters = []
-    headline = query(explore.headline_split, dataset)
-    for facet, values in query(explore.facet_values, dataset).items():
+    found = query(explore.facets, dataset)
+    headline = found.headline_split
+    for facet, values in found.values.items():
         if len(values) > 1:
             title = FACET_TITLES.get(facet, widgets.plain(facet.removeprefix(explore.EXTRA)))  # a user's column name
             chosen = st.multiselect(
@@ -268,7 +269,7 @@ def show_bias(summary: explore.SliceSummary, dataset: str, caption: str) -> None
 def show_table(dataset: str, where: explore.Slice, sort: str, count: int, caption: str) -> None:
     """At most 500 rows with a link column; selecting a row opens the Example page; full-slice downloads."""
     frame = query(explore.slice_frame, where, sort=sort, limit=SHOWN)
-    values = query(explore.facet_values, dataset)  # facets constant over the dataset say nothing
+    values = query(explore.facets, dataset).values  # facets constant over the dataset say nothing
     constant = [c for c in explore.FACETS if c != "gold_label" and c in frame and len(values.get(c, ())) < 2]
     frame = frame.drop(columns=constant).loc[:, lambda f: f.notna().any()]
     frame.insert(0, "open", widgets.example_links(dataset, frame["example_id"]))
@@ -401,7 +402,7 @@ else:
 on_map = {
     facet: [explore.url_value(facet, v) for v in values]
     for facet, values in filters
-    if facet in query(explore.facet_values, dataset)
+    if facet in query(explore.facets, dataset).values
 }
 st.page_link(
     "pages/map.py",

@@ -4,12 +4,15 @@ the badge on the pages that show a model's outputs."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from backend.analysis import gradient as gv
 from backend.analysis import leaderboard as overview
 from backend.analysis import verdicts
 from backend.api import Lab
+from backend.store import run_metrics, writer
+from backend.store.connection import connect
 from backend.views import cards
 
 BOW = "nope/BOW/mnli/0"
@@ -131,5 +134,24 @@ def test_verdicts_compare_like_with_like_and_say_when_there_is_nothing_to_compar
         assert (card["verdict"] == verdicts.NO_BASELINE).all() and {"baseline_low", "baseline_high"} <= set(
             card.columns
         )
+    finally:
+        con.close()
+
+
+def test_verdicts_are_kept_once_per_data_version_and_recomputed_after_a_write(store_copy):
+    """What is kept is what is computed (every column and dtype, through Parquet); a page's next render reads it
+    back in one query; a write to the data makes it stale, and the next call computes the verdicts anew."""
+    con = connect(store_copy)
+    try:
+        key = f"{verdicts.METHOD}:"
+        first = verdicts.verdicts(con, "nope")
+        pd.testing.assert_frame_equal(first, verdicts._computed(con, "nope"))
+        kept, _ = run_metrics.current_verdicts(con, "nope", key)
+        pd.testing.assert_frame_equal(kept, first)
+        pd.testing.assert_frame_equal(verdicts.verdicts(con, "nope"), first)
+        assert set(first["dataset"]) == {"nope"} and BOW in set(first["run"])
+        writer.replace_run_table(con, None, None, delete=BOW)
+        assert run_metrics.current_verdicts(con, "nope", key)[0] is None  # stale: the data changed
+        assert BOW not in set(verdicts.verdicts(con, "nope")["run"])
     finally:
         con.close()

@@ -151,7 +151,7 @@ def test_bad_arguments_name_the_allowed_values(real_con, kwargs, allowed):
 
 
 def test_facet_values_and_runs(real_con):
-    values = explore.facet_values(real_con, "nope")
+    values = explore.facets(real_con, "nope").values
     assert values["gold_label"] == ["E", "N", "C"] and "clefts" in values["trigger_type"]
     assert "answer_type" not in values and values["adversarial"] == [False, True]
     runs = explore.runs_for(real_con, "nope")

@@ -172,9 +172,9 @@ def test_large_slices_are_scored_from_label_cells_like_items():
     )
     summary = _summary_of_cells(cells, labels, with_b=False)
     by_item = classification.accuracy(gold, pred), classification.macro_f1(gold, pred, labels)
-    for estimate, item in zip((summary["accuracy"], summary["macro_f1"]), by_item):
+    for estimate, item in zip((summary.accuracy, summary.macro_f1), by_item):
         assert estimate.value == pytest.approx(item.value, abs=1e-12) and estimate.n == item.n == 30_000
         assert abs(estimate.low - item.low) < 0.005 and abs(estimate.high - item.high) < 0.005
         assert estimate.low < estimate.value < estimate.high and estimate.high - estimate.low < 0.03
-    assert summary["confusion"].to_numpy().sum() == 30_000
-    assert summary["confusion"].equals(classification.confusion(list(gold), list(pred), labels))
+    assert summary.confusion.to_numpy().sum() == 30_000
+    assert summary.confusion.equals(classification.confusion(list(gold), list(pred), labels))

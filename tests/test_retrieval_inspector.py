@@ -14,6 +14,7 @@ from backend.metrics.retrieval import first_gold_rank
 from backend.retrieval.base import Hit
 from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.evaluate import evaluate_retrievers
+from backend.store import passages
 from backend.store.connection import connect
 from backend.store.passages import corpus_passages
 from backend.store.writer import replace_runs
@@ -57,8 +58,8 @@ def test_gold_doc_ids_are_the_sorted_qrels(real_con):
     example_id, expected = real_con.execute("""
         SELECT example_id, list(doc_id ORDER BY doc_id) FROM qrels WHERE dataset_id = 'ifqa' AND corpus_id = 'wiki'
         GROUP BY example_id HAVING count(*) > 1 ORDER BY example_id LIMIT 1""").fetchall()[0]
-    assert inspector.gold_doc_ids(real_con, "ifqa", example_id) == list(expected) and len(expected) > 1
-    assert inspector.gold_doc_ids(real_con, "ifqa", "no-such-id") == []
+    assert passages.gold_doc_ids(real_con, "ifqa", example_id) == list(expected) and len(expected) > 1
+    assert passages.gold_doc_ids(real_con, "ifqa", "no-such-id") == []
 
 
 def _question_with_gold_at(con, bm25, low: int, high: int) -> tuple[str, str, list[str], int]:
@@ -77,7 +78,7 @@ def _question_with_gold_at(con, bm25, low: int, high: int) -> tuple[str, str, li
 
 def test_side_by_side_marks_gold_and_ranks_it(real_con, bm25):
     example_id, query, gold, rank = _question_with_gold_at(real_con, bm25, 2, 10)
-    assert inspector.gold_doc_ids(real_con, "ifqa", example_id) == gold
+    assert passages.gold_doc_ids(real_con, "ifqa", example_id) == gold
     reversed_ = Reversed(bm25)
     hits, ranks = inspector.side_by_side(real_con, {"bm25": bm25, "reversed": reversed_}, query, k=10, gold=gold)
     assert list(hits.columns) == ["retriever", "rank", "doc_id", "title", "text", "score", "gold"]

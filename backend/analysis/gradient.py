@@ -28,7 +28,6 @@ import pandas as pd
 from backend.datasets.catalogue import described, part
 from backend.metrics import gradient as gradient_metrics
 from backend.models import contamination
-from backend.models.contamination import FLAG  # noqa: F401 — the page flags contaminated runs
 from backend.store import queries
 from backend.store import runs as store_runs
 

@@ -32,17 +32,12 @@ from backend.datasets import catalogue
 from backend.datasets.description import Description
 from backend.metrics import classification, retrieval, squad
 from backend.metrics.bootstrap import (
-    RESAMPLES,  # noqa: F401 — the page names the resamples
     Estimate,
     mean,
 )
-from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD  # noqa: F401 — the page explains "bias"
 from backend.models import contamination
-from backend.models.availability import status_table as model_status  # noqa: F401 — the page lists the models
-from backend.models.contamination import FLAG  # noqa: F401
 from backend.store import queries, run_metrics
 from backend.store import runs as store_runs
-from backend.store.queries import loaded_datasets, split_label_table, table_counts  # noqa: F401
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from backend.metrics import pairs as pair_metrics
-from backend.metrics.pairs import OUTCOMES  # noqa: F401 — the page orders its outcomes
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs

@@ -28,7 +28,6 @@ from backend.datasets.catalogue import describe, described, part
 from backend.datasets.description import OPERATORS
 from backend.metrics.bootstrap import share
 from backend.models import contamination
-from backend.models.contamination import FLAG  # noqa: F401 — the page flags contaminated runs
 from backend.store import queries
 
 COLUMNS = ["dataset", "trigger", "family", "operator", "n", "judged_by", "human", "human_low", "human_high"]

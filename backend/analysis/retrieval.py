@@ -26,8 +26,6 @@ from backend.metrics.bootstrap import mean
 from backend.metrics.retrieval import first_gold_rank, recall_at_k
 from backend.store import passages
 from backend.store import runs as store_runs
-from backend.store.passages import datasets_with_gold, gold_doc_ids  # noqa: F401 — the Retrieval page reads them here
-from backend.store.queries import loaded_datasets  # noqa: F401 — the page checks the store first
 
 OUTCOMES = ("correct", "reading miss", "retrieval miss", "no gold passage", "failed")
 KS = (1, 2, 3, 5, 10, 20, 50, 100)

@@ -20,7 +20,8 @@ from backend.identity import permissions
 from backend.identity.actor import Actor
 from backend.store import audit
 from backend.store import saved_slices as store_slices
-from backend.store.examples import RUN_FILTERS
+from backend.store.examples import RUN_FILTERS, Filters
+from backend.store.runs import CLASSIFICATION_TASKS
 
 NAME = re.compile(r"^[^\x00-\x1f\x7f\s]([^\x00-\x1f\x7f]{0,78}[^\x00-\x1f\x7f\s])?$")  # 1-80 printable, trimmed
 
@@ -29,7 +30,7 @@ class SliceError(ValueError):
     """A slice that cannot be saved or opened; says which field and what was expected."""
 
 
-def _check(con: duckdb.DuckDBPyConnection, name: str, dataset_id: str, filters: slicing.Filters, search: str) -> None:
+def _check(con: duckdb.DuckDBPyConnection, name: str, dataset_id: str, filters: Filters, search: str) -> None:
     if not NAME.match(name or ""):
         raise SliceError(f"name: 1-80 printable characters, not starting or ending with a space; got {name[:100]!r}")
     values = slicing.facet_values(con, dataset_id)
@@ -61,7 +62,7 @@ def save(
         _save(con, name, where.dataset, where.filters, where.search, note, replace)
 
 
-def _save(con, name: str, dataset_id: str, filters: slicing.Filters, search: str, note, replace: bool) -> None:
+def _save(con, name: str, dataset_id: str, filters: Filters, search: str, note, replace: bool) -> None:
     filters = tuple(
         (facet, tuple(str(v).lower() if facet in slicing.BOOLEAN_FACETS else str(v) for v in values))
         for facet, values in filters
@@ -117,7 +118,7 @@ def matrix(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     for name, dataset_id, filters, search in saved[["name", "dataset_id", "filters", "search"]].itertuples(index=False):
         filters = tuple((f, tuple(v)) for f, v in json.loads(filters))
         runs = slicing.runs_for(con, dataset_id)
-        runs = runs[runs["task"].isin(slicing.CLASSIFICATION_TASKS)]
+        runs = runs[runs["task"].isin(CLASSIFICATION_TASKS)]
         size, scored = store_slices.scores(con, slicing.Slice(dataset_id, filters, search=search), list(runs["run_id"]))
         for run in runs.itertuples():
             if run.run_id not in scored.index:

@@ -17,21 +17,17 @@ import pandas as pd
 from threadpoolctl import ThreadpoolController
 
 from backend.datasets.catalogue import UnknownDataset, describe
+from backend.datasets.description import Description
 from backend.metrics import classification
 from backend.metrics.bootstrap import (
     LARGE_N,
-    RESAMPLES,  # noqa: F401 — the page names the resamples
     paired_difference,
 )
-from backend.metrics.classification import dominant_label  # noqa: F401 — the page names the skewed label
 from backend.metrics.pairs import mcnemar
 from backend.models import contamination
-from backend.models.contamination import FLAG  # noqa: F401
 from backend.store import examples as store_examples
 from backend.store import runs as store_runs
-from backend.store.examples import BOOLEAN_FACETS, CORRECTNESS, EXTRA, SORTS, Filters, Slice  # noqa: F401 — the Explore page's constants, named where they are used
-from backend.store.queries import FACETS  # noqa: F401
-from backend.store.runs import CLASSIFICATION_TASKS  # noqa: F401 — ditto
+from backend.store.examples import BOOLEAN_FACETS, Slice
 
 _BLAS = ThreadpoolController()  # found once, so limiting per call costs nothing
 _BLAS_LOCK = threading.Lock()
@@ -44,21 +40,38 @@ def url_value(facet: str, value) -> str:
     return str(value)
 
 
-def _extra_facets(con: duckdb.DuckDBPyConnection, dataset_id: str) -> tuple[str, ...]:
+def _description(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Description | None:
     try:
-        return describe(con, dataset_id).facets
+        return describe(con, dataset_id)
     except UnknownDataset:
-        return ()
+        return None
 
 
 def headline_split(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
     """The split a dataset's paper reports first (its description's first headline split), shown by default: main
     and adversarial items (NOPE) are reported apart, not pooled. None for a dataset without a description."""
-    try:
-        splits = describe(con, dataset_id).headline_splits
-    except UnknownDataset:
-        return None
+    return _first_headline(_description(con, dataset_id))
+
+
+def _first_headline(description: Description | None) -> str | None:
+    splits = description.headline_splits if description else ()
     return splits[0] if splits else None
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What a dataset can be sliced by: each facet's values (`facet_values`) and the split shown by default
+    (`headline_split`), read together."""
+
+    values: dict[str, list]
+    headline_split: str | None
+
+
+def facets(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Facets:
+    """The dataset's `Facets` (its description read once for both)."""
+    description = _description(con, dataset_id)
+    extra = description.facets if description else ()
+    return Facets(store_examples.facet_values(con, dataset_id, extra), _first_headline(description))
 
 
 def split_param(con: duckdb.DuckDBPyConnection, dataset_id: str, chosen: tuple = ()) -> dict:
@@ -72,7 +85,7 @@ def split_param(con: duckdb.DuckDBPyConnection, dataset_id: str, chosen: tuple =
 def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
     """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns,
     then the `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""
-    return store_examples.facet_values(con, dataset_id, _extra_facets(con, dataset_id))
+    return facets(con, dataset_id).values
 
 
 def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
@@ -119,10 +132,9 @@ def slice_summary(con: duckdb.DuckDBPyConnection, where: Slice, labels: tuple[st
     if labels is None:
         labels = tuple(store_runs.labels(con, where.run_a)) if where.run_a else ()
     labels = list(labels)
-    cells = store_examples.slice_cells(con, where)
-    if cells["n"].sum() > LARGE_N:  # a large slice: every metric from its (gold, A, B) cells, not per item
-        return _summary_of_cells(cells, labels, bool(where.run_b))
-    columns = store_examples.slice_labels(con, where)
+    columns = store_examples.slice_labels(con, where, limit=LARGE_N + 1)
+    if len(columns["gold_label"]) > LARGE_N:  # a large slice: every metric from its (gold, A, B) cells, not per item
+        return _summary_of_cells(store_examples.slice_cells(con, where), labels, bool(where.run_b))
     gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
     summary = SliceSummary(n=len(gold), labels=labels)
     scored = ~np.ma.getmaskarray(columns["gold_label"])

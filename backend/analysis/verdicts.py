@@ -16,6 +16,7 @@ made. The best of them is the baseline. A run's verdict:
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 
 import duckdb
@@ -37,6 +38,8 @@ FLAGGED = (BELOW, NOT_BETTER)  # the verdicts shown as badges beside a model's o
 KEYS = ["dataset", "split", "metric"]
 RANDOM = "baseline: random"
 BASELINE = ["baseline", "baseline_value", "baseline_low", "baseline_high", "baseline_n"]
+METHOD = "verdicts-1"  # part of the cached verdicts' key: change it when what a verdict is computed from changes
+log = logging.getLogger(__name__)
 
 
 def verdicts(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.DataFrame:
@@ -44,9 +47,25 @@ def verdicts(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.D
     low, high, n, unparsed, contaminated, baseline (its run id, '' without one), baseline_value, baseline_low,
     baseline_high, baseline_n (the items both were scored on), verdict (one of BELOW, NOT_BETTER, ABOVE,
     NO_BASELINE) and figures (the numbers behind it, in words). One dataset's runs only when `dataset` is given:
-    what a page's badge asks for, so it does not score every dataset's baselines."""
+    what a page's badge asks for, so it does not score every dataset's baselines.
+
+    Computed once per version of the data and kept in the store (`run_metrics.keep_verdicts`), so a page's first
+    render reads them in one query; a read-only connection computes them without keeping them."""
+    cached, version = run_metrics.current_verdicts(con, dataset or "", f"{METHOD}:")
+    if cached is not None:
+        return cached
+    found = _computed(con, dataset)
+    try:
+        run_metrics.keep_verdicts(con, dataset or "", version, found)
+    except duckdb.Error as exc:  # e.g. a read-only connection (a benchmark, an old store being read)
+        log.info("verdicts not cached: %s", exc)
+    return found
+
+
+def _computed(con: duckdb.DuckDBPyConnection, dataset: str | None) -> pd.DataFrame:
+    """`verdicts`, from the leaderboard's rows and the predictions."""
     table = leaderboard.headline(con, dataset)
-    trivial = table[table["model"].map(baselines.is_trivial)]
+    trivial = table[table["model"].map(baselines.is_trivial).astype(bool)]  # bool also when no row is left
     runs = table[table["kind"] != "baseline"].reset_index(drop=True)
     whole = trivial.groupby(KEYS)["n"].max().rename("whole")
     runs = runs.join(whole, on=KEYS)

@@ -1,7 +1,11 @@
-"""The Overview's cache of each run's headline rows (`run_metrics`), keyed by a fingerprint of what those
-rows depend on, and the predictions they are scored from (`backend.analysis.leaderboard` scores them)."""
+"""The caches of what is scored from the predictions: each run's headline rows (`run_metrics`), keyed by a
+fingerprint of what those rows depend on, and the predictions they are scored from (`backend.analysis.leaderboard`
+scores them); and each dataset's verdicts against its trivial baselines (`dataset_verdicts`), keyed by the data
+version they were computed from (`backend.analysis.verdicts`)."""
 
 from __future__ import annotations
+
+import io
 
 import duckdb
 import pandas as pd
@@ -62,3 +66,31 @@ def replace(con: duckdb.DuckDBPyConnection, rows: dict[str, str], fingerprints_:
                 "INSERT INTO run_metrics VALUES (?, ?, ?, now())",
                 [(run, fingerprints_[run], found) for run, found in rows.items()],
             )
+
+
+DATA_VERSION = "(SELECT coalesce(max(value), '0') FROM meta WHERE key = 'version:data')"
+
+
+def current_verdicts(
+    con: duckdb.DuckDBPyConnection, dataset_id: str, method: str = ""
+) -> tuple[pd.DataFrame | None, str]:
+    """(the dataset's cached verdicts if they were computed by `method` from the data as it is now, else None;
+    `method` + the data version now, the key to keep new ones under), in one query."""
+    row = con.execute(
+        f"""SELECT $m || {DATA_VERSION}, (SELECT frame FROM dataset_verdicts
+                                           WHERE dataset_id = $d AND data_version = $m || {DATA_VERSION})""",
+        {"d": dataset_id, "m": method},
+    ).fetchone()
+    version, frame = row
+    return (pd.read_parquet(io.BytesIO(frame)) if frame is not None else None), version
+
+
+def keep_verdicts(con: duckdb.DuckDBPyConnection, dataset_id: str, version: str, frame: pd.DataFrame) -> None:
+    """Cache the dataset's verdicts as computed from data version `version` (Parquet keeps every dtype)."""
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    with atomic(con, "cache"):
+        con.execute(
+            "INSERT OR REPLACE INTO dataset_verdicts VALUES ($d, $v, $f, now())",
+            {"d": dataset_id, "v": version, "f": buffer.getvalue()},
+        )

@@ -172,12 +172,22 @@ CREATE TABLE IF NOT EXISTS report_items (
     pinned_at   TIMESTAMP NOT NULL
 );
 
--- A cache of each run's headline rows (backend/leaderboard.py), keyed by a fingerprint of what they
+-- A cache of each run's headline rows (backend/analysis/leaderboard.py), keyed by a fingerprint of what they
 -- depend on; rebuilt from the predictions when missing or stale. Not user data (not backed up).
 CREATE TABLE IF NOT EXISTS run_metrics (
     run_id       VARCHAR PRIMARY KEY,
     fingerprint  VARCHAR NOT NULL,
     rows         JSON NOT NULL,
+    computed_at  TIMESTAMP NOT NULL
+);
+
+-- A cache of one dataset's verdicts against the trivial baselines ('' for every dataset's; backend/analysis/
+-- verdicts.py), as Parquet, for the version of the data it was computed from (meta 'version:data'): computed
+-- once per data version, not on every page render. Not user data (not backed up).
+CREATE TABLE IF NOT EXISTS dataset_verdicts (
+    dataset_id   VARCHAR PRIMARY KEY,
+    data_version VARCHAR NOT NULL,
+    frame        BLOB NOT NULL,
     computed_at  TIMESTAMP NOT NULL
 );
 

@@ -10,7 +10,6 @@ import pandas as pd
 from backend.store import examples as store_examples
 from backend.store import judgements as store_judgements
 from backend.store import ratings as store_ratings
-from backend.store.examples import example_row  # noqa: F401 — the Playground and Retrieval pages load one row
 from backend.store.ids import pasted
 from backend.store.sessions import DATA, reads
 

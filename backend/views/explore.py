@@ -8,21 +8,16 @@ import pandas as pd
 
 from backend.analysis import saved_slices, slicing
 from backend.analysis.saved_slices import SliceError  # noqa: F401 — the page's names
-from backend.analysis.slicing import (  # noqa: F401 — the page's names
-    CLASSIFICATION_TASKS,
-    CORRECTNESS,
-    EXTRA,
-    FACETS,
-    FLAG,
-    RESAMPLES,
-    SORTS,
-    SliceSummary,
-)
+from backend.analysis.slicing import Facets, SliceSummary  # noqa: F401 — the page's names
 from backend.identity.actor import Actor
 from backend.metrics import classification
+from backend.metrics.bootstrap import RESAMPLES  # noqa: F401 — the page's names
 from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD
+from backend.models.contamination import FLAG  # noqa: F401 — the page's names
 from backend.store import examples
-from backend.store.examples import Slice
+from backend.store.examples import CORRECTNESS, EXTRA, SORTS, Slice  # noqa: F401 — the page's names
+from backend.store.queries import FACETS  # noqa: F401 — the page's names
+from backend.store.runs import CLASSIFICATION_TASKS  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, SAVED, reads
 
 
@@ -35,17 +30,11 @@ def dominant_label(
 
 
 @reads(DATA)
-def facet_values(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict[str, list]:
-    """Facet → its sorted distinct non-null values, for the facets the dataset uses: the typed columns, then the
-    `extra` keys its description names (a user dataset's categorical columns), as 'extra.KEY'."""
-    return slicing.facet_values(con, dataset_id)
-
-
-@reads(DATA)
-def headline_split(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
-    """The split a dataset's paper reports first (its description's first headline split), shown by default: main and
-    adversarial items (NOPE) are reported apart, not pooled. None for a dataset without a description."""
-    return slicing.headline_split(con, dataset_id)
+def facets(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Facets:
+    """What the dataset can be sliced by: each facet's values (the typed columns, then the `extra` keys its
+    description names, as 'extra.KEY') and the split shown by default (the headline split: main and adversarial
+    items are reported apart, not pooled)."""
+    return slicing.facets(con, dataset_id)
 
 
 @reads(DATA)

@@ -7,7 +7,8 @@ import duckdb
 import pandas as pd
 
 from backend.analysis import gradient
-from backend.analysis.gradient import FLAG, PEOPLE  # noqa: F401 — the page's names
+from backend.analysis.gradient import PEOPLE  # noqa: F401 — the page's names
+from backend.models.contamination import FLAG  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, reads
 
 

@@ -20,12 +20,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from backend.analysis import slicing
-from backend.analysis.slicing import CLASSIFICATION_TASKS, EXTRA  # noqa: F401 — the page's names
 from backend.config import settings
 from backend.execution import jobs
 from backend.identity.actor import Actor
 from backend.store import examples as store_examples
 from backend.store import queries
+from backend.store.examples import (
+    EXTRA,  # noqa: F401 — the page's names
+    Filters,
+)
+from backend.store.runs import CLASSIFICATION_TASKS  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, reads
 
 METHODS = ("umap", "pca")
@@ -148,7 +152,7 @@ def points(
     return frame if run_id else frame.drop(columns=["predicted", "correct"])
 
 
-def matches(frame: pd.DataFrame, filters: slicing.Filters) -> np.ndarray:
+def matches(frame: pd.DataFrame, filters: Filters) -> np.ndarray:
     """Which points Explore's facet filters select (to highlight them)."""
     keep = np.ones(len(frame), dtype=bool)
     for facet, values in filters:

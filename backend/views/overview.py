@@ -8,8 +8,10 @@ import pandas as pd
 
 from backend.analysis import leaderboard
 from backend.analysis import saved_slices as analysis_saved_slices
-from backend.analysis.leaderboard import BIAS_AT_LEAST, BIAS_OVER_GOLD, FLAG, RESAMPLES  # noqa: F401 — the page's names
+from backend.metrics.bootstrap import RESAMPLES  # noqa: F401 — the page's names
+from backend.metrics.classification import BIAS_AT_LEAST, BIAS_OVER_GOLD  # noqa: F401 — the page's names
 from backend.models import availability
+from backend.models.contamination import FLAG  # noqa: F401 — the page's names
 from backend.store import queries
 from backend.store.sessions import DATA, SAVED, reads
 

@@ -6,7 +6,8 @@ import duckdb
 import pandas as pd
 
 from backend.analysis import pairs
-from backend.analysis.pairs import MISSING, OUTCOMES  # noqa: F401 — the page's names
+from backend.analysis.pairs import MISSING  # noqa: F401 — the page's names
+from backend.metrics.pairs import OUTCOMES  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, reads
 
 

@@ -7,7 +7,8 @@ import duckdb
 import pandas as pd
 
 from backend.analysis import projection
-from backend.analysis.projection import FLAG, OPERATORS  # noqa: F401 — the page's names
+from backend.datasets.description import OPERATORS  # noqa: F401 — the page's names
+from backend.models.contamination import FLAG  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, reads
 
 

@@ -3,17 +3,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path  # noqa: F401 — the page's names
+
 import duckdb
 import pandas as pd
 
 import backend.identity.links as links
 from backend.analysis import judging, rating_tasks, ratings
-from backend.analysis.rating_tasks import (
-    MAX_GUIDELINE,  # noqa: F401 — the page's names
-    Path,
-)
-from backend.analysis.ratings import RUBRIC, RatingConflict, RatingError  # noqa: F401 — the page's names
+from backend.analysis.rating_tasks import MAX_GUIDELINE  # noqa: F401 — the page's names
+from backend.analysis.ratings import RatingConflict, RatingError  # noqa: F401 — the page's names
 from backend.identity.actor import Actor
+from backend.metrics.rubrics import RUBRIC  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, LIVE, reads
 
 

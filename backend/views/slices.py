@@ -38,8 +38,8 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from backend.analysis import slicing
-from backend.analysis.slicing import CLASSIFICATION_TASKS  # noqa: F401 — the page's names
 from backend.store import examples as store_examples
+from backend.store.runs import CLASSIFICATION_TASKS  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, reads
 
 QUESTIONS = {
