@@ -11,6 +11,7 @@ import pytest
 from backend.analysis import projection
 from backend.models import contamination, training_data
 from backend.store import writer
+from backend.views import explore
 
 
 def test_cells_cover_every_dataset_with_a_spec_and_their_counts(real_con):
@@ -171,6 +172,9 @@ def test_a_detector_trained_on_falseqa_is_shown_beside_its_falseqa_score_on_qaqa
         assert contamination.flags(real_con, "falseqa") == {
             "falseqa/user/my-detector-train": "its model was trained on falseqa:train"
         }
+        listed = explore.runs_for(real_con, "falseqa").set_index("run_id")["contaminated"]  # from one listing query
+        assert listed["falseqa/user/my-detector-train"] == "its model was trained on falseqa:train"
+        assert listed["falseqa/user/my-detector"] == ""
     finally:
         for run_id in runs:
             writer.replace_run_table(real_con, None, None, delete=run_id)

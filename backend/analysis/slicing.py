@@ -92,9 +92,9 @@ def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Complete runs of the dataset that stored predictions: classification runs first (baselines
     last among them), then QA, writing and retrieval runs; with each run's label order ([] if none) and
     why it is contaminated ('' if not)."""
-    frame = store_runs.listing(con, dataset_id, with_predictions=True, order="classifiers first")
-    frame = frame[["run_id", "model_id", "source", "task", "labels", "predictions", "parsed"]]
-    flagged = contamination.flags(con, dataset_id)
+    listed = store_runs.listing(con, dataset_id, with_predictions=True, with_training=True, order="classifiers first")
+    flagged = contamination.flags_of(dataset_id, listed)  # one query: the listing carries what the flags read
+    frame = listed[["run_id", "model_id", "source", "task", "labels", "predictions", "parsed"]]
     return frame.assign(contaminated=[flagged.get(r, "") for r in frame["run_id"]])
 
 
@@ -132,9 +132,10 @@ def slice_summary(con: duckdb.DuckDBPyConnection, where: Slice, labels: tuple[st
     if labels is None:
         labels = tuple(store_runs.labels(con, where.run_a)) if where.run_a else ()
     labels = list(labels)
-    columns = store_examples.slice_labels(con, where, limit=LARGE_N + 1)
-    if len(columns["gold_label"]) > LARGE_N:  # a large slice: every metric from its (gold, A, B) cells, not per item
-        return _summary_of_cells(store_examples.slice_cells(con, where), labels, bool(where.run_b))
+    cells = store_examples.slice_cells(con, where)
+    if cells["n"].sum() > LARGE_N:  # a large slice: every metric from its (gold, A, B) cells, not per item
+        return _summary_of_cells(cells, labels, bool(where.run_b))
+    columns = store_examples.slice_labels(con, where)
     gold, pred = _objects(columns["gold_label"]), _objects(columns["label_a"])
     summary = SliceSummary(n=len(gold), labels=labels)
     scored = ~np.ma.getmaskarray(columns["gold_label"])

@@ -27,7 +27,11 @@ FLAG = "⚠ contaminated"
 def trained_on(con, dataset_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
     """run id → (the split it predicted or None, what its model was trained on) for the dataset's runs.
     A run stored before runs recorded `trained_on` takes its model's from the registry, when registered."""
-    rows = queries.run_training(con, dataset_id)
+    return _trained_on(queries.run_training(con, dataset_id))
+
+
+def _trained_on(rows) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """`trained_on` from (run id, model id, split, trained_on JSON or None) rows."""
     models = registry.specs()
     return {
         run_id: (
@@ -44,9 +48,18 @@ def trained_on(con, dataset_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
 
 def flags(con, dataset_id: str) -> dict[str, str]:
     """run id → why it is contaminated, for every flagged run of the dataset."""
-    found = {
-        run_id: reason(dataset_id, split, listed) for run_id, (split, listed) in trained_on(con, dataset_id).items()
-    }
+    return _flags(dataset_id, trained_on(con, dataset_id))
+
+
+def flags_of(dataset_id: str, listed: pd.DataFrame) -> dict[str, str]:
+    """`flags` for the runs of a `store.runs.listing(..., with_training=True)` frame, without reading the store."""
+    columns = listed[["run_id", "model_id", "predicted_split", "trained_on"]].astype(object)
+    rows = columns.where(columns.notna(), None).itertuples(index=False, name=None)  # NULL as None, as fetchall gives
+    return _flags(dataset_id, _trained_on(rows))
+
+
+def _flags(dataset_id: str, trained: dict) -> dict[str, str]:
+    found = {run_id: reason(dataset_id, split, listed) for run_id, (split, listed) in trained.items()}
     return {run_id: why for run_id, why in found.items() if why}
 
 

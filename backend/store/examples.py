@@ -326,17 +326,10 @@ def slice_cells(
     return con.execute(sql.format(select="gold_label, label_a, label_b, count(*) AS n") + " GROUP BY ALL", params).df()
 
 
-def slice_labels(con: duckdb.DuckDBPyConnection, where: Slice, limit: int | None = None) -> dict[str, np.ndarray]:
-    """The slice's gold_label, label_a and label_b columns (masked where NULL), by example id; with `limit`, at most
-    that many items (a caller that only scores small slices item by item learns a slice is large from a full
-    fetch, without reading all of it)."""
+def slice_labels(con: duckdb.DuckDBPyConnection, where: Slice) -> dict[str, np.ndarray]:
+    """The slice's gold_label, label_a and label_b columns (masked where NULL), by example id."""
     sql, params = slice_sql(where)
-    sql = sql.format(select="example_id, gold_label, label_a, label_b")
-    if limit is not None:
-        sql, params = f"{sql} LIMIT $limit", {**params, "limit": int(limit)}
-    columns = con.execute(sql, params).fetchnumpy()
-    order = np.argsort(np.ma.getdata(columns.pop("example_id")).astype(str), kind="stable")  # as ORDER BY example_id
-    return {name: column[order] for name, column in columns.items()}
+    return con.execute(sql.format(select="gold_label, label_a, label_b") + " ORDER BY example_id", params).fetchnumpy()
 
 
 def _facet_columns(facets: list[str], params: dict, lower_booleans: bool) -> list[str]:

@@ -52,6 +52,9 @@ COLUMNS = [
 ]
 
 
+TRAINING = ", r.config->>'$.split' AS predicted_split, r.config->'$.trained_on' AS trained_on"  # contamination
+
+
 def listing(
     con: duckdb.DuckDBPyConnection,
     dataset_id: str | None = None,
@@ -63,13 +66,15 @@ def listing(
     retrieval_augmented: bool | None = None,
     with_predictions: bool = False,
     with_answers: bool = False,
+    with_training: bool = False,
     order: str = "id",
 ) -> pd.DataFrame:
     """Runs with their status, labels and provenance (`COLUMNS`): `labels` is the run's class order ([] for
     runs without), `predictions` how many it stored and `ok` how many of those hold no error. Filters:
     the dataset, `status` (None: any), `tasks`, `sources` / `not_sources`, `retrieval_augmented` (a
     retriever id or not), `with_predictions` (at least one prediction), `with_answers` (at least one without an
-    error); `order` one of `ORDERS`."""
+    error); `order` one of `ORDERS`. `with_training` adds `predicted_split` and `trained_on` (the config's JSON or
+    None), what `models.contamination.flags_of` reads."""
     if order not in ORDERS:
         raise ValueError(f"order {order!r}: allowed {', '.join(ORDERS)}")
     frame = con.execute(
@@ -85,6 +90,7 @@ def listing(
                r.config->>'$.coverage' AS coverage, r.config->>'$.file' AS file, r.config->>'$.sha256' AS sha256,
                r.config->>'$.notes' AS notes,
                coalesce(c.predictions, 0) AS predictions, coalesce(c.ok, 0) AS ok, coalesce(c.parsed, 0) AS parsed
+               {TRAINING if with_training else ""}
         FROM runs r LEFT JOIN counts c USING (run_id)
         WHERE ($d IS NULL OR r.dataset_id = $d) AND ($status IS NULL OR list_contains($status, r.status))
           AND ($tasks IS NULL OR list_contains($tasks, r.task))
