@@ -167,18 +167,16 @@ def show_metrics(summary: explore.SliceSummary, run_a: str | None) -> None:
         st.caption("Choose a run A to see its accuracy, confusion matrix and predictions.")
 
 
-def show_comparison(compare: dict | None) -> None:
+def show_comparison(compare: explore.Comparison | None) -> None:
     """Run B against run A on the items both labelled: accuracies, B − A with a paired-bootstrap CI, McNemar."""
     if compare is None:
         st.caption("Run B labelled none of the items with a gold label in this slice: nothing to compare.")
         return
-    diff = compare["difference"]
+    diff = compare.difference
     a, b, delta = st.columns(3)
-    a.metric("Accuracy A (items both labelled)", f"{100 * compare['accuracy_a'].value:.1f}%")
-    b.metric("Accuracy B", f"{100 * compare['accuracy_b'].value:.1f}%", help="95% bootstrap CI below")
-    b.caption(
-        f"95% CI [{100 * compare['accuracy_b'].low:.1f}, {100 * compare['accuracy_b'].high:.1f}] · n={compare['n']:,}"
-    )
+    a.metric("Accuracy A (items both labelled)", f"{100 * compare.accuracy_a.value:.1f}%")
+    b.metric("Accuracy B", f"{100 * compare.accuracy_b.value:.1f}%", help="95% bootstrap CI below")
+    b.caption(f"95% CI [{100 * compare.accuracy_b.low:.1f}, {100 * compare.accuracy_b.high:.1f}] · n={compare.n:,}")
     delta.metric(
         "B − A",
         f"{100 * diff.difference:+.1f} pts",
@@ -189,7 +187,7 @@ def show_comparison(compare: dict | None) -> None:
     delta.caption(
         f"95% CI [{100 * diff.low:+.1f}, {100 * diff.high:+.1f}] · paired bootstrap p "
         f"{widgets.plain(p_text(diff.p_value))} · "
-        f"McNemar p {widgets.plain(p_text(compare['mcnemar_p']))}"
+        f"McNemar p {widgets.plain(p_text(compare.mcnemar_p))}"
     )
 
 
@@ -231,10 +229,10 @@ def show_confusion(summary: explore.SliceSummary, dataset: str, caption: str) ->
 def warn_bias(summary: explore.SliceSummary) -> None:
     """Say so when a run gives one label to (almost) the whole slice: its accuracy is then mostly that label's share."""
     compare = summary.compare
-    bias_b = compare and compare["shares"].rename(columns={"gold": "gold_share", "run B": "predicted_share"})
+    bias_b = compare and compare.shares.rename(columns={"gold": "gold_share", "run B": "predicted_share"})
     for who, bias, items in (
         ("run A", summary.bias, "this slice"),
-        ("run B", bias_b, f"the {compare['n']:,} items it labelled" if compare else ""),
+        ("run B", bias_b, f"the {compare.n:,} items it labelled" if compare else ""),
     ):
         skew = explore.dominant_label(bias) if bias is not None else None
         if skew:
@@ -251,8 +249,8 @@ def warn_bias(summary: explore.SliceSummary) -> None:
 def show_bias(summary: explore.SliceSummary, dataset: str, caption: str) -> None:
     """Each label's share among the gold labels and among the runs' predictions (the Syn-(QA)² response-bias view)."""
     if summary.compare:  # over the items both runs labelled, so the three bars share one denominator
-        shares = summary.compare["shares"]
-        caption += f" · items both runs labelled: {summary.compare['n']:,}"
+        shares = summary.compare.shares
+        caption += f" · items both runs labelled: {summary.compare.n:,}"
     else:
         shares = summary.bias.rename(columns={"gold_share": "gold", "predicted_share": "run A"})
     who = [c for c in ("gold", "run A", "run B") if c in shares]

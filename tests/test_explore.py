@@ -113,13 +113,13 @@ def test_summary_compares_run_b_with_run_a_on_the_same_items(real_con):
     right_a = [g == x for g, x, _ in rows]
     right_b = [g == y for g, _, y in rows]
     compare = explore.slice_summary(real_con, Slice("nope", CLEFTS_NEGATED, a, b)).compare
-    assert compare["n"] == len(rows) > 0
-    assert compare["accuracy_a"].value == pytest.approx(sum(right_a) / len(rows))
-    assert compare["accuracy_b"].value == pytest.approx(sum(right_b) / len(rows))
-    diff = compare["difference"]
+    assert compare.n == len(rows) > 0
+    assert compare.accuracy_a.value == pytest.approx(sum(right_a) / len(rows))
+    assert compare.accuracy_b.value == pytest.approx(sum(right_b) / len(rows))
+    diff = compare.difference
     assert diff.difference == pytest.approx((sum(right_b) - sum(right_a)) / len(rows))
-    assert diff.low <= diff.difference <= diff.high and 0 < diff.p_value <= 1 and 0 < compare["mcnemar_p"] <= 1
-    shares = compare["shares"].set_index("label")
+    assert diff.low <= diff.difference <= diff.high and 0 < diff.p_value <= 1 and 0 < compare.mcnemar_p <= 1
+    shares = compare.shares.set_index("label")
     assert list(shares.columns) == ["gold", "run A", "run B"] and shares.sum().tolist() == pytest.approx([1.0] * 3)
     assert shares.loc["E", "run B"] == pytest.approx(sum(y == "E" for _, _, y in rows) / len(rows))
     assert shares.loc["E", "gold"] == pytest.approx(sum(g == "E" for g, _, _ in rows) / len(rows))
@@ -298,8 +298,8 @@ def test_explore_shows_run_b_against_run_a(app, real_con):
     at = app("pages/explore.py", dataset="nope", run_a=a, run_b=b)
     assert not at.exception and not at.error
     compare = explore.slice_summary(real_con, Slice("nope", (("split", ("main",)),), a, b)).compare  # the default split
-    assert metric(at, "B − A") == f"{100 * compare['difference'].difference:+.1f} pts"
-    assert metric(at, "Accuracy B") == f"{100 * compare['accuracy_b'].value:.1f}%"
+    assert metric(at, "B − A") == f"{100 * compare.difference.difference:+.1f} pts"
+    assert metric(at, "Accuracy B") == f"{100 * compare.accuracy_b.value:.1f}%"
 
 
 def test_explore_bad_correctness_without_run_is_ignored(app):

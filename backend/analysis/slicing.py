@@ -104,6 +104,19 @@ def _objects(column: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """Run B against run A on the `n` items both labelled: each one's accuracy (Estimates), B − A with its paired
+    bootstrap CI and p (`difference`), McNemar's p, and the gold, A and B label shares over those items."""
+
+    n: int
+    accuracy_a: object
+    accuracy_b: object
+    difference: object
+    mcnemar_p: float
+    shares: pd.DataFrame
+
+
+@dataclass(frozen=True)
 class SliceSummary:
     """What Explore shows over a whole slice: n items, `scored` (those with a gold label and a run A), run A's label
     order, accuracy and macro-F1 (Estimates: value, 95% bootstrap CI, n), the confusion matrix (gold × predicted),
@@ -118,12 +131,15 @@ class SliceSummary:
     macro_f1: object = None
     confusion: pd.DataFrame | None = None
     bias: pd.DataFrame | None = None
-    compare: dict | None = None
+    compare: Comparison | None = None
     unlabelled: int = 0
 
     def as_dict(self) -> dict:
-        """The fields by name, as the notebook API has always returned them."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The fields by name (`compare` too), as the notebook API has always returned them."""
+        found = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.compare is not None:
+            found["compare"] = {f.name: getattr(self.compare, f.name) for f in fields(self.compare)}
+        return found
 
 
 def slice_summary(con: duckdb.DuckDBPyConnection, where: Slice, labels: tuple[str, ...] | None = None) -> SliceSummary:
@@ -185,7 +201,7 @@ def _summary_of_cells(cells: pd.DataFrame, labels: list[str], with_b: bool) -> S
     )
 
 
-def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: list[str]) -> dict | None:
+def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: list[str]) -> Comparison | None:
     """Run B against run A on the items both labelled: accuracies, B − A (paired bootstrap CI and p), McNemar p,
     and the gold, A and B label shares over those same items (`shares`)."""
     both = np.array([label is not None for label in pred_b], dtype=bool)
@@ -197,14 +213,14 @@ def _compare(gold: np.ndarray, pred_a: np.ndarray, pred_b: np.ndarray, labels: l
         columns={"gold_share": "gold", "predicted_share": "run A"}
     )
     shares["run B"] = classification.response_bias(gold, pred_b, labels)["predicted_share"]
-    return {
-        "n": int(both.sum()),
-        "accuracy_a": classification.accuracy(gold, pred_a),
-        "accuracy_b": classification.accuracy(gold, pred_b),
-        "difference": paired_difference(b, a),
-        "mcnemar_p": mcnemar(a, b),
-        "shares": shares,
-    }
+    return Comparison(
+        n=int(both.sum()),
+        accuracy_a=classification.accuracy(gold, pred_a),
+        accuracy_b=classification.accuracy(gold, pred_b),
+        difference=paired_difference(b, a),
+        mcnemar_p=mcnemar(a, b),
+        shares=shares,
+    )
 
 
 @contextmanager

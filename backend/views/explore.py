@@ -8,7 +8,7 @@ import pandas as pd
 
 from backend.analysis import saved_slices, slicing
 from backend.analysis.saved_slices import SliceError  # noqa: F401 — the page's names
-from backend.analysis.slicing import Facets, SliceSummary  # noqa: F401 — the page's names
+from backend.analysis.slicing import Comparison, Facets, SliceSummary  # noqa: F401 — the page's names
 from backend.identity.actor import Actor
 from backend.metrics import classification
 from backend.metrics.bootstrap import RESAMPLES  # noqa: F401 — the page's names
