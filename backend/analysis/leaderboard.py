@@ -1,4 +1,5 @@
-"""The overview's table: one headline metric per dataset × run, with its split, n and 95% CI.
+"""The leaderboard: one headline metric per dataset × run, with its split, n and 95% CI (the Overview, the verdicts,
+the model cards, `evaluate`).
 
 Each dataset's description (`backend.datasets.description`) names its headline splits and metric; built in:
 

@@ -1,4 +1,5 @@
-"""Rate: researchers score stored model outputs, and how far their scores agree.
+"""Ratings: researchers score stored model outputs (the Rate page, rating tasks, the commands), and how far their
+scores agree.
 
 A rating is one row of `ratings` (source 'user') keyed by (dataset_id, example_id, run_id, rater_id,
 criterion): the run's dataset, the rated prediction's example, the rater, and one criterion of the

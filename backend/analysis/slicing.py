@@ -1,8 +1,8 @@
-"""Explore: slice a dataset by facets, runs, correctness and text; look at one example in full.
+"""Slicing a dataset by facets, runs, correctness and text (Explore, the Map, the Slice finder, saved slices, the
+notebook API): what a dataset can be sliced by, the runs to slice with, and a slice's scores.
 
-Every function takes the store connection first (pages call them through `ui.resources.query`).
-A slice is one parameterised query (`backend.store.examples`); this module scores it (accuracy,
-macro-F1, confusion, response bias, run B against run A) and gathers one example's detail.
+A slice is a `Slice` value and one parameterised query (`backend.store.examples`); this module scores it into a
+`SliceSummary` (accuracy, macro-F1, confusion, response bias, and run B against run A as a `Comparison`).
 """
 
 from __future__ import annotations
