@@ -6,6 +6,7 @@ LaTeX) and Rate (save a rating with its keyboard shortcut)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -115,8 +116,11 @@ def test_slice_finder_flow_opens_its_top_slice_in_explore(served_lab_copy, page)
     base, _ = served_lab_copy
     # Slice finder: open a slice in Explore
     shows(page, base, f"slices?dataset=nope&run_a={SLICED_RUN}", "most significant", "flow-slices")
-    link = page.get_by_role("link", name="Explore ", exact=False).last
-    facet = link.inner_text().split("Explore ", 1)[1].split(" = ")[0].strip()  # the top slice's first facet
+    # a slice's link ("Explore FACET = VALUE"), not the sidebar's "Explore": waited for, as a link button can be drawn
+    # after the proof text above (one CI run found only the sidebar's)
+    link = page.get_by_role("link", name=re.compile(r"Explore \S+ = ")).last
+    link.wait_for(timeout=60_000)
+    facet = link.inner_text().split("Explore ", 1)[1].split(" = ")[0].strip()  # the slice's first facet
     with page.context.expect_page() as opened:  # a link button opens a tab
         link.click()
     page = opened.value

@@ -225,11 +225,7 @@ def test_a_nope_paper_run_exported_as_text_and_word_labels_imports_with_identica
         for split in ("main", "adv"):
             filters = (("split", (split,)),)
             a, b = (explore.slice_summary(con, Slice("nope", filters, run_a=r)) for r in (ROBERTA, copy))
-            assert (a["accuracy"], a["macro_f1"], a["confusion"].to_dict()) == (
-                b["accuracy"],
-                b["macro_f1"],
-                b["confusion"].to_dict(),
-            )
+            assert (a.accuracy, a.macro_f1, a.confusion.to_dict()) == (b.accuracy, b.macro_f1, b.confusion.to_dict())
     assert compared >= (
         8 if with_probs else 7
     )  # Figure 5, Table 4, majority-N, headline, bias, facets, pairs (+ calibration)
