@@ -16,6 +16,7 @@ PAGES = [
     st.Page("pages/pairs.py", title="Minimal pairs", icon=":material/compare_arrows:"),
     st.Page("pages/outputs.py", title="Side by side", icon=":material/view_column:"),
     st.Page("pages/studio.py", title="Studio", icon=":material/science:"),
+    st.Page("pages/study.py", title="Studies", icon=":material/groups:"),
     st.Page("pages/nope.py", title="NOPE", icon=":material/bar_chart:"),
     st.Page("pages/projection.py", title="Projection", icon=":material/stacked_line_chart:"),
     st.Page("pages/gradient.py", title="Gradient", icon=":material/linear_scale:"),
@@ -28,9 +29,12 @@ PAGES = [
 ]
 ACTIVITY = st.Page("pages/activity.py", title="Activity", icon=":material/history:")  # owners only
 RATE_ONLY = [st.Page("pages/rate.py", title="Rate", icon=":material/star_rate:", default=True)]  # raters: nothing else
+PARTICIPATE_ONLY = [st.Page("pages/participate.py", title="Study", icon=":material/groups:", default=True)]
 
 
 def pages_for(who) -> list:
+    if (who.scope or "").startswith("study:"):  # a study's participant: their study, nothing else
+        return PARTICIPATE_ONLY
     if who.blinded:
         return RATE_ONLY
     return PAGES + ([ACTIVITY] if who.role == "owner" else [])
@@ -40,4 +44,4 @@ st.set_page_config(page_title="Presupposition Lab", page_icon=":material/science
 with page_session(), reported():  # one store open per rerun; a link's unusable values are named above the page
     who = identity.gate()  # stops here with a sign-in, no-role or refused-link page when nobody may go on
     identity.sidebar(who)
-    st.navigation(pages_for(who), position="hidden" if who.blinded else "sidebar").run()
+    st.navigation(pages_for(who), position="hidden" if who.blinded or who.scope else "sidebar").run()

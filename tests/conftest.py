@@ -13,7 +13,7 @@ os.environ.setdefault("PLAB_OFFLINE", "1")  # tests never download; the download
 
 from backend.models import loading  # noqa: E402
 from tests.helpers import tiny_models  # noqa: E402
-from tests.helpers.browser import serve  # noqa: E402
+from tests.helpers.browser import CHROMIUM, FLAGS, serve  # noqa: E402
 from tests.helpers.data import CHECKOUT_DATA, shared  # noqa: E402
 
 
@@ -196,3 +196,14 @@ def served_lab(lab):
     """The live pages' store (retrieval, QA and writing runs) with the tiny models registered, served by the README's
     run command."""
     yield from serve({"PLAB_STORE": str(lab["store"]), "PLAB_DATA_DIR": str(lab["data"])})
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A Chromium for a module's pages (test_server_browser, test_study_browser)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()

@@ -20,7 +20,7 @@ from backend.identity.permissions import Forbidden
 from backend.store import access
 from backend.store import links as store_links
 from backend.store.examples import Slice
-from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, serve, watched
+from tests.helpers.browser import CHROMIUM, SETTLED, serve, watched
 from tests.helpers.net import free_port
 from tests.helpers.oidc_provider import provider, secrets_file, sign_in
 
@@ -58,16 +58,6 @@ def server(real_store, tmp_path_factory):
         config["STREAMLIT_SECRETS_FILES"] = str(secrets_file(folder, port, oidc.url))  # never the checkout's
         for url in serve(config, port):
             yield {"url": url, "store": store, "task": task, "links": made, "expired": expired, "revoked": revoked}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield launched
-        launched.close()
 
 
 def _page(browser, url: str):

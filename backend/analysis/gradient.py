@@ -12,7 +12,9 @@ projective-probability experiments and CommitmentBank; a user dataset may declar
   probability that the content is true; CommitmentBank: 3·P(E) − 3·P(C), an expected rating on −3…+3), with
   `formula` saying so in words; a run without probabilities gives its label's weight;
 - `raters`: "per item" when rater ids are numbered within each item (CommitmentBank's file does not name its
-  participants): each rating is then its own rater.
+  participants): each rating is then its own rater;
+- `exclude_raters`: participants left out (a closed study's exclusions), `runs_from`: the dataset whose runs are
+  compared (a study's source dataset: its items keep their ids).
 
 People's mean per group has a 95% CI from a bootstrap over participants and items together
 (`metrics.gradient`); a run's is over items (it rates each once). Spearman's ρ between a run's and people's
@@ -61,10 +63,13 @@ def ratings(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Every crowd rating of the spec's criterion: rater, item, value, split and the spec's facets (controls
     left out); a rater numbered within its item is that item's own."""
     rule = spec(con, dataset_id)
-    keys = tuple(dict.fromkeys([*rule["by"], *([rule["prior"]] if rule.get("prior") else [])]))
+    keys = tuple(
+        dict.fromkeys([*rule["by"], *([rule["prior"]] if rule.get("prior") else []), *rule.get("leave_out", {})])
+    )
     frame = queries.crowd_values(con, dataset_id, rule["criterion"], keys)
     for facet, values in rule.get("leave_out", {}).items():
         frame = frame[~frame[facet].isin(values)]
+    frame = frame[~frame["rater"].isin(rule.get("exclude_raters", []))]
     if rule.get("raters") == "per item":
         frame = frame.assign(rater=frame["item"] + "/" + frame["rater"])
     return frame.reset_index(drop=True)
@@ -76,7 +81,7 @@ def _in_split(frame: pd.DataFrame, split: str | None) -> pd.DataFrame:
 
 def runs(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """The dataset's complete NLI runs: run_id, model_id, source, contaminated (why, '' when clean)."""
-    frame = contamination.runs_frame(con, dataset_id)
+    frame = contamination.runs_frame(con, spec(con, dataset_id).get("runs_from", dataset_id))
     return frame[frame["task"] == "nli"][["run_id", "model_id", "source", "labels", "contaminated"]].reset_index(
         drop=True
     )
@@ -85,10 +90,11 @@ def runs(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
 def run_values(con: duckdb.DuckDBPyConnection, dataset_id: str, run_id: str) -> pd.Series:
     """A run's certainty per item on the dataset's scale: Σ P(label)·weight over the spec's `model` weights,
     from its probabilities where it has them, else its label's weight."""
-    weights = spec(con, dataset_id)["model"]
-    chosen = store_runs.listing(con, dataset_id, tasks=("nli",)).set_index("run_id")  # runs() less contamination
+    rule = spec(con, dataset_id)
+    weights, source = rule["model"], rule.get("runs_from", dataset_id)
+    chosen = store_runs.listing(con, source, tasks=("nli",)).set_index("run_id")  # runs() less contamination
     if run_id not in chosen.index:
-        raise ValueError(f"{run_id!r} is not a complete NLI run on {dataset_id}; choose one of {list(chosen.index)}")
+        raise ValueError(f"{run_id!r} is not a complete NLI run on {source}; choose one of {list(chosen.index)}")
     labels = list(chosen.loc[run_id, "labels"])
     weight = np.array([weights.get(label, 0.0) for label in labels], dtype=float)
     frame = queries.predictions_frame(con, [run_id]).set_index("example_id")

@@ -35,6 +35,7 @@ from backend.cli import judges as judges_cli
 from backend.cli import people as people_cli
 from backend.cli import ratings as ratings_cli
 from backend.cli import store as store_cli
+from backend.cli import studies as studies_cli
 from backend.config import settings
 from backend.datasets import DATASETS, baselines
 from backend.datasets.catalogue import UnknownDataset, describe
@@ -429,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     ratings_cli.add(sub)
     store_cli.add(sub)
     people_cli.add(sub)
+    studies_cli.add(sub)
     # an id copied from a page may carry the Markdown rule's invisible word joiner: no argument means one
     args = parser.parse_args([arg.replace(JOINER, "") for arg in (sys.argv[1:] if argv is None else argv)])
     use_terminal()  # a write here is the terminal user's, as the owner (the owner's tool on a server too)

@@ -1,6 +1,6 @@
 """Signed links for people without accounts: a link names a person, one object they may work on (a rating task:
-'rating-task:<id>') and an expiry, and is HMAC-SHA256-signed with the server's link secret. Opening it gives a
-rater identity scoped to that object (`Actor(person, 'rater', 'link', scope=object)`).
+'rating-task:<id>'; a judgement study: 'study:<id>') and an expiry, and is HMAC-SHA256-signed with the server's
+link secret. Opening it gives a rater identity scoped to that object (`Actor(person, 'rater', 'link', scope=object)`).
 
 The secret is $PLAB_LINK_SECRET, else a random one kept beside the store (`<store>.link-secret`, readable by its
 owner only, made on first use). Rotating it (a new value, or deleting the file) invalidates every link at once;
@@ -28,7 +28,7 @@ import pandas as pd
 from backend.identity.actor import MAX_RATER_ID, RATER_ID, Actor
 from backend.store import links as store_links
 
-OBJECT_KINDS = ("rating-task",)  # 'study' joins with the studies issue
+OBJECT_KINDS = ("rating-task", "study")
 MAX_DAYS = 365
 
 

@@ -5,7 +5,8 @@ every attempt written to the audit.
         ...the write...                                            # its rows are stamped created_by = by.id
 
 Roles, most rights first: owner ⊃ analyst ⊃ viewer; a rater only rates the rating tasks assigned to them
-(a signed link names the task; an account with the rater role is assigned by a link naming its e-mail).
+(a signed link names the task; an account with the rater role is assigned by a link naming its e-mail), and a study's
+participant only answers the study their link opens ('respond').
 Work someone else made (a run, a dataset, a saved slice, a report item, a link) is deleted or replaced only by an
 owner; an analyst may delete or replace their own. README.md has the table.
 """
@@ -36,6 +37,9 @@ ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS o
     "pin to report": "analyst",
     "edit report": "analyst",
     "create rating task": "analyst",
+    "create study": "analyst",
+    "close study": "analyst",
+    "respond": "analyst",
     "create link": "analyst",
     "delete run": "analyst",
     "delete slice": "analyst",
@@ -48,8 +52,15 @@ ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS o
     "restore": "owner",
     "view activity": "owner",
 }
-OWN_WORK = {"delete run", "delete slice", "replace dataset", "revoke link", "edit report"}  # others' need owner
-RATER_ACTIONS = {"rate"}
+OWN_WORK = {
+    "delete run",
+    "delete slice",
+    "replace dataset",
+    "revoke link",
+    "edit report",
+    "close study",
+}
+RATER_ACTIONS = {"rate", "respond"}  # within what a link or an account's links assign them
 
 
 class Forbidden(PermissionError):

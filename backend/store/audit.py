@@ -45,6 +45,7 @@ MADE = {  # kind of object → (table, key column): whose work it is, for 'delet
     "rating task": ("rating_tasks", "task_id"),
     "judge run": ("judge_runs", "judge_run_id"),
     "link": ("links", "link_id"),
+    "study": ("studies", "study_id"),
 }
 
 

@@ -2,8 +2,9 @@
 
 That is the user's datasets (datasets, examples, pairs), the runs they ran, asked live or imported
 (runs with source other than 'import' and 'baseline', with their predictions and retrieved passages)
-and their ratings (source other than 'crowd'), judge runs and their judgements, rating tasks, saved slices, report
-items, signed links and the audit. A backup is a folder `<store folder>/backups/<stamp>-<reason>/` with one
+and their ratings (source other than 'crowd', and every rating of their datasets: a study's responses), judge runs
+and their judgements, rating tasks, studies with their participants and responses, saved slices, report items,
+signed links and the audit. A backup is a folder `<store folder>/backups/<stamp>-<reason>/` with one
 Parquet file per table and `manifest.json` (when, why, schema version, row counts).
 
 `python -m backend backup` writes one; one is also written automatically before anything that
@@ -38,7 +39,7 @@ USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "runs": f"SELECT * FROM runs WHERE run_id IN ({USER_RUNS})",
     "predictions": f"SELECT * FROM predictions WHERE run_id IN ({USER_RUNS})",
     "retrievals": f"SELECT * FROM retrievals WHERE run_id IN ({USER_RUNS})",
-    "ratings": "SELECT * FROM ratings WHERE source <> 'crowd'",
+    "ratings": f"SELECT * FROM ratings WHERE source <> 'crowd' OR dataset_id IN ({USER_DATASETS})",  # studies' too
     "saved_slices": "SELECT * FROM saved_slices",
     "report_items": "SELECT * FROM report_items",
     "judge_runs": "SELECT * FROM judge_runs",
@@ -46,6 +47,9 @@ USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "rating_tasks": "SELECT * FROM rating_tasks",
     "rating_task_items": "SELECT * FROM rating_task_items",
     "links": "SELECT * FROM links",
+    "studies": "SELECT * FROM studies",
+    "study_participants": "SELECT * FROM study_participants",
+    "study_responses": "SELECT * FROM study_responses",
     "audit": "SELECT * FROM audit",
 }
 RATING_COLUMNS = ("dataset_id", "example_id", "run_id", "rater_id", "criterion")  # the primary key
@@ -156,6 +160,7 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
             ("runs", "run_id"),
             ("judge_runs", "judge_run_id"),
             ("rating_tasks", "task_id"),
+            ("studies", "study_id"),
         )
     }
     rated = tables.get("ratings")
@@ -176,6 +181,10 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
     deletes += [
         (f"DELETE FROM {name} WHERE list_contains($ids, task_id)", {"ids": ids["rating_tasks"]})
         for name in ("rating_task_items", "rating_tasks")
+    ]
+    deletes += [
+        (f"DELETE FROM {name} WHERE list_contains($ids, study_id)", {"ids": ids["studies"]})
+        for name in ("study_responses", "study_participants", "studies")
     ]
     for name, key in (
         ("saved_slices", "name"),

@@ -296,3 +296,43 @@ CREATE TABLE IF NOT EXISTS links (
     revoked_at  TIMESTAMP,
     revoked_by  VARCHAR
 );
+
+-- Judgement studies (issue 47): a design over a dataset's items, frozen at the first response; participants
+-- (each a signed link's person) with their list, recorded order seed and trials; their responses as given. The
+-- responses on items are also the crowd ratings of the study's own dataset (dataset_id = study_id).
+CREATE TABLE IF NOT EXISTS studies (
+    study_id    VARCHAR PRIMARY KEY,
+    dataset_id  VARCHAR NOT NULL,     -- where the items come from
+    version     INTEGER NOT NULL,     -- 1, +1 per change of the design before the first response
+    design      JSON NOT NULL,        -- backend.studies.design.Design.as_dict(): exclusions declared with it
+    design_text VARCHAR NOT NULL,     -- the YAML as written
+    status      VARCHAR NOT NULL,     -- open | closed
+    created_by  VARCHAR,
+    created_at  TIMESTAMP NOT NULL,
+    frozen_at   TIMESTAMP,            -- the first response: the design no longer changes
+    closed_at   TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS study_participants (
+    study_id        VARCHAR NOT NULL,
+    participant_id  VARCHAR NOT NULL, -- the link's person
+    list_no         INTEGER NOT NULL, -- the list (Latin square) they were given; random: their own
+    seed            UBIGINT NOT NULL, -- of their order (design.participant_seed)
+    trials          JSON NOT NULL,    -- [{kind, id}] in the order shown
+    started_at      TIMESTAMP NOT NULL,
+    finished_at     TIMESTAMP,
+    completion_code VARCHAR,
+    PRIMARY KEY (study_id, participant_id)
+);
+
+CREATE TABLE IF NOT EXISTS study_responses (
+    study_id        VARCHAR NOT NULL,
+    participant_id  VARCHAR NOT NULL,
+    position        INTEGER NOT NULL, -- 0-based, in their trials
+    kind            VARCHAR NOT NULL, -- practice | target | control | attention | native
+    trial           VARCHAR NOT NULL, -- the example id, or practice:N / attention:N / native
+    value           DOUBLE,
+    label           VARCHAR,          -- a choice scale's label; native: yes | no
+    answered_at     TIMESTAMP NOT NULL,
+    PRIMARY KEY (study_id, participant_id, position)
+);

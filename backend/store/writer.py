@@ -70,7 +70,15 @@ DELETE_OWNED = [
 # execution.jobs); a terminal command or notebook that sets neither writes as the local user.
 AUTHOR: ContextVar[str | None] = ContextVar("AUTHOR", default=None)
 ACTING_AS = "PLAB_ACTING_AS"
-ATTRIBUTED = ("datasets", "runs", "saved_slices", "report_items", "judge_runs", "rating_tasks")  # have created_by
+ATTRIBUTED = (
+    "datasets",
+    "runs",
+    "saved_slices",
+    "report_items",
+    "judge_runs",
+    "rating_tasks",
+    "studies",
+)  # have created_by
 
 
 def author() -> str:
@@ -102,9 +110,14 @@ def arrow_table(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) ->
     return pa.Table.from_pylist(prepared, schema=pa.schema(fields))
 
 
-def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, also_sources: tuple[str, ...] = ()) -> None:
+def replace_dataset(
+    con: duckdb.DuckDBPyConnection,
+    bundle: Bundle,
+    also_sources: tuple[str, ...] = (),
+    more: list[tuple[str, dict]] = (),
+) -> None:
     """Replace everything the ingest owns for `bundle.dataset['dataset_id']` (and its runs of `also_sources`),
-    atomically."""
+    atomically; `more`: statements run in the same transaction after it (a study's own row)."""
     dataset_id = bundle.dataset["dataset_id"]
     now = datetime.now(UTC).replace(tzinfo=None)
     tables = {"datasets": [{**bundle.dataset, "loaded_at": now, "notes": bundle.notes}]}
@@ -135,9 +148,12 @@ def replace_dataset(con: duckdb.DuckDBPyConnection, bundle: Bundle, also_sources
             {"d": dataset_id, "s": list(also_sources)},
         )
     ]
-    transaction(
-        con, (extra if also_sources else []) + [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow
-    )
+    with atomic(con):
+        _apply(
+            con, (extra if also_sources else []) + [(statement, {"d": dataset_id}) for statement in DELETE_OWNED], arrow
+        )
+        for statement, params in more:
+            con.execute(statement, params)
 
 
 def typed_table(con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame) -> pa.Table:

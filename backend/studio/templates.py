@@ -41,6 +41,7 @@ import yaml
 
 from backend.datasets.base import DataError
 from backend.datasets.description import OPERATORS
+from backend.datasets.validation import yaml_failer
 from backend.identity.actor import Actor
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
@@ -64,39 +65,9 @@ class Expansion:
     sha256: str
 
 
-def _lines(text: str, path: str) -> dict[tuple, int]:
-    """(key, ...) path → 1-based line of every mapping key and sequence item in the YAML document."""
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise TemplateError(
-            path, f"not valid YAML: {getattr(exc, 'problem', exc)}", mark.line + 1 if mark else None
-        ) from None
-    found: dict[tuple, int] = {}
-
-    def walk(node, where: tuple) -> None:
-        found[where] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                found[where + (key.value,)] = key.start_mark.line + 1
-                walk(value, where + (key.value,))
-        elif isinstance(node, yaml.SequenceNode):
-            for i, value in enumerate(node.value):
-                walk(value, where + (i,))
-
-    if root is not None:
-        walk(root, ())
-    return found
-
-
 def expand(text: str, path: str = "template.yaml", limit: int = MAX_EXAMPLES) -> Expansion:
     """The template's items × conditions; TemplateError (line, field) on the first problem."""
-    lines = _lines(text, path)
-
-    def fail(problem: str, *where) -> None:
-        line = next((lines[where[:n]] for n in range(len(where), -1, -1) if where[:n] in lines), None)
-        raise TemplateError(path, problem, line, ".".join(str(w) for w in where) or None)
+    fail = yaml_failer(text, path, TemplateError)
 
     spec = yaml.safe_load(text) or {}
     if not isinstance(spec, dict):

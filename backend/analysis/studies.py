@@ -1,0 +1,244 @@
+"""A judgement study's analysis, beside the models (issue 47): progress per list, the declared exclusions applied
+rule by rule, people's mean answer per condition with a 95% CI (participants and items resampled together,
+`metrics.gradient`) before and after the exclusions, per-item means, the runs of the study's source dataset on the
+same items, and what a paper's methods section and its data archive need (`archive`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import duckdb
+import pandas as pd
+
+from backend.analysis import gradient
+from backend.metrics import gradient as gradient_metrics
+from backend.store import studies as store_studies
+from backend.studies import collection, exclusions
+from backend.studies.design import Design, items
+
+MEANS = ["stage", "condition", "n", "participants", "items", "mean", "low", "high"]
+BEFORE, AFTER = "all who finished", "after exclusions"
+
+
+def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return store_studies.listing(con)
+
+
+def design(con: duckdb.DuckDBPyConnection, study_id: str) -> Design:
+    return collection.design_of(collection.study(con, study_id))
+
+
+def progress(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Per list: participants who started, who finished, and answers given."""
+    people = store_studies.participants(con, study_id)
+    table = people.groupby("list_no").agg(
+        started=("participant_id", "size"),
+        finished=("finished_at", lambda s: int(s.notna().sum())),
+        answers=("answered", "sum"),
+    )
+    return table.reset_index().rename(columns={"list_no": "list"})
+
+
+def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Per participant: list, seed, started, finished, seconds, controls' mean, attention failures, excluded_by."""
+    return exclusions.apply(design(con, study_id), *collection.responses_of(con, study_id))
+
+
+def exclusion_log(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return exclusions.log(design(con, study_id), *collection.responses_of(con, study_id))
+
+
+def _rated(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[Design, pd.DataFrame, pd.DataFrame]:
+    """The design, the target answers of participants who finished (rater, item, value, condition, item facet),
+    and the participants with their `excluded_by`."""
+    found = design(con, study_id)
+    people, answers = collection.responses_of(con, study_id)
+    applied = exclusions.apply(found, people, answers)
+    examples = store_studies.example_rows(con, study_id).set_index("example_id")
+    targets = answers[answers["kind"] == "target"]
+    frame = pd.DataFrame(
+        {
+            "rater": targets["participant_id"].to_numpy(),
+            "item": targets["trial"].to_numpy(),
+            "value": targets["value"].to_numpy(dtype=float),
+        }
+    )
+    for key, name in (("condition", found.condition), ("family", found.item)):
+        frame[key] = frame["item"].map(_facet(examples, name))
+    finished = set(applied.loc[applied["excluded_by"] != exclusions.NOT_FINISHED, "participant_id"])
+    return found, frame[frame["rater"].isin(finished)], applied
+
+
+def _facet(examples: pd.DataFrame, name: str) -> pd.Series:
+    if name in examples.columns and name != "extra":
+        return examples[name].astype(str)
+    return examples["extra"].map(lambda extra: str((extra or {}).get(name)))
+
+
+def condition_means(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """stage (all who finished | after exclusions), condition, n (answers), participants, items, mean, low, high:
+    people's mean answer per condition with a 95% CI from the crossed bootstrap, in the design's condition order."""
+    _, frame, applied = _rated(con, study_id)
+    kept = set(applied.loc[applied["excluded_by"] == "", "participant_id"])
+    tables = []
+    for stage, rows in ((BEFORE, frame), (AFTER, frame[frame["rater"].isin(kept)])):
+        table = gradient_metrics.per_predicate(rows.rename(columns={"condition": "predicate"}))
+        tables.append(table.rename(columns={"predicate": "condition"}).assign(stage=stage))
+    order = sorted(frame["condition"].unique())
+    table = _numeric(pd.concat(tables, ignore_index=True)[MEANS])
+    return table.sort_values(["stage", "condition"], key=lambda c: c.map(_rank(c, order)), ignore_index=True)
+
+
+def _numeric(table: pd.DataFrame) -> pd.DataFrame:
+    """Counts as integers and means as floats, also when a stage has no answers (an empty part is untyped)."""
+    counts, means = ["n", "participants", "items"], ["mean", "low", "high"]
+    return table.astype(dict.fromkeys(counts, "int64") | dict.fromkeys(means, "float64"))
+
+
+def _rank(column: pd.Series, order: list[str]):
+    return {"stage": {BEFORE: 0, AFTER: 1}, "condition": {c: i for i, c in enumerate(order)}}[column.name]
+
+
+def item_means(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Per item and condition, after exclusions: example_id, the item, the condition, answers, mean, sd."""
+    _, frame, applied = _rated(con, study_id)
+    kept = frame[frame["rater"].isin(set(applied.loc[applied["excluded_by"] == "", "participant_id"]))]
+    table = kept.groupby(["item", "family", "condition"]).agg(
+        answers=("value", "size"), mean=("value", "mean"), sd=("value", "std")
+    )
+    return table.reset_index().rename(columns={"item": "example_id", "family": "item"})
+
+
+def runs(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """The complete NLI runs on the study's source dataset (they answer the same items)."""
+    return gradient.runs(con, study_id)
+
+
+def beside_models(con: duckdb.DuckDBPyConnection, study_id: str, run_ids: tuple[str, ...] = ()) -> pd.DataFrame:
+    """who (people after exclusions, or a run), condition, n, participants, items, mean, low, high: each run's
+    expected answer on the study's scale (the gradient spec's formula) on the items people answered."""
+    found, frame, applied = _rated(con, study_id)
+    kept = frame[frame["rater"].isin(set(applied.loc[applied["excluded_by"] == "", "participant_id"]))]
+    tables = [_per_condition(kept).assign(who=gradient.PEOPLE)]
+    for run_id in run_ids:
+        values = gradient.run_values(con, study_id, run_id)
+        items = kept.drop_duplicates("item")
+        said = items.assign(value=items["item"].map(values), rater="model").dropna(subset=["value"])
+        tables.append(_per_condition(said).assign(who=run_id))
+    table = _numeric(pd.concat(tables, ignore_index=True))
+    return table[["who", "condition", "n", "participants", "items", "mean", "low", "high"]]
+
+
+def _per_condition(frame: pd.DataFrame) -> pd.DataFrame:
+    table = gradient_metrics.per_predicate(frame.rename(columns={"condition": "predicate"}))
+    return table.rename(columns={"predicate": "condition"}).sort_values("condition", ignore_index=True)
+
+
+def long_responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Every response, one row each: participant, list, position, kind, trial, the item and condition, value,
+    label, when, and whom the exclusions leave out (excluded_by; '' when kept)."""
+    found = design(con, study_id)
+    people, answers = collection.responses_of(con, study_id)
+    applied = exclusions.apply(found, people, answers).set_index("participant_id")
+    examples = store_studies.example_rows(con, study_id).set_index("example_id")
+    frame = answers.assign(
+        list=answers["participant_id"].map(applied["list_no"]),
+        item=answers["trial"].map(_facet(examples, found.item)),
+        condition=answers["trial"].map(_facet(examples, found.condition)),
+        excluded_by=answers["participant_id"].map(applied["excluded_by"]),
+    )
+    columns = ["participant_id", "list", "position", "kind", "trial", "item", "condition", "value", "label"]
+    return frame[[*columns, "answered_at", "excluded_by"]]
+
+
+def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
+    """A methods paragraph with the study's numbers filled in (design, lists, order, scale, exclusions, means)."""
+    row = collection.study(con, study_id)
+    found = collection.design_of(row)
+    applied = participants(con, study_id)
+    log = exclusion_log(con, study_id)
+    means = condition_means(con, study_id)
+    after = means[means["stage"] == AFTER]
+    finished = int((applied["excluded_by"] != exclusions.NOT_FINISHED).sum())
+    kept = int((applied["excluded_by"] == "").sum())
+    grid = items(found, store_studies.example_rows(con, study_id))
+    kept_ids = set(applied.loc[applied["excluded_by"] == "", "participant_id"])
+    answers = int(_rated(con, study_id)[1]["rater"].isin(kept_ids).sum())
+    conditions, item_count = len(grid.grid.columns), len(grid.grid)
+    assignment = {
+        "latin": f"one of {conditions} lists of a Latin square: every item once, in one of its {conditions} "
+        f"conditions, each condition on {_share(item_count, conditions)} items",
+        "crossed": f"every item in every condition ({item_count * conditions} trials)",
+        "random": f"{found.k} items drawn at random, conditions rotated from a random start",
+    }[found.assignment]
+    scale = found.scale
+    if scale.kind == "choice":
+        answered = "choosing one of " + ", ".join(f"'{label}' ({value:g})" for label, value in scale.options)
+    else:
+        ends = f" ('{scale.left}' to '{scale.right}')" if scale.left or scale.right else ""
+        kind = "a slider" if scale.kind == "slider" else f"a {len(scale.points)}-point scale"
+        answered = f"on {kind} from {scale.min:g} to {scale.max:g}{ends}"
+    extras = []
+    if grid.controls:
+        extras.append(f"{len(grid.controls)} control items (expected answer {found.controls['expected']})")
+    if found.attention:
+        extras.append(f"{len(found.attention)} attention check(s)")
+    if found.practice:
+        extras.append(f"after {len(found.practice)} practice item(s)")
+    rules = [
+        f"{r.declared} ({r.newly_excluded} participant{'s' if r.newly_excluded != 1 else ''})"
+        for r in log.itertuples()
+        if r.rule != exclusions.NOT_FINISHED
+    ]
+    results = "; ".join(f"{r.condition}: {r.mean:.2f} [{r.low:.2f}, {r.high:.2f}]" for r in after.itertuples())
+    return (
+        f"Study {study_id} (design version {row['version']}, frozen at its first response"
+        f"{' on ' + format(row['frozen_at'], '%Y-%m-%d') if row['frozen_at'] is not None else ''}) showed items of "
+        f"the dataset {found.dataset}"
+        f"{' (split ' + found.split + ')' if found.split else ''}. Each participant saw {assignment}"
+        f"{', plus ' + ', '.join(extras) if extras else ''}, in an order randomised per participant "
+        f"(seed recorded{', no two items of one ' + found.separate + ' in a row' if found.separate else ''}). "
+        f'They answered the question "{found.question}" {answered}. '
+        f"{len(applied)} participants started and {finished} finished. Following the exclusion criteria declared "
+        f"with the design before data collection, "
+        + ("we excluded participants who " + "; who ".join(rules) if rules else "no rule excluded anyone")
+        + f", leaving {kept} participants and {answers:,} answers on target items. Mean answer per condition "
+        f"(95% CI, bootstrap over participants and items together): {results or 'no answers yet'}."
+    )
+
+
+def _share(items: int, conditions: int) -> str:
+    low, high = items // conditions, -(-items // conditions)
+    return f"{low}" if low == high else f"{low} or {high}"
+
+
+def archive(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, bytes]:
+    """The files for a paper's data archive: responses (long format), the design (YAML as declared, and as read,
+    with its version), every participant's list, order seed and trials, the exclusion log, per-participant
+    exclusions, condition means before and after, and the methods paragraph."""
+    row = collection.study(con, study_id)
+    record = {k: (str(v) if v is not None else None) for k, v in row.items() if k not in ("design", "design_text")}
+    files = {
+        "responses.csv": long_responses(con, study_id),
+        "participants.csv": participants(con, study_id),
+        "orders.csv": store_studies.orders(con, study_id),
+        "exclusions.csv": exclusion_log(con, study_id),
+        "condition_means.csv": condition_means(con, study_id),
+        "item_means.csv": item_means(con, study_id),
+    }
+    out = {name: frame.to_csv(index=False).encode() for name, frame in files.items()}
+    out["design.yaml"] = row["design_text"].encode()
+    out["design.json"] = json.dumps(record | {"design": row["design"]}, indent=2).encode()
+    out["methods.md"] = (methods(con, study_id) + "\n").encode()
+    return out
+
+
+def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
+        for name, data in archive(con, study_id).items():
+            out.writestr(f"{study_id}/{name}", data)
+    return buffer.getvalue()

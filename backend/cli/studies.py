@@ -1,0 +1,126 @@
+"""The study commands of `python -m backend` (issue 47): a judgement study from its design to the archive.
+
+python -m backend study create design.yaml [--replace]      # the study and its dataset (see README: Studies)
+python -m backend study links STUDY --count 40 --base-url https://lab.example [--days 30]
+python -m backend study status STUDY                        # per list; exclusions rule by rule; condition means
+python -m backend study close STUDY                         # no more answers; exclusions written to its dataset
+python -m backend study export STUDY --out DIR              # responses, design, orders, exclusions, methods
+python -m backend study list
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from backend.analysis import studies
+from backend.datasets.validation import DataError
+from backend.store.access import session
+from backend.store.connection import store_path
+from backend.studies import collection
+
+
+def add(sub) -> None:
+    p = sub.add_parser("study", help="judgement studies: design, participant links, status, close, export")
+    action = p.add_subparsers(dest="action", required=True)
+    q = action.add_parser("create", help="a study from a design file (YAML; README: Studies)")
+    q.add_argument("design", type=Path)
+    q.add_argument("--replace", action="store_true", help="a new version of the design, before any response")
+    q = action.add_parser("links", help="signed links, one participant each (each gets the next list)")
+    q.add_argument("study")
+    q.add_argument("--count", type=int, default=1, help="how many links")
+    q.add_argument("--days", type=float, default=30, help="how long the links work")
+    q.add_argument("--base-url", default="http://localhost:8501", help="the dashboard's address, as people reach it")
+    for name, text in (
+        ("status", "participants per list, the exclusions rule by rule, condition means before and after"),
+        ("close", "take no more answers; write the exclusions into the study's dataset"),
+    ):
+        action.add_parser(name, help=text).add_argument("study")
+    q = action.add_parser("export", help="what a paper's methods section and its data archive need")
+    q.add_argument("study")
+    q.add_argument("--out", type=Path, required=True, help="a folder (made if missing), or a .zip file")
+    action.add_parser("list", help="every study, newest first")
+    p.set_defaults(func=cmd_study)
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    try:
+        with session(args.store) as con:
+            return ACTIONS[args.action](con, args)
+    except (DataError, collection.StudyRefused, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _create(con, args) -> int:
+    if not args.design.is_file():
+        raise collection.StudyRefused("design", f"{args.design} is not a file")
+    study_id = collection.create(con, args.design.read_text(), str(args.design), replace=args.replace)
+    row = studies.listing(con).set_index("study_id").loc[study_id]
+    print(
+        f"study {study_id} (version {row['version']}) over {row['dataset_id']}: its responses become the crowd "
+        f"ratings of the dataset {study_id}; make links with `python -m backend study links {study_id} --count N`"
+    )
+    return 0
+
+
+def _links(con, args) -> int:
+    made = collection.make_links(con, store_path(args.store), args.study, args.count, args.days)
+    for link in made:
+        print(f"{link.person}: {link.url(args.base_url)}  (until {link.expires_at:%Y-%m-%d %H:%M} UTC)")
+    return 0
+
+
+def _status(con, args) -> int:
+    row = studies.listing(con).set_index("study_id")
+    if args.study not in row.index:
+        raise collection.StudyRefused("study", f"no study {args.study!r}; the studies are {list(row.index)}")
+    found = row.loc[args.study]
+    print(f"study {args.study}: {found['status']}, version {found['version']}, over {found['dataset_id']}")
+    with pd.option_context("display.width", 160, "display.max_columns", 20, "display.max_colwidth", 70):
+        print("\nper list:\n" + studies.progress(con, args.study).to_string(index=False))
+        print("\nexclusions, in the declared order:\n" + studies.exclusion_log(con, args.study).to_string(index=False))
+        means = studies.condition_means(con, args.study).round(3)
+        print("\nmean answer per condition (95% CI):\n" + means.to_string(index=False))
+    return 0
+
+
+def _close(con, args) -> int:
+    closed = collection.close(con, args.study)
+    print(
+        f"closed {args.study}: {closed['participants']} participants, {len(closed['excluded'])} left out by the "
+        f"exclusions or not finished ({', '.join(closed['excluded']) or 'none'})"
+    )
+    return 0
+
+
+def _export(con, args) -> int:
+    out = args.out
+    if out.suffix == ".zip":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(studies.archive_zip(con, args.study))
+        print(f"wrote {out}")
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in studies.archive(con, args.study).items():
+        (out / name).write_bytes(data)
+        print(f"wrote {out / name}")
+    return 0
+
+
+def _list(con, args) -> int:
+    found = studies.listing(con)
+    if found.empty:
+        print("no studies; make one with `python -m backend study create design.yaml`")
+    for row in found.itertuples():
+        print(
+            f"{row.study_id}  {row.status:6} v{row.version}  over {row.dataset_id}  {row.participants} started, "
+            f"{row.finished} finished, {row.responses} answers"
+        )
+    return 0
+
+
+ACTIONS = {"create": _create, "links": _links, "status": _status, "close": _close, "export": _export, "list": _list}

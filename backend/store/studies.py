@@ -1,0 +1,195 @@
+"""Judgement studies as the store keeps them (schema.sql: studies, study_participants, study_responses).
+
+A participant joins in one serialised transaction (`join`: the list with fewest participants so far), so two links
+opened at once get balanced lists. An answer is written with its crowd rating (the study's dataset) in one
+transaction, and only at the participant's next position (`answer`): a reload or a second tab cannot skip or
+answer a trial twice.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import duckdb
+import pandas as pd
+
+from backend.store.writer import atomic
+
+PARTICIPANT = (
+    "study_id",
+    "participant_id",
+    "list_no",
+    "seed",
+    "trials",
+    "started_at",
+    "finished_at",
+    "completion_code",
+)
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def study(con: duckdb.DuckDBPyConnection, study_id: str) -> dict | None:
+    cursor = con.execute("SELECT * FROM studies WHERE study_id = $s", {"s": study_id})
+    rows = cursor.fetchall()
+    if not rows:
+        return None
+    found = dict(zip([c[0] for c in cursor.description], rows[0]))
+    return found | {"design": json.loads(found["design"])}
+
+
+def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every study, newest first, with its participants (started, finished) and responses."""
+    return con.execute(
+        """SELECT s.study_id, s.dataset_id, s.version, s.status, s.created_by, s.created_at, s.frozen_at,
+                  s.closed_at,
+                  (SELECT count(*) FROM study_participants p WHERE p.study_id = s.study_id) AS participants,
+                  (SELECT count(*) FROM study_participants p WHERE p.study_id = s.study_id
+                     AND p.finished_at IS NOT NULL) AS finished,
+                  (SELECT count(*) FROM study_responses r WHERE r.study_id = s.study_id) AS responses
+           FROM studies s ORDER BY s.created_at DESC, s.study_id"""
+    ).df()
+
+
+def example_rows(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
+    """Every example of a dataset with all its columns, `extra` as a dict (what a design draws its items from)."""
+    frame = con.execute(
+        "SELECT * EXCLUDE (example_key) FROM examples WHERE dataset_id = $d ORDER BY example_id", {"d": dataset_id}
+    ).df()
+    return frame.assign(extra=[json.loads(e) if isinstance(e, str) else (e or {}) for e in frame["extra"]])
+
+
+STUDY = ("study_id", "dataset_id", "version", "design", "design_text", "status", "created_by", "created_at")
+
+
+def insert(row: dict) -> tuple[str, dict]:
+    """The statement that stores a new study (run in the transaction that writes the study's dataset)."""
+    values = row | {"design": json.dumps(row["design"]), "created_at": now()}
+    return f"INSERT INTO studies ({', '.join(STUDY)}) VALUES ({', '.join('$' + c for c in STUDY)})", values
+
+
+def replace_design(con: duckdb.DuckDBPyConnection, study_id: str, design: dict, text: str) -> int | None:
+    """A new version of a study's design, unless responses froze it; the new version, or None when frozen."""
+    rows = con.execute(
+        "UPDATE studies SET design = $d, design_text = $t, version = version + 1 "
+        "WHERE study_id = $s AND frozen_at IS NULL RETURNING version",
+        {"s": study_id, "d": json.dumps(design), "t": text},
+    ).fetchall()
+    return rows[0][0] if rows else None
+
+
+def participant(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> dict | None:
+    rows = con.execute(
+        f"SELECT {', '.join(PARTICIPANT)} FROM study_participants WHERE study_id = $s AND participant_id = $p",
+        {"s": study_id, "p": participant_id},
+    ).fetchall()
+    if not rows:
+        return None
+    found = dict(zip(PARTICIPANT, rows[0]))
+    return found | {"trials": json.loads(found["trials"])}
+
+
+def list_counts(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[int, int]:
+    """list number → participants given it."""
+    rows = con.execute(
+        "SELECT list_no, count(*) FROM study_participants WHERE study_id = $s GROUP BY list_no", {"s": study_id}
+    ).fetchall()
+    return dict(rows)
+
+
+def add_participant(con: duckdb.DuckDBPyConnection, row: dict) -> None:
+    con.execute(
+        f"INSERT INTO study_participants ({', '.join(PARTICIPANT)}) VALUES ({', '.join('$' + c for c in PARTICIPANT)})",
+        row | {"trials": json.dumps(row["trials"])},
+    )
+
+
+def participant_count(con: duckdb.DuckDBPyConnection, study_id: str) -> int:
+    return con.execute("SELECT count(*) FROM study_participants WHERE study_id = $s", {"s": study_id}).fetchall()[0][0]
+
+
+def answered(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> int:
+    """How many trials the participant has answered (their next position)."""
+    return con.execute(
+        "SELECT count(*) FROM study_responses WHERE study_id = $s AND participant_id = $p",
+        {"s": study_id, "p": participant_id},
+    ).fetchall()[0][0]
+
+
+def add_response(con: duckdb.DuckDBPyConnection, response: dict, rating: dict | None) -> None:
+    """One answer (inside the caller's transaction): the response, the crowd rating it is, the study frozen."""
+    con.execute(
+        "INSERT INTO study_responses VALUES ($study_id, $participant_id, $position, $kind, $trial, $value, $label, "
+        "$answered_at)",
+        response,
+    )
+    if rating is not None:
+        con.execute(
+            "INSERT INTO ratings (dataset_id, example_id, run_id, rater_id, source, criterion, value, label, rated_at) "
+            "VALUES ($dataset_id, $example_id, '', $rater_id, 'crowd', $criterion, $value, $label, $rated_at)",
+            rating,
+        )
+    con.execute(
+        "UPDATE studies SET frozen_at = $t WHERE study_id = $s AND frozen_at IS NULL",
+        {"t": response["answered_at"], "s": response["study_id"]},
+    )
+
+
+def finish(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, code: str) -> None:
+    con.execute(
+        "UPDATE study_participants SET finished_at = $t, completion_code = $c "
+        "WHERE study_id = $s AND participant_id = $p AND finished_at IS NULL",
+        {"t": now(), "c": code, "s": study_id, "p": participant_id},
+    )
+
+
+def close(con: duckdb.DuckDBPyConnection, study_id: str) -> bool:
+    """Close the study (once); whether it was open."""
+    with atomic(con, "ratings"):
+        return bool(
+            con.execute(
+                "UPDATE studies SET status = 'closed', closed_at = $t WHERE study_id = $s AND status = 'open' "
+                "RETURNING study_id",
+                {"t": now(), "s": study_id},
+            ).fetchall()
+        )
+
+
+def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Every participant: list, seed, started, finished, completion code, trials and answers so far."""
+    return con.execute(
+        """SELECT p.participant_id, p.list_no, p.seed, p.started_at, p.finished_at, p.completion_code,
+                  json_array_length(p.trials) AS trials,
+                  (SELECT count(*) FROM study_responses r WHERE r.study_id = p.study_id
+                     AND r.participant_id = p.participant_id) AS answered
+           FROM study_participants p WHERE p.study_id = $s ORDER BY p.started_at, p.participant_id""",
+        {"s": study_id},
+    ).df()
+
+
+def orders(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """participant_id, list_no, seed and the trials (JSON text) of every participant: the design's record."""
+    return con.execute(
+        "SELECT participant_id, list_no, seed, trials FROM study_participants WHERE study_id = $s "
+        "ORDER BY participant_id",
+        {"s": study_id},
+    ).df()
+
+
+def responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Every response, long format, in the order given."""
+    return con.execute(
+        "SELECT participant_id, position, kind, trial, value, label, answered_at FROM study_responses "
+        "WHERE study_id = $s ORDER BY participant_id, position",
+        {"s": study_id},
+    ).df()
+
+
+def set_description(con: duckdb.DuckDBPyConnection, dataset_id: str, description: dict) -> None:
+    """Rewrite a dataset's description (inside the caller's transaction)."""
+    con.execute(
+        "UPDATE datasets SET description = $d WHERE dataset_id = $i", {"d": json.dumps(description), "i": dataset_id}
+    )

@@ -1,0 +1,1 @@
+"""Judgement studies: a design over a dataset's items, participants through signed links, their responses."""

@@ -1,0 +1,351 @@
+"""A study from its design to people's answers: create (the study and its own dataset, one transaction), links
+(one signed link per participant; a link's object is `study:<id>`), join (the next list), the screen a participant
+is on, answer (stored as given, at their next position only), close.
+
+The study's dataset (named like the study) holds copies of the items it shows — same example ids, so any run on
+the source dataset lines up — with `study_role` (target | control) among their facets, and a description whose
+`gradient` spec (criterion, scale, grouped by condition then item, controls left out, runs read from the source
+dataset) lets the Gradient page, Explore, Projection (when the source has a projection spec) and the model cards
+show the responses like a built-in study's. Every answer on an item is a crowd rating of that dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import string
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from backend.datasets.catalogue import describe
+from backend.datasets.description import Description
+from backend.identity import links, permissions
+from backend.identity.actor import Actor
+from backend.store import queries
+from backend.store import studies as store_studies
+from backend.store.bundle import Bundle
+from backend.store.writer import atomic, replace_dataset
+from backend.studies import exclusions
+from backend.studies.design import Design, Items, StudyError, items, list_count, order, parse, participant_seed
+
+ROLE = "study_role"
+NATIVE = ("yes", "no")
+
+
+class StudyRefused(ValueError):
+    """An action the study does not allow now (closed, frozen, an answer out of turn): says why in plain words."""
+
+    def __init__(self, field: str, problem: str):
+        self.field = field
+        super().__init__(f"{field}: {problem}")
+
+
+def object_of(study_id: str) -> str:
+    """A signed link's object for this study."""
+    return f"study:{study_id}"
+
+
+def design_of(row: dict) -> Design:
+    return parse(row["design_text"], f"study {row['study_id']}")
+
+
+def study(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
+    found = store_studies.study(con, study_id)
+    if found is None:
+        known = list(store_studies.listing(con)["study_id"])
+        raise StudyRefused("study", f"no study {study_id!r}; the studies are {known}")
+    return found
+
+
+def create(
+    con: duckdb.DuckDBPyConnection,
+    text: str,
+    path: str = "study.yaml",
+    replace: bool = False,
+    actor: Actor | None = None,
+) -> str:
+    """A new study (or, with `replace`, a new version of one nobody has answered yet) from a design's YAML; its id.
+    StudyError names the file, line and field at fault; nothing is written then."""
+    design = parse(text, path)
+    with permissions.acting(con, actor, "create study", design.name) as by:
+        existing = store_studies.study(con, design.name)
+        if existing is not None:
+            if not replace:
+                raise StudyRefused("name", f"a study {design.name!r} exists; change it with --replace, or rename")
+            permissions.check(con, by, "replace dataset", design.name, owner=existing["created_by"])
+            if existing["frozen_at"] is not None:
+                raise StudyRefused(
+                    "name", f"study {design.name!r} is frozen: its first response came {existing['frozen_at']:%Y-%m-%d}"
+                )
+        elif queries.dataset_exists(con, design.name):
+            raise StudyError(path, f"a dataset {design.name!r} exists; a study makes its own: rename it", None, "name")
+        source = describe(con, design.dataset)  # UnknownDataset names the loaded ones
+        rows = store_studies.example_rows(con, design.dataset)
+        found = items(design, rows, path)
+        _check_texts(design, rows, path)
+        order(design, found, 0, participant_seed(design, 0))  # an impossible `separate` fails now, not at a join
+        bundle = _dataset(design, source, rows, found, pairs=queries.pairs_frame(con, design.dataset))
+        if existing is None:
+            row = {"study_id": design.name, "dataset_id": design.dataset, "version": 1, "status": "open"}
+            row |= {"design": design.as_dict(), "design_text": text, "created_by": by.id}
+            replace_dataset(con, bundle, more=[store_studies.insert(row)])
+        else:
+            with atomic(con):
+                if store_studies.replace_design(con, design.name, design.as_dict(), text) is None:
+                    raise StudyRefused("name", f"study {design.name!r} is frozen: it has responses")
+            replace_dataset(con, bundle)
+    return design.name
+
+
+def _fields(rows: pd.DataFrame) -> dict:
+    """The fields a text template may use, from one item: its columns and its facets."""
+    first = rows.iloc[0]
+    columns = {k: ("" if v is None or (isinstance(v, float) and v != v) else v) for k, v in first.items()}
+    return {**(first["extra"] or {}), **{k: v for k, v in columns.items() if k != "extra"}}
+
+
+def _check_texts(design: Design, rows: pd.DataFrame, path: str) -> None:
+    known = _fields(rows)
+    for key in ("text", "question"):
+        for _, name, _, _ in string.Formatter().parse(getattr(design, key)):
+            if name is not None and name not in known:
+                raise StudyError(path, f"{{{name}}} is not a field of the items; they have {sorted(known)}", None, key)
+
+
+def _dataset(design: Design, source: Description, rows: pd.DataFrame, found: Items, pairs: pd.DataFrame) -> Bundle:
+    roles = dict.fromkeys(found.grid.to_numpy().ravel(), "target") | dict.fromkeys(found.controls, "control")
+    chosen = rows[rows["example_id"].isin(roles)].copy()
+    chosen["extra"] = [json.dumps(extra | {ROLE: roles[e]}) for e, extra in zip(chosen["example_id"], chosen["extra"])]
+    scale = design.scale
+    weights = {"E": scale.max} | ({"C": scale.min} if scale.min < 0 else {})
+    formula = " + ".join(f"{w:g}·P({label})" for label, w in weights.items())
+    by = list(dict.fromkeys([design.condition, design.item]))
+    gradient = {
+        "criterion": design.criterion,
+        "scale": [scale.min, scale.max],
+        "by": by,
+        "leave_out": {ROLE: ["control"]},
+        "model": weights,
+        "formula": f"{formula}: a run's expected answer on the study's scale",
+        "runs_from": design.dataset,
+        "study": design.name,
+    }
+    projection = dict(source.projection)
+    if projection:
+        least = design.survives if design.survives is not None else _survives(design)
+        kind = "label" if design.scale.kind == "choice" else "least"
+        projection["human"] = {"criterion": design.criterion, kind: least}
+    description = Description(
+        source.task,
+        source.labels,
+        source.positive,
+        (),
+        facets=tuple(dict.fromkeys([*source.facets, ROLE, design.item, design.condition])),
+        user=True,
+        columns=source.columns,
+        projection=projection,
+        gradient=gradient,
+    )
+    kept = pairs[pairs["example_a"].isin(roles) & pairs["example_b"].isin(roles)]
+    return Bundle(
+        dataset={
+            "dataset_id": design.name,
+            "title": f"{design.name} (study over {design.dataset})",
+            "source": f"study {design.name}",
+            "sha256": design_sha(design),
+            "license": "yours",
+            "description": description.as_dict(),
+        },
+        examples=chosen.drop(columns=["dataset_id"]),
+        pairs=[row | {"pair_id": f"{design.name}/{row['pair_id']}"} for row in kept.to_dict("records")],
+        notes=[f"made by study {design.name} from {design.dataset}:\n{design.source}"],
+    )
+
+
+def design_sha(design: Design) -> str:
+    return hashlib.sha256(design.source.encode()).hexdigest()
+
+
+def _survives(design: Design):
+    """The least answer that counts as the content surviving, when the design does not say: the slider's middle, a
+    likert scale's first point above its middle (CommitmentBank's +1), a choice scale's first option."""
+    scale = design.scale
+    if scale.kind == "choice":
+        return scale.options[0][0]
+    middle = (scale.min + scale.max) / 2
+    return middle if scale.kind == "slider" else float(int(middle) + 1)
+
+
+def make_links(
+    con: duckdb.DuckDBPyConnection,
+    store: Path,
+    study_id: str,
+    count: int,
+    days: float = 30,
+    people: list[str] | None = None,
+    actor: Actor | None = None,
+) -> list[links.Link]:
+    """`count` signed links to the study (or one per person named), one participant each; each participant gets the
+    next list when they open theirs. Persons are numbered <study>-001, ... after the links it has."""
+    row = study(con, study_id)
+    if row["status"] != "open":
+        raise StudyRefused("study", f"study {study_id!r} is closed: it takes no more participants")
+    if people is None:
+        if not isinstance(count, int) or not 1 <= count <= 10_000:
+            raise StudyRefused("count", f"{count!r}; expected 1 to 10,000 links")
+        made = len(links.listing(con, object_of(study_id)))
+        people = [f"{study_id}-{made + n:03d}" for n in range(1, count + 1)]
+    found = []
+    for person in people:
+        with permissions.acting(con, actor, "create link", object_of(study_id)) as by:
+            found.append(links.create(con, store, person, object_of(study_id), days, by.id))
+    return found
+
+
+def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = None) -> dict:
+    """The acting person as a participant (joined now, given the list with fewest participants, ties to the lowest
+    number, and an order from their recorded seed), or as they were when they joined before."""
+    by = permissions.check(con, actor, "respond", study_id, scope=object_of(study_id))
+    existing = store_studies.participant(con, study_id, by.id)
+    if existing is not None:
+        return existing
+    row = study(con, study_id)
+    if row["status"] != "open":
+        raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
+    design = design_of(row)
+    with atomic(con, "ratings"):  # counted inside the serialised transaction: two joins at once get two lists
+        found = items(design, store_studies.example_rows(con, study_id))
+        index = store_studies.participant_count(con, study_id)
+        lists = list_count(design, found)
+        counts = store_studies.list_counts(con, study_id)
+        list_no = index if lists is None else min(range(lists), key=lambda n: (counts.get(n, 0), n))
+        seed = participant_seed(design, index)
+        participant = {
+            "study_id": study_id,
+            "participant_id": by.id,
+            "list_no": list_no,
+            "seed": seed,
+            "trials": order(design, found, list_no, seed),
+            "started_at": store_studies.now(),
+            "finished_at": None,
+            "completion_code": None,
+        }
+        store_studies.add_participant(con, participant)
+    return participant
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What a participant sees now: `kind` welcome | trial | done; a trial's text, question and scale (never a
+    gold label, a model's answer or anyone else's)."""
+
+    kind: str
+    position: int = 0
+    total: int = 0
+    trial_kind: str = ""  # practice | target | control | attention | native (the page shows practice as such)
+    text: str = ""
+    question: str = ""
+    code: str = ""
+
+
+def screen(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = None) -> Screen:
+    """The screen the acting participant is on: welcome before they join, then each trial, then the code."""
+    by = permissions.check(con, actor, "respond", study_id, scope=object_of(study_id))
+    row = study(con, study_id)
+    participant = store_studies.participant(con, study_id, by.id)
+    if participant is None:
+        if row["status"] != "open":
+            raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
+        return Screen("welcome")
+    trials = participant["trials"]
+    done = store_studies.answered(con, study_id, by.id)
+    if done >= len(trials):
+        return Screen("done", done, len(trials), code=participant["completion_code"] or "")
+    if row["status"] != "open":
+        raise StudyRefused("study", "this study was closed before you finished. Thank you for your answers.")
+    design = design_of(row)
+    trial = trials[done]
+    text, question = _texts(con, design, study_id, trial)
+    return Screen("trial", done, len(trials), trial["kind"], text, question)
+
+
+def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial: dict) -> tuple[str, str]:
+    kind = trial["kind"]
+    if kind in ("practice", "attention"):
+        number = int(trial["id"].split(":")[1]) - 1
+        given = (design.practice if kind == "practice" else design.attention)[number]
+        return given["text"], given["question"] or ""
+    if kind == "native":
+        return "", f"Is {design.native_language} your native language?"
+    rows = store_studies.example_rows(con, study_id)
+    fields = _fields(rows[rows["example_id"] == trial["id"]])
+    return design.text.format_map(fields), design.question.format_map(fields)
+
+
+def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, actor: Actor | None = None) -> Screen:
+    """Store the participant's answer to the trial at `position` (it must be their next one) and return the next
+    screen. A choice scale takes a label, the others a number in range; the native question yes or no. Refused
+    (StudyRefused naming the field, nothing written) when out of turn, out of range or the study is closed."""
+    by = permissions.check(con, actor, "respond", study_id, scope=object_of(study_id))
+    row = study(con, study_id)
+    if row["status"] != "open":
+        raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
+    participant = store_studies.participant(con, study_id, by.id)
+    if participant is None:
+        raise StudyRefused("participant", "open the study's first page (your link) before answering")
+    design = design_of(row)
+    trials = participant["trials"]
+    with atomic(con, "ratings"):  # the position is checked inside the transaction: two tabs cannot both answer it
+        expected = store_studies.answered(con, study_id, by.id)
+        if position != expected:
+            what = "was already answered" if position < expected else "is not shown yet"
+            raise StudyRefused("position", f"trial {position + 1} {what}; the next is trial {expected + 1}")
+        if position >= len(trials):
+            raise StudyRefused("position", "every trial is answered")
+        trial = trials[position]
+        if trial["kind"] == "native":
+            if given not in NATIVE:
+                raise StudyRefused("answer", f"{given!r}; expected yes or no")
+            value, label = (1.0 if given == "yes" else 0.0), given
+        else:
+            try:
+                value, label = design.scale.value(given)
+            except ValueError as exc:
+                raise StudyRefused("answer", str(exc)) from None
+        now = store_studies.now()
+        response = {"study_id": study_id, "participant_id": by.id, "position": position, "kind": trial["kind"]}
+        response |= {"trial": trial["id"], "value": value, "label": label, "answered_at": now}
+        rating = None
+        if trial["kind"] in ("target", "control"):
+            rating = {"dataset_id": study_id, "example_id": trial["id"], "rater_id": by.id}
+            rating |= {"criterion": design.criterion, "value": value, "label": label, "rated_at": now}
+        store_studies.add_response(con, response, rating)
+        if position == len(trials) - 1:
+            code = secrets.token_hex(4).upper() if design.completion_code == "auto" else design.completion_code
+            store_studies.finish(con, study_id, by.id, code)
+    return screen(con, study_id, by)
+
+
+def close(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = None) -> dict:
+    """Close the study: no one joins or answers any more, and the participants its declared exclusions leave out
+    are written into its dataset's gradient spec (`exclude_raters`), so every page reads the analysed set."""
+    row = study(con, study_id)
+    with permissions.acting(con, actor, "close study", study_id, owner=row["created_by"]):
+        if not store_studies.close(con, study_id):
+            raise StudyRefused("study", f"study {study_id!r} is already closed")
+        excluded = exclusions.apply(design_of(row), *responses_of(con, study_id))
+        left_out = sorted(excluded[excluded["excluded_by"] != ""]["participant_id"])
+        description = describe(con, study_id)
+        gradient = dict(description.gradient) | {"exclude_raters": left_out}
+        with atomic(con, "ratings"):
+            store_studies.set_description(con, study_id, replace(description, gradient=gradient).as_dict())
+    return {"excluded": left_out, "participants": len(excluded)}
+
+
+def responses_of(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The study's participants and their responses, as the exclusion rules read them."""
+    return store_studies.participants(con, study_id), store_studies.responses(con, study_id)

@@ -1,0 +1,457 @@
+"""A judgement study's design, as the researcher declares it in YAML before any data (issue 47):
+
+    name: stop-study                 # the study's id, and the name of the dataset its responses make
+    dataset: stop-under-operators    # where the items come from (a Studio family set, any dataset)
+    split: generated                 # optional: only this split's items
+    item: item                       # the facet naming an item (a family) ...
+    condition: variant               # ... and the one naming its condition
+    assignment: latin                # latin | crossed | random (with k: items per participant)
+    controls:                        # optional: items with a known answer, shown to every participant
+      where: {predicate: [control]}  #   the items that are controls (facet → values); they leave the grid
+      expected: 0                    #   the answer they should get
+      placement: mixed               #   mixed (among the items) | start | end
+    attention:                       # optional: instructed items, e.g. "move the slider to the right end"
+      - {text: "...", expected: 1, tolerance: 0.1, at: 5}   # at: after the 5th item (default: spread out)
+    order: {seed: 1, separate: item} # order per participant from a recorded seed; no two of one facet in a row
+    text: "{input}"                  # what is shown (fields: input, context, hypothesis and the item's facets)
+    question: "Is the speaker certain that {hypothesis}?"
+    criterion: certainty             # the crowd ratings' criterion in the study's dataset
+    scale: {kind: slider, min: 0, max: 1, left: "no", right: "yes"}   # | likert (-3..3) | choice (options: {yes: 1})
+    survives: 0.5                    # optional: the least answer that counts as "the content survives" (Projection)
+    instructions: "..."
+    consent: "..."
+    practice: [{text: "...", question: "..."}]
+    completion_code: auto            # auto (one per participant) or the platform's code
+    native_language: English         # optional: ask at the end whether it is their native language
+    exclusions:                      # declared before data, applied in this order, logged rule by rule
+      - {rule: controls_sd, k: 2, direction: above}  # mean on controls beyond k SD of the group mean
+      - {rule: attention, max_failed: 0}
+      - {rule: min_seconds, seconds: 60}
+      - {rule: non_native}
+
+`parse` checks every field first and names it (StudyError: the file, the line and the field). `lists` makes the
+lists and `order` one participant's sequence of trials; both are pure functions of the design, the items and the
+seed, so a seed reproduces an order.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from backend.datasets.validation import DataError, yaml_failer
+
+ASSIGNMENTS = ("latin", "crossed", "random")
+SCALES = {"slider": (0.0, 1.0), "likert": (-3.0, 3.0), "choice": (0.0, 1.0)}
+PLACEMENTS = ("mixed", "start", "end")
+RULES = {  # each completes "participants who ..."
+    "controls_sd": "had a mean answer on the controls more than {k} SD {direction} the group's mean of those means",
+    "attention": "failed more than {max_failed} attention check(s)",
+    "min_seconds": "finished in less than {seconds} s",
+    "non_native": "said {language} is not their native language",
+}
+DIRECTIONS = ("above", "below", "either")
+NAME_CHARS = set(string.ascii_lowercase + string.digits + "-_")
+MAX_TEXT = 10_000
+MAX_TRIALS = 2_000
+TRIES = 10_000  # shuffles tried for an order that keeps `separate`
+
+
+class StudyError(DataError):
+    """A design problem: names the file, the line and the field."""
+
+
+@dataclass(frozen=True)
+class Scale:
+    kind: str
+    min: float
+    max: float
+    left: str = ""
+    right: str = ""
+    options: tuple[tuple[str, float], ...] = ()  # choice: (label, value), in the order shown
+
+    def value(self, answer) -> tuple[float, str | None]:
+        """The stored (value, label) of an answer; ValueError saying what the scale takes."""
+        if self.kind == "choice":
+            labels = dict(self.options)
+            if answer not in labels:
+                raise ValueError(f"{answer!r}; expected one of {list(labels)}")
+            return float(labels[answer]), str(answer)
+        try:
+            number = float(answer)
+        except (TypeError, ValueError):
+            number = float("nan")
+        whole = self.kind == "likert"
+        if not (self.min <= number <= self.max) or (whole and number != int(number)):
+            kind = "a whole number" if whole else "a number"
+            raise ValueError(f"{answer!r}; expected {kind} from {self.min:g} to {self.max:g}")
+        return number, None
+
+    @property
+    def points(self) -> list[int]:
+        return list(range(int(self.min), int(self.max) + 1))
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    dataset: str
+    item: str
+    condition: str
+    question: str
+    scale: Scale
+    criterion: str = "response"
+    split: str | None = None
+    assignment: str = "latin"
+    k: int | None = None
+    controls: dict = field(default_factory=dict)  # where, expected, placement
+    attention: tuple[dict, ...] = ()  # text, question, expected, tolerance, at
+    seed: int = 0
+    separate: str | None = None
+    text: str = "{input}"
+    survives: float | str | None = None
+    instructions: str = ""
+    consent: str = ""
+    practice: tuple[dict, ...] = ()
+    completion_code: str = "auto"
+    native_language: str | None = None
+    exclusions: tuple[dict, ...] = ()
+    source: str = field(default="", compare=False)  # the YAML as written (kept with the study)
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "dataset": self.dataset,
+            "split": self.split,
+            "item": self.item,
+            "condition": self.condition,
+            "assignment": self.assignment,
+            "k": self.k,
+            "controls": self.controls,
+            "attention": list(self.attention),
+            "order": {"seed": self.seed, "separate": self.separate},
+            "text": self.text,
+            "question": self.question,
+            "criterion": self.criterion,
+            "scale": _scale_dict(self.scale),
+            "survives": self.survives,
+            "instructions": self.instructions,
+            "consent": self.consent,
+            "practice": list(self.practice),
+            "completion_code": self.completion_code,
+            "native_language": self.native_language,
+            "exclusions": list(self.exclusions),
+        }
+
+    def rule_text(self, rule: dict) -> str:
+        """A declared exclusion rule in words."""
+        direction = {"either": "above or below"}.get(rule.get("direction"), rule.get("direction"))
+        return RULES[rule["rule"]].format(language=self.native_language, **(rule | {"direction": direction}))
+
+
+def _scale_dict(scale: Scale) -> dict:
+    found = {"kind": scale.kind, "min": scale.min, "max": scale.max, "left": scale.left, "right": scale.right}
+    return found | ({"options": dict(scale.options)} if scale.options else {})
+
+
+def parse(text: str, path: str = "study.yaml") -> Design:
+    """The design a YAML text declares; StudyError (file, line, field) on the first problem."""
+    fail = yaml_failer(text, path, StudyError)
+
+    spec = yaml.safe_load(text) or {}
+    if not isinstance(spec, dict):
+        fail("expected a mapping: name, dataset, item, condition, question, scale, ...")
+    known = {*Design.__dataclass_fields__, "order"} - {"seed", "separate", "source"}
+    for key in spec:
+        if key not in known:
+            fail(f"unknown field {key!r}; the fields are {sorted(known)}", key)
+    for key in ("name", "dataset", "item", "condition", "question", "scale"):
+        if spec.get(key) in (None, ""):
+            fail(f"missing {key!r}", key)
+    name = str(spec["name"])
+    if not (2 <= len(name) <= 40 and name[0].isalpha() and set(name) <= NAME_CHARS):
+        fail(f"{name!r}: use 2-40 lower-case letters, digits, '-' or '_', starting with a letter", "name")
+    for key in ("text", "question", "instructions", "consent"):
+        if not isinstance(spec.get(key, ""), str) or len(spec.get(key, "")) > MAX_TEXT:
+            fail(f"expected text of at most {MAX_TEXT:,} characters", key)
+    assignment = spec.get("assignment", "latin")
+    if assignment not in ASSIGNMENTS:
+        fail(f"{assignment!r}; expected one of {list(ASSIGNMENTS)}", "assignment")
+    k = spec.get("k")
+    if assignment == "random" and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
+        fail("a random assignment needs k: how many items each participant sees (1 or more)", "k")
+    scale = _scale(spec["scale"], fail)
+    controls = _controls(spec.get("controls") or {}, scale, fail)
+    attention = tuple(_attention(spec.get("attention") or [], scale, fail))
+    practice = spec.get("practice") or []
+    if not isinstance(practice, list) or not all(isinstance(p, dict) and p.get("text") for p in practice):
+        fail("expected a list of {text, question} practice items", "practice")
+    order = spec.get("order") or {}
+    if not isinstance(order, dict) or set(order) - {"seed", "separate"}:
+        fail("expected {seed: a whole number, separate: a facet}", "order")
+    seed = order.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        fail(f"{seed!r}; expected a whole number, 0 or more", "order", "seed")
+    code = str(spec.get("completion_code", "auto")).strip()
+    if not code or len(code) > 64:
+        fail("expected auto or the platform's code (at most 64 characters)", "completion_code")
+    survives = spec.get("survives")
+    if survives is not None:
+        try:
+            scale.value(survives)
+        except ValueError as exc:
+            fail(str(exc), "survives")
+    exclusions = tuple(_exclusions(spec.get("exclusions") or [], spec, fail))
+    return Design(
+        name=name,
+        dataset=str(spec["dataset"]),
+        item=str(spec["item"]),
+        condition=str(spec["condition"]),
+        question=str(spec["question"]),
+        scale=scale,
+        criterion=str(spec.get("criterion") or "response"),
+        split=None if spec.get("split") is None else str(spec["split"]),
+        assignment=assignment,
+        k=k,
+        controls=controls,
+        attention=attention,
+        seed=seed,
+        separate=order.get("separate"),
+        text=str(spec.get("text") or "{input}"),
+        survives=survives,
+        instructions=str(spec.get("instructions") or ""),
+        consent=str(spec.get("consent") or ""),
+        practice=tuple({"text": str(p["text"]), "question": str(p.get("question") or "")} for p in practice),
+        completion_code=code,
+        native_language=spec.get("native_language"),
+        exclusions=exclusions,
+        source=text,
+    )
+
+
+def _scale(raw, fail) -> Scale:
+    if not isinstance(raw, dict) or raw.get("kind") not in SCALES:
+        fail(f"expected {{kind: one of {list(SCALES)}, ...}}", "scale", "kind")
+    kind = raw["kind"]
+    low, high = (float(raw.get("min", SCALES[kind][0])), float(raw.get("max", SCALES[kind][1])))
+    if not low < high:
+        fail(f"min {low:g} must be below max {high:g}", "scale")
+    options: tuple = ()
+    if kind == "choice":
+        given = raw.get("options")
+        if isinstance(given, list):  # labels only: the first counts 1, the last 0, evenly between
+            given = {label: 1 - i / max(len(given) - 1, 1) for i, label in enumerate(given)}
+        if not isinstance(given, dict) or len(given) < 2:
+            fail("a choice scale needs options: a list of 2 or more labels, or label → value", "scale", "options")
+        try:
+            options = tuple((str(label), float(value)) for label, value in given.items())
+        except (TypeError, ValueError):
+            fail("each option's value must be a number", "scale", "options")
+        low, high = min(v for _, v in options), max(v for _, v in options)
+    if kind == "likert" and (low != int(low) or high != int(high)):
+        fail("a likert scale's min and max are whole numbers", "scale")
+    return Scale(kind, low, high, str(raw.get("left") or ""), str(raw.get("right") or ""), options)
+
+
+def _controls(raw, scale: Scale, fail) -> dict:
+    if not raw:
+        return {}
+    where = raw.get("where") if isinstance(raw, dict) else None
+    if not isinstance(where, dict) or not where or not all(isinstance(v, list) and v for v in where.values()):
+        fail("expected where: {facet: [values]} naming the control items", "controls", "where")
+    try:
+        scale.value(raw.get("expected"))
+    except ValueError as exc:
+        fail(f"expected: {exc}", "controls", "expected")
+    placement = raw.get("placement", "mixed")
+    if placement not in PLACEMENTS:
+        fail(f"{placement!r}; expected one of {list(PLACEMENTS)}", "controls", "placement")
+    return {"where": {str(k): [str(v) for v in vs] for k, vs in where.items()}, "expected": raw["expected"]} | {
+        "placement": placement
+    }
+
+
+def _attention(raw, scale: Scale, fail) -> list[dict]:
+    if not isinstance(raw, list):
+        fail("expected a list of {text, expected, tolerance, at}", "attention")
+    found = []
+    for i, check in enumerate(raw):
+        if not isinstance(check, dict) or not check.get("text"):
+            fail("an attention check needs text", "attention", i)
+        try:
+            scale.value(check.get("expected"))
+        except ValueError as exc:
+            fail(f"expected: {exc}", "attention", i, "expected")
+        tolerance, at = check.get("tolerance", 0), check.get("at")
+        if not isinstance(tolerance, int | float) or tolerance < 0:
+            fail(f"{tolerance!r}; expected a number, 0 or more", "attention", i, "tolerance")
+        if at is not None and (not isinstance(at, int) or at < 0):
+            fail(f"{at!r}; expected the number of items before it, 0 or more", "attention", i, "at")
+        found.append(
+            {
+                "text": str(check["text"]),
+                "question": str(check.get("question") or ""),
+                "expected": check["expected"],
+                "tolerance": float(tolerance),
+                "at": at,
+            }
+        )
+    return found
+
+
+def _exclusions(raw, spec: dict, fail) -> list[dict]:
+    if not isinstance(raw, list):
+        fail("expected a list of rules", "exclusions")
+    found = []
+    for i, rule in enumerate(raw):
+        name = rule.get("rule") if isinstance(rule, dict) else None
+        if name not in RULES:
+            fail(f"{name!r}; expected one of {list(RULES)}", "exclusions", i, "rule")
+        if name == "controls_sd":
+            if not spec.get("controls"):
+                fail("controls_sd needs controls declared", "exclusions", i)
+            k, direction = rule.get("k", 2), rule.get("direction", "either")
+            if not isinstance(k, int | float) or k <= 0:
+                fail(f"{k!r}; expected a number of SDs above 0", "exclusions", i, "k")
+            if direction not in DIRECTIONS:
+                fail(f"{direction!r}; expected one of {list(DIRECTIONS)}", "exclusions", i, "direction")
+            found.append({"rule": name, "k": k, "direction": direction})
+        elif name == "attention":
+            if not spec.get("attention"):
+                fail("the attention rule needs attention checks declared", "exclusions", i)
+            found.append({"rule": name, "max_failed": int(rule.get("max_failed", 0))})
+        elif name == "min_seconds":
+            seconds = rule.get("seconds")
+            if not isinstance(seconds, int | float) or seconds <= 0:
+                fail(f"{seconds!r}; expected seconds above 0", "exclusions", i, "seconds")
+            found.append({"rule": name, "seconds": seconds})
+        else:
+            if not spec.get("native_language"):
+                fail("non_native needs native_language: the language to ask about", "exclusions", i)
+            found.append({"rule": name})
+    return found
+
+
+# ---- items, lists and orders ---------------------------------------------------------------------------------
+
+
+def facet(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A facet of every item as text: a column of the examples, else a key of their `extra`."""
+    if name in frame.columns and name != "extra":
+        return frame[name].astype("string")
+    return frame["extra"].map(lambda extra: None if (extra or {}).get(name) is None else str(extra[name]))
+
+
+@dataclass(frozen=True)
+class Items:
+    """The design's items: `grid` (item × condition → example id) for the targets, `controls` (example ids)."""
+
+    grid: pd.DataFrame  # index: items, columns: conditions, values: example ids
+    controls: tuple[str, ...]
+    facets: pd.DataFrame  # example_id → every facet named by the design (for `separate`)
+
+
+def items(design: Design, examples: pd.DataFrame, path: str = "study.yaml") -> Items:
+    """The grid of target items and the controls from the dataset's examples (example_id, split, ..., extra as a
+    dict); StudyError naming the field when a facet is missing, a cell is empty or doubled."""
+
+    def fail(problem: str, key: str) -> None:
+        raise StudyError(path, problem, None, key)
+
+    rows = examples if design.split is None else examples[examples["split"] == design.split]
+    if rows.empty:
+        splits = sorted(examples["split"].unique()) if len(examples) else []
+        fail(f"no items in {design.dataset} split {design.split!r}; its splits are {splits}", "split")
+    named = [design.item, design.condition, *design.controls.get("where", {}), design.separate]
+    table = pd.DataFrame({name: facet(rows, name) for name in dict.fromkeys(n for n in named if n)})
+    table.index = rows["example_id"].to_numpy()
+    for name in table.columns:
+        if table[name].isna().all():
+            fail(f"no item of {design.dataset} has a facet {name!r}", name)
+    is_control = pd.Series(False, index=table.index)
+    for key, values in design.controls.get("where", {}).items():
+        is_control |= table[key].isin(values)
+    if design.controls and not is_control.any():
+        fail(f"no item matches {design.controls['where']}", "controls")
+    targets = table[~is_control]
+    missing = targets[[design.item, design.condition]].isna().any(axis=1)
+    if missing.any():
+        fail(f"item {targets.index[missing][0]!r} has no {design.item!r} or {design.condition!r}", "item")
+    doubled = targets.duplicated([design.item, design.condition])
+    if doubled.any():
+        cell = tuple(targets.loc[doubled, [design.item, design.condition]].iloc[0])
+        fail(f"two items share {design.item} × {design.condition} = {cell}: an item has one of each condition", "item")
+    grid = targets.reset_index().pivot(index=design.item, columns=design.condition, values="index")
+    if grid.isna().any().any():
+        item, condition = grid.stack(future_stack=True).loc[lambda s: s.isna()].index[0]
+        fail(f"item {item!r} has no {condition!r} condition: a study needs every item in every condition", "item")
+    if len(grid.columns) < 2 and design.assignment == "latin":
+        fail(f"a Latin square needs 2 or more conditions; {design.condition!r} has {list(grid.columns)}", "condition")
+    if design.assignment == "random" and design.k > len(grid):
+        fail(f"k {design.k} is more than the {len(grid)} items", "k")
+    return Items(grid, tuple(table.index[is_control]), table)
+
+
+def list_count(design: Design, found: Items) -> int | None:
+    """How many lists the design has (None: random, each participant their own)."""
+    return {"latin": len(found.grid.columns), "crossed": 1}.get(design.assignment)
+
+
+def targets(design: Design, found: Items, list_no: int, rng: np.random.Generator) -> list[str]:
+    """The target items (example ids) of one list: Latin square list l gives item i condition (i + l) mod C, so
+    every condition has ⌊I/C⌋ or ⌈I/C⌉ items and, over the C lists, every item × condition once; crossed: all;
+    random: k items drawn by `rng`, conditions rotated from a random start so they stay as balanced."""
+    grid = found.grid
+    conditions = len(grid.columns)
+    if design.assignment == "crossed":
+        return [e for row in grid.to_numpy() for e in row]
+    if design.assignment == "latin":
+        return [grid.iat[i, (i + list_no) % conditions] for i in range(len(grid))]
+    chosen = rng.choice(len(grid), size=design.k, replace=False)
+    start = int(rng.integers(conditions))
+    return [grid.iat[i, (start + n) % conditions] for n, i in enumerate(chosen)]
+
+
+def order(design: Design, found: Items, list_no: int, seed: int) -> list[dict]:
+    """One participant's trials in order: practice, then the list's targets and the controls (shuffled with
+    `seed`, keeping `separate`), the attention checks at their places, and the native-language question.
+    Each trial: {kind: practice | target | control | attention | native, id}."""
+    rng = np.random.default_rng(seed)
+    main = [("target", e) for e in targets(design, found, list_no, rng)]
+    controls = [("control", e) for e in found.controls]
+    placement = design.controls.get("placement", "mixed")
+    shuffled = _shuffled(design, found, main + controls if placement == "mixed" else main, rng)
+    if placement != "mixed":
+        rng.shuffle(controls)
+        shuffled = controls + shuffled if placement == "start" else shuffled + controls
+    trials = [{"kind": kind, "id": e} for kind, e in shuffled]
+    spacing = len(trials) / (len(design.attention) + 1)
+    for n, check in reversed(list(enumerate(design.attention))):
+        at = check["at"] if check["at"] is not None else round(spacing * (n + 1))
+        trials.insert(min(at, len(trials)), {"kind": "attention", "id": f"attention:{n + 1}"})
+    practice = [{"kind": "practice", "id": f"practice:{n + 1}"} for n in range(len(design.practice))]
+    native = [{"kind": "native", "id": "native"}] if design.native_language else []
+    return practice + trials + native
+
+
+def _shuffled(design: Design, found: Items, trials: list[tuple], rng: np.random.Generator) -> list[tuple]:
+    values = found.facets[design.separate] if design.separate else None
+    for _ in range(TRIES):
+        picked = [trials[i] for i in rng.permutation(len(trials))]
+        if values is None or all(values[a[1]] != values[b[1]] for a, b in zip(picked, picked[1:])):
+            return picked
+    raise StudyError(
+        "study.yaml",
+        f"no order of {len(trials)} items keeps two items of one {design.separate!r} apart in {TRIES:,} shuffles",
+        None,
+        "order.separate",
+    )
+
+
+def participant_seed(design: Design, index: int) -> int:
+    """The order seed of the index-th participant: from the study's seed, recorded with the participant."""
+    return int(np.random.SeedSequence([design.seed, index]).generate_state(1)[0])

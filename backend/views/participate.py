@@ -1,0 +1,35 @@
+"""What a study's participant sees, through their signed link: the welcome (instructions, consent), one trial at a
+time on the study's scale, then their completion code — never gold, models or anyone else's answers
+(backend.studies.collection)."""
+
+from __future__ import annotations
+
+import duckdb
+
+from backend.identity.actor import Actor
+from backend.studies import collection
+from backend.studies.collection import NATIVE, Screen, StudyRefused  # noqa: F401 — the page's names
+from backend.studies.design import Design
+
+
+def study_of(actor: Actor) -> str | None:
+    """The study a participant's link opens (None for anyone else)."""
+    kind, _, ident = (actor.scope or "").partition(":")
+    return ident if kind == "study" else None
+
+
+def design(con: duckdb.DuckDBPyConnection, study_id: str) -> Design:
+    """What the page needs of the design: the texts and the scale (no items, no gold)."""
+    return collection.design_of(collection.study(con, study_id))
+
+
+def screen(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> Screen:
+    return collection.screen(con, study_id, actor)
+
+
+def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> None:
+    collection.join(con, study_id, actor)
+
+
+def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, actor: Actor) -> Screen:
+    return collection.answer(con, study_id, position, given, actor)

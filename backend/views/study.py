@@ -1,0 +1,113 @@
+"""What the Study page shows and does: the studies, one study's design, links, progress per list, the exclusions
+rule by rule, people's condition means before and after them beside the models, per-item means and the archive
+(backend.analysis.studies, backend.studies.collection)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from backend.analysis import gradient, studies
+from backend.datasets.validation import DataError  # noqa: F401 — the page's names
+from backend.identity import links
+from backend.identity.actor import Actor
+from backend.store.sessions import DATA, reads
+from backend.studies import collection
+from backend.studies.collection import StudyRefused  # noqa: F401 — the page's names
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "studies" / "stop-study.yaml"
+
+
+def example_design() -> str:
+    """The worked example design shipped in data/studies (over the Studio's example family set)."""
+    return EXAMPLE.read_text() if EXAMPLE.is_file() else ""
+
+
+@reads(DATA)
+def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    return studies.listing(con)
+
+
+@reads(DATA)
+def study(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
+    """The study's row (status, version, frozen, closed) and its design as written."""
+    return collection.study(con, study_id)
+
+
+@reads(DATA)
+def progress(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return studies.progress(con, study_id)
+
+
+@reads(DATA)
+def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return studies.participants(con, study_id)
+
+
+@reads(DATA)
+def exclusion_log(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return studies.exclusion_log(con, study_id)
+
+
+@reads(DATA)
+def condition_means(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return studies.condition_means(con, study_id)
+
+
+@reads(DATA)
+def item_means(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return studies.item_means(con, study_id)
+
+
+@reads(DATA)
+def runs(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return studies.runs(con, study_id)
+
+
+@reads(DATA)
+def beside_models(con: duckdb.DuckDBPyConnection, study_id: str, run_ids: tuple[str, ...]) -> pd.DataFrame:
+    return studies.beside_models(con, study_id, run_ids)
+
+
+def agreement(table: pd.DataFrame) -> pd.DataFrame:
+    """Spearman ρ between each run's and people's condition means (CI over conditions)."""
+    return gradient.agreement(table.rename(columns={"condition": "group"}))
+
+
+@reads(DATA)
+def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
+    return studies.methods(con, study_id)
+
+
+@reads(DATA)
+def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str) -> bytes:
+    return studies.archive_zip(con, study_id)
+
+
+@reads(DATA)
+def study_links(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """The study's links: person, state, until (no tokens: a link is shown once, when made)."""
+    return links.listing(con, collection.object_of(study_id))[["person", "state", "expires_at", "created_by"]]
+
+
+def create(con: duckdb.DuckDBPyConnection, text: str, replace: bool, actor: Actor | None = None) -> str:
+    return collection.create(con, text, "the design", replace=replace, actor=actor)
+
+
+def make_links(
+    con: duckdb.DuckDBPyConnection, store: Path, study_id: str, count: int, days: float, actor: Actor | None = None
+) -> list[links.Link]:
+    return collection.make_links(con, store, study_id, count, days, actor=actor)
+
+
+def close(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = None) -> dict:
+    return collection.close(con, study_id, actor=actor)
+
+
+@reads(DATA)
+def scale(con: duckdb.DuckDBPyConnection, study_id: str) -> list[float]:
+    """The study's answer range [min, max] (the charts' axis)."""
+    found = collection.design_of(collection.study(con, study_id)).scale
+    return [found.min, found.max]

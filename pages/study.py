@@ -1,0 +1,172 @@
+"""Studies: run a human judgement study from the lab. Create one from a design (YAML: a dataset or a Studio family
+set, the lists, controls, attention checks, order, question and scale, texts, and the exclusion rules declared
+before data), make one signed link per participant, watch answers arrive per list, close it, and read people's
+mean answer per condition before and after the exclusions, beside a model's, with the archive a paper needs
+(`backend.views.study`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from backend.views import study as sv
+from ui import export, identity, urls, widgets
+from ui.charts import gradient as gradient_charts
+from ui.resources import StoreError, StoreLocked, computed, query, store, store_ref
+
+st.title("Studies")
+st.caption(
+    "A judgement study on your own items: people answer through signed links (one per participant, each given the "
+    "next list), blinded to gold and models; their answers become the crowd ratings of the study's dataset, so the "
+    "Gradient, Projection and Explore pages show them too."
+)
+
+
+def create(text: str, replace: bool) -> None:
+    try:
+        with store() as con:
+            made = sv.create(con, text, replace, actor=identity.actor())
+    except (sv.DataError, sv.StudyRefused, ValueError, PermissionError, StoreLocked, StoreError) as exc:
+        st.session_state["_study_problem"] = str(exc)
+        return
+    st.session_state["study"] = made
+
+
+with st.expander("New study", expanded=not len(query(sv.listing))):
+    st.caption(
+        "The design, as YAML (README: *Studies* lists every field). The example runs over the Studio's example "
+        "family set (`python -m backend generate data/templates/stop-under-operators.yaml`)."
+    )
+    with st.form("new-study", border=False):
+        text = st.text_area("Design", sv.example_design(), height=360, max_chars=20_000)
+        replace = st.checkbox("Replace the study of this name (only before its first response)")
+        submitted = st.form_submit_button("Create study", disabled=not identity.may("create study"))
+    if submitted:
+        create(text, replace)
+    if "_study_problem" in st.session_state:
+        st.error(f"No study created: {widgets.message(st.session_state.pop('_study_problem'))}")
+
+found = query(sv.listing)
+if found.empty:
+    st.info("No study yet: create one above, or with `python -m backend study create design.yaml`.")
+    urls.stop()
+study_id = st.selectbox("Study", list(found["study_id"]), key="study", bind="query-params")
+row = query(sv.study, study_id)
+frozen = f"frozen since its first response ({row['frozen_at']:%Y-%m-%d %H:%M} UTC)" if row["frozen_at"] else "no "
+frozen += "" if row["frozen_at"] else "response yet: the design can still change"
+st.caption(
+    f"{widgets.plain(row['status'])} · design version {int(row['version'])} · over "
+    f"{widgets.plain(row['dataset_id'])} · {widgets.plain(frozen)} · by {widgets.plain(row['created_by'] or '—')}"
+)
+with st.expander("Design"):
+    st.code(row["design_text"], language="yaml")
+
+st.subheader("Participants")
+if row["status"] == "open" and identity.may("create link"):
+    with st.form("links", border=False):
+        a, b, c = st.columns([1, 1, 3])
+        count = a.number_input("Links to make", 1, 1000, 10)
+        days = b.number_input("Valid for (days)", 1, 365, 30)
+        base = c.text_input("The dashboard's address, as participants reach it", "http://localhost:8501")
+        made = st.form_submit_button("Make links")
+    if made:
+        try:
+            with store() as con:
+                new = sv.make_links(con, store_ref(), study_id, int(count), float(days), actor=identity.actor())
+        except (sv.StudyRefused, ValueError, PermissionError, StoreLocked, StoreError) as exc:
+            st.error(f"No links made: {widgets.message(exc)}")
+        else:
+            urls_made = pd.DataFrame({"participant": [k.person for k in new], "link": [k.url(base) for k in new]})
+            st.success(f"{len(new):,} link(s) made: send each to one participant. They are shown once.")
+            export.table(urls_made, f"Links to {study_id}", f"signed links to study {study_id}", "study-links")
+
+
+@st.fragment(run_every="5s")
+def live() -> None:
+    """Progress per list, refreshed every 5 s while the page is open."""
+    lists = query(sv.progress, study_id)
+    if lists.empty:
+        st.caption("Nobody has opened a link yet.")
+        return
+    st.dataframe(lists, hide_index=True)
+    st.caption(f"{int(lists['started'].sum())} started, {int(lists['finished'].sum())} finished (refreshed every 5 s)")
+
+
+live()
+with st.expander("Links"):
+    st.dataframe(query(sv.study_links, study_id), hide_index=True)
+closing = row["status"] == "open" and identity.may("close study")
+if closing and st.button("Close the study", help="No one joins or answers any more; the exclusions are written down."):
+    try:
+        with store() as con:
+            closed = sv.close(con, study_id, actor=identity.actor())
+    except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
+        st.error(f"Not closed: {widgets.message(exc)}")
+    else:
+        st.success(f"Closed: {widgets.plain(widgets.counted(len(closed['excluded']), 'participant'))} left out.")
+
+people = query(sv.participants, study_id)
+if people.empty:
+    urls.stop()
+st.subheader("Exclusions")
+st.caption(
+    "The rules declared with the design, in their order: a participant is counted under the first that names them."
+)
+log = query(sv.exclusion_log, study_id)
+export.table(log, f"Exclusions of {study_id}", f"study {study_id}: exclusion log", "study-exclusions")
+with st.expander("Per participant"):
+    export.table(people, f"Participants of {study_id}", f"study {study_id}: participants", "study-people")
+
+st.subheader("Mean answer per condition")
+spec = query(sv.scale, study_id)
+means = query(sv.condition_means, study_id)
+caption = f"study {study_id}: people's mean answer per condition, 95% CI (bootstrap over participants and items)"
+if len(means):
+    export.chart(
+        gradient_charts.dots(
+            means.rename(columns={"stage": "who", "condition": "group"}), "mean", "low", "high", "Mean answer", spec
+        ),
+        "Before and after the exclusions",
+        caption,
+        "study-means",
+    )
+export.table(means.round(4), f"Condition means of {study_id}", caption, "study-means-table")
+
+runs = query(sv.runs, study_id)
+run = st.selectbox(
+    "Beside a model: a run on the same items",
+    list(runs["run_id"]),
+    index=None,
+    key="run",
+    bind="query-params",
+    placeholder="people only" if len(runs) else f"no NLI run on {row['dataset_id']} yet",
+)
+if run:
+    table = query(sv.beside_models, study_id, (run,))
+    export.chart(
+        gradient_charts.dots(table.rename(columns={"condition": "group"}), "mean", "low", "high", "Mean answer", spec),
+        "People (after the exclusions) and the run",
+        f"study {study_id}: people after exclusions and run {run} (its expected answer on the study's scale)",
+        "study-models",
+    )
+    rho = computed(sv.agreement, table).iloc[0]
+    st.caption(
+        f"Spearman ρ over {int(rho['groups'])} condition means: "
+        + (
+            f"{rho['rho']:.3f} [{rho['low']:.3f}, {rho['high']:.3f}]"
+            if rho["rho"] == rho["rho"]
+            else widgets.plain(rho["note"])
+        )
+    )
+with st.expander("Per item"):
+    export.table(query(sv.item_means, study_id).round(4), f"Items of {study_id}", caption, "study-items")
+
+st.subheader("For the paper")
+st.markdown(widgets.plain(query(sv.methods, study_id)))
+st.download_button(
+    "Archive (zip): responses, design, orders, exclusions, means, methods",
+    lambda: query(sv.archive_zip, study_id),
+    file_name=f"{study_id}.zip",
+    mime="application/zip",
+    disabled=not identity.may("export"),
+)

@@ -1,0 +1,307 @@
+"""Judgement studies (issue 47): balanced lists and reproducible orders, the projective-probability design rebuilt
+from the shared data's items, and a simulated study of 40 participants answering through the participant path whose
+analysis recovers the generating condition means and excludes exactly the participants the declared rule names."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from io import BytesIO
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from backend.analysis import gradient, studies
+from backend.cli.main import main
+from backend.identity.actor import Actor
+from backend.identity.permissions import Forbidden
+from backend.imports import datasets as user_datasets
+from backend.imports.files import read
+from backend.store import studies as store_studies
+from backend.store.access import session
+from backend.studies import collection
+from backend.studies.design import StudyError, items, list_count, order, parse, participant_seed
+
+DESIGN = """
+name: sim-study
+dataset: sim-items
+item: item
+condition: variant
+assignment: latin
+controls: {where: {variant: [control]}, expected: 0, placement: mixed}
+attention:
+  - {text: "Move the slider to the right end.", expected: 1, tolerance: 0.1}
+order: {seed: 5, separate: item}
+text: "{input}"
+question: "How certain is the speaker that {hypothesis}?"
+criterion: certainty
+scale: {kind: slider, min: 0, max: 1, left: "not at all", right: "completely"}
+instructions: "Move the slider."
+consent: "You agree."
+practice: [{text: "A practice sentence.", question: "A practice question?"}]
+native_language: English
+exclusions:
+  - {rule: controls_sd, k: 2, direction: above}
+"""
+TRUE_MEANS = {"a": 0.2, "b": 0.4, "c": 0.6, "d": 0.8}
+
+
+def grid_examples(n_items: int, conditions: list[str], controls: int = 0) -> pd.DataFrame:
+    """Examples as the store gives them: an item × condition grid, and control rows."""
+    rows = [
+        {"example_id": f"i{i}-{c}", "split": "all", "extra": {"item": f"i{i}", "condition": c}}
+        for i in range(n_items)
+        for c in conditions
+    ]
+    rows += [
+        {"example_id": f"ctl{k}", "split": "all", "extra": {"item": f"ctl{k}", "condition": "control"}}
+        for k in range(controls)
+    ]
+    return pd.DataFrame(rows)
+
+
+def synthetic(conditions: int, n_items: int, assignment: str = "latin", separate: str = "item") -> str:
+    return (
+        f"name: syn\ndataset: syn\nitem: item\ncondition: condition\nassignment: {assignment}\n"
+        f"order: {{seed: 11, separate: {separate}}}\nquestion: q\nscale: {{kind: likert}}\n"
+    )
+
+
+@pytest.mark.parametrize("conditions", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("n_items", [12, 13])
+def test_latin_square_lists_are_balanced(conditions, n_items):
+    names = [f"c{k}" for k in range(conditions)]
+    design = parse(synthetic(conditions, n_items))
+    found = items(design, grid_examples(n_items, names))
+    lists = list_count(design, found)
+    assert lists == conditions
+    seen = []
+    for list_no in range(lists):
+        trials = order(design, found, list_no, participant_seed(design, list_no))
+        ids = [t["id"] for t in trials if t["kind"] == "target"]
+        cells = [tuple(e.split("-")) for e in ids]
+        assert sorted(i for i, _ in cells) == sorted(f"i{i}" for i in range(n_items))  # every item once
+        per_condition = pd.Series([c for _, c in cells]).value_counts().reindex(names, fill_value=0)
+        assert per_condition.max() - per_condition.min() <= (0 if n_items % conditions == 0 else 1)
+        assert per_condition.sum() == n_items
+        seen += cells
+    assert pd.Series(seen).value_counts().eq(1).all() and len(seen) == n_items * conditions  # each cell once
+
+
+def test_seeds_reproduce_orders_and_differ_between_participants():
+    design = parse(synthetic(4, 12))
+    found = items(design, grid_examples(12, ["a", "b", "c", "d"]))
+    first = order(design, found, 1, participant_seed(design, 3))
+    assert first == order(design, found, 1, participant_seed(design, 3))
+    assert first != order(design, found, 1, participant_seed(design, 4))
+    assert participant_seed(design, 3) == participant_seed(parse(synthetic(4, 12)), 3)
+
+
+def test_crossed_and_random_assignments_and_the_separate_constraint():
+    found_examples = grid_examples(6, ["a", "b", "c"])
+    crossed = parse(synthetic(3, 6, "crossed"))
+    trials = order(crossed, items(crossed, found_examples), 0, 7)
+    ids = [t["id"] for t in trials]
+    assert len(ids) == 18 and len(set(ids)) == 18
+    assert all(a.split("-")[0] != b.split("-")[0] for a, b in zip(ids, ids[1:]))  # no item twice in a row
+    random_design = parse(synthetic(3, 6, "random").replace("assignment: random", "assignment: random\nk: 4"))
+    found = items(random_design, found_examples)
+    assert list_count(random_design, found) is None
+    picked = [t["id"] for t in order(random_design, found, 0, 9)]
+    assert len(picked) == 4 and len({e.split("-")[0] for e in picked}) == 4
+    assert pd.Series([e.split("-")[1] for e in picked]).value_counts().max() == 2  # 4 over 3 conditions: 2, 1, 1
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "line"),
+    [
+        (("scale: {kind: slider", "scale: {kind: dial"), "scale.kind", 14),
+        (("assignment: latin", "assignment: latin\ncolour: red"), "colour", 7),
+        (("  - {rule: controls_sd, k: 2, direction: above}", "  - {rule: controls_sd, k: -1}"), "exclusions.0.k", 20),
+        (("expected: 0, placement", "expected: 7, placement"), "controls.expected", 7),
+        (("name: sim-study", "name: Sim Study"), "name", 2),
+    ],
+)
+def test_a_bad_design_names_the_field_and_line(change, field, line):
+    with pytest.raises(StudyError) as caught:
+        parse(DESIGN.replace(*change), "mine.yaml")
+    assert caught.value.field == field and caught.value.line == line and "mine.yaml" in str(caught.value)
+
+
+def test_the_projective_probability_design_rebuilt_from_the_shared_items(real_con):
+    text = Path("data/studies/projective-probability.yaml").read_text()
+    design = parse(text)
+    found = items(design, store_studies.example_rows(real_con, "projective_probability"))
+    assert found.grid.shape == (20, 20) and len(found.controls) == 6  # 20 contents × 20 predicates; 6 controls
+    pairs = []
+    for list_no in range(list_count(design, found)):
+        trials = order(design, found, list_no, participant_seed(design, list_no))
+        targets = [t["id"] for t in trials if t["kind"] == "target"]
+        controls = [t["id"] for t in trials if t["kind"] == "control"]
+        assert len(targets) == 20 and sorted(controls) == sorted(found.controls)
+        predicates = [e.split("/")[1] for e in targets]
+        contents = [e.split("/")[2] for e in targets]
+        assert len(set(predicates)) == 20 and len(set(contents)) == 20  # one complement per predicate, none twice
+        pairs += targets
+    assert len(pairs) == 400 and len(set(pairs)) == 400  # every predicate × complement once over the 20 lists
+
+
+@pytest.fixture(scope="module")
+def study_store(real_store, tmp_path_factory):
+    """A copy of the real store with a small item set: 12 items × 4 conditions and 4 controls."""
+    path = tmp_path_factory.mktemp("study") / "lab.duckdb"
+    shutil.copy(real_store, path)
+    rows = [
+        {
+            "id": f"i{i}-{c}",
+            "premise": f"Speaker {i} says something ({c}).",
+            "hypothesis": f"fact {i} holds",
+            "label": "E",
+            "item": f"i{i}",
+            "variant": c,
+        }
+        for i in range(12)
+        for c in TRUE_MEANS
+    ]
+    rows += [
+        {
+            "id": f"ctl{k}",
+            "premise": f"Is it true that fact {k} holds?",
+            "hypothesis": f"fact {k} holds",
+            "label": "N",
+            "item": f"ctl{k}",
+            "variant": "control",
+        }
+        for k in range(4)
+    ]
+    options = user_datasets.DatasetOptions(name="sim-items", task="nli", columns={"example_id": "id"})
+    bundle, _ = user_datasets.check(read(pd.DataFrame(rows), name="sim.csv"), options)
+    with session(path) as con:
+        user_datasets.save(con, bundle)
+    return path
+
+
+def participant(study_id: str, person: str) -> Actor:
+    return Actor(person, "rater", "link", scope=f"study:{study_id}")
+
+
+def answer_all(con, study_id: str, who: Actor, value_of) -> collection.Screen:
+    screen = collection.screen(con, study_id, who)
+    assert screen.kind == "welcome"
+    collection.join(con, study_id, who)
+    screen = collection.screen(con, study_id, who)
+    while screen.kind == "trial":
+        screen = collection.answer(con, study_id, screen.position, value_of(screen), who)
+    return screen
+
+
+def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_participants(study_store, tmp_path):
+    rng = np.random.default_rng(47)
+    with session(study_store) as con:
+        study_id = collection.create(con, DESIGN)
+        made = collection.make_links(con, study_store, study_id, 40)
+        examples = store_studies.example_rows(con, study_id).set_index("example_id")
+        noisy = {link.person for link in made[::10]}  # 4 of 40: answer at random, and high on the controls
+        for link in made:
+            who = participant(study_id, link.person)
+            offset = rng.normal(0, 0.03)
+
+            def value_of(screen, person=link.person, offset=offset):
+                trial = store_studies.participant(con, study_id, person)["trials"][screen.position]
+                if trial["kind"] == "native":
+                    return "yes"
+                if trial["kind"] in ("practice", "attention"):
+                    return 1.0
+                condition = examples.loc[trial["id"], "extra"]["variant"]
+                if person in noisy:
+                    return float(rng.uniform(0.8, 1.0)) if condition == "control" else float(rng.uniform())
+                mean = 0.05 if condition == "control" else TRUE_MEANS[condition]
+                return float(np.clip(mean + offset + rng.normal(0, 0.1), 0, 1))
+
+            done = answer_all(con, study_id, who, value_of)
+            assert done.kind == "done" and len(done.code) == 8
+        lists = studies.progress(con, study_id)
+        assert list(lists["started"]) == [10, 10, 10, 10] and lists["finished"].sum() == 40  # balanced lists
+        people = studies.participants(con, study_id)
+        assert set(people.loc[people["excluded_by"] == "controls_sd", "participant_id"]) == noisy
+        log = studies.exclusion_log(con, study_id).set_index("rule")
+        assert log.loc["controls_sd", "newly_excluded"] == 4 and log.loc["controls_sd", "remaining"] == 36
+        means = studies.condition_means(con, study_id)
+        after = means[means["stage"] == studies.AFTER].set_index("condition")
+        for condition, true in TRUE_MEANS.items():
+            assert after.loc[condition, "low"] <= true <= after.loc[condition, "high"], (condition, after)
+            assert after.loc[condition, "participants"] == 36
+        before = means[means["stage"] == studies.BEFORE].set_index("condition")
+        assert before.loc["a", "mean"] > after.loc["a", "mean"]  # the noise pulls the lowest condition up
+        # the study's dataset shows the answers like a built-in study's, and closing writes the exclusions there
+        assert len(gradient.ratings(con, study_id)) == 40 * 12
+        closed = collection.close(con, study_id)
+        assert set(closed["excluded"]) == noisy
+        assert len(gradient.ratings(con, study_id)) == 36 * 12
+        table = gradient.certainty(con, study_id, "variant")
+        assert table.set_index("group").loc["d", "mean"] == pytest.approx(after.loc["d", "mean"])
+        files = studies.archive(con, study_id)
+    responses = pd.read_csv(BytesIO(files["responses.csv"]))
+    assert len(responses) == 40 * (1 + 12 + 4 + 1 + 1)  # practice, targets, controls, attention, native
+    assert set(responses.loc[responses["excluded_by"] == "controls_sd", "participant_id"]) == noisy
+    methods = files["methods.md"].decode()
+    assert "40 participants started and 40 finished" in methods and "leaving 36 participants" in methods
+    assert "(4 participants)" in methods and f"a: {after.loc['a', 'mean']:.2f}" in methods
+    orders = pd.read_csv(BytesIO(files["orders.csv"]))
+    assert len(orders) == 40 and orders["seed"].nunique() == 40
+    assert main(["--store", str(study_store), "study", "export", study_id, "--out", str(tmp_path / "a.zip")]) == 0
+    with zipfile.ZipFile(tmp_path / "a.zip") as archive:
+        assert f"{study_id}/design.yaml" in archive.namelist()
+
+
+def test_answers_out_of_turn_out_of_range_or_after_closing_are_refused_and_change_nothing(study_store):
+    design = DESIGN.replace("sim-study", "turns").replace(
+        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", ""
+    )
+    with session(study_store) as con:
+        study_id = collection.create(con, design)
+        who = participant(study_id, "turns-001")
+        collection.make_links(con, study_store, study_id, 1, people=["turns-001"])
+        collection.join(con, study_id, who)
+        before = store_studies.responses(con, study_id)
+        with pytest.raises(collection.StudyRefused, match="position: trial 2 is not shown yet"):
+            collection.answer(con, study_id, 1, 0.5, who)
+        with pytest.raises(collection.StudyRefused, match="answer: 1.5; expected a number from 0 to 1"):
+            collection.answer(con, study_id, 0, 1.5, who)
+        collection.answer(con, study_id, 0, 0.5, who)
+        with pytest.raises(collection.StudyRefused, match="trial 1 was already answered"):
+            collection.answer(con, study_id, 0, 0.5, who)
+        with pytest.raises(Forbidden):  # a link to one study answers no other
+            collection.answer(con, "sim-study", 0, 0.5, participant(study_id, "turns-001"))
+        with pytest.raises(collection.StudyRefused, match="frozen"):
+            collection.create(con, design, replace=True)
+        collection.close(con, study_id)
+        with pytest.raises(collection.StudyRefused, match="closed"):
+            collection.answer(con, study_id, 1, 0.5, who)
+        with pytest.raises(collection.StudyRefused, match="closed"):
+            collection.join(con, study_id, participant(study_id, "turns-002"))
+        assert len(store_studies.responses(con, study_id)) == len(before) + 1
+
+
+def test_a_study_needs_a_complete_grid_and_known_fields(study_store):
+    with session(study_store) as con:
+        with pytest.raises(StudyError, match="field 'question'.*no_such_field"):
+            collection.create(con, DESIGN.replace("{hypothesis}", "{no_such_field}").replace("sim-study", "bad1"))
+        with pytest.raises(StudyError, match="field 'colour': no item of sim-items has a facet 'colour'"):
+            collection.create(
+                con, DESIGN.replace("condition: variant", "condition: colour").replace("sim-study", "bad2")
+            )
+        with pytest.raises(StudyError, match="a dataset 'sim-items' exists"):
+            collection.create(con, DESIGN.replace("name: sim-study", "name: sim-items"))
+        assert "bad1" not in set(store_studies.listing(con)["study_id"])
+        assert con.execute("SELECT count(*) FROM datasets WHERE dataset_id LIKE 'bad%'").fetchall()[0][0] == 0
+
+
+def test_only_an_analyst_creates_a_study(study_store):
+    with session(study_store) as con, pytest.raises(Forbidden):
+        collection.create(con, DESIGN.replace("sim-study", "viewers"), actor=Actor("v@lab", "viewer", "sign-in"))
+    with duckdb.connect(str(study_store)) as con:
+        assert not con.execute("SELECT * FROM studies WHERE study_id = 'viewers'").fetchall()

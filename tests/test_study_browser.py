@@ -1,0 +1,131 @@
+"""Two participants of judgement studies in Chromium, through their signed links (issue 47): the instructions and
+consent, a practice item, the items on a 0-1 slider and on a 7-point scale, a reload midway that keeps the answers,
+the completion code; and a third link, opened after the study is closed, refused. The README's run command serves
+a copy of the real store with the Studio's example family set and two studies over it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from backend.store import studies as store_studies
+from backend.store.access import session
+from backend.studies import collection
+from backend.studio import templates
+from tests.helpers.browser import CHROMIUM, SETTLED, rerun, serve, watched
+
+ROOT = Path(__file__).resolve().parents[1]
+LIKERT = """
+name: stop-likert
+dataset: stop-under-operators
+item: item
+condition: variant
+order: {seed: 4, separate: item}
+text: "Sue says: {input}"
+question: "Is Sue certain that {hypothesis}"
+scale: {kind: likert, min: -3, max: 3, left: "no", right: "yes"}
+instructions: "Tell us how certain Sue is."
+consent: "Your answers are kept without your name."
+practice: [{text: "Sue says: It's raining again.", question: "Is Sue certain that it rained before?"}]
+completion_code: C0DE-LIKERT
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(real_store, tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it when run as root)")
+    store = tmp_path_factory.mktemp("studies") / "lab.duckdb"
+    shutil.copy(real_store, store)
+    with session(store) as con:
+        expansion = templates.expand(templates.example_text())
+        templates.save(con, expansion, "stop-under-operators.yaml")
+        slider = collection.create(con, (ROOT / "data" / "studies" / "stop-study.yaml").read_text())
+        likert = collection.create(con, LIKERT)
+        made = {
+            "slider": collection.make_links(con, store, slider, 2),
+            "likert": collection.make_links(con, store, likert, 1),
+        }
+    for url in serve({"PLAB_STORE": str(store)}):
+        yield {"url": url, "store": store, "links": made, "slider": slider, "likert": likert}
+
+
+def opened(browser, lab, kind: str, n: int = 0):
+    page = watched(browser.new_context(viewport={"width": 1200, "height": 1400}).new_page())
+    page.goto(f"{lab['url']}/?link={lab['links'][kind][n].token}")
+    page.wait_for_function(SETTLED, timeout=90_000)
+    return page
+
+
+def question(page) -> str:
+    return page.get_by_text("Question ", exact=False).first.inner_text()
+
+
+def start(page) -> None:
+    page.get_by_text("Welcome").wait_for(timeout=60_000)
+    body = page.inner_text("body")
+    assert "Consent" in body and "Explore" not in body and "Overview" not in body  # the study only
+    rerun(page, lambda: page.get_by_text("I have read this and agree to take part.").click())
+    rerun(page, lambda: page.get_by_role("button", name="Start").click())
+
+
+def next_(page) -> None:
+    rerun(page, lambda: page.get_by_role("button", name="Next").click())
+
+
+def test_a_participant_answers_on_the_slider_reloads_midway_and_gets_a_completion_code(browser, lab):
+    page = opened(browser, lab, "slider")
+    start(page)
+    assert "Practice" in page.inner_text("body") and question(page) == "Question 1 of 7"
+    answers = []
+    for step in range(7):
+        body = page.inner_text("body")
+        if "native language" in body:
+            rerun(page, lambda: page.get_by_text("yes", exact=True).click())
+            answers.append("yes")
+        else:
+            key = "End" if "all the way to the right" in body else ("Home" if step % 2 else "PageUp")
+            rerun(page, lambda key=key: page.get_by_role("slider").press(key))
+            answers.append(key)
+        next_(page)
+        if step == 2:  # a reload midway: the link's page opens where they were
+            page.reload()
+            page.wait_for_function(SETTLED, timeout=60_000)
+            assert question(page) == "Question 4 of 7"
+    page.get_by_text("Your completion code").wait_for(timeout=30_000)
+    with session(lab["store"]) as con:
+        person = lab["links"]["slider"][0].person
+        row = store_studies.participant(con, lab["slider"], person)
+        given = store_studies.responses(con, lab["slider"]).query("participant_id == @person")
+    assert row["completion_code"] in page.inner_text("body") and row["finished_at"] is not None
+    assert list(given["position"]) == list(range(7))  # every answer once, in order, across the reload
+    assert given.loc[given["kind"] == "attention", "value"].tolist() == [1.0]
+    assert set(given.loc[given["kind"] == "target", "value"]) <= {0.0, 0.6, 1.0}  # Home, PageUp from 0.5, End
+    assert given.loc[given["kind"] == "native", "label"].tolist() == ["yes"]
+
+
+def test_a_participant_answers_on_the_seven_point_scale(browser, lab):
+    page = opened(browser, lab, "likert")
+    start(page)
+    points = ["-3 (no)", "+2", "0", "+3 (yes)", "-1"]
+    for n, point in enumerate(points):
+        assert question(page) == f"Question {n + 1} of 5"
+        assert page.get_by_role("button", name="Next").is_disabled()  # no answer chosen yet
+        rerun(page, lambda point=point: page.get_by_text(point, exact=True).click())
+        next_(page)
+    page.get_by_text("C0DE-LIKERT").wait_for(timeout=30_000)
+    with session(lab["store"]) as con:
+        given = store_studies.responses(con, lab["likert"])
+    assert given["value"].tolist() == [-3.0, 2.0, 0.0, 3.0, -1.0]
+
+
+def test_a_link_opened_after_the_study_closed_is_refused(browser, lab):
+    with session(lab["store"]) as con:
+        collection.close(con, lab["slider"])
+    page = opened(browser, lab, "slider", 1)
+    page.get_by_text("this study is closed").wait_for(timeout=60_000)
+    assert page.get_by_role("button", name="Start").count() == 0
+    with session(lab["store"]) as con:
+        assert store_studies.participant(con, lab["slider"], lab["links"]["slider"][1].person) is None
