@@ -11,6 +11,8 @@
     lab.card("RoBERTa-large")                     # its model card: every headline metric against its baseline
     lab.gradient("commitmentbank", by="verb")     # people's mean rating per verb (and any run's) with 95% CIs
     lab.import_run(frame, dataset="nope", model="mine")            # a DataFrame as a run → its Report
+    lab.study_create("data/studies/stop-study.yaml")                # a judgement study; study_links, study_status,
+                                                                   # study_beside, study_close, study_export
 
 Every call opens the store for that call only (`backend.store.access`), so a notebook works while
 the dashboard runs, and what it imports shows in the dashboard at its next rerun.
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from backend.analysis import evaluation, gradient, leaderboard, slicing
+from backend.analysis import evaluation, gradient, leaderboard, slicing, studies
 from backend.datasets.catalogue import describe, described
 from backend.harnesses import logs
 from backend.identity.actor import Actor
@@ -33,8 +35,10 @@ from backend.store import examples as store_examples
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
+from backend.store.connection import store_path
 from backend.store.examples import Slice
 from backend.store.ids import pasted
+from backend.studies import collection
 from backend.views import cards
 
 
@@ -149,6 +153,50 @@ class Lab:
         """Delete a run you imported."""
         with self._session() as con:
             imports.delete(con, pasted(run_id), actor=self.actor)
+
+    def study_create(self, design: str | Path, replace: bool = False) -> str:
+        """A judgement study from a design (a YAML file, or its text; README: Studies); its id."""
+        path = Path(design) if isinstance(design, Path) or str(design).endswith((".yaml", ".yml")) else None
+        text = path.read_text() if path else str(design)
+        with self._session() as con:
+            return collection.create(con, text, str(path or "the design"), replace=replace, actor=self.actor)
+
+    def study_links(self, study: str, count: int, base_url: str = "http://localhost:8501", days: float = 30):
+        """`count` signed links to the study, one participant each: DataFrame of participant and URL."""
+        with self._session() as con:
+            made = collection.make_links(con, store_path(self.store), study, count, days, actor=self.actor)
+        return pd.DataFrame({"participant": [m.person for m in made], "url": [m.url(base_url) for m in made]})
+
+    def study_status(self, study: str) -> dict[str, pd.DataFrame]:
+        """Per list (participants started, finished, answers), per participant (with the rule that excludes
+        them), the exclusion log, and people's mean answer per condition before and after the exclusions."""
+        with self._session() as con:
+            return {
+                "lists": studies.progress(con, study),
+                "participants": studies.participants(con, study),
+                "exclusions": studies.exclusion_log(con, study),
+                "condition means": studies.condition_means(con, study),
+            }
+
+    def study_beside(self, study: str, runs: list[str]) -> pd.DataFrame:
+        """People's condition means after the exclusions beside each run's expected answer on the same items."""
+        with self._session() as con:
+            return studies.beside_models(con, study, tuple(pasted(r) for r in runs))
+
+    def study_close(self, study: str) -> dict:
+        """No one joins or answers any more; the exclusions are written into the study's dataset."""
+        with self._session() as con:
+            return collection.close(con, study, actor=self.actor)
+
+    def study_export(self, study: str, out: Path | str) -> list[Path]:
+        """The archive's files (responses, design, orders, exclusions, means, methods.md) into the folder `out`."""
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        with self._session() as con:
+            files = studies.archive(con, study)
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+        return [folder / name for name in files]
 
 
 _DESCRIPTION_COLUMNS = ["dataset_id", "task", "labels", "positive", "headline_splits", "facets", "user"]

@@ -86,12 +86,13 @@ elif scale.kind == "slider":
         float(scale.max),
         float(scale.min + scale.max) / 2,
         step=(scale.max - scale.min) / 100,
+        format=" ",  # no number above the thumb: people place it between the end labels, as in the experiments
         key=key,
         label_visibility="collapsed",
     )
     left, right = st.columns(2)
     left.caption(f"← {widgets.plain(scale.left)}")
-    right.caption(f"{widgets.plain(scale.right)} →")
+    right.caption(f"{widgets.plain(scale.right)} →", text_alignment="right")
 elif scale.kind == "likert":
     points = scale.points
     names = {p: f"{p:+d}" if p else "0" for p in points}

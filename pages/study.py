@@ -58,6 +58,9 @@ st.caption(
     f"{widgets.plain(row['status'])} · design version {int(row['version'])} · over "
     f"{widgets.plain(row['dataset_id'])} · {widgets.plain(frozen)} · by {widgets.plain(row['created_by'] or '—')}"
 )
+if "_study_closed" in st.session_state:
+    left_out = widgets.counted(st.session_state.pop("_study_closed"), "participant")
+    st.success(f"Closed: {widgets.plain(left_out)} left out by the exclusions (or not finished).")
 with st.expander("Design"):
     st.code(row["design_text"], language="yaml")
 
@@ -103,7 +106,8 @@ if closing and st.button("Close the study", help="No one joins or answers any mo
     except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
         st.error(f"Not closed: {widgets.message(exc)}")
     else:
-        st.success(f"Closed: {widgets.plain(widgets.counted(len(closed['excluded']), 'participant'))} left out.")
+        st.session_state["_study_closed"] = len(closed["excluded"])
+        st.rerun()  # the page again, as closed
 
 people = query(sv.participants, study_id)
 if people.empty:

@@ -15,11 +15,13 @@ import pandas as pd
 import pytest
 
 from backend.analysis import gradient, studies
+from backend.api import Lab
 from backend.cli.main import main
 from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
+from backend.store import backup
 from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
@@ -198,7 +200,9 @@ def answer_all(con, study_id: str, who: Actor, value_of) -> collection.Screen:
     return screen
 
 
-def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_participants(study_store, tmp_path):
+def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_participants(
+    study_store, tmp_path, open_page
+):
     rng = np.random.default_rng(47)
     with session(study_store) as con:
         study_id = collection.create(con, DESIGN)
@@ -244,6 +248,14 @@ def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_p
         table = gradient.certainty(con, study_id, "variant")
         assert table.set_index("group").loc["d", "mean"] == pytest.approx(after.loc["d", "mean"])
         files = studies.archive(con, study_id)
+        run = "sim-items/baseline/always-E"
+        beside = studies.beside_models(con, study_id, (run,)).set_index(["who", "condition"])
+        assert beside.loc[(run, "a"), "mean"] == 1.0  # always E: P(E) = 1 on every item, the slider's top
+    page = open_page(study_store, "pages/gradient.py", {"dataset": study_id, "by": "variant", "run": run})
+    assert not page.exception and page.selectbox(key="run").value == run  # the source's runs, beside people
+    assert "Spearman ρ, run vs people, over 4 variant means" in [m.label for m in page.metric]
+    page = open_page(study_store, "pages/study.py", {"study": study_id, "run": run})
+    assert not page.exception and any("leaving 36 participants" in m.value for m in page.markdown)
     responses = pd.read_csv(BytesIO(files["responses.csv"]))
     assert len(responses) == 40 * (1 + 12 + 4 + 1 + 1)  # practice, targets, controls, attention, native
     assert set(responses.loc[responses["excluded_by"] == "controls_sd", "participant_id"]) == noisy
@@ -305,3 +317,48 @@ def test_only_an_analyst_creates_a_study(study_store):
         collection.create(con, DESIGN.replace("sim-study", "viewers"), actor=Actor("v@lab", "viewer", "sign-in"))
     with duckdb.connect(str(study_store)) as con:
         assert not con.execute("SELECT * FROM studies WHERE study_id = 'viewers'").fetchall()
+
+
+def test_the_notebook_api_and_the_commands_run_a_study(study_store, tmp_path, capsys):
+    lab = Lab(study_store)
+    study_id = lab.study_create(DESIGN.replace("sim-study", "api-study"))
+    made = lab.study_links(study_id, 2, base_url="https://lab.example")
+    assert list(made["participant"]) == ["api-study-001", "api-study-002"]
+    assert made["url"].str.startswith("https://lab.example/?link=").all()
+    assert lab.study_status(study_id)["lists"].empty
+    design = tmp_path / "cli.yaml"
+    design.write_text(DESIGN.replace("sim-study", "cli-study"))
+    assert main(["--store", str(study_store), "study", "create", str(design)]) == 0
+    assert main(["--store", str(study_store), "study", "create", str(design)]) == 1  # exists: --replace
+    assert "a study 'cli-study' exists" in capsys.readouterr().err
+    assert main(["--store", str(study_store), "study", "create", str(design), "--replace"]) == 0
+    assert main(["--store", str(study_store), "study", "links", "cli-study", "--count", "3"]) == 0
+    assert capsys.readouterr().out.count("/?link=") == 3
+    assert main(["--store", str(study_store), "study", "status", "cli-study"]) == 0
+    assert "exclusions, in the declared order" in capsys.readouterr().out
+    assert main(["--store", str(study_store), "study", "close", "cli-study"]) == 0
+    assert main(["--store", str(study_store), "study", "links", "cli-study"]) == 1  # closed: no more links
+    written = lab.study_export(study_id, tmp_path / "out")
+    assert {p.name for p in written} >= {"responses.csv", "design.yaml", "orders.csv", "exclusions.csv", "methods.md"}
+    with session(study_store) as con:
+        assert store_studies.study(con, "cli-study")["version"] == 2
+
+
+def test_a_backup_keeps_a_study_its_participants_and_their_answers(study_store, tmp_path):
+    with session(study_store) as con:
+        study_id = collection.create(con, DESIGN.replace("sim-study", "kept"))
+        who = participant(study_id, "kept-001")
+        collection.make_links(con, study_store, study_id, 1, people=["kept-001"])
+        collection.join(con, study_id, who)
+        for position in range(3):
+            collection.answer(con, study_id, position, 0.25, who)
+        saved = {t: store_studies.responses(con, study_id) for t in ("responses",)}
+        ratings = len(gradient.ratings(con, study_id))
+        folder = backup.write(con, "test", target=tmp_path / "b")
+        for table in ("study_responses", "study_participants", "studies"):
+            con.execute(f"DELETE FROM {table} WHERE study_id = 'kept'")
+        con.execute("DELETE FROM ratings WHERE dataset_id = 'kept'")
+        backup.restore(con, folder)
+        assert store_studies.responses(con, study_id).equals(saved["responses"])
+        assert store_studies.participant(con, study_id, "kept-001")["trials"]
+        assert len(gradient.ratings(con, study_id)) == ratings >= 1

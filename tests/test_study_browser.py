@@ -1,7 +1,8 @@
 """Two participants of judgement studies in Chromium, through their signed links (issue 47): the instructions and
 consent, a practice item, the items on a 0-1 slider and on a 7-point scale, a reload midway that keeps the answers,
 the completion code; and a third link, opened after the study is closed, refused. The README's run command serves
-a copy of the real store with the Studio's example family set and two studies over it."""
+a copy of the real store with the Studio's example family set; the researcher makes the slider study on the Study
+page from the shipped example design, makes its links there, watches the answers arrive, closes it and reads it."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from backend.identity import links
 from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studio import templates
-from tests.helpers.browser import CHROMIUM, SETTLED, rerun, serve, watched
+from tests.helpers.browser import CHROMIUM, SETTLED, SHOTS, expand, rerun, serve, shows, watched
 
 ROOT = Path(__file__).resolve().parents[1]
 LIKERT = """
@@ -42,14 +44,30 @@ def lab(real_store, tmp_path_factory):
     with session(store) as con:
         expansion = templates.expand(templates.example_text())
         templates.save(con, expansion, "stop-under-operators.yaml")
-        slider = collection.create(con, (ROOT / "data" / "studies" / "stop-study.yaml").read_text())
         likert = collection.create(con, LIKERT)
-        made = {
-            "slider": collection.make_links(con, store, slider, 2),
-            "likert": collection.make_links(con, store, likert, 1),
-        }
+        made = {"likert": collection.make_links(con, store, likert, 1)}
     for url in serve({"PLAB_STORE": str(store)}):
-        yield {"url": url, "store": store, "links": made, "slider": slider, "likert": likert}
+        yield {"url": url, "store": store, "links": made, "slider": "stop-study", "likert": likert}
+
+
+def test_a_researcher_creates_the_example_study_on_the_page_and_makes_links(browser, lab):
+    page = watched(browser.new_context(viewport={"width": 1400, "height": 2000}).new_page())
+    page.goto(f"{lab['url']}/study", wait_until="domcontentloaded")
+    page.get_by_text("Nobody has opened a link yet").wait_for(timeout=90_000)  # the likert study, chosen first
+    expand(page, "New study")
+    rerun(page, lambda: page.get_by_role("button", name="Create study").click())
+    page.get_by_text("no response yet: the design can still change").wait_for(timeout=30_000)
+    assert page.locator("[data-testid=stSelectbox] input").first.input_value() == "stop-study"
+    page.get_by_label("Links to make").fill("2")
+    rerun(page, lambda: page.get_by_role("button", name="Make links").click())
+    page.get_by_text("2 link(s) made").wait_for(timeout=30_000)
+    with session(lab["store"]) as con:  # the page shows each link once; the test reads them back from the store
+        rows = links.listing(con, "study:stop-study").sort_values("person")
+        lab["links"]["slider"] = [
+            links.Link(r.link_id, r.person, r.object, r.expires_at, links.token(lab["store"], r._asdict()))
+            for r in rows.itertuples()
+        ]
+    assert [k.person for k in lab["links"]["slider"]] == ["stop-study-001", "stop-study-002"]
 
 
 def opened(browser, lab, kind: str, n: int = 0):
@@ -90,6 +108,8 @@ def test_a_participant_answers_on_the_slider_reloads_midway_and_gets_a_completio
             rerun(page, lambda key=key: page.get_by_role("slider").press(key))
             answers.append(key)
         next_(page)
+        if step == 1:
+            page.screenshot(path=str(SHOTS / "participate.png"), full_page=True)  # a target item on the slider
         if step == 2:  # a reload midway: the link's page opens where they were
             page.reload()
             page.wait_for_function(SETTLED, timeout=60_000)
@@ -121,9 +141,20 @@ def test_a_participant_answers_on_the_seven_point_scale(browser, lab):
     assert given["value"].tolist() == [-3.0, 2.0, 0.0, 3.0, -1.0]
 
 
+def test_the_researcher_watches_closes_and_reads_people_beside_the_design(browser, lab):
+    page = watched(browser.new_context(viewport={"width": 1400, "height": 2400}).new_page())
+    page.goto(f"{lab['url']}/study?study=stop-study", wait_until="domcontentloaded")
+    page.get_by_text("1 started, 1 finished").wait_for(timeout=90_000)
+    rerun(page, lambda: page.get_by_role("button", name="Close the study").click())
+    page.get_by_text("Closed: 1 participant left out").wait_for(timeout=30_000)  # faster than the 20 s floor
+    assert page.get_by_role("button", name="Close the study").count() == 0
+    shows(page, lab["url"], None, "Before and after the exclusions", "study")
+    body = page.inner_text("body")
+    assert "1 participant started and 1 finished" in body and "finished in less than 20 s (1 participant)" in body
+    assert "leaving 0 participants" in body and "no answers yet" in body  # nobody left: no means are made up
+
+
 def test_a_link_opened_after_the_study_closed_is_refused(browser, lab):
-    with session(lab["store"]) as con:
-        collection.close(con, lab["slider"])
     page = opened(browser, lab, "slider", 1)
     page.get_by_text("this study is closed").wait_for(timeout=60_000)
     assert page.get_by_role("button", name="Start").count() == 0

@@ -189,9 +189,7 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     if found.practice:
         extras.append(f"after {len(found.practice)} practice item(s)")
     rules = [
-        f"{r.declared} ({r.newly_excluded} participant{'s' if r.newly_excluded != 1 else ''})"
-        for r in log.itertuples()
-        if r.rule != exclusions.NOT_FINISHED
+        f"{r.declared} ({_people(r.newly_excluded)})" for r in log.itertuples() if r.rule != exclusions.NOT_FINISHED
     ]
     results = "; ".join(f"{r.condition}: {r.mean:.2f} [{r.low:.2f}, {r.high:.2f}]" for r in after.itertuples())
     return (
@@ -201,13 +199,17 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         f"{' (split ' + found.split + ')' if found.split else ''}. Each participant saw {assignment}"
         f"{', plus ' + ', '.join(extras) if extras else ''}, in an order randomised per participant "
         f"(seed recorded{', no two items of one ' + found.separate + ' in a row' if found.separate else ''}). "
-        f'They answered the question "{found.question}" {answered}. '
-        f"{len(applied)} participants started and {finished} finished. Following the exclusion criteria declared "
+        f'They answered the question "{found.question}" (filled in from each item) {answered}. '
+        f"{_people(len(applied))} started and {finished} finished. Following the exclusion criteria declared "
         f"with the design before data collection, "
         + ("we excluded participants who " + "; who ".join(rules) if rules else "no rule excluded anyone")
-        + f", leaving {kept} participants and {answers:,} answers on target items. Mean answer per condition "
+        + f", leaving {_people(kept)} and {answers:,} answers on target items. Mean answer per condition "
         f"(95% CI, bootstrap over participants and items together): {results or 'no answers yet'}."
     )
+
+
+def _people(n: int) -> str:
+    return f"{n:,} participant{'' if n == 1 else 's'}"
 
 
 def _share(items: int, conditions: int) -> str:
