@@ -334,6 +334,11 @@ def test_the_notebook_api_and_the_commands_run_a_study(study_store, tmp_path, ca
     assert main(["--store", str(study_store), "study", "create", str(design), "--replace"]) == 0
     assert main(["--store", str(study_store), "study", "links", "cli-study", "--count", "3"]) == 0
     assert capsys.readouterr().out.count("/?link=") == 3
+    with session(study_store) as con:  # opened, not answered: a new version of the design starts them afresh
+        collection.join(con, "cli-study", participant("cli-study", "cli-study-001"))
+    assert main(["--store", str(study_store), "study", "create", str(design), "--replace"]) == 0
+    with session(study_store) as con:
+        assert store_studies.participant(con, "cli-study", "cli-study-001") is None
     assert main(["--store", str(study_store), "study", "status", "cli-study"]) == 0
     assert "exclusions, in the declared order" in capsys.readouterr().out
     assert main(["--store", str(study_store), "study", "close", "cli-study"]) == 0
@@ -341,7 +346,7 @@ def test_the_notebook_api_and_the_commands_run_a_study(study_store, tmp_path, ca
     written = lab.study_export(study_id, tmp_path / "out")
     assert {p.name for p in written} >= {"responses.csv", "design.yaml", "orders.csv", "exclusions.csv", "methods.md"}
     with session(study_store) as con:
-        assert store_studies.study(con, "cli-study")["version"] == 2
+        assert store_studies.study(con, "cli-study")["version"] == 3
 
 
 def test_a_backup_keeps_a_study_its_participants_and_their_answers(study_store, tmp_path):

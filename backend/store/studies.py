@@ -71,14 +71,17 @@ def insert(row: dict) -> tuple[str, dict]:
     return f"INSERT INTO studies ({', '.join(STUDY)}) VALUES ({', '.join('$' + c for c in STUDY)})", values
 
 
-def replace_design(con: duckdb.DuckDBPyConnection, study_id: str, design: dict, text: str) -> int | None:
-    """A new version of a study's design, unless responses froze it; the new version, or None when frozen."""
-    rows = con.execute(
-        "UPDATE studies SET design = $d, design_text = $t, version = version + 1 "
-        "WHERE study_id = $s AND frozen_at IS NULL RETURNING version",
-        {"s": study_id, "d": json.dumps(design), "t": text},
-    ).fetchall()
-    return rows[0][0] if rows else None
+def replacing(study_id: str, design: dict, text: str) -> list[tuple[str, dict]]:
+    """The statements that make a new version of a design nobody has answered (run in the transaction that rewrites
+    the study's dataset): participants who opened their link but gave no answer join the new version afresh."""
+    return [
+        ("DELETE FROM study_participants WHERE study_id = $s", {"s": study_id}),
+        (
+            "UPDATE studies SET design = $d, design_text = $t, version = version + 1 "
+            "WHERE study_id = $s AND frozen_at IS NULL",
+            {"s": study_id, "d": json.dumps(design), "t": text},
+        ),
+    ]
 
 
 def participant(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> dict | None:

@@ -94,10 +94,7 @@ def create(
             row |= {"design": design.as_dict(), "design_text": text, "created_by": by.id}
             replace_dataset(con, bundle, more=[store_studies.insert(row)])
         else:
-            with atomic(con):
-                if store_studies.replace_design(con, design.name, design.as_dict(), text) is None:
-                    raise StudyRefused("name", f"study {design.name!r} is frozen: it has responses")
-            replace_dataset(con, bundle)
+            replace_dataset(con, bundle, more=store_studies.replacing(design.name, design.as_dict(), text))
     return design.name
 
 
@@ -216,7 +213,11 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = No
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
-    design = design_of(row)
+    with permissions.acting(con, by, "respond", study_id, scope=object_of(study_id)):  # audited once, at joining
+        return _join(con, study_id, design_of(row), by)
+
+
+def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, by: Actor) -> dict:
     with atomic(con, "ratings"):  # counted inside the serialised transaction: two joins at once get two lists
         found = items(design, store_studies.example_rows(con, study_id))
         index = store_studies.participant_count(con, study_id)
@@ -288,8 +289,9 @@ def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial:
 
 def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, actor: Actor | None = None) -> Screen:
     """Store the participant's answer to the trial at `position` (it must be their next one) and return the next
-    screen. A choice scale takes a label, the others a number in range; the native question yes or no. Refused
-    (StudyRefused naming the field, nothing written) when out of turn, out of range or the study is closed."""
+    screen. Each response row names its participant and time (the audit has their joining, not every answer). A
+    choice scale takes a label, the others a number in range; the native question yes or no. Refused (StudyRefused
+    naming the field, nothing written) when out of turn, out of range or the study is closed."""
     by = permissions.check(con, actor, "respond", study_id, scope=object_of(study_id))
     row = study(con, study_id)
     if row["status"] != "open":
