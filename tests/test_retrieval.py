@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from backend.retrieval import dense as dense_index
 from backend.retrieval.base import Hit, Retriever
 from backend.retrieval.bm25 import BM25Retriever
 from backend.retrieval.dense import DenseRetriever, new_index
@@ -385,3 +386,45 @@ def test_real_corpus_recall_at_20_on_ifqa_s_dev(tmp_path, monkeypatch):
         (70_000,)
     ]
     con.close()
+
+
+def test_without_a_faiss_gpu_a_flat_index_is_built_and_searched_on_the_cpu():
+    if dense_index.gpu_resources() is not None:
+        pytest.skip("this machine's faiss sees a GPU: the GPU test below checks that path")
+    built = DenseRetriever.build(DOC_IDS, TEXTS, BagOfWords())
+    assert type(built.index).__name__ == "IndexFlatIP" and built.params["index_device"] == "cpu"
+    assert dense_index.to_gpu(built.index, "flat") == (built.index, "cpu", None)
+
+
+@pytest.mark.slow
+def test_a_flat_index_built_on_the_gpu_finds_what_the_cpu_finds_on_ifqa(tmp_path, monkeypatch):
+    """The checkout's saved MiniLM vectors indexed on the GPU (built there, shard by shard) and on the CPU: the same
+    Recall@20 on IfQA S-dev and the same top 20 for nearly every question (float sums may order ties apart)."""
+    import faiss
+
+    from backend.retrieval.index import build_all
+    from backend.store.passages import questions
+
+    if dense_index.gpu_resources() is None:
+        pytest.skip("faiss sees no GPU here (a CPU build of faiss, or no GPU): run where a GPU is lent")
+    monkeypatch.setenv("PLAB_DATA_DIR", str(CHECKOUT_DATA))
+    con = connect(real_store_path(tmp_path))
+    loaded = build_all(con)["dense"]
+    cpu = dense_index.to_cpu(loaded.index)
+    vectors = cpu.reconstruct_n(0, cpu.ntotal)
+    built = DenseRetriever.from_shards(loaded.doc_ids, np.array_split(vectors, 7), loaded.embedder)
+    assert dense_index.on_gpu(built.index) and built.params["index_device"] == "cuda"
+    asked = questions(con, "ifqa", ["S-dev"], "wiki")
+    con.close()
+    queries = np.ascontiguousarray(loaded.embedder.encode(list(asked["input"])), dtype=np.float32)
+    on_cpu = faiss.IndexFlatIP(cpu.d)
+    on_cpu.add(vectors)
+    found = {name: index.search(queries, 20)[1] for name, index in (("cpu", on_cpu), ("gpu", built.index))}
+    ids = np.array(loaded.doc_ids)
+    recall = {
+        name: np.mean([bool(set(gold) & set(ids[row])) for gold, row in zip(asked["gold"], rows) if len(gold)])
+        for name, rows in found.items()
+    }
+    assert recall["gpu"] == pytest.approx(recall["cpu"], abs=1 / len(asked))
+    same = np.mean([set(a) == set(b) for a, b in zip(found["cpu"], found["gpu"])])
+    assert same >= 0.99, same

