@@ -26,12 +26,13 @@ from tqdm import tqdm
 from transformers import AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from backend.models.classifier import padded, token_batches
+from backend.models.classifier import gpu_tokens, padded, token_batches
 from backend.models.device import dtype_for, pick
 
 CPU_BATCH, GPU_BATCH = 8, 64  # texts per forward pass on the batch path; see the module's docstring
 BULK_CHUNK = 4096  # texts tokenised per call on the bulk path
-GPU_TOKENS, CPU_TOKENS = 65_536, 2_048  # padded tokens per forward pass on the bulk path (the bare forward's budget)
+GPU_TOKENS, CPU_TOKENS = 65_536, 2_048  # padded tokens per forward pass on the bulk path (the bare forward's budget;
+# half a smaller card's `classifier.gpu_tokens`)
 PARALLEL_BATCHES = 16  # on the CPU, from this many batches on, one thread per core, each batch on one core
 _TORCH_THREADS = threading.Lock()  # one switch of torch's (process-wide) intra-op thread count at a time
 
@@ -90,7 +91,7 @@ class Embedder:
         self.batch_size = batch_size or (CPU_BATCH if self.device.type == "cpu" else GPU_BATCH)
         self.max_length = max_length
         self.bulk = self.device.type == "cuda" if bulk is None else bulk
-        self.max_tokens = GPU_TOKENS if self.device.type == "cuda" else CPU_TOKENS
+        self.max_tokens = min(GPU_TOKENS, gpu_tokens(self.device) // 2) if self.device.type == "cuda" else CPU_TOKENS
         self.lock, self.tokenizing = threading.Lock(), threading.Lock()
 
     @property
