@@ -306,6 +306,10 @@ def test_a_study_needs_a_complete_grid_and_known_fields(study_store):
             collection.create(
                 con, DESIGN.replace("condition: variant", "condition: colour").replace("sim-study", "bad2")
             )
+        with pytest.raises(StudyError, match="field 'dataset': dataset 'no-such-set' is not in the store"):
+            collection.create(
+                con, DESIGN.replace("dataset: sim-items", "dataset: no-such-set").replace("sim-study", "bad3")
+            )
         with pytest.raises(StudyError, match="a dataset 'sim-items' exists"):
             collection.create(con, DESIGN.replace("name: sim-study", "name: sim-items"))
         assert "bad1" not in set(store_studies.listing(con)["study_id"])

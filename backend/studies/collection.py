@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from backend.datasets.catalogue import describe
+from backend.datasets.catalogue import UnknownDataset, describe
 from backend.datasets.description import Description
 from backend.identity import links, permissions
 from backend.identity.actor import Actor
@@ -83,7 +83,10 @@ def create(
                 )
         elif queries.dataset_exists(con, design.name):
             raise StudyError(path, f"a dataset {design.name!r} exists; a study makes its own: rename it", None, "name")
-        source = describe(con, design.dataset)  # UnknownDataset names the loaded ones
+        try:
+            source = describe(con, design.dataset)
+        except UnknownDataset as exc:
+            raise StudyError(path, str(exc), None, "dataset") from None
         rows = store_studies.example_rows(con, design.dataset)
         found = items(design, rows, path)
         _check_texts(design, rows, path)
