@@ -17,7 +17,7 @@ from backend.analysis import gradient
 from backend.metrics import gradient as gradient_metrics
 from backend.store import studies as store_studies
 from backend.studies import collection, exclusions
-from backend.studies.design import Design, items
+from backend.studies.design import Design, facet, items
 
 MEANS = ["stage", "condition", "n", "participants", "items", "mean", "low", "high"]
 BEFORE, AFTER = "all who finished", "after exclusions"
@@ -51,9 +51,9 @@ def exclusion_log(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame
     return exclusions.log(design(con, study_id), *collection.responses_of(con, study_id))
 
 
-def _rated(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[Design, pd.DataFrame, pd.DataFrame]:
+def _rated(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[Design, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The design, the target answers of participants who finished (rater, item, value, condition, item facet),
-    and the participants with their `excluded_by`."""
+    those of the participants the exclusions keep, and the participants with their `excluded_by`."""
     found = design(con, study_id)
     people, answers = collection.responses_of(con, study_id)
     applied = exclusions.apply(found, people, answers)
@@ -67,24 +67,23 @@ def _rated(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[Design, pd.Da
         }
     )
     for key, name in (("condition", found.condition), ("family", found.item)):
-        frame[key] = frame["item"].map(_facet(examples, name))
-    finished = set(applied.loc[applied["excluded_by"] != exclusions.NOT_FINISHED, "participant_id"])
-    return found, frame[frame["rater"].isin(finished)], applied
-
-
-def _facet(examples: pd.DataFrame, name: str) -> pd.Series:
-    if name in examples.columns and name != "extra":
-        return examples[name].astype(str)
-    return examples["extra"].map(lambda extra: str((extra or {}).get(name)))
+        frame[key] = frame["item"].map(facet(examples, name))
+    finished = frame[
+        frame["rater"].isin(applied.loc[applied["excluded_by"] != exclusions.NOT_FINISHED, "participant_id"])
+    ]
+    return found, finished, finished[finished["rater"].isin(exclusions.kept(applied))], applied
 
 
 def condition_means(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """stage (all who finished | after exclusions), condition, n (answers), participants, items, mean, low, high:
     people's mean answer per condition with a 95% CI from the crossed bootstrap, in the design's condition order."""
-    _, frame, applied = _rated(con, study_id)
-    kept = set(applied.loc[applied["excluded_by"] == "", "participant_id"])
+    _, frame, kept, _ = _rated(con, study_id)
+    return _means(frame, kept)
+
+
+def _means(frame: pd.DataFrame, kept: pd.DataFrame) -> pd.DataFrame:
     tables = []
-    for stage, rows in ((BEFORE, frame), (AFTER, frame[frame["rater"].isin(kept)])):
+    for stage, rows in ((BEFORE, frame), (AFTER, kept)):
         table = gradient_metrics.per_predicate(rows.rename(columns={"condition": "predicate"}))
         tables.append(table.rename(columns={"predicate": "condition"}).assign(stage=stage))
     order = sorted(frame["condition"].unique())
@@ -104,8 +103,7 @@ def _rank(column: pd.Series, order: list[str]):
 
 def item_means(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """Per item and condition, after exclusions: example_id, the item, the condition, answers, mean, sd."""
-    _, frame, applied = _rated(con, study_id)
-    kept = frame[frame["rater"].isin(set(applied.loc[applied["excluded_by"] == "", "participant_id"]))]
+    _, _, kept, _ = _rated(con, study_id)
     table = kept.groupby(["item", "family", "condition"]).agg(
         answers=("value", "size"), mean=("value", "mean"), sd=("value", "std")
     )
@@ -120,8 +118,7 @@ def runs(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
 def beside_models(con: duckdb.DuckDBPyConnection, study_id: str, run_ids: tuple[str, ...] = ()) -> pd.DataFrame:
     """who (people after exclusions, or a run), condition, n, participants, items, mean, low, high: each run's
     expected answer on the study's scale (the gradient spec's formula) on the items people answered."""
-    found, frame, applied = _rated(con, study_id)
-    kept = frame[frame["rater"].isin(set(applied.loc[applied["excluded_by"] == "", "participant_id"]))]
+    _, _, kept, _ = _rated(con, study_id)
     tables = [_per_condition(kept).assign(who=gradient.PEOPLE)]
     for run_id in run_ids:
         values = gradient.run_values(con, study_id, run_id)
@@ -146,8 +143,8 @@ def long_responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFram
     examples = store_studies.example_rows(con, study_id).set_index("example_id")
     frame = answers.assign(
         list=answers["participant_id"].map(applied["list_no"]),
-        item=answers["trial"].map(_facet(examples, found.item)),
-        condition=answers["trial"].map(_facet(examples, found.condition)),
+        item=answers["trial"].map(facet(examples, found.item)),
+        condition=answers["trial"].map(facet(examples, found.condition)),
         excluded_by=answers["participant_id"].map(applied["excluded_by"]),
     )
     columns = ["participant_id", "list", "position", "kind", "trial", "item", "condition", "value", "label"]
@@ -157,16 +154,13 @@ def long_responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFram
 def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     """A methods paragraph with the study's numbers filled in (design, lists, order, scale, exclusions, means)."""
     row = collection.study(con, study_id)
-    found = collection.design_of(row)
-    applied = participants(con, study_id)
-    log = exclusion_log(con, study_id)
-    means = condition_means(con, study_id)
+    found, rated, kept_rows, applied = _rated(con, study_id)
+    log = exclusions.log(found, *collection.responses_of(con, study_id))
+    means = _means(rated, kept_rows)
     after = means[means["stage"] == AFTER]
     finished = int((applied["excluded_by"] != exclusions.NOT_FINISHED).sum())
-    kept = int((applied["excluded_by"] == "").sum())
+    kept, answers = len(exclusions.kept(applied)), len(kept_rows)
     grid = items(found, store_studies.example_rows(con, study_id))
-    kept_ids = set(applied.loc[applied["excluded_by"] == "", "participant_id"])
-    answers = int(_rated(con, study_id)[1]["rater"].isin(kept_ids).sum())
     conditions, item_count = len(grid.grid.columns), len(grid.grid)
     assignment = {
         "latin": f"one of {conditions} lists of a Latin square: every item once, in one of its {conditions} "

@@ -14,8 +14,6 @@ from datetime import UTC, datetime
 import duckdb
 import pandas as pd
 
-from backend.store.writer import atomic
-
 PARTICIPANT = (
     "study_id",
     "participant_id",
@@ -54,10 +52,13 @@ def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     ).df()
 
 
-def example_rows(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
-    """Every example of a dataset with all its columns, `extra` as a dict (what a design draws its items from)."""
+def example_rows(con: duckdb.DuckDBPyConnection, dataset_id: str, ids: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Every example of a dataset (or those of `ids`) with all its columns, `extra` as a dict (what a design draws
+    its items from, and a trial's text)."""
     frame = con.execute(
-        "SELECT * EXCLUDE (example_key) FROM examples WHERE dataset_id = $d ORDER BY example_id", {"d": dataset_id}
+        "SELECT * EXCLUDE (example_key) FROM examples WHERE dataset_id = $d "
+        "AND ($ids IS NULL OR list_contains($ids, example_id)) ORDER BY example_id",
+        {"d": dataset_id, "ids": None if ids is None else list(ids)},
     ).df()
     return frame.assign(extra=[json.loads(e) if isinstance(e, str) else (e or {}) for e in frame["extra"]])
 
@@ -150,15 +151,14 @@ def finish(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, c
 
 
 def close(con: duckdb.DuckDBPyConnection, study_id: str) -> bool:
-    """Close the study (once); whether it was open."""
-    with atomic(con, "ratings"):
-        return bool(
-            con.execute(
-                "UPDATE studies SET status = 'closed', closed_at = $t WHERE study_id = $s AND status = 'open' "
-                "RETURNING study_id",
-                {"t": now(), "s": study_id},
-            ).fetchall()
-        )
+    """Close the study (once; inside the caller's transaction); whether it was open."""
+    return bool(
+        con.execute(
+            "UPDATE studies SET status = 'closed', closed_at = $t WHERE study_id = $s AND status = 'open' "
+            "RETURNING study_id",
+            {"t": now(), "s": study_id},
+        ).fetchall()
+    )
 
 
 def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:

@@ -285,8 +285,7 @@ def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial:
         return given["text"], given["question"] or ""
     if kind == "native":
         return "", f"Is {design.native_language} your native language?"
-    rows = store_studies.example_rows(con, study_id)
-    fields = _fields(rows[rows["example_id"] == trial["id"]])
+    fields = _fields(store_studies.example_rows(con, study_id, (trial["id"],)))
     return design.text.format_map(fields), design.question.format_map(fields)
 
 
@@ -340,13 +339,13 @@ def close(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = N
     are written into its dataset's gradient spec (`exclude_raters`), so every page reads the analysed set."""
     row = study(con, study_id)
     with permissions.acting(con, actor, "close study", study_id, owner=row["created_by"]):
-        if not store_studies.close(con, study_id):
-            raise StudyRefused("study", f"study {study_id!r} is already closed")
         excluded = exclusions.apply(design_of(row), *responses_of(con, study_id))
-        left_out = sorted(excluded[excluded["excluded_by"] != ""]["participant_id"])
+        left_out = sorted(set(excluded["participant_id"]) - exclusions.kept(excluded))
         description = describe(con, study_id)
         gradient = dict(description.gradient) | {"exclude_raters": left_out}
-        with atomic(con, "ratings"):
+        with atomic(con, "ratings"):  # closed and its exclusions written together, or neither
+            if not store_studies.close(con, study_id):
+                raise StudyRefused("study", f"study {study_id!r} is already closed")
             store_studies.set_description(con, study_id, replace(description, gradient=gradient).as_dict())
     return {"excluded": left_out, "participants": len(excluded)}
 

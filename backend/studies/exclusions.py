@@ -60,22 +60,36 @@ def names(design: Design, rule: dict, participants: pd.DataFrame, responses: pd.
 def apply(design: Design, participants: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
     """Per participant: list, finished, seconds, controls' mean, attention failures, and `excluded_by` (the first
     rule that names them; "not finished"; '' when kept)."""
+    return _applied(design, participants, responses)[0]
+
+
+def kept(applied: pd.DataFrame) -> set[str]:
+    """The participants `apply` leaves in the analysis."""
+    return set(applied.loc[applied["excluded_by"] == "", "participant_id"])
+
+
+def _applied(
+    design: Design, participants: pd.DataFrame, responses: pd.DataFrame
+) -> tuple[pd.DataFrame, list[tuple[int, int]]]:
+    """`apply`'s frame, and per declared rule how many it names and how many it newly leaves out."""
     frame = participants.copy()
     frame["seconds"] = (frame["finished_at"] - frame["started_at"]).dt.total_seconds()
     frame["controls_mean"] = frame["participant_id"].map(control_means(responses))
     frame["attention_failed"] = frame["participant_id"].map(attention_failures(design, responses)).fillna(0)
     frame["excluded_by"] = np.where(frame["finished_at"].isna(), NOT_FINISHED, "")
+    counts = []
     for rule in design.exclusions:
         named = names(design, rule, participants, responses)
         fresh = frame["participant_id"].isin(named) & (frame["excluded_by"] == "")
         frame.loc[fresh, "excluded_by"] = rule["rule"]
-    return frame
+        counts.append((len(named), int(fresh.sum())))
+    return frame, counts
 
 
 def log(design: Design, participants: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
     """Rule by rule, in the declared order: the rule, in words, how many finished participants it names, how many it
     newly leaves out (not left out by an earlier rule), and how many remain after it."""
-    applied = apply(design, participants, responses)
+    applied, counts = _applied(design, participants, responses)
     remaining = int((applied["excluded_by"] != NOT_FINISHED).sum())
     unfinished = len(applied) - remaining
     rows = [
@@ -87,15 +101,13 @@ def log(design: Design, participants: pd.DataFrame, responses: pd.DataFrame) -> 
             "remaining": remaining,
         }
     ]
-    for rule in design.exclusions:
-        named = names(design, rule, participants, responses)
-        fresh = int((applied["excluded_by"] == rule["rule"]).sum())
+    for rule, (named, fresh) in zip(design.exclusions, counts):
         remaining -= fresh
         rows.append(
             {
                 "rule": rule["rule"],
                 "declared": design.rule_text(rule),
-                "names": len(named),
+                "names": named,
                 "newly_excluded": fresh,
                 "remaining": remaining,
             }
