@@ -1,7 +1,8 @@
 """Rate: rate a run's outputs one by one. Writing runs get CREPE's four aspects (0–3, the rubric
 beside the form), other runs binary acceptability. A rater id, previous/next with keyboard shortcuts
 (P / N, S saves and moves on), each save upserted atomically; a rejected rating says why and keeps what
-was typed. Below: agreement between raters per criterion, mean ratings, and the ratings as CSV/Parquet."""
+was typed. Above: every rating task, whatever its run. Below: agreement between raters per criterion, mean ratings,
+and the ratings as CSV/Parquet."""
 
 from __future__ import annotations
 
@@ -235,6 +236,7 @@ st.title("Rate")
 if identity.actor().blinded:  # a rater (or a link holder): their assigned task, blinded, and nothing else
     tasks.blinded(identity.actor())
     urls.stop()
+tasks.overview()  # every rating task, on any run: each opens below with its run, progress, agreement and links
 run, split, rater = pickers()
 criteria = query(rate.criteria_of, run.name)
 mine = query(rate.rater_values, run.name, rater) if rater else {}

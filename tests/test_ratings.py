@@ -1,18 +1,27 @@
-"""Rate backend on a copy of the real store: saving is validated and atomic, agreement matches hand computations."""
+"""Rate backend on a copy of the real store: saving is validated and atomic, agreement matches hand computations;
+rating tasks on any run (a paper's too) listed on the Rate page, and what reaches a rater blinded."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 import shutil
+import subprocess
+import sys
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
+from backend.analysis import rating_tasks
 from backend.analysis import ratings as rate
 from backend.analysis.ratings import RatingError
+from backend.identity import links
 from backend.metrics import bootstrap
+from backend.store import rating_tasks as store_tasks
+from backend.store.access import session
 from backend.store.connection import CRITERIA, connect
 from backend.store.writer import replace_runs
 
@@ -463,3 +472,128 @@ def test_summary_averages_items_with_a_bootstrap_interval(store):
     assert 0 <= fluency["low"] < fluency["mean"] < fluency["high"] <= 2
     assert frame.loc["fluency", ["items", "ratings", "raters"]].tolist() == [3, 6, 2]
     assert frame.loc["presupposition", ["mean", "items", "ratings", "raters"]].tolist() == [3.0, 1, 1, 1]
+
+
+# --- rating tasks on any run, and what a rater receives (issue 53) ---
+
+PAPER_RUN = "nope/RoBERTa-large/mnli-snli-anli-fever/1"  # a paper's run, ingested with NOPE (source 'import')
+OLD_TASK = "nope-RoBERTa-large-mnli-snli-anli-fever-1-task1"  # how a task's id was made before: from its run's
+
+
+def _revealing(con, task_id: str) -> list[str]:
+    """What a rater's ids must not hold: the run id and its parts, the task's item ids and their parts (e.g. `neg`,
+    `adv`), and the items' splits and facet values (trigger type, polarity). Purely numeric parts are left out:
+    hex digits hold digits by chance."""
+    run_id = store_tasks.task(con, task_id)["run_id"]
+    items = list(store_tasks.rated_items(con, task_id)["example_id"])
+    facets = con.execute(
+        "SELECT DISTINCT unnest([split, trigger_type, polarity]) FROM examples e, runs r "
+        "WHERE r.run_id = $r AND e.dataset_id = r.dataset_id AND list_contains($items, e.example_id)",
+        {"r": run_id, "items": items},
+    ).fetchall()
+    parts = {p for name in [run_id, *items] for p in re.split(r"[/\-_.]", name) if len(p) > 1 and not p.isdigit()}
+    return sorted({run_id, *parts, *(n for n in [*items, *(f[0] for f in facets)] if n and not n.isdigit())})
+
+
+def test_a_new_task_id_and_a_raters_handles_name_no_run_item_split_or_facet(store_copy, monkeypatch):
+    monkeypatch.delenv("PLAB_LINK_SECRET", raising=False)
+    with session(store_copy) as con:
+        made = [rating_tasks.create(con, PAPER_RUN, 2, "Is the label right?", sample=6, seed=s) for s in (0, 1)]
+        revealing = _revealing(con, made[0])
+        items = list(store_tasks.rated_items(con, made[0])["example_id"])
+    assert {"nope", "RoBERTa", "mnli", "neg", "main"} <= set(revealing)  # what the check looks for is there
+    assert len(set(made)) == 2 and all(re.fullmatch(r"task-[0-9a-f]{16}", t) for t in made)
+    handles = [rating_tasks.handle(store_copy, made[0], e) for e in items]
+    assert len(set(handles)) == len(items) and handles[0] == rating_tasks.handle(store_copy, made[0], items[0])
+    for said in [*made, *handles]:
+        assert not [r for r in revealing if r.lower() in said.lower()], said
+    for digest in (hashlib.sha256, hashlib.md5, hashlib.sha1):  # keyed: not a plain hash anyone could recompute
+        for text in (f"{made[0]}\x1f{items[0]}", f"{made[0]}|{items[0]}", items[0]):
+            assert not digest(text.encode()).hexdigest().startswith(handles[0])
+    monkeypatch.setenv("PLAB_LINK_SECRET", "another secret")  # the link secret keys it: a new one, new handles
+    assert rating_tasks.handle(store_copy, made[0], items[0]) != handles[0]
+
+
+def test_the_rating_task_command_prints_the_new_tasks_opaque_id_and_the_rate_page_lists_it(store_copy):
+    command = [sys.executable, "-m", "backend", "--store", str(store_copy), "rating-task", "--run", PAPER_RUN]
+    done = subprocess.run([*command, "--sample", "3", "--guideline", "Rate it."], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    said = re.fullmatch(r"rating task (task-[0-9a-f]{16}): 3 items, each for 2 raters; (.*)\n", done.stdout)
+    assert said and "the Rate page lists it" in said[2] and f"--task {said[1]}" in said[2], done.stdout
+    with session(store_copy) as con:
+        assert rating_tasks.every_task(con)[["task_id", "run_id", "items"]].values.tolist() == [[said[1], PAPER_RUN, 3]]
+
+
+def test_a_task_on_a_papers_run_is_listed_on_the_rate_page_with_progress_agreement_and_links(store_copy, open_page):
+    with session(store_copy) as con:
+        assert PAPER_RUN not in set(rate.rateable_runs(con)["run_id"])  # an import: not offered to rate on its own
+        task_id = rating_tasks.create(con, PAPER_RUN, 2, "Is the label right for this pair?", sample=4)
+        items = list(store_tasks.rated_items(con, task_id)["example_id"])
+        for rater, scores in {"ann": [1, 0, 1, 1], "bob": [1, 0, 0, 1]}.items():
+            for example_id, score in zip(items, scores):
+                rate.save(con, PAPER_RUN, example_id, rater, {"acceptability": score}, task_id=task_id)
+        rating_tasks.make_links(con, store_copy, task_id, ["rater-1"], 7, actor=None)
+        assert PAPER_RUN in set(rate.rateable_runs(con)["run_id"])  # its task's run now is
+    at = open_page(store_copy, "pages/rate.py")
+    assert not at.exception and not at.error
+    listed = next(e for e in at.expander if e.label.startswith("Rating tasks"))
+    frame = listed.dataframe[0].value.set_index("task_id")
+    assert frame.loc[task_id, ["run_id", "items", "complete", "overlapping", "raters", "links"]].tolist() == [
+        PAPER_RUN,
+        4,
+        4,
+        4,
+        2,
+        1,
+    ]
+    assert frame.loc[task_id, "open"] == f"rate?run={PAPER_RUN.replace('/', '%2F')}&task={task_id}"
+    at = open_page(store_copy, "pages/rate.py", {"run": PAPER_RUN, "task": task_id})  # what "open" opens
+    assert not at.exception and not at.error and at.selectbox(key="task").value == task_id
+    assert any(p.proto.text.startswith("4 of 4 items rated by 2 people") for p in at.get("progress"))
+    frames = [d.value for d in at.dataframe]
+    assert any(list(f.get("rater_id", [])) == ["ann", "bob"] for f in frames)  # each rater's count
+    agreement = next(f for f in frames if "alpha" in f.columns)
+    assert agreement.set_index("criterion").loc["acceptability", ["raters", "items"]].tolist() == [2, 4]
+    made = next(e for e in at.expander if e.label == "Links for raters")
+    assert made.dataframe[0].value[["person", "state"]].values.tolist() == [["rater-1", "live"]]
+
+
+def _sent(at) -> tuple[str, list[str]]:
+    """Everything the page sends the browser (each element's and block's message, as text), and the ids and keys
+    among it: element keys, widget ids, form ids."""
+    nodes, found = [at._tree], []
+    while nodes:
+        node = nodes.pop()
+        nodes.extend(getattr(node, "children", {}).values())
+        if getattr(node, "proto", None) is not None:
+            found.append(str(node.proto))
+    text = "\n".join(found)
+    return text, re.findall(r'\b(?:id|form_id): "([^"]*)"', text)
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["new task", "task made before ids were random"])
+def test_a_raters_page_names_no_run_model_item_split_or_facet(store_copy, open_page, monkeypatch, old):
+    monkeypatch.delenv("PLAB_LINK_SECRET", raising=False)
+    with session(store_copy) as con:
+        if old:  # a store from before: the task's id made from its run's, and it still works
+            items = [e for e in rate.targets(con, PAPER_RUN)["example_id"] if e.endswith("-neg-adv")][:3]
+            task = {"task_id": OLD_TASK, "run_id": PAPER_RUN, "criteria": ["acceptability"], "overlap": 2, "seed": 0}
+            store_tasks.create(con, task | {"guideline": "Is the label right for this pair?"}, items)
+            task_id = OLD_TASK
+        else:
+            task_id = rating_tasks.create(con, PAPER_RUN, 2, "Is the label right for this pair?", sample=3)
+        link = links.create(con, store_copy, "rater-a", f"rating-task:{task_id}", 7, by="ow@lab.example")
+        revealing = _revealing(con, task_id)
+    at = open_page(store_copy, "pages/rate.py", {"link": link.token})
+    assert not at.exception and not at.error
+    assert any("You have rated 0 of 3 items." in p.proto.text for p in at.get("progress"))
+    form = at.get("form")
+    assert len(form) == 1 and re.fullmatch(r"blind-[0-9a-f]{24}", form[0].proto.form.form_id)
+    text, ids = _sent(at)
+    with session(store_copy) as con:
+        served = con.execute("SELECT example_id FROM rating_claims WHERE rater_id = 'rater-a'").fetchall()[0][0]
+    assert served in revealing and ids
+    for name in (PAPER_RUN, "RoBERTa", "mnli-snli-anli-fever", task_id, *([] if served.isdigit() else [served])):
+        assert name not in text, name  # (a bare number, as item "1", is in any page)
+    for said in ids:
+        assert not [r for r in revealing if r.lower() in said.lower()], said

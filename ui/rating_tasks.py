@@ -1,6 +1,7 @@
-"""The Rate page's rating tasks: pick or create one (overlap k, a sample, a guideline); in a task each rater
-is served the next item still short of k raters that they have not rated, with the guideline, progress
-per rater and overall, and agreement over the task's items. The logic is `backend.analysis.rating_tasks`'s."""
+"""The Rate page's rating tasks: every task listed (whatever its run's source) with its progress, pick or create
+one (overlap k, a sample, a guideline); in a task each rater is served the next item still short of k raters that
+they have not rated, with the guideline, progress per rater and overall, and agreement over the task's items. A
+rater's page names its task and items only by opaque handles. The logic is `backend.analysis.rating_tasks`'s."""
 
 from __future__ import annotations
 
@@ -8,10 +9,31 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import rate
-from ui import identity, widgets
+from ui import identity, urls, widgets
 from ui.resources import StoreError, StoreLocked, query, store, store_ref
 
 NONE = "(none: browse every output)"
+
+
+def overview() -> None:
+    """Every rating task, on any run (a model's, an import's, a paper's), with its progress and live links; each opens
+    here with its run, where its agreement and links are."""
+    found = query(rate.every_task)
+    if found.empty:
+        return
+    found = found.assign(open=[urls.page_url("rate", run=r, task=t) for r, t in zip(found["run_id"], found["task_id"])])
+    with st.expander(f"Rating tasks ({len(found):,})", icon=":material/assignment:"):
+        st.dataframe(
+            found[["open", *rate.EVERY_TASK, "created_by", "created_at"]],
+            hide_index=True,
+            column_config={
+                "open": st.column_config.LinkColumn("open", display_text="open ↗", width="small"),
+                "complete": st.column_config.NumberColumn("complete (k raters)"),
+                "overlapping": st.column_config.NumberColumn("≥ 2 raters"),
+                "overlap": st.column_config.NumberColumn("k"),
+                "links": st.column_config.NumberColumn("live links"),
+            },
+        )
 
 
 def picker(run_id: str) -> str | None:
@@ -86,7 +108,11 @@ def blinded(who) -> None:
     if not assigned:
         st.info("Nothing is assigned to you to rate. Whoever invited you can send you a link to a rating task.")
         return
-    task_id = assigned[0] if len(assigned) == 1 else st.selectbox("Rating task", assigned, key="task")
+    task_id = (  # shown by number: an id made before tasks' ids were random names the run
+        assigned[0]
+        if len(assigned) == 1
+        else st.selectbox("Rating task", assigned, key="task", format_func=lambda t: f"Task {assigned.index(t) + 1}")
+    )
     with store() as con:
         task = rate.brief(con, task_id)
         done, total = rate.done_by(con, task_id, who.id)
@@ -94,17 +120,26 @@ def blinded(who) -> None:
     st.progress(done / max(total, 1), text=f"You have rated {done:,} of {total:,} items.")
     if "saved_note" in st.session_state:
         st.toast(widgets.plain(st.session_state.pop("saved_note")), icon=":material/check:")
+    example_id = None
     try:
         with store() as con:  # a write: the item is claimed for this rater
             example_id = rate.next_item(con, task_id, who.id, actor=who)
             item = rate.blind_item(con, task_id, example_id) if example_id else None
     except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
-        st.error(f"No item served: {widgets.message(exc)}.")
+        st.error(f"No item served: {widgets.message(_blind_said(exc, task, example_id))}.")
         return
     if item is None:
         st.success("Nothing left for you in this task: thank you!")
         return
     _blind_form(task, item, who)
+
+
+def _blind_said(exc: Exception, task: dict, example_id: str | None) -> str:
+    """What a rater is told of a refusal: its message with the run, task and item ids it names left out."""
+    said = str(exc)
+    for name in (task["run_id"], task["task_id"], example_id):
+        said = said.replace(name, "…") if name else said
+    return said
 
 
 def _blind_form(task: dict, item: dict, who) -> None:
@@ -115,7 +150,7 @@ def _blind_form(task: dict, item: dict, who) -> None:
     with st.container(border=True):
         st.markdown("**Output to rate**")
         st.markdown(widgets.plain(item["output_text"] or "") or "—")
-    key = f"blind|{task['task_id']}|{item['example_id']}"
+    key = f"blind-{rate.handle(store_ref(), task['task_id'], item['example_id'])}"  # names neither: see rate.handle
     with st.form(key, border=True):
         for criterion in task["criteria"]:
             scale = rate.RUBRIC[criterion]
@@ -150,7 +185,7 @@ def _blind_save(task: dict, item: dict, who, key: str) -> None:
                 task_id=task["task_id"],
             )
     except (rate.RatingError, PermissionError, StoreLocked, StoreError) as exc:
-        st.session_state["rate_error"] = (key, str(exc))
+        st.session_state["rate_error"] = (key, _blind_said(exc, task, item["example_id"]))
         return
     st.session_state.pop("rate_error", None)
     st.session_state["saved_note"] = "Saved."

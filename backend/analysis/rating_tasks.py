@@ -2,11 +2,17 @@
 each rater served one item at a time that they have not rated and that is still short of k raters
 (`store.rating_tasks.claim`), with a guideline, progress per rater and overall, and agreement over the
 items that reached overlap. Serves the Rate page; `python -m backend rating-task` creates one.
+
+What reaches a rater is blinded: a new task's id is random (`task-` and 16 hex digits), so the link's claims and
+the page name no run, model, dataset or split; the rater's page names the task and its items only by `handle`s
+(HMAC-SHA256 keyed with the server's link secret), never by their ids. Tasks made before keep their ids.
 """
 
 from __future__ import annotations
 
-import re
+import hashlib
+import hmac
+import secrets
 from pathlib import Path
 
 import duckdb
@@ -48,15 +54,43 @@ def _create(con, run_id: str, overlap: int, guideline: str, sample: int | None, 
     if sample is not None and not 1 <= sample <= len(items):
         raise ratings.RatingError("sample", f"{sample!r}; expected 1 to {len(items):,} (the run's outputs), or all")
     order = np.random.default_rng(seed).permutation(len(items))[: sample or len(items)]
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", run_id).strip("-")[:60]
-    task_id = f"{slug}-task{len(store_tasks.of_run(con, run_id)) + 1}"
+    task_id = new_id()
     task = {"task_id": task_id, "run_id": run_id, "criteria": criteria, "overlap": overlap}
     store_tasks.create(con, task | {"guideline": guideline.strip(), "seed": seed}, [items[i] for i in order])
     return task_id
 
 
+def new_id() -> str:
+    """A new task's id: random, so that nothing about the run (its model, dataset, split) can be read from it."""
+    return f"task-{secrets.token_hex(8)}"
+
+
+def handle(store: Path, *names: str) -> str:
+    """An opaque, stable handle for what a rater's page names (a task, an item): HMAC-SHA256 of the names keyed
+    with the server's link secret (`links.secret`), 24 hex digits. It reveals none of the names, and no one without
+    the secret can recompute it to test a guess, as they could a plain hash of an id."""
+    text = "\x1f".join(str(name) for name in names)
+    return hmac.new(links.secret(store), text.encode(), hashlib.sha256).hexdigest()[:24]
+
+
 def tasks(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     return store_tasks.of_run(con, run_id)
+
+
+EVERY_TASK = ("task_id", "run_id", "items", "complete", "overlapping", "overlap", "raters", "links", "guideline")
+
+
+def every_task(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every rating task, whatever its run's source (a model, an import, a paper's run), newest first: its run,
+    items, complete (k raters), with two or more raters, k, raters so far, live links, guideline, who made it
+    and when."""
+    found = store_tasks.listing(con)
+    made = links.listing(con)
+    live = made.loc[made["state"] == "live", "object"].value_counts()
+    return found.assign(
+        raters=[len(store_tasks.progress(con, t)) for t in found["task_id"]],
+        links=[int(live.get(f"rating-task:{t}", 0)) for t in found["task_id"]],
+    )[[*EVERY_TASK, "created_by", "created_at"]]
 
 
 def next_item(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str, actor: Actor | None = None) -> str | None:
@@ -67,7 +101,7 @@ def next_item(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str, actor
     if by.signed_in and rater != by.id:
         raise ratings.RatingError("rater_id", f"{rater!r}: you rate as {by.id}, not as anyone else")
     if store_tasks.task(con, task_id) is None:
-        raise ratings.RatingError("task", f"no rating task {task_id!r}; the Rate page lists a run's tasks")
+        raise ratings.RatingError("task", f"no rating task {task_id!r}; the Rate page lists every task")
     return store_tasks.claim(con, task_id, rater)
 
 

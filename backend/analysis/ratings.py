@@ -65,8 +65,9 @@ def criteria_of(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
 
 def rateable_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Complete or live model runs (no baselines, no imports) with error-free predictions: writing and
-    QA runs first, then by run id; `n` predictions to rate (error-free), `parsed` of them answers in the expected
-    format, and `rated` examples with user ratings."""
+    QA runs first, then by run id; then every other run a rating task hands out (an imported or paper run), by
+    run id. `n` predictions to rate (error-free), `parsed` of them answers in the expected format, and `rated`
+    examples with user ratings."""
     frame = store_runs.listing(
         con,
         status=("complete", "live"),
@@ -75,6 +76,10 @@ def rateable_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         with_answers=True,
         order="outputs first",
     )
+    tasked = [r for r in store_tasks.run_ids(con) if r not in set(frame["run_id"])]
+    if tasked:
+        every = store_runs.listing(con, status=None)
+        frame = pd.concat([frame, every[every["run_id"].isin(tasked)]], ignore_index=True)
     rated = store_ratings.rated_examples(con)
     return frame[["run_id", "dataset_id", "task", "model_id", "parsed"]].assign(
         n=frame["ok"], rated=[rated.get(run_id, 0) for run_id in frame["run_id"]]

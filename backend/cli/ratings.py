@@ -1,5 +1,6 @@
 """The rating-task command of `python -m backend`: hand out a run's outputs to people with a target overlap
-(each item rated by k people); they rate on the Rate page, each served items still short of k.
+(each item rated by k people); they rate on the Rate page, each served items still short of k. The task's id is
+random (`task-` and 16 hex digits) and printed: it names nothing of the run, model or data.
 
     python -m backend rating-task --run RUN --overlap 2 --sample 100 --guideline "Rate the correction first."
 """
@@ -31,8 +32,9 @@ def cmd_rating_task(args: argparse.Namespace) -> int:
     except ratings.RatingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(
-        f"rating task {task_id}: {state['items']:,} items, each for {args.overlap} raters; on the Rate page "
-        f"choose run {args.run} and this task (URL parameter task={task_id})"
+    print(  # the id is random (task-…): it names nothing of the run, since it reaches raters in their links
+        f"rating task {task_id}: {state['items']:,} items, each for {args.overlap} raters; the Rate page lists it "
+        f"under Rating tasks (or open rate?run=…&task={task_id}); links for raters: "
+        f"python -m backend links create --task {task_id} --person …"
     )
     return 0

@@ -54,16 +54,29 @@ def has_item(con: duckdb.DuckDBPyConnection, task_id: str, example_id: str) -> b
 
 def of_run(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     """The run's rating tasks, newest first, with their item counts and how many are complete."""
+    return listing(con, run_id).drop(columns=["run_id", "created_by", "overlapping"])
+
+
+def listing(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> pd.DataFrame:
+    """Every rating task (of one run, when given), whatever the run's source, newest first: its run, criteria,
+    overlap, guideline, who made it and when, items, how many are complete (k raters) and how many have two or
+    more raters."""
     tasks = con.execute(
-        "SELECT task_id, criteria, overlap, guideline, created_at FROM rating_tasks WHERE run_id = $r "
-        "ORDER BY created_at DESC, task_id",
+        "SELECT task_id, run_id, criteria, overlap, guideline, created_by, created_at FROM rating_tasks "
+        "WHERE $r IS NULL OR run_id = $r ORDER BY created_at DESC, task_id",
         {"r": run_id},
     ).df()
     counts = [rated_items(con, t) for t in tasks["task_id"]]
     return tasks.assign(
         items=[len(c) for c in counts],
         complete=[int((c["raters"] >= k).sum()) for c, k in zip(counts, tasks["overlap"])],
+        overlapping=[int((c["raters"] >= 2).sum()) for c in counts],
     )
+
+
+def run_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The runs that rating tasks hand out, in id order."""
+    return [r[0] for r in con.execute("SELECT DISTINCT run_id FROM rating_tasks ORDER BY run_id").fetchall()]
 
 
 def progress(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import pandas as pd
 
 import backend.identity.links as links
 from backend.analysis import judging, rating_tasks, ratings
-from backend.analysis.rating_tasks import MAX_GUIDELINE  # noqa: F401 — the page's names
+from backend.analysis.rating_tasks import EVERY_TASK, MAX_GUIDELINE  # noqa: F401 — the page's names
 from backend.analysis.ratings import RatingConflict, RatingError  # noqa: F401 — the page's names
 from backend.identity.actor import Actor
 from backend.metrics.rubrics import RUBRIC  # noqa: F401 — the page's names
@@ -34,8 +34,8 @@ def criteria_of(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
 @reads(DATA, LIVE)
 def rateable_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Complete or live model runs (no baselines, no imports) with error-free predictions: writing and QA runs first,
-    then by run id; `n` predictions to rate (error-free), `parsed` of them answers in the expected format, and
-    `rated` examples with user ratings."""
+    then by run id; then every other run a rating task hands out (an imported or paper run); `n` predictions to rate
+    (error-free), `parsed` of them answers in the expected format, and `rated` examples with user ratings."""
     return ratings.rateable_runs(con)
 
 
@@ -232,7 +232,7 @@ def revoke_link(con: duckdb.DuckDBPyConnection, link_id: str, actor: Actor | Non
     return rating_tasks.revoke_link(con, link_id, actor)
 
 
-@reads(DATA, LIVE)
+@reads(DATA, LIVE, "audit")
 def task_links(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
     """The task's links: who for, state (live, expired, revoked), until when, made by whom."""
     return rating_tasks.task_links(con, task_id)
@@ -241,3 +241,17 @@ def task_links(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
 @reads(DATA, LIVE)
 def tasks(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     return rating_tasks.tasks(con, run_id)
+
+
+@reads(DATA, LIVE, "audit")
+def every_task(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every rating task, whatever its run's source (a model, an import, a paper's run), newest first: its run, items,
+    complete (k raters), with two or more raters, k, raters so far, live links, guideline, who made it and when."""
+    return rating_tasks.every_task(con)
+
+
+def handle(store: Path, *names: str) -> str:
+    """An opaque, stable handle for what a rater's page names (a task, an item): HMAC-SHA256 of the names keyed with
+    the server's link secret, 24 hex digits. It reveals none of the names, and no one without the secret can
+    recompute it to test a guess, as they could a plain hash of an id."""
+    return rating_tasks.handle(store, *names)
