@@ -81,7 +81,8 @@ def open_page(monkeypatch):
 @pytest.fixture(scope="session")
 def lab(real_store, tmp_path_factory) -> dict:
     """For the live pages: a data folder (tiny models registered, the real indexes linked) and a copy of
-    the real store with IfQA S-dev retrieval runs, an open-book QA run and a writing run."""
+    the real store with IfQA S-dev retrieval runs (their evaluation table as "retrieval"), an open-book QA run
+    and a writing run."""
     import shutil
 
     from backend.execution import batch, live, runs
@@ -125,13 +126,14 @@ def lab(real_store, tmp_path_factory) -> dict:
         retrievers = build_all(con)
         (data / "indexes").symlink_to(real_indexes, target_is_directory=True)
         patch.setenv("PLAB_DATA_DIR", str(data))
-        evaluate_retrievers(con, retrievers, "ifqa", splits=("S-dev",), k=100)
+        # the real corpus's IfQA S-dev evaluation, kept: test_retrieval's Recall@20 test checks this table
+        retrieval = evaluate_retrievers(con, retrievers, "ifqa", splits=("S-dev",), k=100)
         batch.predict(
             con, runs.Request("tiny-gen", "ifqa", "qa", "S-dev", "bm25", k=3, limit=6), retrievers, progress=False
         )
         batch.predict(con, runs.Request("tiny-gen", "falseqa", "write", "test", limit=5), progress=False)
         con.close()
-    yield {"store": store, "data": data}
+    yield {"store": store, "data": data, "retrieval": retrieval}
     for name in models:
         loading.unload(name)
     live.clear_cache()
