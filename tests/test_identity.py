@@ -13,6 +13,7 @@ from backend.identity.actor import Actor, NotSignedIn, local, who
 from backend.store import access
 from backend.store import links as store_links
 from backend.store.connection import connect
+from tests.helpers.people import give_roles
 
 VIEWER = Actor("vi@lab.example", "viewer", "sign-in")
 ANALYST = Actor("an@lab.example", "analyst", "sign-in")
@@ -23,6 +24,7 @@ OWNER = Actor("ow@lab.example", "owner", "sign-in")
 def store(tmp_path):
     path = tmp_path / "lab.duckdb"
     connect(path).close()
+    give_roles(path, VIEWER, ANALYST, OWNER)
     with access.session(path) as con:
         yield path, con
 
@@ -199,6 +201,8 @@ def test_links_to_a_rating_task_are_made_and_revoked_through_the_view_by_role(re
     store = tmp_path / "lab.duckdb"
     shutil.copy(real_store, store)
     run = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
+    other = Actor("an2@lab.example", "analyst", "sign-in")
+    give_roles(store, VIEWER, ANALYST, other)
     with access.session(store) as con:
         task = rating_tasks.create(con, run, 2, "Rate it.", sample=3, actor=ANALYST)
         with pytest.raises(permissions.Forbidden, match="needs the analyst role"):
@@ -207,7 +211,6 @@ def test_links_to_a_rating_task_are_made_and_revoked_through_the_view_by_role(re
             rating_tasks.make_links(con, store, task, ["r 1!"], 7, actor=ANALYST)
         made = rating_tasks.make_links(con, store, task, ["r-1", "r-2"], 7, actor=ANALYST)
         assert [link.person for link in made] == ["r-1", "r-2"]
-        other = Actor("an2@lab.example", "analyst", "sign-in")
         with pytest.raises(permissions.Forbidden, match="made by an@lab.example: that needs the owner role"):
             rating_tasks.revoke_link(con, made[0].link_id, actor=other)
         assert rating_tasks.revoke_link(con, made[0].link_id, actor=ANALYST)

@@ -31,6 +31,7 @@ from backend.store import judgements as store_judgements
 from backend.store.connection import connect
 from tests.helpers.data import QA_RUN, WRITE_RUN
 from tests.helpers.llm_endpoint import NAME, serving
+from tests.helpers.people import give_roles
 
 # outputs judged per run, and tokens per judge response: enough for the mechanics, few enough for CI's 2 cores
 WRITTEN, ANSWERED, COMPARED, TOKENS = 3, 10, 4, 16  # ANSWERED = judging.MIN_ITEMS: the trust verdict is reached
@@ -396,7 +397,8 @@ def test_a_judge_run_started_as_a_job_is_refused_before_anything_starts(lab, tmp
     with pytest.raises(ValueError, match="a judge must be a generator"):
         judging.start(store, "tiny-nli", WRITE_RUN, "judge-crepe-writing")
     viewer = Actor("vi@lab.example", "viewer", "sign-in")
-    with pytest.raises(Forbidden, match="analyst"):
+    give_roles(store, viewer)
+    with pytest.raises(Forbidden, match="that needs the analyst role"):
         judging.start(store, "tiny-gen", WRITE_RUN, "judge-crepe-writing", actor=viewer)
     with session(store) as con:
         assert store_judgements.of_run(con).empty

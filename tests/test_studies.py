@@ -17,15 +17,18 @@ import pytest
 from backend.analysis import gradient, studies
 from backend.api import Lab
 from backend.cli.main import main
+from backend.identity import links
 from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
 from backend.store import backup
+from backend.store import links as store_links
 from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studies.design import StudyError, items, list_count, order, parse, participant_seed
+from tests.helpers.people import give_roles
 
 DESIGN = """
 name: sim-study
@@ -186,8 +189,14 @@ def study_store(real_store, tmp_path_factory):
     return path
 
 
-def participant(study_id: str, person: str) -> Actor:
-    return Actor(person, "rater", "link", scope=f"study:{study_id}")
+def participant(con, store, study_id: str, person: str) -> Actor:
+    """Who opens the person's link to the study (made now, as the owner's `links.create` would, when they have
+    none): every answer reads the link's row again, so a participant is a real link's holder."""
+    obj = f"study:{study_id}"
+    found = store_links.listing(con, obj)
+    rows = found[found["person"] == person].to_dict("records")
+    token = links.token(store, rows[0]) if rows else links.create(con, store, person, obj, 7, by="tests").token
+    return links.opened(con, store, token)
 
 
 def answer_all(con, study_id: str, who: Actor, value_of) -> collection.Screen:
@@ -210,7 +219,7 @@ def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_p
         examples = store_studies.example_rows(con, study_id).set_index("example_id")
         noisy = {link.person for link in made[::10]}  # 4 of 40: answer at random, and high on the controls
         for link in made:
-            who = participant(study_id, link.person)
+            who = participant(con, study_store, study_id, link.person)
             offset = rng.normal(0, 0.03)
 
             def value_of(screen, person=link.person, offset=offset):
@@ -275,8 +284,8 @@ def test_answers_out_of_turn_out_of_range_or_after_closing_are_refused_and_chang
     )
     with session(study_store) as con:
         study_id = collection.create(con, design)
-        who = participant(study_id, "turns-001")
         collection.make_links(con, study_store, study_id, 1, people=["turns-001"])
+        who = participant(con, study_store, study_id, "turns-001")
         collection.join(con, study_id, who)
         before = store_studies.responses(con, study_id)
         with pytest.raises(collection.StudyRefused, match="position: trial 2 is not shown yet"):
@@ -287,14 +296,14 @@ def test_answers_out_of_turn_out_of_range_or_after_closing_are_refused_and_chang
         with pytest.raises(collection.StudyRefused, match="trial 1 was already answered"):
             collection.answer(con, study_id, 0, 0.5, who)
         with pytest.raises(Forbidden):  # a link to one study answers no other
-            collection.answer(con, "sim-study", 0, 0.5, participant(study_id, "turns-001"))
+            collection.answer(con, "sim-study", 0, 0.5, who)
         with pytest.raises(collection.StudyRefused, match="frozen"):
             collection.create(con, design, replace=True)
         collection.close(con, study_id)
         with pytest.raises(collection.StudyRefused, match="closed"):
             collection.answer(con, study_id, 1, 0.5, who)
         with pytest.raises(collection.StudyRefused, match="closed"):
-            collection.join(con, study_id, participant(study_id, "turns-002"))
+            collection.join(con, study_id, participant(con, study_store, study_id, "turns-002"))
         assert len(store_studies.responses(con, study_id)) == len(before) + 1
 
 
@@ -317,8 +326,10 @@ def test_a_study_needs_a_complete_grid_and_known_fields(study_store):
 
 
 def test_only_an_analyst_creates_a_study(study_store):
-    with session(study_store) as con, pytest.raises(Forbidden):
-        collection.create(con, DESIGN.replace("sim-study", "viewers"), actor=Actor("v@lab", "viewer", "sign-in"))
+    viewer = Actor("v@lab.example", "viewer", "sign-in")
+    give_roles(study_store, viewer)
+    with session(study_store) as con, pytest.raises(Forbidden, match="that needs the analyst role"):
+        collection.create(con, DESIGN.replace("sim-study", "viewers"), actor=viewer)
     with duckdb.connect(str(study_store)) as con:
         assert not con.execute("SELECT * FROM studies WHERE study_id = 'viewers'").fetchall()
 
@@ -339,7 +350,7 @@ def test_the_notebook_api_and_the_commands_run_a_study(study_store, tmp_path, ca
     assert main(["--store", str(study_store), "study", "links", "cli-study", "--count", "3"]) == 0
     assert capsys.readouterr().out.count("/?link=") == 3
     with session(study_store) as con:  # opened, not answered: a new version of the design starts them afresh
-        collection.join(con, "cli-study", participant("cli-study", "cli-study-001"))
+        collection.join(con, "cli-study", participant(con, study_store, "cli-study", "cli-study-001"))
     assert main(["--store", str(study_store), "study", "create", str(design), "--replace"]) == 0
     with session(study_store) as con:
         assert store_studies.participant(con, "cli-study", "cli-study-001") is None
@@ -356,8 +367,8 @@ def test_the_notebook_api_and_the_commands_run_a_study(study_store, tmp_path, ca
 def test_a_backup_keeps_a_study_its_participants_and_their_answers(study_store, tmp_path):
     with session(study_store) as con:
         study_id = collection.create(con, DESIGN.replace("sim-study", "kept"))
-        who = participant(study_id, "kept-001")
         collection.make_links(con, study_store, study_id, 1, people=["kept-001"])
+        who = participant(con, study_store, study_id, "kept-001")
         collection.join(con, study_id, who)
         for position in range(3):
             collection.answer(con, study_id, position, 0.25, who)

@@ -10,24 +10,42 @@ role again in the backend (`backend.identity.permissions`), so what a page hides
 
 from __future__ import annotations
 
-from contextvars import ContextVar
-
 import streamlit as st
 
 from backend.config import settings
 from backend.identity import links, permissions, roles
-from backend.identity.actor import Actor, local, require_sign_in
+from backend.identity.actor import NO_ROLE, Actor, NotSignedIn, local, require_sign_in
 from ui import urls
 from ui.resources import store, store_ref
 from ui.text import plain
 
-_ACTOR: ContextVar[Actor | None] = ContextVar("actor", default=None)  # this script run's, in its thread
 LINK = urls.LINK
+TOKEN = "_link_token"  # session state: a link's token, kept if a rerun drops the URL parameter
 
 
 def actor() -> Actor:
-    """The acting identity of this script run (the local owner outside app.py, e.g. in a page's AppTest)."""
-    return _ACTOR.get() or local()
+    """Who acts in this session, resolved now from the session itself, for every call: a page script, and a
+    widget callback too (Streamlit runs callbacks before app.py, so nothing app.py set may be relied on there).
+    A link holder: the link token kept in session state, its signature checked (the backend reads its row again
+    at the write); on a lab server: the signed-in account with its role read from the roles file now; on a
+    laptop: the local owner. On a server nobody else: NotSignedIn, never a default identity."""
+    token = st.query_params.get(LINK) or st.session_state.get(TOKEN)
+    if token:
+        try:
+            return links.claimed(store_ref(), token)
+        except links.LinkRefused as exc:
+            raise NotSignedIn(str(exc)) from None
+    if settings().mode != "server":
+        return local()
+    require_sign_in()  # from now on, a write that names nobody is refused in this process
+    if not auth_configured() or not st.user.get("is_logged_in", False):
+        raise NotSignedIn("this lab server requires sign-in, and this session is not signed in")
+    email = str(st.user.get("email") or "").strip().lower()
+    try:
+        role = roles.role_of(roles.read(roles.path(settings().store_path)), email)
+    except roles.RolesError:
+        role = None  # the backend refuses every write with the file's error; gate() shows it
+    return Actor(email, role or NO_ROLE, "sign-in")  # no role: every write is refused, and audited
 
 
 def may(action: str) -> bool:
@@ -36,25 +54,64 @@ def may(action: str) -> bool:
 
 
 def gate() -> Actor:
-    """The acting identity of this script run, set for `actor()`; or a page saying why there is none, and stop."""
-    found = _link_holder() or _signed_in()
-    _ACTOR.set(found)
+    """The acting identity of this script run; or a page saying why there is none, and stop."""
+    found = _link_holder()
+    if found is not None:
+        return found
+    if settings().mode == "server" and not auth_configured():
+        require_sign_in()
+        st.title("Presupposition Lab")
+        st.error(
+            "This lab runs as a server (PLAB_MODE=server) but sign-in is not configured: add an [auth] section "
+            "to .streamlit/secrets.toml (README: *On a lab server*)."
+        )
+        urls.stop()
+    try:
+        found = actor()
+    except NotSignedIn:
+        st.title("Presupposition Lab")
+        st.info("Sign in to use this lab.", icon=":material/login:")
+        st.button("Sign in", on_click=st.login, type="primary")
+        urls.stop()
+    if found.role == NO_ROLE:
+        _no_role(found.id)
     return found
 
 
+def _no_role(email: str) -> None:
+    st.title("Presupposition Lab")
+    try:
+        roles.read(roles.path(settings().store_path))
+    except roles.RolesError as exc:
+        st.error(plain(str(exc)))
+        urls.stop()
+    st.warning(
+        f"You are signed in as {plain(email or 'an account without an e-mail')}, but you have no role in "
+        "this lab. Ask a lab owner to give you one (`python -m backend users add`).",
+        icon=":material/person_off:",
+    )
+    st.button("Sign out", on_click=st.logout)
+    urls.stop()
+
+
 def _link_holder() -> Actor | None:
-    token = st.query_params.get(LINK) or st.session_state.get("_link_token")
+    """A link's holder, its link checked in full (signature and row); a refused link's page, and its audit row."""
+    token = st.query_params.get(LINK) or st.session_state.get(TOKEN)
     if not token:
         return None
     try:
         with store() as con:
-            found = links.opened(con, store_ref(), token)
+            try:
+                found = links.opened(con, store_ref(), token)
+            except links.LinkRefused as exc:
+                permissions.refused_link(con, store_ref(), token, str(exc))
+                raise
     except (links.LinkRefused, FileNotFoundError) as exc:
-        st.session_state.pop("_link_token", None)
+        st.session_state.pop(TOKEN, None)
         st.title("Presupposition Lab")
         st.error(plain(str(exc) if isinstance(exc, links.LinkRefused) else "This lab has no store yet."))
         urls.stop()
-    st.session_state["_link_token"] = token  # kept if a rerun drops the URL parameter; checked again every run
+    st.session_state[TOKEN] = token  # checked again every run, and its row again at every write
     return found
 
 
@@ -63,40 +120,6 @@ def auth_configured() -> bool:
         return "auth" in st.secrets
     except FileNotFoundError:  # no secrets file at all
         return False
-
-
-def _signed_in() -> Actor:
-    if settings().mode != "server":
-        return local()
-    require_sign_in()  # from now on, a write that names nobody is refused in this process
-    if not auth_configured():
-        st.title("Presupposition Lab")
-        st.error(
-            "This lab runs as a server (PLAB_MODE=server) but sign-in is not configured: add an [auth] section "
-            "to .streamlit/secrets.toml (README: *On a lab server*)."
-        )
-        urls.stop()
-    if not st.user.get("is_logged_in", False):
-        st.title("Presupposition Lab")
-        st.info("Sign in to use this lab.", icon=":material/login:")
-        st.button("Sign in", on_click=st.login, type="primary")
-        urls.stop()
-    email = str(st.user.get("email") or "").strip().lower()
-    try:
-        role = roles.role_of(roles.read(roles.path(settings().store_path)), email)
-    except roles.RolesError as exc:
-        st.error(plain(str(exc)))
-        urls.stop()
-    if role is None:
-        st.title("Presupposition Lab")
-        st.warning(
-            f"You are signed in as {plain(email or 'an account without an e-mail')}, but you have no role in "
-            "this lab. Ask a lab owner to give you one (`python -m backend users add`).",
-            icon=":material/person_off:",
-        )
-        st.button("Sign out", on_click=st.logout)
-        urls.stop()
-    return Actor(email, role, "sign-in")
 
 
 def sidebar(who: Actor) -> None:

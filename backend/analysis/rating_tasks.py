@@ -172,8 +172,9 @@ def make_links(
         raise ValueError("people: name at least one rater (a rater id each: letters, digits and . _ - + @)")
     for person in people:
         ratings.valid_rater(person)
-    with permissions.acting(con, actor, "create link", f"rating-task:{task_id}") as by:
-        return [links.create(con, store, p, f"rating-task:{task_id}", days, by.id) for p in people]
+    target, detail = f"rating-task:{task_id}", f"for {', '.join(people)}"
+    with permissions.acting(con, actor, "create link", target, detail=detail[:500]) as by:
+        return [links.create(con, store, p, target, days, by.id) for p in people]
 
 
 def task_links(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import sys
 
 from backend.analysis import judging, pairwise
 from backend.execution import rescoring
+from backend.identity import permissions
 from backend.models.output import RunStopped
 from backend.models.prompts.templates import TemplateProblem
 from backend.store.access import session
@@ -60,7 +61,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
     )
     try:
-        judge_run_id = judging.judge(args.store, request, max_cost=args.max_cost)
+        allowed = permissions.job_check("judge", args.run)
+        judge_run_id = judging.judge(args.store, request, max_cost=args.max_cost, allowed=allowed)
     except RunStopped as exc:
         print(
             f"error: the judge run stopped: {exc}\nWhat was judged is stored; the same command resumes.",

@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -39,6 +41,7 @@ from backend.cli import studies as studies_cli
 from backend.config import settings
 from backend.datasets import DATASETS, baselines
 from backend.datasets.catalogue import UnknownDataset, describe
+from backend.identity import permissions
 from backend.identity.actor import use_terminal
 from backend.identity.permissions import Forbidden
 from backend.models import registry
@@ -167,7 +170,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
                 retrievers = load_all(con)
         # opens the store per chunk: the dashboard stays usable
         run_id = batch.predict(
-            args.store, request, retrievers, engine=args.engine, address=args.address, max_cost=args.max_cost
+            args.store,
+            request,
+            retrievers,
+            engine=args.engine,
+            address=args.address,
+            max_cost=args.max_cost,
+            allowed=permissions.job_check("run model", request.run_id()),
         )
     except FileNotFoundError as exc:  # no store, or no index
         print(exc)
@@ -226,20 +235,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     if getattr(args, "action", None) == "add":
         try:
-            path = registry.add_endpoint(
-                args.name,
-                base_url=args.base_url,
-                model=args.model,
-                api_key_env=args.api_key_env,
-                tasks=args.task,
-                max_concurrency=args.max_concurrency,
-                timeout_s=args.timeout_s,
-                price_in=args.price_in,
-                price_out=args.price_out,
-                daily_cap=args.daily_cap,
-                person_daily_cap=args.person_daily_cap,
-                quality=args.quality,
-            )
+            with _registering(args.store, args.name, args.base_url):
+                path = _add_endpoint(args)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -249,6 +246,33 @@ def cmd_models(args: argparse.Namespace) -> int:
         where = "endpoint" if model.is_endpoint else model.task
         print(f"{'ok     ' if available else 'MISSING'} {where:8} {line}")
     return 0
+
+
+@contextmanager
+def _registering(store, name: str, base_url: str) -> Iterator[None]:
+    """Registering a model is the owner's act, audited in the store (none to audit into before the first ingest)."""
+    if not store_path(store).exists():
+        yield
+        return
+    with session(store) as con, permissions.acting(con, None, "register model", name, detail=base_url):
+        yield
+
+
+def _add_endpoint(args: argparse.Namespace):
+    return registry.add_endpoint(
+        args.name,
+        base_url=args.base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        tasks=args.task,
+        max_concurrency=args.max_concurrency,
+        timeout_s=args.timeout_s,
+        price_in=args.price_in,
+        price_out=args.price_out,
+        daily_cap=args.daily_cap,
+        person_daily_cap=args.person_daily_cap,
+        quality=args.quality,
+    )
 
 
 def cmd_prompts(args: argparse.Namespace) -> int:

@@ -62,7 +62,8 @@ def cmd_users(args: argparse.Namespace) -> int:
             return 0
         if not store_path(args.store).exists():  # set up roles before the first ingest: nothing to audit into yet
             return _change_roles(where, args)
-        with session(args.store) as con, permissions.acting(con, None, "manage roles", args.who):
+        change = f"add {args.role}" if args.action == "add" else "remove"
+        with session(args.store) as con, permissions.acting(con, None, "manage roles", args.who, detail=change):
             return _change_roles(where, args)
     except roles.RolesError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -75,8 +76,7 @@ def _change_roles(where, args: argparse.Namespace) -> int:
         print(f"{args.who}: {args.role} (in {where})")
         return 0
     if not roles.remove(where, args.who):
-        print(f"error: {args.who} has no entry in {where}", file=sys.stderr)
-        return 1
+        raise roles.RolesError(f"{args.who} has no entry in {where}")
     print(f"{args.who}: removed (in {where})")
     return 0
 
@@ -98,10 +98,13 @@ def _list_links(con, args: argparse.Namespace) -> int:
 
 def _revoke_link(con, args: argparse.Namespace) -> int:
     owner = audit.made_by(con, "link", args.link_id)
-    with permissions.acting(con, None, "revoke link", args.link_id, owner=owner) as by:
-        if not links.revoke(con, args.link_id, by.id):
-            print(f"error: no live link {args.link_id!r} (see `links list`)", file=sys.stderr)
-            return 1
+    try:
+        with permissions.acting(con, None, "revoke link", args.link_id, owner=owner) as by:
+            if not links.revoke(con, args.link_id, by.id):
+                raise LookupError(f"no live link {args.link_id!r} (see `links list`)")
+    except LookupError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 1
     print(f"revoked {args.link_id}")
     return 0
 
@@ -113,7 +116,7 @@ def _create_links(con, args: argparse.Namespace) -> int:
         return 1
     for person in args.person:
         try:
-            with permissions.acting(con, None, "create link", target) as by:
+            with permissions.acting(con, None, "create link", target, detail=f"for {person}") as by:
                 made = links.create(con, store_path(args.store), person, target, args.days, by.id)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from backend.datasets import baselines
+from backend.identity import permissions
 from backend.store import backup
 from backend.store.access import session
 from backend.store.connection import store_path
@@ -34,7 +35,7 @@ def add(sub) -> None:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    with session(args.store) as con:
+    with session(args.store) as con, permissions.acting(con, None, "backup", str(args.to or args.reason)):
         out = backup.write(con, args.reason, automatic=False, target=args.to)
     rows = backup.manifest(out)["rows"]
     print(f"backup written to {out}: " + ", ".join(f"{n:,} {table}" for table, n in rows.items()))
@@ -61,7 +62,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
             return 1
         chosen = found[0][0]
     try:
-        with session(args.store, create=True) as con:
+        with session(args.store, create=True) as con, permissions.acting(con, None, "restore", str(chosen)):
             counts = backup.restore(con, chosen)
             datasets = backup.user_dataset_ids(con)
             if counts.get("datasets") and datasets:  # [] or None would mean every dataset

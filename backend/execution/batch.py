@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
+import duckdb
 import numpy as np
 from tqdm import tqdm
 
@@ -28,9 +30,13 @@ def predict(
     engine: str = "local",
     address: str | None = None,
     max_cost: float | None = None,
+    allowed: Callable[[duckdb.DuckDBPyConnection], object] | None = None,
 ) -> str:
     """Run (or resume) a batch run and return its id: plan, execute (here, or on Ray with
     `engine="ray"`), write each chunk in one transaction as it completes.
+
+    `allowed(con)`: asked before each chunk is written (the starter's role, read again: `permissions.check`,
+    handed down by whoever started the job); what it raises stops the run, 'interrupted', before that chunk.
 
     `store` is an open connection (held throughout) or a store path: then the store is opened only to
     read the plan and to write each chunk, so the dashboard and other commands use it during the run.
@@ -59,6 +65,8 @@ def predict(
             meter = Meter()
             for predictions, retrievals in executor.map(run_id, the_plan.chunks()):
                 with open_store() as con:  # writing: one transaction per chunk, on the driver only
+                    if allowed is not None:
+                        allowed(con)
                     append_predictions(con, predictions, retrievals)
                 bar.update(len(predictions))
                 bar.set_postfix(meter.add(predictions, time.perf_counter() - started), refresh=False)

@@ -24,7 +24,7 @@ from backend.config import REPO_ROOT, settings
 from backend.datasets.catalogue import described
 from backend.execution import judging, runs
 from backend.identity import permissions
-from backend.identity.actor import Actor
+from backend.identity.actor import Actor, starter_env
 from backend.models import availability, registry
 from backend.models.prompts import templates
 from backend.store import judgements as store_judgements
@@ -63,7 +63,7 @@ def _start(key: str, store: Path | str, args: list[str], by: Actor, noted: dict)
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "TQDM_MININTERVAL": "2", ACTING_AS: by.id},
+            env={**os.environ, "TQDM_MININTERVAL": "2", ACTING_AS: by.id, **starter_env(by)},
         )
     _file(key).write_text(
         json.dumps(

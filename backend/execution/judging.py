@@ -14,9 +14,11 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import duckdb
 import pandas as pd
 from tqdm import tqdm
 
@@ -256,10 +258,17 @@ def run_row(plan: JudgePlan, spec: registry.ModelSpec) -> dict:
     }
 
 
-def judge(store: StoreRef, request: JudgeRequest, progress: bool = True, max_cost: float | None = None) -> str:
+def judge(
+    store: StoreRef,
+    request: JudgeRequest,
+    progress: bool = True,
+    max_cost: float | None = None,
+    allowed: Callable[[duckdb.DuckDBPyConnection], object] | None = None,
+) -> str:
     """Run (or resume) a judge run and return its id. The store is open only to plan and to write each
     chunk; a fault that stops the run (server down, budget reached) leaves it 'interrupted' with what was
-    judged stored, and the same request resumes it."""
+    judged stored, and the same request resumes it. `allowed(con)` is asked before each chunk is written (the
+    starter's role, read again); what it raises stops the run there."""
     open_store = opener(store)
     the_plan = plan(store, request)
     model, spec = loading.get(request.model), registry.spec(request.model)
@@ -276,6 +285,8 @@ def judge(store: StoreRef, request: JudgeRequest, progress: bool = True, max_cos
             for keys in chunks:
                 rows = execute(model, the_plan, keys, budget)
                 with open_store() as con:
+                    if allowed is not None:
+                        allowed(con)
                     store_judgements.append(con, rows)
                 unparsed += sum(r["parse"] != "ok" for r in rows)
                 cost += sum(r["cost"] for r in rows if not r["cached"])

@@ -7,14 +7,18 @@ refused in that process instead of being taken as the local owner's."""
 from __future__ import annotations
 
 import getpass
+import json
+import os
 import re
 from dataclasses import dataclass
 
 ROLES = ("owner", "analyst", "viewer", "rater")  # the permission table in README.md, most rights first
+NO_ROLE = "none"  # signed in, but the roles file gives them no role (any more): every action is refused
 RATER_ID = re.compile(r"[A-Za-z0-9._@+-]+")  # what a rating's rater id may hold: a name, an e-mail, a link's person
 MAX_RATER_ID = 254  # an e-mail's longest
 VIA = ("local", "terminal", "sign-in", "link")
 
+STARTED_BY = "PLAB_STARTED_BY"  # a job's process: who started it (JSON id, role, via), checked before each chunk
 _SIGN_IN_REQUIRED = False
 _TERMINAL = False
 
@@ -22,17 +26,19 @@ _TERMINAL = False
 @dataclass(frozen=True)
 class Actor:
     """`id`: an e-mail (signed in), the person a link names, or the local user's name. `scope`: for a link
-    holder, the one object the link opens (e.g. 'rating-task:T'); None for everyone else."""
+    holder, the one object the link opens (e.g. 'rating-task:T'); None for everyone else. The role is the one
+    read when the actor was made: every write reads it (or the link's row) again (`permissions.current`)."""
 
     id: str
     role: str
     via: str
     scope: str | None = None
     link_id: str | None = None
+    expiry: int | None = None  # a link's signed expiry (Unix seconds), compared with its row at every write
 
     def __post_init__(self):
-        if self.role not in ROLES:
-            raise ValueError(f"role {self.role!r}; expected one of {', '.join(ROLES)}")
+        if self.role not in (*ROLES, NO_ROLE):
+            raise ValueError(f"role {self.role!r}; expected one of {', '.join(ROLES)} (or {NO_ROLE})")
         if self.via not in VIA:
             raise ValueError(f"via {self.via!r}; expected one of {', '.join(VIA)}")
 
@@ -72,6 +78,20 @@ def use_terminal() -> None:
     """This process is a terminal command (`python -m backend`): a write that names no actor is the terminal's."""
     global _TERMINAL
     _TERMINAL = True
+
+
+def starter_env(actor: Actor) -> dict[str, str]:
+    """What a job's process is told of who started it (its writes are theirs, within their role at each chunk)."""
+    return {STARTED_BY: json.dumps({"id": actor.id, "role": actor.role, "via": actor.via})}
+
+
+def started_by() -> Actor | None:
+    """Who started this process's job from the dashboard (None: a terminal command, the owner's own)."""
+    given = os.environ.get(STARTED_BY)
+    if not given:
+        return None
+    found = json.loads(given)
+    return Actor(found["id"], found["role"], found["via"])
 
 
 def require_sign_in() -> None:

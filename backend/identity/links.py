@@ -105,18 +105,19 @@ def create(con: duckdb.DuckDBPyConnection, store: Path, person: str, obj: str, d
     return Link(row["link_id"], person, obj, row["expires_at"], token(store, row))
 
 
-def _stamp(when: datetime) -> int:
+def stamp(when: datetime) -> int:
     return int(pd.Timestamp(when).timestamp())  # naive times in the store are UTC
 
 
 def token(store: Path, row: dict) -> str:
-    claims = {"i": row["link_id"], "p": row["person"], "o": row["object"], "x": _stamp(row["expires_at"])}
+    claims = {"i": row["link_id"], "p": row["person"], "o": row["object"], "x": stamp(row["expires_at"])}
     payload = _b64(json.dumps(claims).encode())
     return f"{payload}.{_sign(secret(store), payload)}"
 
 
-def opened(con: duckdb.DuckDBPyConnection, store: Path, text: str) -> Actor:
-    """The rater identity a link gives; LinkRefused saying why when it gives none."""
+def claimed(store: Path, text: str) -> Actor:
+    """The rater identity a link's signed claims name, its signature checked but not its row: what a write
+    acts as, and `permissions.current` reads the row (revoked, expired, unknown) again at that write."""
     payload, dot, signature = (text or "").strip().partition(".")
     if not dot or not hmac.compare_digest(_sign(secret(store), payload), signature):
         raise LinkRefused("This link is not valid: it was changed or cut short. Ask whoever sent it for a new one.")
@@ -125,14 +126,21 @@ def opened(con: duckdb.DuckDBPyConnection, store: Path, text: str) -> Actor:
         link_id, person, obj, expiry = claims["i"], claims["p"], claims["o"], int(claims["x"])
     except (ValueError, KeyError, TypeError, binascii.Error):
         raise LinkRefused("This link is not valid. Ask whoever sent it for a new one.") from None
-    row = store_links.one(con, link_id)
-    if row is None or (row["person"], row["object"]) != (person, obj) or _stamp(row["expires_at"]) != expiry:
+    return Actor(person, "rater", "link", scope=obj, link_id=link_id, expiry=expiry)
+
+
+def opened(con: duckdb.DuckDBPyConnection, store: Path, text: str) -> Actor:
+    """The rater identity a link gives; LinkRefused saying why when it gives none."""
+    found = claimed(store, text)
+    row = store_links.one(con, found.link_id)
+    signed = (row["person"], row["object"], stamp(row["expires_at"])) if row else None
+    if signed != (found.id, found.scope, found.expiry):
         raise LinkRefused("This link is not known to this lab. Ask whoever sent it for a new one.")
     if row["revoked_at"] is not None:
         raise LinkRefused(f"This link was withdrawn on {row['revoked_at']:%Y-%m-%d}. Ask whoever sent it.")
     if store_links.now() >= row["expires_at"]:
         raise LinkRefused(f"This link expired on {row['expires_at']:%Y-%m-%d %H:%M} UTC. Ask whoever sent it.")
-    return Actor(person, "rater", "link", scope=obj, link_id=link_id)
+    return found
 
 
 def listing(con: duckdb.DuckDBPyConnection, obj: str | None = None) -> pd.DataFrame:

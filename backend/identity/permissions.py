@@ -13,17 +13,20 @@ owner; an analyst may delete or replace their own. README.md has the table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
+from datetime import timedelta
 
 import duckdb
 
-from backend.identity.actor import Actor, who
-from backend.store import audit
+from backend.identity import links, roles
+from backend.identity.actor import NO_ROLE, Actor, sign_in_required, started_by, who
+from backend.store import audit, backup
 from backend.store import links as store_links
-from backend.store.writer import AUTHOR
+from backend.store.writer import AUTHOR, atomic, in_transaction
 
-RANK = {"viewer": 1, "analyst": 2, "owner": 3}
+RANK = {NO_ROLE: 0, "viewer": 1, "analyst": 2, "owner": 3}
 ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS only)
     "export": "viewer",
     "rate": "analyst",
@@ -60,18 +63,25 @@ OWN_WORK = {
     "edit report",
     "close study",
 }
+MAX_REFUSED_LINKS = 100  # refused link opens audited per hour, at most
 RATER_ACTIONS = {"rate", "respond"}  # within what a link or an account's links assign them
 
 
 class Forbidden(PermissionError):
-    """The actor's role does not allow the action; `needs` names the role it takes."""
+    """The actor's role does not allow the action; `needs` names the role it takes. Raised inside an open write
+    transaction, its audit row is written once that transaction has rolled back (`after_rollback`)."""
 
-    def __init__(self, actor: Actor, action: str, target: str, needs: str, why: str = ""):
+    def __init__(self, actor: Actor, action: str, target: str, needs: str, why: str = "", role: str | None = None):
         self.actor, self.action, self.target, self.needs = actor, action, target, needs
+        self.role = role or actor.role  # the role it was refused in
+        self.after_rollback = None
         what = f"{action} {target}".strip()
         super().__init__(
-            why or f"{actor.id} ({actor.role}) may not {what}: that needs the {needs} role; ask a lab owner"
+            why or f"{actor.id} ({self.role}) may not {what}: that needs the {needs} role; ask a lab owner"
         )
+
+    def audit(self, con: duckdb.DuckDBPyConnection) -> None:
+        record(con, self.actor, self.action, self.target, "refused", str(self), role=self.role)
 
 
 def assigned(con: duckdb.DuckDBPyConnection, actor: Actor) -> set[str]:
@@ -108,12 +118,20 @@ def needs(
     return None
 
 
-def record(con: duckdb.DuckDBPyConnection, actor: Actor, action: str, target: str, outcome: str, detail=None) -> None:
+def record(
+    con: duckdb.DuckDBPyConnection,
+    actor: Actor,
+    action: str,
+    target: str,
+    outcome: str,
+    detail=None,
+    role: str | None = None,
+) -> None:
     audit.append(
         con,
         {
             "actor": actor.id,
-            "role": actor.role,
+            "role": role or actor.role,
             "via": actor.via,
             "action": action,
             "target": target,
@@ -121,6 +139,34 @@ def record(con: duckdb.DuckDBPyConnection, actor: Actor, action: str, target: st
             "detail": detail,
         },
     )
+
+
+def current(con: duckdb.DuckDBPyConnection, actor: Actor) -> tuple[Actor, str | None]:
+    """The actor as of now, read at the write: a signed-in person's role from the roles file as it is now (a
+    demotion or removal takes effect at their next write, in every open tab and job); a link holder's link row
+    (revoked, expired or unknown: refused); the local owner only where this process is not a lab server.
+    Returns (the actor with its current role, why it may not act at all or None)."""
+    if actor.via == "local" and sign_in_required():
+        return actor, "this lab server requires sign-in: the local owner of a laptop's lab cannot act on it"
+    if actor.via == "sign-in":
+        store = backup.store_of(con)
+        try:
+            role = roles.role_of(roles.read(roles.path(store)), actor.id) if store else actor.role
+        except roles.RolesError as exc:
+            return actor, f"the roles file cannot be read, so no role is given: {exc}"
+        if role is None:
+            return replace(actor, role=NO_ROLE), f"{actor.id} has no role in this lab (the roles file names none)"
+        return replace(actor, role=role), None
+    if actor.via == "link":
+        row = store_links.one(con, actor.link_id or "")
+        signed = (row["person"], row["object"], links.stamp(row["expires_at"])) if row else None
+        if signed is None or signed != (actor.id, actor.scope, actor.expiry):
+            return actor, "this link is not known to this lab"
+        if row["revoked_at"] is not None:
+            return actor, f"this link was withdrawn on {row['revoked_at']:%Y-%m-%d %H:%M} UTC"
+        if store_links.now() >= row["expires_at"]:
+            return actor, f"this link expired on {row['expires_at']:%Y-%m-%d %H:%M} UTC"
+    return actor, None
 
 
 def check(
@@ -131,19 +177,27 @@ def check(
     scope: str | None = None,
     owner: str | None = None,
 ) -> Actor:
-    """The acting identity if it may; else the refusal is audited and Forbidden raised (nothing is written)."""
+    """The acting identity as of now (`current`) if it may; else Forbidden, with its refusal audited (at once, or,
+    inside an open write transaction, once that has rolled back) and nothing else written."""
     try:
         actor = who(actor)
     except PermissionError as exc:
         raise Forbidden(
             Actor("anonymous", "viewer", "sign-in"), action, target, ACTIONS.get(action, "owner"), str(exc)
         ) from None
-    refused = needs(con, actor, action, scope, owner)
-    if refused:
+    actor, gone = current(con, actor)
+    if gone:
+        error = Forbidden(actor, action, target, ACTIONS.get(action, "owner"), f"refused: {gone}")
+    else:
+        refused = needs(con, actor, action, scope, owner)
+        if not refused:
+            return actor
         error = Forbidden(actor, action, target, *refused)
-        record(con, actor, action, target, "refused", str(error))
-        raise error
-    return actor
+    if in_transaction(con):
+        error.after_rollback = error.audit
+    else:
+        error.audit(con)
+    raise error
 
 
 @contextmanager
@@ -154,19 +208,51 @@ def acting(
     target: str = "",
     scope: str | None = None,
     owner: str | None = None,
+    detail: str | None = None,
 ) -> Iterator[Actor]:
-    """Check, then run the write as this actor (rows stamped created_by) and audit how it ended."""
+    """Check, then run the write as this actor (rows stamped created_by) in one transaction with its audit row:
+    the write and its 'done' row (with `detail`: what was given, e.g. the role) commit together or not at all. A
+    failure rolls both back and is audited as 'failed' (by the outermost act, when acts nest)."""
     actor = check(con, actor, action, target, scope, owner)
+    outermost = not in_transaction(con)
     token = AUTHOR.set(actor.id)
     try:
-        yield actor
+        with atomic(con, "audit"):
+            yield actor
+            record(con, actor, action, target, "done", detail)
+    except Forbidden:
+        raise  # a check inside the act refused: its own row is the one written
     except Exception as exc:
-        record(con, actor, action, target, "failed", f"{type(exc).__name__}: {exc}"[:500])
+        if outermost:
+            record(con, actor, action, target, "failed", f"{type(exc).__name__}: {exc}"[:500])
         raise
-    else:
-        record(con, actor, action, target, "done")
     finally:
         AUTHOR.reset(token)
+
+
+def refused_link(con: duckdb.DuckDBPyConnection, store, token: str, why: str) -> bool:
+    """Audit a link that opened nothing ('open link', refused, with why), naming the link and its person when its
+    signature holds. At most MAX_REFUSED_LINKS such rows an hour, so a flood of bad links cannot fill the audit:
+    past that, nothing more is written that hour (SECURITY.md says so). Whether a row was written."""
+    since = store_links.now() - timedelta(hours=1)
+    if audit.count_since(con, "open link", "refused", since) >= MAX_REFUSED_LINKS:
+        return False
+    try:
+        holder = links.claimed(store, token)
+    except links.LinkRefused:  # changed or cut short: who it names cannot be trusted, so none is named
+        holder = Actor("anonymous", "rater", "link")
+    record(con, holder, "open link", holder.link_id or "", "refused", why[:500], role=holder.role)
+    return True
+
+
+def job_check(action: str, target: str) -> Callable[[duckdb.DuckDBPyConnection], Actor] | None:
+    """What a job started from the dashboard asks before each chunk it writes: its starter's role, read again at
+    that moment (a demoted or removed starter stops the job there, refused and audited). None in a terminal's
+    own command (the owner's tool)."""
+    starter = started_by()
+    if starter is None:
+        return None
+    return lambda con: check(con, starter, action, target)
 
 
 def may(actor: Actor, action: str) -> bool:

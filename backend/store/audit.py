@@ -37,6 +37,14 @@ def entries(
     ).df()
 
 
+def count_since(con: duckdb.DuckDBPyConnection, action: str, outcome: str, since: datetime) -> int:
+    """How many entries of this action and outcome were written since `since` (UTC)."""
+    return con.execute(
+        "SELECT count(*) FROM audit WHERE action = $a AND outcome = $o AND happened_at >= $t",
+        {"a": action, "o": outcome, "t": since},
+    ).fetchone()[0]
+
+
 MADE = {  # kind of object → (table, key column): whose work it is, for 'delete or replace others' work'
     "run": ("runs", "run_id"),
     "dataset": ("datasets", "dataset_id"),

@@ -251,24 +251,51 @@ def versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return {area: found.get(f"version:{area}", "0") for area in AREAS}
 
 
+_OPEN: ContextVar[duckdb.DuckDBPyConnection | None] = ContextVar("open_transaction", default=None)
+
+
+def in_transaction(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether this thread has a write transaction open on `con` (an act of the permission door, say)."""
+    return _OPEN.get() is con
+
+
 @contextmanager
 def atomic(con: duckdb.DuckDBPyConnection, area: str = "data") -> Iterator[None]:
     """One write transaction, serialised with this process's other writes; rolled back on any error;
     counted in `area`'s version; checkpointed once committed (a busy dashboard may keep the store
-    open for long, and until a checkpoint its writes live only in the .wal file beside it)."""
+    open for long, and until a checkpoint its writes live only in the .wal file beside it).
+
+    Inside another `atomic` on the same connection (an act and its audit row: identity.permissions.acting) it
+    joins that transaction: its rows commit or roll back with the outer one. An exception that carries
+    `after_rollback` (a refusal raised inside a transaction) has it called once the outermost one rolled back,
+    so what it records is not rolled back with the rest."""
+    if in_transaction(con):
+        yield
+        con.execute(BUMP, {"k": f"version:{area}"})
+        return
     with WRITE_LOCK:
         con.execute("BEGIN TRANSACTION")
+        opened = _OPEN.set(con)
         try:
             yield
             con.execute(BUMP, {"k": f"version:{area}"})
             con.execute("COMMIT")
             _WRITES[0] += 1
-        except BaseException:
+        except BaseException as exc:
             try:
                 con.execute("ROLLBACK")
             except duckdb.TransactionException:  # a failed COMMIT has already rolled back
                 pass
+            _OPEN.reset(opened)
+            opened = None
+            after = getattr(exc, "after_rollback", None)
+            if after is not None:
+                exc.after_rollback = None  # once, however many transactions it passes through
+                after(con)
             raise
+        finally:
+            if opened is not None:
+                _OPEN.reset(opened)
         try:
             con.execute("CHECKPOINT")  # into the store file now: a copy of the file alone holds every write
         except duckdb.TransactionException:  # another cursor is mid-read; the next write or the close checkpoints

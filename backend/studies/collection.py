@@ -201,7 +201,7 @@ def make_links(
         people = [f"{study_id}-{made + n:03d}" for n in range(1, count + 1)]
     found = []
     for person in people:
-        with permissions.acting(con, actor, "create link", object_of(study_id)) as by:
+        with permissions.acting(con, actor, "create link", object_of(study_id), detail=f"for {person}") as by:
             found.append(links.create(con, store, person, object_of(study_id), days, by.id))
     return found
 
@@ -216,7 +216,7 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = No
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
-    with permissions.acting(con, by, "respond", study_id, scope=object_of(study_id)):  # audited once, at joining
+    with permissions.acting(con, by, "respond", f"{study_id}: joined", scope=object_of(study_id)):
         return _join(con, study_id, design_of(row), by)
 
 
@@ -291,7 +291,8 @@ def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial:
 
 def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, actor: Actor | None = None) -> Screen:
     """Store the participant's answer to the trial at `position` (it must be their next one) and return the next
-    screen. Each response row names its participant and time (the audit has their joining, not every answer). A
+    screen. Each answer is audited (one row, committed with it; a refused one too) and its response row names its
+    participant and time. A
     choice scale takes a label, the others a number in range; the native question yes or no. Refused (StudyRefused
     naming the field, nothing written) when out of turn, out of range or the study is closed."""
     by = permissions.check(con, actor, "respond", study_id, scope=object_of(study_id))
@@ -303,7 +304,12 @@ def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, 
         raise StudyRefused("participant", "open the study's first page (your link) before answering")
     design = design_of(row)
     trials = participant["trials"]
-    with atomic(con, "ratings"):  # the position is checked inside the transaction: two tabs cannot both answer it
+    scope = object_of(study_id)
+    # the position is checked inside the transaction: two tabs cannot both answer it
+    with (
+        permissions.acting(con, by, "respond", f"{study_id}: trial {position + 1}", scope=scope),
+        atomic(con, "ratings"),
+    ):
         expected = store_studies.answered(con, study_id, by.id)
         if position != expected:
             what = "was already answered" if position < expected else "is not shown yet"
