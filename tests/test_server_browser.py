@@ -5,6 +5,7 @@ audit of all of it. One server and one provider for the module; the store is a c
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -20,7 +21,7 @@ from backend.identity.permissions import Forbidden
 from backend.store import access
 from backend.store import links as store_links
 from backend.store.examples import Slice
-from tests.helpers.browser import CHROMIUM, SETTLED, serve, watched
+from tests.helpers.browser import CHROMIUM, SETTLED, rerun, serve, watched
 from tests.helpers.net import free_port
 from tests.helpers.oidc_provider import provider, secrets_file, sign_in
 
@@ -30,6 +31,7 @@ PEOPLE = {  # sub (the e-mail the provider signs in) → role in the roles file
     "an@lab.example": "analyst",
     "vi@lab.example": "viewer",
     "ra@lab.example": "rater",
+    "de@lab.example": "analyst",  # demoted to viewer while their tabs are open
 }
 RATERS = ("rater-alpha", "rater-beta")  # link holders without accounts
 pytestmark = pytest.mark.slow
@@ -217,3 +219,169 @@ def test_a_rater_account_signs_in_to_its_assigned_task_only(browser, server):
         rate.save(
             con, RUN, "x", "ra@lab.example", {"acceptability": 1}, actor=Actor("ra@lab.example", "rater", "sign-in")
         )
+
+
+def _audit(store, *where: str) -> list[tuple]:
+    with access.session(store) as con:
+        return con.execute(
+            "SELECT actor, role, action, outcome FROM audit WHERE " + " AND ".join(where) + " ORDER BY happened_at"
+        ).fetchall()
+
+
+def _pin_models(page, url: str) -> None:
+    """Press the Overview's last *Pin to report* (its Models table) and wait for the toast that says how it went."""
+    page.goto(url)
+    page.wait_for_function(SETTLED, timeout=60_000)
+    rerun(page, lambda: page.get_by_role("button", name="Pin to report").last.click())
+
+
+def _rate_first(page) -> None:
+    """On the Rate page of RUN: mark the item acceptable and press *Save and next*."""
+    choice = re.compile(r"^1 — (yes$|Acceptable)")  # the analyst's form, the blinded one
+    page.get_by_role("radiogroup", name="Acceptability").get_by_text(choice).click()
+    rerun(page, lambda: page.get_by_role("button", name="Save and next").click())
+
+
+def test_callback_writes_are_made_as_the_signed_in_person_within_their_role_at_that_moment(browser, server):
+    """Pin to report, Save and next and the Report page's buttons run in widget callbacks, before app.py: each is
+    stored and audited as the person who pressed it, an analyst is refused on the owner's items, and a demotion
+    takes effect in tabs that were open before it, at their next write."""
+    store, url = server["store"], server["url"]
+    owner = _signed_in(browser, server, "ow@lab.example")
+    _pin_models(owner, url)
+    owner.goto(f"{url}/rate?run={RUN}")
+    owner.wait_for_function(SETTLED, timeout=60_000)
+    _rate_first(owner)
+    analyst = _signed_in(browser, server, "de@lab.example")
+    _pin_models(analyst, url)
+    report = analyst.context.new_page()  # the same person's second tab
+    report.goto(f"{url}/report")
+    report.wait_for_function(SETTLED, timeout=60_000)
+    rating = analyst.context.new_page()
+    rating.goto(f"{url}/rate?run={RUN}")
+    rating.wait_for_function(SETTLED, timeout=60_000)
+    _rate_first(rating)
+    with access.session(store) as con:
+        pinned = con.execute("SELECT item_id, created_by FROM report_items ORDER BY pinned_at").fetchall()
+        rated = con.execute(
+            "SELECT DISTINCT rater_id FROM ratings WHERE run_id = $r AND source = 'user'", {"r": RUN}
+        ).fetchall()
+    assert [by for _, by in pinned] == ["ow@lab.example", "de@lab.example"]
+    assert {"ow@lab.example", "de@lab.example"} <= {r[0] for r in rated}
+    owners_item, own_item = (item for item, _ in pinned)
+    rerun(report, lambda: report.locator(f".st-key-remove-{owners_item} button").first.click())  # the owner's item
+    assert _audit(store, "action = 'edit report'") == [("de@lab.example", "analyst", "edit report", "refused")]
+    roles.add(roles.path(store), "de@lab.example", "viewer")  # demoted while three tabs are open
+    try:
+        rerun(report, lambda: report.locator(f".st-key-remove-{own_item} button").first.click())  # their own item
+        # the Overview tab as drawn before the demotion: its Models table is pinned, another view is not
+        rerun(analyst, lambda: analyst.get_by_role("button", name="Pin to report").first.click())
+        _rate_first(rating)
+    finally:
+        roles.add(roles.path(store), "de@lab.example", "analyst")
+    with access.session(store) as con:
+        assert con.execute("SELECT count(*) FROM report_items").fetchone()[0] == 2  # nothing removed or added
+        assert (
+            con.execute(
+                "SELECT count(*) FROM ratings WHERE rater_id = 'de@lab.example' AND source = 'user'"
+            ).fetchone()[0]
+            == 1
+        )  # their rating from before the demotion only
+    assert _audit(store, "actor = 'de@lab.example'", "action IN ('pin to report', 'rate', 'edit report')") == [
+        ("de@lab.example", "analyst", "pin to report", "done"),
+        ("de@lab.example", "analyst", "rate", "done"),
+        ("de@lab.example", "analyst", "edit report", "refused"),
+        ("de@lab.example", "viewer", "edit report", "refused"),
+        ("de@lab.example", "viewer", "pin to report", "refused"),
+        ("de@lab.example", "viewer", "rate", "refused"),
+    ]
+    assert _audit(store, "actor = 'ow@lab.example'", "action IN ('pin to report', 'rate')") == [
+        ("ow@lab.example", "owner", "pin to report", "done"),
+        ("ow@lab.example", "owner", "rate", "done"),
+    ]
+    assert {row[0] for row in _audit(store, "action IN ('pin to report', 'edit report')")} == {
+        "ow@lab.example",
+        "de@lab.example",
+    }  # never the local owner: on a server nobody acts by default
+    for page in (owner, analyst):
+        page.context.close()
+
+
+def test_a_link_revoked_or_expired_while_its_page_is_open_saves_nothing_and_is_audited(browser, server):
+    store, task = server["store"], server["task"]
+    with access.session(store) as con:
+        expiring = links.create(con, store, "rater-exp", f"rating-task:{task}", 15 / 86_400, by="ow@lab.example")
+        withdrawn = links.create(con, store, "rater-rev", f"rating-task:{task}", 7, by="ow@lab.example")
+    pages = {}
+    for link in (expiring, withdrawn):
+        pages[link.person] = _page(browser, server["url"] + "/?link=" + link.token)
+        assert "Save and next" in pages[link.person].inner_text("body")
+    with access.session(store) as con:
+        links.revoke(con, withdrawn.link_id, "ow@lab.example")
+        wait = (expiring.expires_at - store_links.now()).total_seconds()
+    pages["rater-exp"].wait_for_timeout(max(wait, 0) * 1000 + 1500)  # until the link has expired, page open
+    said = {}
+    for person, page in pages.items():
+        _rate_first(page)
+        said[person] = page.inner_text("body")
+        page.context.close()
+    assert "This link was withdrawn" in said["rater-rev"] and "This link expired" in said["rater-exp"]
+    with access.session(store) as con:
+        kept = con.execute(
+            "SELECT count(*) FROM ratings WHERE rater_id IN ('rater-exp', 'rater-rev') AND source = 'user'"
+        ).fetchone()[0]
+        refused = con.execute(
+            "SELECT actor, action, detail FROM audit WHERE actor IN ('rater-exp', 'rater-rev') AND outcome = 'refused' "
+            "ORDER BY actor, action"
+        ).fetchall()
+    assert kept == 0
+    assert [(who, action) for who, action, _ in refused] == [
+        ("rater-exp", "open link"),  # the rerun after the refused save draws the link's refusal, audited too
+        ("rater-exp", "rate"),
+        ("rater-rev", "open link"),
+        ("rater-rev", "rate"),
+    ]
+    assert "expired" in refused[1][2] and "withdrawn" in refused[3][2]
+
+
+def test_a_raters_page_and_frames_name_no_run_model_item_facet_or_split(browser, server):
+    """What a link holder's browser receives (HTML, element keys, websocket frames, the link's claims) names no run,
+    model, item id, facet value or split (SECURITY.md, Blinded identifiers)."""
+    with access.session(server["store"]) as con:
+        link = links.create(con, server["store"], "rater-eps", f"rating-task:{server['task']}", 7, by="ow@lab.example")
+        items = [
+            r[0]
+            for r in con.execute(
+                "SELECT example_id FROM rating_task_items WHERE task_id = $t", {"t": server["task"]}
+            ).fetchall()
+        ]
+        facets = {
+            value
+            for row in con.execute(
+                "SELECT split, trigger_type, polarity FROM examples "
+                "WHERE dataset_id = 'nope' AND list_contains($i, example_id)",
+                {"i": items},
+            ).fetchall()
+            for value in row
+            if value
+        }
+    frames = []
+    page = watched(browser.new_context(viewport={"width": 1400, "height": 1800}).new_page())
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
+    page.goto(server["url"] + "/?link=" + link.token)
+    page.get_by_role("button", name="Save and next").wait_for(timeout=60_000)
+    page.wait_for_function(SETTLED, timeout=60_000)
+    html = page.content()
+    received = "\n".join(f if isinstance(f, str) else f.decode("utf-8", "replace") for f in frames)
+    claims = json.dumps(json.loads(links._unb64(link.token.split(".")[0])))
+    _, model, data, _ = RUN.split("/")
+    named = [RUN, model, data, *(e for e in items if not e.isdigit())]  # a bare number ("549") is on any page
+    assert server["task"].startswith("task-") and received
+    for said in (html, received, claims):
+        assert not [n for n in named if n in said]
+    keys = re.findall(r"st-key-[\w-]+", html) + re.findall(r"\$\$ID-[0-9a-f]{32}-([\x20-\x7e]+)", received)
+    keys += re.findall(r"blind-[\x21-\x7e]+", received)
+    assert any(k.startswith("st-key-blind-") for k in keys), keys
+    for key in keys:  # facet values and splits only in ids: the item's own text may hold such words
+        assert not [f for f in {*facets, "neg", "adv"} if f in key], key
+    page.context.close()

@@ -163,15 +163,18 @@ def _blind_form(task: dict, item: dict, who) -> None:
                 key=f"{key}|{criterion}",
             )
         st.text_input("Note (optional)", key=f"{key}|note", max_chars=2000)
-        st.form_submit_button("Save and next", type="primary", on_click=_blind_save, args=(task, item, who, key))
+        st.form_submit_button("Save and next", type="primary", on_click=_blind_save, args=(task, item, key))
     said = st.session_state.get("rate_error")
     if said and said[0] == key:
         st.error(f"Not saved: {widgets.plain(said[1])}.")
 
 
-def _blind_save(task: dict, item: dict, who, key: str) -> None:
+def _blind_save(task: dict, item: dict, key: str) -> None:
+    """Callback: save as whoever acts now (the link or account, resolved again: never the one the page was drawn
+    for, whose link may have been withdrawn since)."""
     values = {c: st.session_state.get(f"{key}|{c}") for c in task["criteria"]}
     try:
+        who = identity.actor()
         with store() as con:
             rate.save(
                 con,
