@@ -1,19 +1,21 @@
 """Outside text never becomes a link or an image, proved in Chromium (issue 25).
 
-One server, one browser. Every page is loaded with every URL parameter the README's table lists for it
-carrying the payloads at once, then once per parameter the page did not name in that load's notices; then the
-pages that show stored text are loaded on a store whose imported dataset and run (texts, ids, labels, facet
-values, pair roles, model name, notes, answers), rater ids, saved slice names, live answers and pinned report
-items carry the payloads. The payloads are a Markdown link and image, a bare URL, a `www.` URL, an
-angle-bracket autolink, an e-mail address and raw <a>, <img> and <script>, all pointing at a closed port on
-127.0.0.1 (or at a `plab-payload.test` name for the ones that cannot name a port). After each load the DOM may hold no
-element whose href / src / … points there, and the browser may have requested nothing from there. The
-report's HTML export is loaded in the same browser, and its Markdown export rendered by a GFM renderer
-with autolinks (markdown-it-py + linkify), and checked the same way.
+One server, one browser, a few tabs loading pages at once (each tab its own context, so what a load requested is
+its own). Every page is loaded with every URL parameter the README's table lists for it carrying the payloads at
+once, then once per parameter the page did not name in that load's notices; then the pages that show stored text
+are loaded on a store whose imported dataset and run (texts, ids, labels, facet values, pair roles, model name,
+notes, answers), rater ids, saved slice names, live answers and pinned report items carry the payloads. A URL is
+loaded once (a page with one parameter has the same URL alone as with all at once): the loads change nothing.
+The payloads are a Markdown link and image, a bare URL, a `www.` URL, an angle-bracket autolink, an e-mail address
+and raw <a>, <img> and <script>, all pointing at a closed port on 127.0.0.1 (or at a `plab-payload.test` name for
+the ones that cannot name a port). After each load the DOM may hold no element whose href / src / … points there,
+and the browser may have requested nothing from there. The report's HTML export is loaded in the same browser, and
+its Markdown export rendered by a GFM renderer with autolinks (markdown-it-py + linkify), and checked the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -35,12 +37,15 @@ from backend.store.access import session
 from backend.store.examples import Slice
 from backend.store.queries import FACETS
 from backend.views import report
-from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, serve, watched
+from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, WATCH, serve
 from tests.helpers.payloads import GFM, HOST, MAIL_RATER, NAME, PAYLOAD, PAYLOADS, PORT, RATER, autolinkable
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = "payload-nli"
 IDS = [f"p{i}" for i in range(6)]
+# pages loaded at once: each load waits mostly on the server's script run and the quiet after it, so three tabs
+# keep the server and Chromium busy where one left them waiting (BENCHMARKS.md, issue 53 item 7)
+TABS = 3
 # every attribute through which an element can point somewhere, as an absolute URL, in the page and every frame
 POINTERS = """() => {
   const names = ['href', 'src', 'srcset', 'action', 'formaction', 'data', 'poster', 'background', 'xlink:href'];
@@ -172,31 +177,83 @@ def served_payload(payload_lab):
 
 
 class Sweep:
-    """One Chromium tab that loads pages and collects what pointed at, or reached, the payloads' host."""
+    """One Chromium tab, in a context of its own, that loads pages and collects what pointed at, or reached, the
+    payloads' host."""
 
     def __init__(self, page, base: str):
         self.page, self.base, self.requests = page, base, []
         page.context.on("request", lambda request: self.requests.append(request.url) if outside(request.url) else None)
 
-    def load(self, path: str) -> list[str]:
-        self.page.goto(f"{self.base}/{path}", wait_until="domcontentloaded")
-        self.page.wait_for_function(SETTLED, timeout=120_000)  # after any rerun the first run started, too
-        return self.check(path)
+    @classmethod
+    async def open(cls, browser, base: str) -> Sweep:
+        context = await browser.new_context(viewport={"width": 1400, "height": 2000})
+        await context.add_init_script(WATCH)  # every document keeps the script state SETTLED reads
+        return cls(await context.new_page(), base)
 
-    def check(self, where: str) -> list[str]:
-        found = [
-            f"{where[:150]}: <{tag}> → {target}"
-            for frame in self.page.frames
-            for tag, target in frame.evaluate(POINTERS)
-            if outside(target)
-        ]
+    async def load(self, path: str) -> tuple[list[str], str]:
+        """What the page at `path` pointed at or requested outside, and the text it showed."""
+        await self.page.goto(f"{self.base}/{path}", wait_until="domcontentloaded")
+        await self.page.wait_for_function(SETTLED, timeout=120_000)  # after any rerun the first run started, too
+        return await self.check(path), await self.shown()
+
+    async def check(self, where: str) -> list[str]:
+        pointers = []
+        for frame in self.page.frames:
+            pointers += await frame.evaluate(POINTERS)
+        found = [f"{where[:150]}: <{tag}> → {target}" for tag, target in pointers if outside(target)]
         found += [f"{where[:150]}: requested {r}" for r in self.requests]
-        found += [f"{where[:150]}: an exception is shown"] * self.page.locator("[data-testid=stException]").count()
+        exceptions = await self.page.locator("[data-testid=stException]").count()
+        found += [f"{where[:150]}: an exception is shown"] * exceptions
         self.requests.clear()
         return found
 
-    def shown(self) -> str:
-        return self.page.inner_text("body")
+    async def shown(self) -> str:
+        return await self.page.inner_text("body")
+
+
+async def load_all(sweeps: list[Sweep], paths: list[str], found: list[str], shown: dict[str, str]) -> None:
+    """Each path not loaded yet, once, by whichever tab is free; adds to `found` and `shown`."""
+    pending = [path for path in dict.fromkeys(paths) if path not in shown]
+
+    async def work(sweep: Sweep) -> None:
+        while pending:
+            path = pending.pop(0)
+            found_here, shown[path] = await sweep.load(path)
+            found.extend(found_here)
+
+    await asyncio.gather(*(work(sweep) for sweep in sweeps))
+
+
+async def sweep_pages(base: str, stored: list[str], table: dict[str, list[str]], report_items) -> tuple[list, dict]:
+    """Load the stored pages and every page with all its parameters' payloads, then the parameters to load alone,
+    then the report's exports: (what was found, the text each load showed)."""
+    from playwright.async_api import async_playwright
+
+    together = {page: url(page, dict.fromkeys(keys, PAYLOAD)) for page, keys in table.items()}
+    found, shown = [], {}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        sweeps = [await Sweep.open(browser, base) for _ in range(TABS)]
+        await load_all(sweeps, stored + list(together.values()), found, shown)
+        # A parameter the page named in its notice with all the payloads at once fell back to its default
+        # there as it does alone, and the notice is where its value shows; the others (a widget the payloads
+        # kept from rendering, a value read without a widget) are loaded one at a time.
+        alone = [
+            url(page, {key: PAYLOAD})
+            for page, keys in table.items()
+            for key in keys
+            if f"This link's {key} = " not in shown[together[page]]
+        ]
+        await load_all(sweeps, alone, found, shown)
+        markdown = report.export_markdown(report_items)
+        found += [f"report.md: {shape} would be linked" for shape in autolinkable(markdown)]
+        exports = (("report.html", report.export_html(report_items)), ("report.md", GFM.render(markdown)))
+        for name, exported in exports:
+            await sweeps[0].page.set_content(exported, wait_until="load")
+            found += await sweeps[0].check(name)
+            shown[name] = await sweeps[0].shown()
+        await browser.close()
+    return found, shown
 
 
 def test_the_payload_host_is_closed():
@@ -213,8 +270,6 @@ def test_the_readme_lists_url_parameters_the_pages_read():
 
 @pytest.mark.slow
 def test_no_page_turns_outside_text_into_a_link_or_an_image_in_chromium(served_payload, payload_lab):
-    from playwright.sync_api import sync_playwright
-
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it when run as root)")
     started = time.monotonic()
@@ -234,34 +289,7 @@ def test_no_page_turns_outside_text_into_a_link_or_an_image_in_chromium(served_p
         url("report", {}),
         *[url("explore", {"slice": name}) for name in payload_lab["slices"]],
     ]
-    together = {page: url(page, dict.fromkeys(keys, PAYLOAD)) for page, keys in table.items()}
-    found, shown = [], {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        sweep = Sweep(watched(browser.new_page(viewport={"width": 1400, "height": 2000})), served_payload)
-        for path in stored + list(together.values()):
-            found += sweep.load(path)
-            shown[path] = sweep.shown()
-        # A parameter the page named in its notice with all the payloads at once fell back to its default
-        # there as it does alone, and the notice is where its value shows; the others (a widget the payloads
-        # kept from rendering, a value read without a widget) are loaded one at a time.
-        alone = [
-            url(page, {key: PAYLOAD})
-            for page, keys in table.items()
-            for key in keys
-            if f"This link's {key} = " not in shown[together[page]]
-        ]
-        for path in alone:
-            found += sweep.load(path)
-            shown[path] = sweep.shown()
-        markdown = report.export_markdown(payload_lab["report"])
-        found += [f"report.md: {shape} would be linked" for shape in autolinkable(markdown)]
-        exports = (("report.html", report.export_html(payload_lab["report"])), ("report.md", GFM.render(markdown)))
-        for name, exported in exports:
-            sweep.page.set_content(exported, wait_until="load")
-            found += sweep.check(name)
-            shown[name] = sweep.shown()
-        browser.close()
+    found, shown = asyncio.run(sweep_pages(served_payload, stored, table, payload_lab["report"]))
     assert found == [], "\n".join(f[:400] for f in found[:20])
     refused = [path for path in stored if "is not one of the choices here" in shown[path]]
     assert refused == [], f"stored loads whose ids were not taken (their text was not shown): {refused}"
