@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 import urllib.request
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from backend.analysis import evaluation as evaluate
 from backend.analysis.markdown import plain
+from backend.store.connection import connect
 from tests.helpers.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +63,8 @@ def test_overview_explains_a_missing_store(app, tmp_path):
 
 @pytest.mark.slow
 def test_readme_run_command_builds_the_store_and_serves(tmp_path):
+    """`bash scripts/run.sh` on no store: ingests, writes the baselines (the nearest neighbour with the bundled
+    embedder), builds or reuses the retrieval indexes and scores them on IfQA, then serves."""
     readme = (ROOT / "README.md").read_text()
     assert "bash scripts/run.sh" in readme
     port, store = free_port(), tmp_path / "fresh.duckdb"
@@ -90,6 +95,19 @@ def test_readme_run_command_builds_the_store_and_serves(tmp_path):
         output = proc.communicate(timeout=30)[0]
     assert "Building the store" in output and "nope     loaded" in output
     assert "Traceback" not in output
+    # the first run's baselines and indexes, as run.sh built them into this store (the nearest-neighbour check was
+    # its own test, which embedded FalseQA's 4,730 questions a second time in CI)
+    assert "falseqa  5 baseline runs" in output
+    evaluated = re.findall(r"^\| (bm25|dense|hybrid) +\| (S-dev|S-test) +\|", output, re.M)  # `index`'s IfQA table
+    assert sorted(evaluated) == sorted((r, s) for r in ("bm25", "dense", "hybrid") for s in ("S-dev", "S-test"))
+    con = connect(store)
+    try:
+        headline = evaluate.evaluate(con, "falseqa")["Accuracy and macro-F1 per run and split (95% bootstrap CI)"]
+    finally:
+        con.close()
+    nn = headline.query("run == 'falseqa/baseline/nearest-neighbour' and split == 'test'").iloc[0]
+    low = float(nn["accuracy"].split("[")[1].split(",")[0])
+    assert nn["n"] == 1374 and low > 50.0  # measured 58.3: similar questions share their premise status
 
 
 @pytest.mark.parametrize(
