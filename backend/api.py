@@ -27,6 +27,7 @@ import pandas as pd
 from backend.analysis import evaluation, gradient, leaderboard, slicing, studies
 from backend.datasets.catalogue import describe, described
 from backend.harnesses import logs
+from backend.identity import permissions
 from backend.identity.actor import Actor
 from backend.imports import predictions as imports
 from backend.imports.check_report import Report
@@ -193,6 +194,7 @@ class Lab:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
         with self._session() as con:
+            permissions.check(con, self.actor, "export", f"study:{study}")
             files = studies.archive(con, study)
         for name, data in files.items():
             (folder / name).write_bytes(data)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from backend.analysis import gradient, studies
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
-from backend.identity import links
+from backend.identity import links, permissions
 from backend.identity.actor import Actor
 from backend.store.sessions import DATA, reads
 from backend.studies import collection
@@ -81,8 +81,10 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     return studies.methods(con, study_id)
 
 
-@reads(DATA)
-def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str) -> bytes:
+def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> bytes:
+    """The archive, made when asked for (not cached: who asks is checked each time), once the actor's role may
+    export; Forbidden, audited, otherwise."""
+    permissions.check(con, actor, "export", f"study:{study_id}")
     return studies.archive_zip(con, study_id)
 
 
