@@ -31,9 +31,11 @@ except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as e
 
 
 def start() -> None:
+    """Callback: join as whoever acts now (the link resolved again, not the one this page was drawn for)."""
     try:
+        now = identity.actor()
         with store() as con:
-            participate.join(con, study_id, who)
+            participate.join(con, participate.study_of(now), now)
     except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
         st.session_state["_study_error"] = str(exc)
 
@@ -41,8 +43,9 @@ def start() -> None:
 def submit(position: int, key: str) -> None:
     given = st.session_state.get(key)
     try:
+        now = identity.actor()
         with store() as con:
-            participate.answer(con, study_id, position, given, who)
+            participate.answer(con, participate.study_of(now), position, given, now)
     except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
         st.session_state["_study_error"] = str(exc)
 
