@@ -71,17 +71,16 @@ class Forbidden(PermissionError):
     """The actor's role does not allow the action; `needs` names the role it takes. Raised inside an open write
     transaction, its audit row is written once that transaction has rolled back (`after_rollback`)."""
 
-    def __init__(self, actor: Actor, action: str, target: str, needs: str, why: str = "", role: str | None = None):
+    def __init__(self, actor: Actor, action: str, target: str, needs: str, why: str = ""):
         self.actor, self.action, self.target, self.needs = actor, action, target, needs
-        self.role = role or actor.role  # the role it was refused in
         self.after_rollback = None
         what = f"{action} {target}".strip()
         super().__init__(
-            why or f"{actor.id} ({self.role}) may not {what}: that needs the {needs} role; ask a lab owner"
+            why or f"{actor.id} ({actor.role}) may not {what}: that needs the {needs} role; ask a lab owner"
         )
 
     def audit(self, con: duckdb.DuckDBPyConnection) -> None:
-        record(con, self.actor, self.action, self.target, "refused", str(self), role=self.role)
+        record(con, self.actor, self.action, self.target, "refused", str(self))
 
 
 def assigned(con: duckdb.DuckDBPyConnection, actor: Actor) -> set[str]:
@@ -118,20 +117,12 @@ def needs(
     return None
 
 
-def record(
-    con: duckdb.DuckDBPyConnection,
-    actor: Actor,
-    action: str,
-    target: str,
-    outcome: str,
-    detail=None,
-    role: str | None = None,
-) -> None:
+def record(con: duckdb.DuckDBPyConnection, actor: Actor, action: str, target: str, outcome: str, detail=None) -> None:
     audit.append(
         con,
         {
             "actor": actor.id,
-            "role": role or actor.role,
+            "role": actor.role,
             "via": actor.via,
             "action": action,
             "target": target,
@@ -241,7 +232,7 @@ def refused_link(con: duckdb.DuckDBPyConnection, store, token: str, why: str) ->
         holder = links.claimed(store, token)
     except links.LinkRefused:  # changed or cut short: who it names cannot be trusted, so none is named
         holder = Actor("anonymous", "rater", "link")
-    record(con, holder, "open link", holder.link_id or "", "refused", why[:500], role=holder.role)
+    record(con, holder, "open link", holder.link_id or "", "refused", why[:500])
     return True
 
 
