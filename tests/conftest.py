@@ -27,16 +27,41 @@ def pages_through_app():
         yield
 
 
-@pytest.fixture(scope="session")
-def real_store(tmp_path_factory) -> Path:
-    """A store ingested from ../shared/datasets, with the results of that ingest."""
+def made_once(tmp_path_factory, name: str, make) -> Path:
+    """A folder that `make(folder)` fills once per test run. The pytest-xdist workers of a run share its temporary
+    root: the first to ask makes the folder there while the others wait on its lock, then read it; in one process
+    it is made in the session's own temporary folder. Made in a staging folder and renamed, so a failed `make`
+    leaves nothing the next asker would take (it tries again, and fails the same way)."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+    folder = root / name
+    with FileLock(f"{folder}.lock"):
+        if not folder.is_dir():
+            staging = root / f"{name}.tmp-{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            make(staging)
+            os.replace(staging, folder)
+    return folder
+
+
+def ingest_all(folder: Path) -> None:
     from backend.imports.ingest import ingest
 
-    shared("nope")
-    path = tmp_path_factory.mktemp("store") / "lab.duckdb"
-    results = ingest(store=path)
+    results = ingest(store=folder / "lab.duckdb")
     failed = [r.message for r in results if r.status == "failed"]
     assert not failed, failed
+
+
+@pytest.fixture(scope="session")
+def real_store(tmp_path_factory) -> Path:
+    """A store ingested from ../shared/datasets (once per test run, not once per xdist worker: about 15 s), a copy
+    of its own for each test process."""
+    shared("nope")
+    path = tmp_path_factory.mktemp("store") / "lab.duckdb"
+    shutil.copy(made_once(tmp_path_factory, "real-store", ingest_all) / "lab.duckdb", path)
     return path
 
 
