@@ -24,11 +24,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from backend.actions import runs as run_actions
+from backend.actions import studies as study_actions
 from backend.analysis import evaluation, gradient, leaderboard, slicing, studies
 from backend.datasets.catalogue import describe, described
 from backend.harnesses import logs
-from backend.identity import permissions
-from backend.identity.actor import Actor
+from backend.identity.actor import Actor, local
 from backend.imports import predictions as imports
 from backend.imports.check_report import Report
 from backend.models import contamination
@@ -39,17 +40,17 @@ from backend.store.access import session
 from backend.store.connection import store_path
 from backend.store.examples import Slice
 from backend.store.ids import pasted
-from backend.studies import collection
 from backend.views import cards
 
 
 class Lab:
-    """`actor`: who the notebook's writes are by (default: the local user, as the owner of their own machine's
-    store); on a lab server's store, pass the identity whose role the writes must stay within."""
+    """`actor`: who the notebook's writes are by (default: the local user, `identity.actor.local()`, as the owner of
+    their own machine's store, named once here); on a lab server's store, pass the identity whose role the writes
+    must stay within (a server process refuses the local owner)."""
 
     def __init__(self, store: Path | str | None = None, actor: Actor | None = None):
         self.store = store
-        self.actor = actor
+        self.actor = actor or local()
 
     def _session(self):
         return session(self.store)
@@ -147,25 +148,25 @@ class Lab:
         with self._session() as con:
             plan = logs.plan(con, log, opts)
             if plan.report.ok:
-                imports.save(con, plan, replace=replace, actor=self.actor)
+                run_actions.save(con, plan, replace, actor=self.actor)
         return plan.report
 
     def delete_run(self, run_id: str) -> None:
         """Delete a run you imported."""
         with self._session() as con:
-            imports.delete(con, pasted(run_id), actor=self.actor)
+            run_actions.delete(con, pasted(run_id), actor=self.actor)
 
     def study_create(self, design: str | Path, replace: bool = False) -> str:
         """A judgement study from a design (a YAML file, or its text; README: Studies); its id."""
         path = Path(design) if isinstance(design, Path) or str(design).endswith((".yaml", ".yml")) else None
         text = path.read_text() if path else str(design)
         with self._session() as con:
-            return collection.create(con, text, str(path or "the design"), replace=replace, actor=self.actor)
+            return study_actions.create(con, text, str(path or "the design"), replace, actor=self.actor)
 
     def study_links(self, study: str, count: int, base_url: str = "http://localhost:8501", days: float = 30):
         """`count` signed links to the study, one participant each: DataFrame of participant and URL."""
         with self._session() as con:
-            made = collection.make_links(con, store_path(self.store), study, count, days, actor=self.actor)
+            made = study_actions.make_links(con, store_path(self.store), study, count, days, actor=self.actor)
         return pd.DataFrame({"participant": [m.person for m in made], "url": [m.url(base_url) for m in made]})
 
     def study_status(self, study: str) -> dict[str, pd.DataFrame]:
@@ -187,15 +188,14 @@ class Lab:
     def study_close(self, study: str) -> dict:
         """No one joins or answers any more; the exclusions are written into the study's dataset."""
         with self._session() as con:
-            return collection.close(con, study, actor=self.actor)
+            return study_actions.close(con, study, actor=self.actor)
 
     def study_export(self, study: str, out: Path | str) -> list[Path]:
         """The archive's files (responses, design, orders, exclusions, means, methods.md) into the folder `out`."""
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
         with self._session() as con:
-            permissions.check(con, self.actor, "export", f"study:{study}")
-            files = studies.archive(con, study)
+            files = study_actions.archive(con, study, actor=self.actor)
         for name, data in files.items():
             (folder / name).write_bytes(data)
         return [folder / name for name in files]

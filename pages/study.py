@@ -18,7 +18,7 @@ from ui.resources import StoreError, StoreLocked, computed, query, store, store_
 def archive(study_id: str) -> bytes:
     """The archive's bytes when the button is pressed, for whoever presses it (the backend checks their role)."""
     with store() as con:
-        return sv.archive_zip(con, study_id, identity.actor())
+        return sv.archive_zip(con, study_id, actor=identity.actor())
 
 
 st.title("Studies")

@@ -18,6 +18,7 @@ from backend.store.examples import Slice
 from backend.store.writer import AREAS, BUMP, atomic
 from backend.views import explore, overview, rate
 from tests.helpers.data import WRITE_RUN
+from tests.helpers.people import LOCAL
 from ui import resources
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,13 +113,13 @@ def test_a_pages_cached_result_shows_each_kind_of_write(lab, tmp_path, monkeypat
     runs = set(resources.query(explore.runs_for, "nope")["run_id"])
 
     with resources.store() as con:
-        explore.save_slice(con, "probe", Slice("nope", (("split", ("adv",)),)))
+        explore.save_slice(con, "probe", Slice("nope", (("split", ("adv",)),)), actor=LOCAL)
     assert "probe" in set(resources.query(overview.saved_slices)["name"])
 
     with resources.store() as con:
         example = resources.query(rate.targets, WRITE_RUN)["example_id"].iloc[0]
         criterion = resources.query(rate.criteria_of, WRITE_RUN)[0]
-        rate.save(con, WRITE_RUN, example, "probe-rater", {criterion: 2})
+        rate.save(con, WRITE_RUN, example, "probe-rater", {criterion: 2}, actor=LOCAL)
     assert len(resources.query(rate.ratings_frame, WRITE_RUN)) == rated + 1
 
     gone = sorted(runs)[0]

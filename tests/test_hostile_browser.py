@@ -39,6 +39,7 @@ from backend.store.queries import FACETS
 from backend.views import report
 from tests.helpers.browser import CHROMIUM, FLAGS, SETTLED, WATCH, serve
 from tests.helpers.payloads import GFM, HOST, MAIL_RATER, NAME, PAYLOAD, PAYLOADS, PORT, RATER, autolinkable
+from tests.helpers.people import LOCAL
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = "payload-nli"
@@ -154,7 +155,7 @@ def payload_lab(lab, tmp_path_factory) -> dict:
         for name in slices:
             saved_slices.save(con, name, Slice(DATASET, (("gold_label", ("E",)),)), note=PAYLOAD)
         table = pd.DataFrame({PAYLOAD: [PAYLOAD, "x"], "n": [1, 2]})
-        report.pin(con, "table", PAYLOAD, PAYLOAD, report.table_json(table), "explore")
+        report.pin(con, "table", PAYLOAD, PAYLOAD, report.table_json(table), "explore", actor=LOCAL)
         items = report.items(con)
     name, note = json.dumps(f"m [x](http://{HOST}/model)"), json.dumps(PAYLOAD)
     with open(data / "registry.local.toml", "a") as registry:  # for ASCII text, a JSON string is a TOML basic string

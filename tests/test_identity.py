@@ -4,10 +4,12 @@ action needs, and the audit of every attempt — on a real DuckDB store file."""
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import timedelta
 
 import pytest
 
+from backend.actions import ratings as rating_actions
 from backend.identity import links, permissions, roles
 from backend.identity.actor import Actor, NotSignedIn, local, who
 from backend.store import access
@@ -194,27 +196,23 @@ def test_an_endpoints_daily_cap_per_person_stops_one_person_and_not_the_next(tmp
 
 
 def test_links_to_a_rating_task_are_made_and_revoked_through_the_view_by_role(real_store, tmp_path):
-    import shutil
-
-    from backend.analysis import rating_tasks
-
     store = tmp_path / "lab.duckdb"
     shutil.copy(real_store, store)
     run = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
     other = Actor("an2@lab.example", "analyst", "sign-in")
     give_roles(store, VIEWER, ANALYST, other)
     with access.session(store) as con:
-        task = rating_tasks.create(con, run, 2, "Rate it.", sample=3, actor=ANALYST)
+        task = rating_actions.create_task(con, run, 2, "Rate it.", sample=3, actor=ANALYST)
         with pytest.raises(permissions.Forbidden, match="needs the analyst role"):
-            rating_tasks.make_links(con, store, task, ["r-1"], 7, actor=VIEWER)
+            rating_actions.make_links(con, store, task, ["r-1"], 7, actor=VIEWER)
         with pytest.raises(ValueError, match="rater_id"):
-            rating_tasks.make_links(con, store, task, ["r 1!"], 7, actor=ANALYST)
-        made = rating_tasks.make_links(con, store, task, ["r-1", "r-2"], 7, actor=ANALYST)
+            rating_actions.make_links(con, store, task, ["r 1!"], 7, actor=ANALYST)
+        made = rating_actions.make_links(con, store, task, ["r-1", "r-2"], 7, actor=ANALYST)
         assert [link.person for link in made] == ["r-1", "r-2"]
         with pytest.raises(permissions.Forbidden, match="made by an@lab.example: that needs the owner role"):
-            rating_tasks.revoke_link(con, made[0].link_id, actor=other)
-        assert rating_tasks.revoke_link(con, made[0].link_id, actor=ANALYST)
-        assert dict(zip(*rating_tasks.task_links(con, task)[["person", "state"]].T.values)) == {
+            rating_actions.revoke_link(con, made[0].link_id, actor=other)
+        assert rating_actions.revoke_link(con, made[0].link_id, actor=ANALYST)
+        assert dict(zip(*links.listing(con, f"rating-task:{task}")[["person", "state"]].T.values)) == {
             "r-1": "revoked",
             "r-2": "live",
         }

@@ -19,10 +19,12 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
+from backend.actions import jobs as job_actions
 from backend.analysis import judging, pairwise
 from backend.analysis import ratings as rate
 from backend.cli.main import main as cli
 from backend.execution import batch, rescoring, runs
+from backend.execution.judging import JudgeRequest
 from backend.metrics import agreement, squad
 from backend.metrics.rubrics import RUBRIC
 from backend.models.prompts import parsers, templates
@@ -31,7 +33,7 @@ from backend.store import judgements as store_judgements
 from backend.store.connection import connect
 from tests.helpers.data import QA_RUN, WRITE_RUN
 from tests.helpers.llm_endpoint import NAME, serving
-from tests.helpers.people import give_roles
+from tests.helpers.people import LOCAL, give_roles
 
 # outputs judged per run, and tokens per judge response: enough for the mechanics, few enough for CI's 2 cores
 WRITTEN, ANSWERED, COMPARED, TOKENS = 3, 10, 4, 16  # ANSWERED = judging.MIN_ITEMS: the trust verdict is reached
@@ -393,13 +395,13 @@ def test_a_judge_run_started_as_a_job_is_refused_before_anything_starts(lab, tmp
     shutil.copy(lab["store"], store)
     monkeypatch.setenv("PLAB_DATA_DIR", str(lab["data"]))
     with pytest.raises(ValueError, match="scores qa runs"):
-        judging.start(store, "tiny-gen", WRITE_RUN, "judge-qa-equivalence")
+        job_actions.start_judge(store, JudgeRequest("tiny-gen", WRITE_RUN, "judge-qa-equivalence"), actor=LOCAL)
     with pytest.raises(ValueError, match="a judge must be a generator"):
-        judging.start(store, "tiny-nli", WRITE_RUN, "judge-crepe-writing")
+        job_actions.start_judge(store, JudgeRequest("tiny-nli", WRITE_RUN, "judge-crepe-writing"), actor=LOCAL)
     viewer = Actor("vi@lab.example", "viewer", "sign-in")
     give_roles(store, viewer)
     with pytest.raises(Forbidden, match="that needs the analyst role"):
-        judging.start(store, "tiny-gen", WRITE_RUN, "judge-crepe-writing", actor=viewer)
+        job_actions.start_judge(store, JudgeRequest("tiny-gen", WRITE_RUN, "judge-crepe-writing"), actor=viewer)
     with session(store) as con:
         assert store_judgements.of_run(con).empty
     assert not (lab["data"] / "jobs").exists() or not list((lab["data"] / "jobs").glob("*judge*"))

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from backend.imports import datasets as user_datasets
 from backend.store.access import session
 from backend.store.examples import Slice
 from backend.views import explore
@@ -64,9 +65,8 @@ def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_c
     # add ~20 s of numba compiling (test_umap_keeps_two_clusters_apart covers UMAP itself)
 
     with session(store_copy) as con:
-        templates.save(
-            con, templates.expand(TEMPLATE), "t.yaml"
-        )  # 18 sentences: the real embedder maps them in seconds
+        # 18 sentences: the real embedder maps them in seconds
+        user_datasets.save(con, templates.bundle(templates.expand(TEMPLATE), "t.yaml"))
     at = open_page(store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "pca"})
     assert not at.exception and any("No PCA map" in i.value for i in at.info)
     at.button(key="map_compute").click().run()
@@ -110,7 +110,7 @@ def test_the_map_command_shows_embedding_progress_with_the_time_left(store_copy,
     from backend.studio import templates
 
     with session(store_copy) as con:
-        templates.save(con, templates.expand(TEMPLATE), "t.yaml")
+        user_datasets.save(con, templates.bundle(templates.expand(TEMPLATE), "t.yaml"))
     done = subprocess.run(
         [sys.executable, "-m", "backend", "--store", str(store_copy), "map", "stop-under-operators", "--method", "pca"],
         capture_output=True,

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from backend.actions import ratings as rating_actions
 from backend.analysis import rating_tasks
 from backend.analysis import ratings as rate
 from backend.analysis.ratings import RatingError
@@ -24,6 +25,7 @@ from backend.store import rating_tasks as store_tasks
 from backend.store.access import session
 from backend.store.connection import CRITERIA, connect
 from backend.store.writer import replace_runs
+from tests.helpers.people import LOCAL
 
 WRITE, QA, NLI, LIVE = "test/write", "test/qa", "a/nli", "live/test/nli"
 CREPE = ["sycon-000", "sycon-001", "sycon-002", "sycon-003", "sycon-004"]  # sycon-004's prediction failed
@@ -364,8 +366,10 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(store):
     rate.save(con, WRITE, "sycon-000", "ann", {"fluency": 1, "presupposition": 1, "correction": 1, "consistency": 1})
     before = rate.ratings_frame(con)
     failing = FailOnSecondWrite(con)
-    with pytest.raises(duckdb.IOException, match="simulated"):
-        rate.save(failing, WRITE, "sycon-000", "ann", {"fluency": 3, "presupposition": None, "correction": 3})
+    with pytest.raises(duckdb.IOException, match="simulated"):  # as someone's act, through its door
+        rating_actions.save(
+            failing, WRITE, "sycon-000", "ann", {"fluency": 3, "presupposition": None, "correction": 3}, actor=LOCAL
+        )
     assert failing.seen_inside == 3.0  # the first upsert had been applied ...
     pd.testing.assert_frame_equal(rate.ratings_frame(con), before)  # ... and was rolled back
     assert failing.writes == 4  # two upserts, then the audit's entry of the failure (its version bump and its row)
@@ -503,15 +507,15 @@ def test_a_new_task_id_and_a_raters_handles_name_no_run_item_split_or_facet(stor
         items = list(store_tasks.rated_items(con, made[0])["example_id"])
     assert {"nope", "RoBERTa", "mnli", "neg", "main"} <= set(revealing)  # what the check looks for is there
     assert len(set(made)) == 2 and all(re.fullmatch(r"task-[0-9a-f]{16}", t) for t in made)
-    handles = [rating_tasks.handle(store_copy, made[0], e) for e in items]
-    assert len(set(handles)) == len(items) and handles[0] == rating_tasks.handle(store_copy, made[0], items[0])
+    handles = [links.handle(store_copy, made[0], e) for e in items]
+    assert len(set(handles)) == len(items) and handles[0] == links.handle(store_copy, made[0], items[0])
     for said in [*made, *handles]:
         assert not [r for r in revealing if r.lower() in said.lower()], said
     for digest in (hashlib.sha256, hashlib.md5, hashlib.sha1):  # keyed: not a plain hash anyone could recompute
         for text in (f"{made[0]}\x1f{items[0]}", f"{made[0]}|{items[0]}", items[0]):
             assert not digest(text.encode()).hexdigest().startswith(handles[0])
     monkeypatch.setenv("PLAB_LINK_SECRET", "another secret")  # the link secret keys it: a new one, new handles
-    assert rating_tasks.handle(store_copy, made[0], items[0]) != handles[0]
+    assert links.handle(store_copy, made[0], items[0]) != handles[0]
 
 
 def test_the_rating_task_command_prints_the_new_tasks_opaque_id_and_the_rate_page_lists_it(store_copy):
@@ -532,7 +536,7 @@ def test_a_task_on_a_papers_run_is_listed_on_the_rate_page_with_progress_agreeme
         for rater, scores in {"ann": [1, 0, 1, 1], "bob": [1, 0, 0, 1]}.items():
             for example_id, score in zip(items, scores):
                 rate.save(con, PAPER_RUN, example_id, rater, {"acceptability": score}, task_id=task_id)
-        rating_tasks.make_links(con, store_copy, task_id, ["rater-1"], 7, actor=None)
+        rating_actions.make_links(con, store_copy, task_id, ["rater-1"], 7, actor=LOCAL)
         assert PAPER_RUN in set(rate.rateable_runs(con)["run_id"])  # its task's run now is
     at = open_page(store_copy, "pages/rate.py")
     assert not at.exception and not at.error

@@ -13,6 +13,7 @@ import pytest
 
 from backend.store.access import session
 from backend.views import report
+from tests.helpers.people import LOCAL
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
 
@@ -26,15 +27,17 @@ def test_pinned_items_keep_order_and_export_with_captions(store):
     chart = alt.Chart(pd.DataFrame({"x": ["a", "b"], "y": [1, 3]})).mark_bar().encode(x="x", y="y").to_json()
     table = pd.DataFrame({"run": ["under_score & co", "plain"], "accuracy": [0.81234, 0.5], "n": [120, 80]})
     with session(store) as con:
-        first = report.pin(con, "chart", "Bars", "dataset toy · n=2", chart, "overview")
-        second = report.pin(con, "table", "Runs 100%", "dataset toy · n=200", report.table_json(table), "explore")
-        report.move(con, second, -1)
+        first = report.pin(con, "chart", "Bars", "dataset toy · n=2", chart, "overview", actor=LOCAL)
+        second = report.pin(
+            con, "table", "Runs 100%", "dataset toy · n=200", report.table_json(table), "explore", actor=LOCAL
+        )
+        report.move(con, second, -1, actor=LOCAL)
         items = report.items(con)
         assert list(items["item_id"]) == [second, first]
         with pytest.raises(report.ReportError, match="kind"):
-            report.pin(con, "poem", "x", "y", "{}")
+            report.pin(con, "poem", "x", "y", "{}", actor=LOCAL)
         with pytest.raises(report.ReportError, match="content"):
-            report.pin(con, "table", "x", "y", "not json")
+            report.pin(con, "table", "x", "y", "not json", actor=LOCAL)
         assert len(report.items(con)) == 2  # the refused pins wrote nothing
     html = report.export_html(items)
     assert html.index("Runs 100%") < html.index("Bars") and "dataset toy · n=200" in html
@@ -48,7 +51,7 @@ def test_pinned_items_keep_order_and_export_with_captions(store):
     assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
     assert "under\\_score \\& co & 0.812 & 120" in latex and "\\caption{Runs 100\\%. dataset toy · n=200}" in latex
     with session(store) as con:
-        assert report.remove(con, first) and list(report.items(con)["item_id"]) == [second]
+        assert report.remove(con, first, actor=LOCAL) and list(report.items(con)["item_id"]) == [second]
 
 
 def test_pin_from_explore_and_the_overview_then_export_from_the_report_page(store, open_page):
@@ -80,8 +83,10 @@ def test_a_pinned_table_exports_every_row_its_caption_counts(store):
     )
     legacy = table.head(2_000).to_json(orient="split", index=False)  # what earlier versions stored
     with session(store) as con:
-        report.pin(con, "table", "Main split", "dataset nope · split main · n=2,386", report.table_json(table))
-        report.pin(con, "table", "Old pin", "dataset nope · n=2,386", legacy)
+        report.pin(
+            con, "table", "Main split", "dataset nope · split main · n=2,386", report.table_json(table), actor=LOCAL
+        )
+        report.pin(con, "table", "Old pin", "dataset nope · n=2,386", legacy, actor=LOCAL)
         items = report.items(con)
     assert len(report.table_frame(items["content"][0])) == 2_386
     html, markdown, latex = report.export_html(items), report.export_markdown(items), report.export_latex(items)

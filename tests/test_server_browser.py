@@ -13,8 +13,9 @@ from datetime import timedelta
 
 import pytest
 
-from backend.analysis import rating_tasks, saved_slices
-from backend.analysis import ratings as rate
+from backend.actions import ratings as rating_actions
+from backend.actions import slices as slice_actions
+from backend.analysis import rating_tasks
 from backend.identity import links, roles
 from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
@@ -112,11 +113,11 @@ def test_a_viewer_reads_and_exports_but_every_write_is_refused_in_the_backend(br
     with access.session(server["store"]) as con:
         before = con.execute("SELECT count(*) FROM saved_slices").fetchone()[0]
         with pytest.raises(Forbidden, match="needs the analyst role"):
-            saved_slices.save(con, "mine", Slice("nope", ()), actor=viewer)
+            slice_actions.save(con, "mine", Slice("nope", ()), actor=viewer)
         with pytest.raises(Forbidden, match="needs the analyst role"):
-            rate.save(con, RUN, "x", "vi@lab.example", {"acceptable": 1}, actor=viewer)
+            rating_actions.save(con, RUN, "x", "vi@lab.example", {"acceptable": 1}, actor=viewer)
         with pytest.raises(Forbidden, match="needs the analyst role"):
-            rating_tasks.create(con, RUN, 2, "g", actor=viewer)
+            rating_actions.create_task(con, RUN, 2, "g", actor=viewer)
         assert con.execute("SELECT count(*) FROM saved_slices").fetchone()[0] == before
         refused = con.execute(
             "SELECT action FROM audit WHERE actor = 'vi@lab.example' AND outcome = 'refused' ORDER BY happened_at"
@@ -133,11 +134,11 @@ def test_an_analyst_imports_but_not_others_work_and_an_owner_reads_the_audit(bro
     page.context.close()
     analyst, owner = Actor("an@lab.example", "analyst", "sign-in"), Actor("ow@lab.example", "owner", "sign-in")
     with access.session(server["store"]) as con:
-        saved_slices.save(con, "owner's", Slice("nope", ()), actor=owner)
+        slice_actions.save(con, "owner's", Slice("nope", ()), actor=owner)
         with pytest.raises(Forbidden, match="made by ow@lab.example: that needs the owner role"):
-            saved_slices.delete(con, "owner's", actor=analyst)
-        saved_slices.save(con, "analyst's", Slice("nope", ()), actor=analyst)
-        assert saved_slices.delete(con, "analyst's", actor=analyst)
+            slice_actions.delete(con, "owner's", actor=analyst)
+        slice_actions.save(con, "analyst's", Slice("nope", ()), actor=analyst)
+        assert slice_actions.delete(con, "analyst's", actor=analyst)
         made = con.execute("SELECT created_by FROM saved_slices WHERE name = 'owner''s'").fetchone()[0]
     assert made == "ow@lab.example"
     page = _signed_in(browser, server, "ow@lab.example")
@@ -216,7 +217,7 @@ def test_a_rater_account_signs_in_to_its_assigned_task_only(browser, server):
     assert "Your runs" not in body and "Save and next" in body  # the Import page's tabs are not drawn
     page.context.close()
     with access.session(server["store"]) as con, pytest.raises(Forbidden, match="may rate only rating-task:"):
-        rate.save(
+        rating_actions.save(
             con, RUN, "x", "ra@lab.example", {"acceptability": 1}, actor=Actor("ra@lab.example", "rater", "sign-in")
         )
 

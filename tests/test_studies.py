@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from backend.actions import studies as study_actions
 from backend.analysis import gradient, studies
 from backend.api import Lab
 from backend.cli.main import main
@@ -28,7 +29,7 @@ from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studies.design import StudyError, items, list_count, order, parse, participant_seed
-from tests.helpers.people import give_roles
+from tests.helpers.people import LOCAL, give_roles
 
 DESIGN = """
 name: sim-study
@@ -200,12 +201,12 @@ def participant(con, store, study_id: str, person: str) -> Actor:
 
 
 def answer_all(con, study_id: str, who: Actor, value_of) -> collection.Screen:
-    screen = collection.screen(con, study_id, who)
+    screen = study_actions.screen(con, study_id, actor=who)
     assert screen.kind == "welcome"
-    collection.join(con, study_id, who)
-    screen = collection.screen(con, study_id, who)
+    study_actions.join(con, study_id, actor=who)
+    screen = study_actions.screen(con, study_id, actor=who)
     while screen.kind == "trial":
-        screen = collection.answer(con, study_id, screen.position, value_of(screen), who)
+        screen = study_actions.answer(con, study_id, screen.position, value_of(screen), actor=who)
     return screen
 
 
@@ -215,7 +216,7 @@ def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_p
     rng = np.random.default_rng(47)
     with session(study_store) as con:
         study_id = collection.create(con, DESIGN)
-        made = collection.make_links(con, study_store, study_id, 40)
+        made = study_actions.make_links(con, study_store, study_id, 40, actor=LOCAL)
         examples = store_studies.example_rows(con, study_id).set_index("example_id")
         noisy = {link.person for link in made[::10]}  # 4 of 40: answer at random, and high on the controls
         for link in made:
@@ -284,26 +285,26 @@ def test_answers_out_of_turn_out_of_range_or_after_closing_are_refused_and_chang
     )
     with session(study_store) as con:
         study_id = collection.create(con, design)
-        collection.make_links(con, study_store, study_id, 1, people=["turns-001"])
+        study_actions.make_links(con, study_store, study_id, 1, people=["turns-001"], actor=LOCAL)
         who = participant(con, study_store, study_id, "turns-001")
-        collection.join(con, study_id, who)
+        study_actions.join(con, study_id, actor=who)
         before = store_studies.responses(con, study_id)
         with pytest.raises(collection.StudyRefused, match="position: trial 2 is not shown yet"):
-            collection.answer(con, study_id, 1, 0.5, who)
+            study_actions.answer(con, study_id, 1, 0.5, actor=who)
         with pytest.raises(collection.StudyRefused, match="answer: 1.5; expected a number from 0 to 1"):
-            collection.answer(con, study_id, 0, 1.5, who)
-        collection.answer(con, study_id, 0, 0.5, who)
+            study_actions.answer(con, study_id, 0, 1.5, actor=who)
+        study_actions.answer(con, study_id, 0, 0.5, actor=who)
         with pytest.raises(collection.StudyRefused, match="trial 1 was already answered"):
-            collection.answer(con, study_id, 0, 0.5, who)
+            study_actions.answer(con, study_id, 0, 0.5, actor=who)
         with pytest.raises(Forbidden):  # a link to one study answers no other
-            collection.answer(con, "sim-study", 0, 0.5, who)
+            study_actions.answer(con, "sim-study", 0, 0.5, actor=who)
         with pytest.raises(collection.StudyRefused, match="frozen"):
             collection.create(con, design, replace=True)
         collection.close(con, study_id)
         with pytest.raises(collection.StudyRefused, match="closed"):
-            collection.answer(con, study_id, 1, 0.5, who)
+            study_actions.answer(con, study_id, 1, 0.5, actor=who)
         with pytest.raises(collection.StudyRefused, match="closed"):
-            collection.join(con, study_id, participant(con, study_store, study_id, "turns-002"))
+            study_actions.join(con, study_id, actor=participant(con, study_store, study_id, "turns-002"))
         assert len(store_studies.responses(con, study_id)) == len(before) + 1
 
 
@@ -329,7 +330,7 @@ def test_only_an_analyst_creates_a_study(study_store):
     viewer = Actor("v@lab.example", "viewer", "sign-in")
     give_roles(study_store, viewer)
     with session(study_store) as con, pytest.raises(Forbidden, match="that needs the analyst role"):
-        collection.create(con, DESIGN.replace("sim-study", "viewers"), actor=viewer)
+        study_actions.create(con, DESIGN.replace("sim-study", "viewers"), actor=viewer)
     with duckdb.connect(str(study_store)) as con:
         assert not con.execute("SELECT * FROM studies WHERE study_id = 'viewers'").fetchall()
 
@@ -350,7 +351,7 @@ def test_the_notebook_api_and_the_commands_run_a_study(study_store, tmp_path, ca
     assert main(["--store", str(study_store), "study", "links", "cli-study", "--count", "3"]) == 0
     assert capsys.readouterr().out.count("/?link=") == 3
     with session(study_store) as con:  # opened, not answered: a new version of the design starts them afresh
-        collection.join(con, "cli-study", participant(con, study_store, "cli-study", "cli-study-001"))
+        study_actions.join(con, "cli-study", actor=participant(con, study_store, "cli-study", "cli-study-001"))
     assert main(["--store", str(study_store), "study", "create", str(design), "--replace"]) == 0
     with session(study_store) as con:
         assert store_studies.participant(con, "cli-study", "cli-study-001") is None
@@ -367,11 +368,11 @@ def test_the_notebook_api_and_the_commands_run_a_study(study_store, tmp_path, ca
 def test_a_backup_keeps_a_study_its_participants_and_their_answers(study_store, tmp_path):
     with session(study_store) as con:
         study_id = collection.create(con, DESIGN.replace("sim-study", "kept"))
-        collection.make_links(con, study_store, study_id, 1, people=["kept-001"])
+        study_actions.make_links(con, study_store, study_id, 1, people=["kept-001"], actor=LOCAL)
         who = participant(con, study_store, study_id, "kept-001")
-        collection.join(con, study_id, who)
+        study_actions.join(con, study_id, actor=who)
         for position in range(3):
-            collection.answer(con, study_id, position, 0.25, who)
+            study_actions.answer(con, study_id, position, 0.25, actor=who)
         saved = {t: store_studies.responses(con, study_id) for t in ("responses",)}
         ratings = len(gradient.ratings(con, study_id))
         folder = backup.write(con, "test", target=tmp_path / "b")

@@ -7,9 +7,12 @@ import shutil
 
 import pytest
 
+from backend.actions import jobs as job_actions
 from backend.analysis import projection
 from backend.datasets.description import OPERATORS
+from backend.imports import datasets as user_datasets
 from backend.studio import templates
+from tests.helpers.people import LOCAL
 from tests.helpers.studio import TEMPLATE, WordsEmbedder
 
 
@@ -296,17 +299,17 @@ def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_s
     store = tmp_path / "lab.duckdb"
     shutil.copy(real_store, store)
     with session(store) as con:
-        templates.save(con, templates.expand(TEMPLATE, "stop.yaml"), "stop.yaml")
+        user_datasets.save(con, templates.bundle(templates.expand(TEMPLATE, "stop.yaml"), "stop.yaml"))
         task, models = jobs.choices(con)["stop-under-operators"]
         assert task == "nli" and "tiny-nli" in models and "tiny-fp" not in models
-    run_id = jobs.start(store, "tiny-nli", "stop-under-operators")
+    run_id = job_actions.start_run(store, "tiny-nli", "stop-under-operators", actor=LOCAL)
     assert run_id == "stop-under-operators/tiny-nli/nli/all"
     state = finished(store, run_id, "stop-under-operators")
     assert state["status"] == "complete", state
     assert state["done"] == state["total"] == 18
     # a generator is prompted: the job's run id names the template the Studio chose, and its progress is found
     assert "nli-few-shot" in jobs.template_choices("tiny-gen", "nli") and jobs.template_choices("tiny-nli", "nli") == []
-    run_id = jobs.start(store, "tiny-gen", "stop-under-operators", "nli", "nli-few-shot")
+    run_id = job_actions.start_run(store, "tiny-gen", "stop-under-operators", "nli", "nli-few-shot", actor=LOCAL)
     assert run_id == "stop-under-operators/tiny-gen/nli/nli-few-shot@1+k4/all"
     state = finished(store, run_id, "stop-under-operators")
     assert state["status"] == "complete" and state["done"] == state["total"] == 18, state
@@ -401,7 +404,7 @@ def test_fact_pairs_end_to_end_stored_run_and_shown_on_the_pairs_page(real_store
         user_datasets.save(con, facts.bundle(made, "hotpot-swaps", "hotpotqa_train.json"))
         task, models = jobs.choices(con)["hotpot-swaps"]
     assert task == "detect" and "tiny-fp" in models and "tiny-nli" not in models  # NLI would need a retriever
-    run_id = jobs.start(store, "tiny-fp", "hotpot-swaps", task)
+    run_id = job_actions.start_run(store, "tiny-fp", "hotpot-swaps", task, actor=LOCAL)
     state = finished(store, run_id, "hotpot-swaps")
     assert state["status"] == "complete" and state["done"] == 2 * len(made.rows), state
     at = open_page(store, "pages/pairs.py", {"pairs": "hotpot-swaps/minimal/generated", "run": run_id})

@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from backend.actions import studies as study_actions
 from backend.identity import links
+from backend.imports import datasets as user_datasets
 from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studio import templates
 from tests.helpers.browser import CHROMIUM, SETTLED, SHOTS, expand, rerun, serve, shows, watched
+from tests.helpers.people import LOCAL
 
 ROOT = Path(__file__).resolve().parents[1]
 LIKERT = """
@@ -43,9 +46,9 @@ def lab(real_store, tmp_path_factory):
     shutil.copy(real_store, store)
     with session(store) as con:
         expansion = templates.expand(templates.example_text())
-        templates.save(con, expansion, "stop-under-operators.yaml")
+        user_datasets.save(con, templates.bundle(expansion, "stop-under-operators.yaml"))
         likert = collection.create(con, LIKERT)
-        made = {"likert": collection.make_links(con, store, likert, 1)}
+        made = {"likert": study_actions.make_links(con, store, likert, 1, actor=LOCAL)}
     for url in serve({"PLAB_STORE": str(store)}):
         yield {"url": url, "store": store, "links": made, "slider": "stop-study", "likert": likert}
 

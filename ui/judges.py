@@ -67,7 +67,7 @@ def start_box(run_id: str, task: str, versus: str | None = None, expanded: bool 
         if st.button("Start judge run", key=f"{key}_start", type="primary", icon=":material/play_arrow:"):
             try:
                 st.session_state[started] = rate.start_judge(
-                    store_ref(), model, run_id, rubric, versus, int(limit) or None, float(cap), identity.actor()
+                    store_ref(), model, run_id, rubric, versus, int(limit) or None, float(cap), actor=identity.actor()
                 )
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(widgets.message(exc))

@@ -19,7 +19,6 @@ import pandas as pd
 
 from backend.execution import jobs
 from backend.execution.judging import MAX_TOKENS, JudgeRequest, judge
-from backend.identity.actor import Actor
 from backend.metrics import agreement, bootstrap
 from backend.metrics.rubrics import RUBRIC
 from backend.models.prompts import templates
@@ -45,23 +44,6 @@ def pairwise_rubrics(task: str) -> list[str]:
 def judge_models() -> list[str]:
     """The generators a judge run can use here (registered, and loadable or reachable)."""
     return jobs.judge_models()
-
-
-def start(
-    store,
-    model: str,
-    run: str,
-    rubric: str,
-    versus: str | None = None,
-    limit: int | None = None,
-    max_cost: float | None = None,
-    actor: Actor | None = None,
-) -> str:
-    """Start a judge run of `run` (against `versus` with a pairwise rubric) as a background job, as `python -m
-    backend judge` would run it; its id. A request that cannot be judged, or a role that may not judge, is refused
-    before anything starts (ValueError, Forbidden)."""
-    request = JudgeRequest(model=model, run=run, rubric=rubric, versus=versus, limit=limit)
-    return jobs.start_judge(store, request, max_cost, actor)
 
 
 def progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:

@@ -4,25 +4,21 @@ each rater served one item at a time that they have not rated and that is still 
 items that reached overlap. Serves the Rate page; `python -m backend rating-task` creates one.
 
 What reaches a rater is blinded: a new task's id is random (`task-` and 16 hex digits), so the link's claims and
-the page name no run, model, dataset or split; the rater's page names the task and its items only by `handle`s
-(HMAC-SHA256 keyed with the server's link secret), never by their ids. Tasks made before keep their ids.
+the page name no run, model, dataset or split; the rater's page names the task and its items only by handles
+(`identity.links.handle`: HMAC-SHA256 keyed with the server's link secret), never by their ids. Tasks made before
+keep their ids. Who may create, rate and link: `actions.ratings`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
-from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
 
 from backend.analysis import ratings
-from backend.identity import links, permissions
-from backend.identity.actor import Actor
-from backend.store import audit
+from backend.store import links as store_links
 from backend.store import rating_tasks as store_tasks
 
 MAX_GUIDELINE = 5000
@@ -35,16 +31,10 @@ def create(
     guideline: str,
     sample: int | None = None,
     seed: int = 0,
-    actor: Actor | None = None,
 ) -> str:
     """A new rating task over the run's outputs (a random `sample` of them, drawn with `seed`, or all),
-    served in a shuffled order; returns its id. RatingError names the argument at fault; Forbidden (audited)
-    when the actor may not create rating tasks."""
-    with permissions.acting(con, actor, "create rating task", run_id):
-        return _create(con, run_id, overlap, guideline, sample, seed)
-
-
-def _create(con, run_id: str, overlap: int, guideline: str, sample: int | None, seed: int) -> str:
+    served in a shuffled order; returns its id. RatingError names the argument at fault. As a person's act:
+    `actions.ratings.create_task`."""
     criteria = ratings.criteria_of(con, run_id)  # also refuses an unknown run
     if not isinstance(overlap, int) or isinstance(overlap, bool) or overlap < 1:
         raise ratings.RatingError("overlap", f"{overlap!r}; expected a whole number of raters per item, 1 or more")
@@ -65,14 +55,6 @@ def new_id() -> str:
     return f"task-{secrets.token_hex(8)}"
 
 
-def handle(store: Path, *names: str) -> str:
-    """An opaque, stable handle for what a rater's page names (a task, an item): HMAC-SHA256 of the names keyed
-    with the server's link secret (`links.secret`), 24 hex digits. It reveals none of the names, and no one without
-    the secret can recompute it to test a guess, as they could a plain hash of an id."""
-    text = "\x1f".join(str(name) for name in names)
-    return hmac.new(links.secret(store), text.encode(), hashlib.sha256).hexdigest()[:24]
-
-
 def tasks(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     return store_tasks.of_run(con, run_id)
 
@@ -85,21 +67,19 @@ def every_task(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     items, complete (k raters), with two or more raters, k, raters so far, live links, guideline, who made it
     and when."""
     found = store_tasks.listing(con)
-    made = links.listing(con)
-    live = made.loc[made["state"] == "live", "object"].value_counts()
+    made = store_links.listing(con)
+    alive = made["revoked_at"].isna() & (made["expires_at"] > store_links.now())
+    live = made.loc[alive, "object"].value_counts()
     return found.assign(
         raters=[len(store_tasks.progress(con, t)) for t in found["task_id"]],
         links=[int(live.get(f"rating-task:{t}", 0)) for t in found["task_id"]],
     )[[*EVERY_TASK, "created_by", "created_at"]]
 
 
-def next_item(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str, actor: Actor | None = None) -> str | None:
-    """The item to serve this rater now (claimed for them), or None when nothing is left for them. A signed-in
-    person or link holder is served as themselves only, a rater only in a task assigned to them (Forbidden)."""
-    by = permissions.check(con, actor, "rate", task_id, scope=f"rating-task:{task_id}")
+def next_item(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str) -> str | None:
+    """The item to serve this rater now (claimed for them: a system write), or None when nothing is left for them.
+    Who may be served as whom: `actions.ratings.next_item`."""
     rater = ratings.valid_rater(rater_id)
-    if by.signed_in and rater != by.id:
-        raise ratings.RatingError("rater_id", f"{rater!r}: you rate as {by.id}, not as anyone else")
     if store_tasks.task(con, task_id) is None:
         raise ratings.RatingError("task", f"no rating task {task_id!r}; the Rate page lists every task")
     return store_tasks.claim(con, task_id, rater)
@@ -117,12 +97,6 @@ def blind_item(con: duckdb.DuckDBPyConnection, task_id: str, example_id: str) ->
     items = ratings.targets(con, task["run_id"])
     row = items[items["example_id"] == example_id].iloc[0]
     return {key: (row[key] if isinstance(row[key], str) else None) for key in BLIND}
-
-
-def assigned(con: duckdb.DuckDBPyConnection, actor: Actor) -> list[str]:
-    """The rating tasks a rater may work on (a link's one task; an account's tasks from links naming it)."""
-    found = permissions.assigned(con, actor)
-    return sorted(obj.partition(":")[2] for obj in found if obj.startswith("rating-task:"))
 
 
 def done_by(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str) -> tuple[int, int]:
@@ -158,32 +132,3 @@ def agreement(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
     task = store_tasks.task(con, task_id)
     items = tuple(store_tasks.rated_items(con, task_id)["example_id"])
     return ratings.agreement(con, task["run_id"], items)
-
-
-def make_links(
-    con: duckdb.DuckDBPyConnection, store: Path, task_id: str, people: list[str], days: float, actor: Actor | None
-) -> list[links.Link]:
-    """One signed link per person to this task (an analyst or owner; Forbidden otherwise); ValueError naming the
-    person or the days at fault, before any link is made."""
-    if store_tasks.task(con, task_id) is None:
-        raise ratings.RatingError("task", f"no rating task {task_id!r}")
-    people = [p.strip() for p in people if p.strip()]
-    if not people:
-        raise ValueError("people: name at least one rater (a rater id each: letters, digits and . _ - + @)")
-    for person in people:
-        ratings.valid_rater(person)
-    target, detail = f"rating-task:{task_id}", f"for {', '.join(people)}"
-    with permissions.acting(con, actor, "create link", target, detail=detail[:500]) as by:
-        return [links.create(con, store, p, target, days, by.id) for p in people]
-
-
-def task_links(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
-    """The task's links: who for, state (live, expired, revoked), until when, made by whom."""
-    found = links.listing(con, f"rating-task:{task_id}")
-    return found[["link_id", "person", "state", "expires_at", "created_by", "revoked_at"]]
-
-
-def revoke_link(con: duckdb.DuckDBPyConnection, link_id: str, actor: Actor | None) -> bool:
-    """End a link now (an analyst their own links, an owner any); whether it was live."""
-    with permissions.acting(con, actor, "revoke link", link_id, owner=audit.made_by(con, "link", link_id)) as by:
-        return links.revoke(con, link_id, by.id)

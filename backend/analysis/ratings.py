@@ -31,8 +31,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from backend.identity import permissions
-from backend.identity.actor import MAX_RATER_ID, RATER_ID, Actor
 from backend.metrics import agreement as agreement_metrics
 from backend.metrics import bootstrap
 from backend.metrics.rubrics import RUBRIC, criteria_for
@@ -41,6 +39,7 @@ from backend.store import judgements as store_judgements
 from backend.store import rating_tasks as store_tasks
 from backend.store import ratings as store_ratings
 from backend.store import runs as store_runs
+from backend.store.ids import MAX_RATER_ID, RATER_ID
 from backend.store.writer import atomic
 
 RATEABLE_TASKS = ("write", "qa", "detect", "nli")
@@ -168,7 +167,6 @@ def save(
     values: dict[str, float | int | None],
     note: str | None = None,
     loaded: dict[str, float] | None = None,
-    actor: Actor | None = None,
     task_id: str | None = None,
 ) -> int:
     """Store one rater's scores of one prediction: validate everything, then upsert each scored
@@ -180,17 +178,12 @@ def save(
     too, nothing is saved and RatingConflict says what is stored now. Writes are serialised
     (`writer.atomic`), so concurrent saves from several tabs never fail on each other.
 
-    `actor`: who saves (the local owner when None, outside a lab server). A signed-in person or a link holder
-    rates only as themselves; a rater only items of a rating task assigned to them (`task_id`). Forbidden
-    (audited) otherwise, before anything is written."""
-    scope = f"rating-task:{task_id}" if task_id else None
-    with permissions.acting(con, actor, "rate", f"{run_id}/{example_id}", scope=scope) as by:
-        rater = valid_rater(rater_id)
-        if by.signed_in and rater != by.id:
-            raise RatingError("rater_id", f"{rater!r}: you rate as {by.id}, not as anyone else")
-        if task_id is not None:
-            _in_task(con, task_id, run_id, example_id)
-        return _save(con, run_id, example_id, rater, values, note, loaded)
+    `task_id`: the rating task the item is rated in (RatingError when it is not one of its items). As a person's
+    act (who may rate as whom, in which task): `actions.ratings.save`."""
+    rater = valid_rater(rater_id)
+    if task_id is not None:
+        _in_task(con, task_id, run_id, example_id)
+    return _save(con, run_id, example_id, rater, values, note, loaded)
 
 
 def _in_task(con: duckdb.DuckDBPyConnection, task_id: str, run_id: str, example_id: str) -> None:

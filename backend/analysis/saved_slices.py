@@ -16,9 +16,6 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from backend.analysis import slicing
-from backend.identity import permissions
-from backend.identity.actor import Actor
-from backend.store import audit
 from backend.store import saved_slices as store_slices
 from backend.store.examples import RUN_FILTERS, Filters
 from backend.store.runs import CLASSIFICATION_TASKS
@@ -51,15 +48,11 @@ def save(
     where: slicing.Slice,
     note: str | None = None,
     replace: bool = False,
-    actor: Actor | None = None,
 ) -> None:
     """Store the slice's facet filters and search (its runs, run filters and correctness are not part of a saved
-    slice) under `name`: SliceError when the name is taken and `replace` is not set, or a filter is unknown;
-    Forbidden when the actor may not save slices, or replace this one."""
-    with permissions.acting(con, actor, "save slice", name) as by:
-        if replace and store_slices.one(con, name) is not None:
-            permissions.check(con, by, "delete slice", name, owner=audit.made_by(con, "slice", name))
-        _save(con, name, where.dataset, where.filters, where.search, note, replace)
+    slice) under `name`: SliceError when the name is taken and `replace` is not set, or a filter is unknown. As a
+    person's act: `actions.slices.save`."""
+    _save(con, name, where.dataset, where.filters, where.search, note, replace)
 
 
 def _save(con, name: str, dataset_id: str, filters: Filters, search: str, note, replace: bool) -> None:
@@ -74,10 +67,9 @@ def _save(con, name: str, dataset_id: str, filters: Filters, search: str, note, 
     )
 
 
-def delete(con: duckdb.DuckDBPyConnection, name: str, actor: Actor | None = None) -> bool:
-    """Delete the slice (an analyst their own, an owner anyone's); whether there was one."""
-    with permissions.acting(con, actor, "delete slice", name, owner=audit.made_by(con, "slice", name)):
-        return store_slices.remove(con, name)
+def delete(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Delete the slice; whether there was one. As a person's act: `actions.slices.delete`."""
+    return store_slices.remove(con, name)
 
 
 def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

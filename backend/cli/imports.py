@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from backend.actions import datasets as dataset_actions
+from backend.actions import runs as run_actions
 from backend.datasets.base import DataError
 from backend.datasets.description import Description
 from backend.harnesses import logs, tasks
+from backend.identity.actor import terminal
 from backend.imports import datasets, predictions
 from backend.imports.files import read
 from backend.models import training_data
@@ -178,7 +181,7 @@ def cmd_import_run(args: argparse.Namespace) -> int:
                 print(plan.report.table().to_markdown(index=False))
             if not plan.report.ok or args.dry_run:
                 return 0 if args.dry_run and plan.report.ok else 1
-            run_id = predictions.save(con, plan, replace=args.replace)
+            run_id = run_actions.save(con, plan, args.replace, actor=terminal())
     except (DataError, FileNotFoundError, LookupError, predictions.RunExists) as exc:
         print(f"error: {exc}")
         return 1
@@ -269,7 +272,7 @@ def _store_dataset(args: argparse.Namespace, make) -> int:
         if args.dry_run:
             return 0
         with session(args.store, create=True) as con:
-            counts = datasets.save(con, bundle, replace=args.replace)
+            counts = dataset_actions.save(con, bundle, args.replace, actor=terminal())
     except (DataError, ValueError, datasets.BaselinesFailed) as exc:
         print(f"error: {exc}")
         return 1
@@ -280,7 +283,7 @@ def _store_dataset(args: argparse.Namespace, make) -> int:
 def cmd_delete_run(args: argparse.Namespace) -> int:
     try:
         with session(args.store) as con:
-            predictions.delete(con, args.run_id)
+            run_actions.delete(con, args.run_id, actor=terminal())
     except (FileNotFoundError, LookupError, ValueError) as exc:
         print(f"error: {exc}")
         return 1

@@ -25,13 +25,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
+from backend.actions import models as model_actions
 from backend.cli import imports as import_cli
 from backend.cli import judges as judges_cli
 from backend.cli import people as people_cli
@@ -42,7 +41,7 @@ from backend.config import settings
 from backend.datasets import DATASETS, baselines
 from backend.datasets.catalogue import UnknownDataset, describe
 from backend.identity import permissions
-from backend.identity.actor import use_terminal
+from backend.identity.actor import terminal, use_terminal
 from backend.identity.permissions import Forbidden
 from backend.models import registry
 from backend.models.output import RunStopped
@@ -235,8 +234,11 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     if getattr(args, "action", None) == "add":
         try:
-            with _registering(args.store, args.name, args.base_url):
-                path = _add_endpoint(args)
+            if store_path(args.store).exists():
+                with session(args.store) as con:
+                    path = _add_endpoint(con, args)
+            else:  # before the first ingest: no store to audit into yet
+                path = _add_endpoint(None, args)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -248,19 +250,11 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextmanager
-def _registering(store, name: str, base_url: str) -> Iterator[None]:
-    """Registering a model is the owner's act, audited in the store (none to audit into before the first ingest)."""
-    if not store_path(store).exists():
-        yield
-        return
-    with session(store) as con, permissions.acting(con, None, "register model", name, detail=base_url):
-        yield
-
-
-def _add_endpoint(args: argparse.Namespace):
-    return registry.add_endpoint(
+def _add_endpoint(con, args: argparse.Namespace):
+    return model_actions.add_endpoint(
+        con,
         args.name,
+        actor=terminal(),
         base_url=args.base_url,
         model=args.model,
         api_key_env=args.api_key_env,

@@ -16,9 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from backend.identity import links, permissions, roles
-from backend.identity.actor import ROLES
-from backend.store import audit
+from backend.actions import audit as audit_actions
+from backend.actions import people
+from backend.identity import links, roles
+from backend.identity.actor import ROLES, terminal
 from backend.store.access import session
 from backend.store.connection import store_path
 from backend.store.rating_tasks import task as rating_task
@@ -61,24 +62,22 @@ def cmd_users(args: argparse.Namespace) -> int:
             print("\n".join(f"{who:40} {role}" for who, role in found.items()) or f"no roles in {where}")
             return 0
         if not store_path(args.store).exists():  # set up roles before the first ingest: nothing to audit into yet
-            return _change_roles(where, args)
-        change = f"add {args.role}" if args.action == "add" else "remove"
-        with session(args.store) as con, permissions.acting(con, None, "manage roles", args.who, detail=change):
-            return _change_roles(where, args)
+            _change_roles(None, where, args)
+        else:
+            with session(args.store) as con:
+                _change_roles(con, where, args)
     except roles.RolesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-
-
-def _change_roles(where, args: argparse.Namespace) -> int:
-    if args.action == "add":
-        roles.add(where, args.who, args.role)
-        print(f"{args.who}: {args.role} (in {where})")
-        return 0
-    if not roles.remove(where, args.who):
-        raise roles.RolesError(f"{args.who} has no entry in {where}")
-    print(f"{args.who}: removed (in {where})")
+    print(f"{args.who}: {args.role if args.action == 'add' else 'removed'} (in {where})")
     return 0
+
+
+def _change_roles(con, where, args: argparse.Namespace) -> None:
+    if args.action == "add":
+        people.add_role(con, where, args.who, args.role, actor=terminal())
+    else:
+        people.remove_role(con, where, args.who, actor=terminal())
 
 
 def cmd_links(args: argparse.Namespace) -> int:
@@ -97,11 +96,8 @@ def _list_links(con, args: argparse.Namespace) -> int:
 
 
 def _revoke_link(con, args: argparse.Namespace) -> int:
-    owner = audit.made_by(con, "link", args.link_id)
     try:
-        with permissions.acting(con, None, "revoke link", args.link_id, owner=owner) as by:
-            if not links.revoke(con, args.link_id, by.id):
-                raise LookupError(f"no live link {args.link_id!r} (see `links list`)")
+        people.revoke_link(con, args.link_id, actor=terminal())
     except LookupError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 1
@@ -116,8 +112,7 @@ def _create_links(con, args: argparse.Namespace) -> int:
         return 1
     for person in args.person:
         try:
-            with permissions.acting(con, None, "create link", target, detail=f"for {person}") as by:
-                made = links.create(con, store_path(args.store), person, target, args.days, by.id)
+            made = people.make_link(con, store_path(args.store), person, target, args.days, actor=terminal())
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -128,7 +123,7 @@ def _create_links(con, args: argparse.Namespace) -> int:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     with session(args.store) as con:
-        found = audit.entries(con, args.limit, args.actor, args.outcome)
+        found = audit_actions.entries(con, args.limit, args.actor, args.outcome, actor=terminal())
     for row in found.itertuples():
         print(
             f"{row.happened_at:%Y-%m-%d %H:%M:%S}  {row.outcome:8} {row.actor} ({row.role}, {row.via})  "

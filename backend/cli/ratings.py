@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend.actions import ratings as rating_actions
 from backend.analysis import rating_tasks, ratings
+from backend.identity.actor import terminal
 from backend.store.access import session
 
 
@@ -27,7 +29,9 @@ def add(sub) -> None:
 def cmd_rating_task(args: argparse.Namespace) -> int:
     try:
         with session(args.store) as con:
-            task_id = rating_tasks.create(con, args.run, args.overlap, args.guideline, args.sample, args.seed)
+            task_id = rating_actions.create_task(
+                con, args.run, args.overlap, args.guideline, args.sample, args.seed, actor=terminal()
+            )
             state = rating_tasks.progress(con, task_id)
     except ratings.RatingError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from backend.datasets import baselines
-from backend.identity import permissions
+from backend.actions import store as store_actions
+from backend.identity.actor import terminal
 from backend.store import backup
 from backend.store.access import session
 from backend.store.connection import store_path
@@ -35,8 +35,8 @@ def add(sub) -> None:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    with session(args.store) as con, permissions.acting(con, None, "backup", str(args.to or args.reason)):
-        out = backup.write(con, args.reason, automatic=False, target=args.to)
+    with session(args.store) as con:
+        out = store_actions.backup(con, args.reason, args.to, actor=terminal())
     rows = backup.manifest(out)["rows"]
     print(f"backup written to {out}: " + ", ".join(f"{n:,} {table}" for table, n in rows.items()))
     return 0
@@ -62,11 +62,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
             return 1
         chosen = found[0][0]
     try:
-        with session(args.store, create=True) as con, permissions.acting(con, None, "restore", str(chosen)):
-            counts = backup.restore(con, chosen)
-            datasets = backup.user_dataset_ids(con)
-            if counts.get("datasets") and datasets:  # [] or None would mean every dataset
-                baselines.refresh(con, list(datasets))
+        with session(args.store, create=True) as con:
+            counts = store_actions.restore(con, chosen, actor=terminal())
     except backup.BadBackup as exc:
         print(f"error: {exc}")
         return 1

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from backend.actions import studies as study_actions
 from backend.analysis import studies
 from backend.datasets.validation import DataError
+from backend.identity.actor import terminal
 from backend.store.access import session
 from backend.store.connection import store_path
 from backend.studies import collection
@@ -58,7 +60,7 @@ def cmd_study(args: argparse.Namespace) -> int:
 def _create(con, args) -> int:
     if not args.design.is_file():
         raise collection.StudyRefused("design", f"{args.design} is not a file")
-    study_id = collection.create(con, args.design.read_text(), str(args.design), replace=args.replace)
+    study_id = study_actions.create(con, args.design.read_text(), str(args.design), args.replace, actor=terminal())
     row = studies.listing(con).set_index("study_id").loc[study_id]
     print(
         f"study {study_id} (version {row['version']}) over {row['dataset_id']}: its responses become the crowd "
@@ -68,7 +70,7 @@ def _create(con, args) -> int:
 
 
 def _links(con, args) -> int:
-    made = collection.make_links(con, store_path(args.store), args.study, args.count, args.days)
+    made = study_actions.make_links(con, store_path(args.store), args.study, args.count, args.days, actor=terminal())
     for link in made:
         print(f"{link.person}: {link.url(args.base_url)}  (until {link.expires_at:%Y-%m-%d %H:%M} UTC)")
     return 0
@@ -89,7 +91,7 @@ def _status(con, args) -> int:
 
 
 def _close(con, args) -> int:
-    closed = collection.close(con, args.study)
+    closed = study_actions.close(con, args.study, actor=terminal())
     print(
         f"closed {args.study}: {closed['participants']} participants, {len(closed['excluded'])} left out by the "
         f"exclusions or not finished ({', '.join(closed['excluded']) or 'none'})"
@@ -101,11 +103,11 @@ def _export(con, args) -> int:
     out = args.out
     if out.suffix == ".zip":
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(studies.archive_zip(con, args.study))
+        out.write_bytes(study_actions.archive_zip(con, args.study, actor=terminal()))
         print(f"wrote {out}")
         return 0
     out.mkdir(parents=True, exist_ok=True)
-    for name, data in studies.archive(con, args.study).items():
+    for name, data in study_actions.archive(con, args.study, actor=terminal()).items():
         (out / name).write_bytes(data)
         print(f"wrote {out / name}")
     return 0

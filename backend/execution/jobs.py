@@ -16,6 +16,8 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import duckdb
@@ -23,15 +25,12 @@ import duckdb
 from backend.config import REPO_ROOT, settings
 from backend.datasets.catalogue import described
 from backend.execution import judging, runs
-from backend.identity import permissions
-from backend.identity.actor import Actor, starter_env
 from backend.models import availability, registry
 from backend.models.prompts import templates
 from backend.store import judgements as store_judgements
 from backend.store import queries
 from backend.store import runs as store_runs
 from backend.store.access import session
-from backend.store.writer import ACTING_AS
 
 
 def _folder() -> Path:
@@ -42,15 +41,21 @@ def _file(run_id: str) -> Path:
     return _folder() / (re.sub(r"[^\w.-]+", "_", run_id) + ".json")
 
 
-def _spawn(key: str, store: Path | str, args: list[str], action: str, actor: Actor | None, **noted) -> None:
-    """`python -m backend --store STORE ARGS…` as a process of its own, recorded under `key` (with `noted`), once the
-    actor's role allows `action` (Forbidden otherwise, before anything starts); the process writes as that actor
-    (PLAB_ACTING_AS: its runs' created_by)."""
-    with session(store) as con, permissions.acting(con, actor, action, key) as by:
-        _start(key, store, args, by, noted)
+# The act that starts a job, handed down by its door (`actions.jobs`): opened on the store and the job's key, it checks
+# and audits the starter and yields what the job's process is told of them (environment variables), so this module
+# imports nothing of who acts
+Act = Callable[[duckdb.DuckDBPyConnection, str], AbstractContextManager[dict[str, str]]]
 
 
-def _start(key: str, store: Path | str, args: list[str], by: Actor, noted: dict) -> None:
+def _spawn(key: str, store: Path | str, args: list[str], act: Act, **noted) -> None:
+    """`python -m backend --store STORE ARGS…` as a process of its own, recorded under `key` (with `noted`), inside
+    the act that starts it (refused before anything starts when the starter may not); the process is told who
+    started it (`act`'s environment)."""
+    with session(store) as con, act(con, key) as told:
+        _start(key, store, args, told, noted)
+
+
+def _start(key: str, store: Path | str, args: list[str], told: dict[str, str], noted: dict) -> None:
     if alive(key):
         raise ValueError(f"{key} is already running (process {read(key)['pid']})")
     _folder().mkdir(parents=True, exist_ok=True)
@@ -63,7 +68,7 @@ def _start(key: str, store: Path | str, args: list[str], by: Actor, noted: dict)
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, "TQDM_MININTERVAL": "2", ACTING_AS: by.id, **starter_env(by)},
+            env={**os.environ, "TQDM_MININTERVAL": "2", **told},
         )
     _file(key).write_text(
         json.dumps(
@@ -78,7 +83,8 @@ def start(
     dataset: str,
     task: str = "nli",
     template: str | None = None,
-    actor: Actor | None = None,
+    *,
+    act: Act,
 ) -> str:
     """Start (or resume) `predict --model M --dataset D --task T [--template X]` in a process of its own;
     the run id (a generator's names its prompt template)."""
@@ -90,15 +96,12 @@ def start(
         store,
         ["predict", "--model", model, "--dataset", dataset, "--task", task]
         + (["--template", request.template] if request.template else []),
-        "run model",
-        actor,
+        act,
     )
     return request.run_id()
 
 
-def start_judge(
-    store: Path | str, request: judging.JudgeRequest, max_cost: float | None = None, actor: Actor | None = None
-) -> str:
+def start_judge(store: Path | str, request: judging.JudgeRequest, max_cost: float | None = None, *, act: Act) -> str:
     """Start (or resume) `judge --model M --run R --rubric X [--versus B] [--limit N] [--max-cost USD]` in a process
     of its own, once the request is one that can be judged (`judging.plan` says why not, before anything starts);
     the judge run id. Its progress: `judge_progress`."""
@@ -107,7 +110,7 @@ def start_judge(
     args += ["--versus", request.versus] if request.versus else []
     args += ["--limit", str(request.limit)] if request.limit else []
     args += ["--max-cost", repr(float(max_cost))] if max_cost is not None else []
-    _spawn(made.judge_run_id, store, args, "judge", actor, total=len(made.every_key()))
+    _spawn(made.judge_run_id, store, args, act, total=len(made.every_key()))
     return made.judge_run_id
 
 
@@ -158,19 +161,19 @@ TRAINING = {
 }
 
 
-def start_training(store: Path | str, task: str, actor: Actor | None = None) -> str:
+def start_training(store: Path | str, task: str, *, act: Act) -> str:
     """Start `train` for `task` (the bundled MiniLM fine-tuned here, see TRAINING) in a process of its own; its key."""
     if task not in TRAINING:
         raise ValueError(f"task: nothing is trained here for {task!r}; expected one of {', '.join(TRAINING)}")
     key = f"train-{task}"
-    _spawn(key, store, TRAINING[task][0], "train", actor)
+    _spawn(key, store, TRAINING[task][0], act)
     return key
 
 
-def start_map(store: Path | str, dataset: str, method: str, actor: Actor | None = None) -> str:
+def start_map(store: Path | str, dataset: str, method: str, *, act: Act) -> str:
     """Start `map DATASET --method M` (embed + reduce, minutes for large sets) in a process of its own; its key."""
     key = f"map-{dataset}-{method}"
-    _spawn(key, store, ["map", dataset, "--method", method], "make map", actor)
+    _spawn(key, store, ["map", dataset, "--method", method], act)
     return key
 
 

@@ -25,6 +25,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -34,13 +35,11 @@ import pandas as pd
 import torch
 
 from backend.execution import live_worker, runs
-from backend.identity import permissions
-from backend.identity.actor import Actor
 from backend.models import availability, registry
 from backend.models.output import Output
 from backend.store import queries
 from backend.store.access import StoreRef, opener
-from backend.store.writer import AUTHOR, store_live
+from backend.store.writer import store_live
 
 MAX_CHARS = {"question": 1000, "premise": 4000, "hypothesis": 1000}
 CACHE_SIZE = 512
@@ -241,7 +240,7 @@ def ask(
     save: bool = True,
     waiting: Callable[[int], None] | None = None,
     on_text: Callable[[str], None] | None = None,
-    actor: Actor | None = None,
+    act: Callable[[duckdb.DuckDBPyConnection], AbstractContextManager] | None = None,
 ) -> Answer:
     """Answer one query (from the cache when asked before) and store it as a live-run row.
 
@@ -249,19 +248,14 @@ def ask(
     store the answer, and the model runs in the worker process, `backend.execution.live_worker`; `retrievers`
     are then its own, loaded from the saved indexes). `waiting(n)` is called about every 0.3 s with
     the questions ahead in the queue. `on_text(text so far)` streams an endpoint's answer as it is
-    written; an endpoint asked so is answered in this thread (the server does the work: no queue). `actor`: who
-    asks (Forbidden, audited, before any model runs when their role may not run models)."""
+    written; an endpoint asked so is answered in this thread (the server does the work: no queue). `act(con)`: the
+    act the answer is stored in, handed down by its door (`actions.live.ask`: who asks, checked before any model
+    runs and audited with the answer)."""
     query.validate()
-    with opener(store)() as con:
-        by = permissions.check(con, actor, "ask", query.model)
-    asking = AUTHOR.set(by.id)  # an endpoint's spending is charged to whoever asks (store.writer.author)
-    try:
-        return _ask(store, query, retrievers, save, waiting, on_text, by)
-    finally:
-        AUTHOR.reset(asking)
+    return _ask(store, query, retrievers, save, waiting, on_text, act or (lambda con: nullcontext()))
 
 
-def _ask(store: StoreRef, query: Query, retrievers, save: bool, waiting, on_text, by: Actor) -> Answer:
+def _ask(store: StoreRef, query: Query, retrievers, save: bool, waiting, on_text, act) -> Answer:
     with _LOCK:
         if query in _CACHE:
             _CACHE.move_to_end(query)
@@ -283,7 +277,7 @@ def _ask(store: StoreRef, query: Query, retrievers, save: bool, waiting, on_text
     run_id = "live/" + request.run_id().removeprefix("live/").removesuffix("/all")
     answer = Answer(output, latency, row["device"], False, run_id)
     if save:
-        with opener(store)() as con, permissions.acting(con, by, "ask", query.model):
+        with opener(store)() as con, act(con):
             _store(con, row, query, answer)
     with _LOCK:
         _CACHE[query] = answer

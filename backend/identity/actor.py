@@ -9,13 +9,12 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import re
 from dataclasses import dataclass
+
+from backend.store.ids import MAX_RATER_ID, RATER_ID  # noqa: F401 — who may be named as a rater
 
 ROLES = ("owner", "analyst", "viewer", "rater")  # the permission table in README.md, most rights first
 NO_ROLE = "none"  # signed in, but the roles file gives them no role (any more): every action is refused
-RATER_ID = re.compile(r"[A-Za-z0-9._@+-]+")  # what a rating's rater id may hold: a name, an e-mail, a link's person
-MAX_RATER_ID = 254  # an e-mail's longest
 VIA = ("local", "terminal", "sign-in", "link")
 
 STARTED_BY = "PLAB_STARTED_BY"  # a job's process: who started it (JSON id, role, via), checked before each chunk

@@ -79,6 +79,14 @@ def _sign(key: bytes, payload: str) -> str:
     return _b64(hmac.new(key, payload.encode(), hashlib.sha256).digest())
 
 
+def handle(store: Path, *names: str) -> str:
+    """An opaque, stable handle for what a rater's page names (a task, an item): HMAC-SHA256 of the names keyed
+    with the server's link secret, 24 hex digits. It reveals none of the names, and no one without the secret can
+    recompute it to test a guess, as they could a plain hash of an id."""
+    text = "\x1f".join(str(name) for name in names)
+    return hmac.new(secret(store), text.encode(), hashlib.sha256).hexdigest()[:24]
+
+
 def checked_object(obj: str) -> str:
     kind, _, ident = str(obj).partition(":")
     if kind not in OBJECT_KINDS or not ident:

@@ -20,11 +20,9 @@ import pandas as pd
 from backend.datasets import DATASETS, baselines
 from backend.datasets.base import DataError
 from backend.datasets.description import OPERATOR_WORDS, Description
-from backend.identity import permissions
-from backend.identity.actor import Actor
 from backend.imports import columns as cols
 from backend.imports.files import Table
-from backend.store import audit, backup, queries
+from backend.store import backup, queries
 from backend.store.bundle import Bundle
 from backend.store.queries import FACETS
 from backend.store.writer import replace_dataset
@@ -358,29 +356,29 @@ class DatasetExists(ValueError):
     """A user dataset of that name is loaded: replacing it must be asked for."""
 
 
-def save(
-    con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False, actor: Actor | None = None
-) -> dict[str, int]:
-    """Write the dataset in one transaction (replacing it, and its old baseline runs, only when asked),
-    then its trivial baselines; BaselinesFailed if only those could not be written; Forbidden if the actor may
-    not import datasets (or replace someone else's)."""
-    name = bundle.dataset["dataset_id"]
-    with permissions.acting(con, actor, "import dataset", name) as by:
-        return _save(con, bundle, replace, by)
+def save(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False) -> dict[str, int]:
+    """Write the dataset in one transaction (replacing it, and its old baseline runs, only when asked), then its
+    trivial baselines; BaselinesFailed if only those could not be written. As a person's act (who may import, who
+    may replace): `actions.datasets.save`."""
+    write(con, bundle, replace)
+    return with_baselines(con, bundle)
 
 
-def _save(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool, by: Actor) -> dict[str, int]:
+def write(con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool) -> None:
+    """The dataset's rows, replacing a loaded one (and its baseline runs) only when asked (DatasetExists)."""
     name = bundle.dataset["dataset_id"]
-    exists = queries.dataset_exists(con, name)
-    if exists and not replace:
+    if queries.dataset_exists(con, name) and not replace:
         raise DatasetExists(
             f"dataset {name!r} is loaded; replace it (--replace; your runs on it are kept) or choose another --name"
         )
-    if exists:
-        permissions.check(con, by, "replace dataset", name, owner=audit.made_by(con, "dataset", name))
     if replace:
         backup.before(con, f"replace dataset {name}")
     replace_dataset(con, bundle, also_sources=("baseline",))  # the old label set's baselines go too
+
+
+def with_baselines(con: duckdb.DuckDBPyConnection, bundle: Bundle) -> dict[str, int]:
+    """The stored dataset's trivial baselines (a system write: computed from it), and what was written."""
+    name = bundle.dataset["dataset_id"]
     try:
         runs = baselines.refresh(con, [name])
     except duckdb.Error as exc:

@@ -23,14 +23,12 @@ import pyarrow as pa
 from backend.datasets.catalogue import describe
 from backend.datasets.description import Description
 from backend.datasets.validation import DataError
-from backend.identity import permissions
-from backend.identity.actor import Actor
 from backend.imports import columns as cols
 from backend.imports import matching
 from backend.imports.check_report import ImportRejected, Problem, Report
 from backend.imports.files import Table
 from backend.models import training_data
-from backend.store import audit, backup, queries, writer
+from backend.store import backup, queries, writer
 from backend.store import runs as store_runs
 
 PROB_TOLERANCE = 1e-3
@@ -454,17 +452,12 @@ class RunExists(ValueError):
     """The run id is taken: replacing it must be asked for (and only user runs can be replaced)."""
 
 
-def save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool = False, actor: Actor | None = None) -> str:
-    """Write a checked plan as one run, in one transaction; ImportRejected if its report has problems, Forbidden
-    if the actor may not import (or replace someone else's run)."""
+def save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool = False) -> str:
+    """Write a checked plan as one run, in one transaction; ImportRejected if its report has problems, RunExists
+    when the id is taken (by a run not imported, or without `replace`). As a person's act (who may import, who may
+    replace): `actions.runs.save`."""
     if not plan_.report.ok:
         raise ImportRejected(plan_.report)
-    run_id = plan_.run["run_id"]
-    with permissions.acting(con, actor, "import run", run_id) as by:
-        return _save(con, plan_, replace, by)
-
-
-def _save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool, by: Actor) -> str:
     run_id = plan_.run["run_id"]
     source = existing_run(con, run_id)
     if source not in (None, "user"):
@@ -474,7 +467,6 @@ def _save(con: duckdb.DuckDBPyConnection, plan_: Plan, replace: bool, by: Actor)
             f"run {run_id!r} exists (one of yours); replace it (--replace) or choose another run id (--run-id)"
         )
     if source:
-        permissions.check(con, by, "delete run", run_id, owner=audit.made_by(con, "run", run_id))
         backup.before(con, f"replace run {run_id}")
     now = datetime.now(UTC).replace(tzinfo=None)
     writer.replace_run_table(con, {**plan_.run, "created_at": now}, _arrow(run_id, plan_))
@@ -493,17 +485,21 @@ def existing_run(con: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
     return store_runs.field(con, run_id, "source")
 
 
-def delete(con: duckdb.DuckDBPyConnection, run_id: str, actor: Actor | None = None) -> None:
-    """Remove a user run and its predictions; other runs belong to ingest, baselines or batch runs. An analyst
-    deletes their own runs, an owner anyone's (Forbidden otherwise)."""
+def deletable(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """LookupError or ValueError unless the run is one a user imported (the others belong to ingest, baselines or
+    batch runs)."""
     source = existing_run(con, run_id)
     if source is None:
         raise LookupError(f"no run {run_id!r}")
     if source != "user":
         raise ValueError(f"run {run_id!r} is a {source} run; only runs you imported can be deleted here")
-    with permissions.acting(con, actor, "delete run", run_id, owner=audit.made_by(con, "run", run_id)):
-        backup.before(con, f"delete run {run_id}")
-        writer.replace_run_table(con, None, None, delete=run_id)
+
+
+def delete(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Remove a user run and its predictions (after a backup). As a person's act: `actions.runs.delete`."""
+    deletable(con, run_id)
+    backup.before(con, f"delete run {run_id}")
+    writer.replace_run_table(con, None, None, delete=run_id)
 
 
 def user_runs(con: duckdb.DuckDBPyConnection, dataset_id: str | None = None) -> pd.DataFrame:

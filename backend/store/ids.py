@@ -5,7 +5,11 @@ line, a URL, the notebook API, a search box) reads it through `pasted`."""
 
 from __future__ import annotations
 
+import re
+
 JOINER = "\u2060"
+RATER_ID = re.compile(r"[A-Za-z0-9._@+-]+")  # what a rating's rater id may hold: a name, an e-mail, a link's person
+MAX_RATER_ID = 254  # an e-mail's longest
 
 
 def pasted(text):

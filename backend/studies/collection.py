@@ -16,19 +16,17 @@ import json
 import secrets
 import string
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import duckdb
 import pandas as pd
 
 from backend.datasets.catalogue import UnknownDataset, describe
 from backend.datasets.description import Description
-from backend.identity import links, permissions
-from backend.identity.actor import Actor
+from backend.store import links as store_links
 from backend.store import queries
 from backend.store import studies as store_studies
 from backend.store.bundle import Bundle
-from backend.store.writer import atomic, replace_dataset
+from backend.store.writer import atomic, author, replace_dataset
 from backend.studies import exclusions
 from backend.studies.design import Design, Items, StudyError, items, list_count, order, parse, participant_seed
 
@@ -66,38 +64,36 @@ def create(
     text: str,
     path: str = "study.yaml",
     replace: bool = False,
-    actor: Actor | None = None,
 ) -> str:
     """A new study (or, with `replace`, a new version of one nobody has answered yet) from a design's YAML; its id.
-    StudyError names the file, line and field at fault; nothing is written then."""
+    StudyError names the file, line and field at fault; nothing is written then. As a person's act (who may
+    create, who may replace): `actions.studies.create`."""
     design = parse(text, path)
-    with permissions.acting(con, actor, "create study", design.name) as by:
-        existing = store_studies.study(con, design.name)
-        if existing is not None:
-            if not replace:
-                raise StudyRefused("name", f"a study {design.name!r} exists; change it with --replace, or rename")
-            permissions.check(con, by, "replace dataset", design.name, owner=existing["created_by"])
-            if existing["frozen_at"] is not None:
-                raise StudyRefused(
-                    "name", f"study {design.name!r} is frozen: its first response came {existing['frozen_at']:%Y-%m-%d}"
-                )
-        elif queries.dataset_exists(con, design.name):
-            raise StudyError(path, f"a dataset {design.name!r} exists; a study makes its own: rename it", None, "name")
-        try:
-            source = describe(con, design.dataset)
-        except UnknownDataset as exc:
-            raise StudyError(path, str(exc), None, "dataset") from None
-        rows = store_studies.example_rows(con, design.dataset)
-        found = items(design, rows, path)
-        _check_texts(design, rows, path)
-        order(design, found, 0, participant_seed(design, 0))  # an impossible `separate` fails now, not at a join
-        bundle = _dataset(design, source, rows, found, pairs=queries.pairs_frame(con, design.dataset))
-        if existing is None:
-            row = {"study_id": design.name, "dataset_id": design.dataset, "version": 1, "status": "open"}
-            row |= {"design": design.as_dict(), "design_text": text, "created_by": by.id}
-            replace_dataset(con, bundle, more=[store_studies.insert(row)])
-        else:
-            replace_dataset(con, bundle, more=store_studies.replacing(design.name, design.as_dict(), text))
+    existing = store_studies.study(con, design.name)
+    if existing is not None:
+        if not replace:
+            raise StudyRefused("name", f"a study {design.name!r} exists; change it with --replace, or rename")
+        if existing["frozen_at"] is not None:
+            raise StudyRefused(
+                "name", f"study {design.name!r} is frozen: its first response came {existing['frozen_at']:%Y-%m-%d}"
+            )
+    elif queries.dataset_exists(con, design.name):
+        raise StudyError(path, f"a dataset {design.name!r} exists; a study makes its own: rename it", None, "name")
+    try:
+        source = describe(con, design.dataset)
+    except UnknownDataset as exc:
+        raise StudyError(path, str(exc), None, "dataset") from None
+    rows = store_studies.example_rows(con, design.dataset)
+    found = items(design, rows, path)
+    _check_texts(design, rows, path)
+    order(design, found, 0, participant_seed(design, 0))  # an impossible `separate` fails now, not at a join
+    bundle = _dataset(design, source, rows, found, pairs=queries.pairs_frame(con, design.dataset))
+    if existing is None:
+        row = {"study_id": design.name, "dataset_id": design.dataset, "version": 1, "status": "open"}
+        row |= {"design": design.as_dict(), "design_text": text, "created_by": author()}
+        replace_dataset(con, bundle, more=[store_studies.insert(row)])
+    else:
+        replace_dataset(con, bundle, more=store_studies.replacing(design.name, design.as_dict(), text))
     return design.name
 
 
@@ -180,47 +176,39 @@ def _survives(design: Design):
     return middle if scale.kind == "slider" else float(int(middle) + 1)
 
 
-def make_links(
-    con: duckdb.DuckDBPyConnection,
-    store: Path,
-    study_id: str,
-    count: int,
-    days: float = 30,
-    people: list[str] | None = None,
-    actor: Actor | None = None,
-) -> list[links.Link]:
-    """`count` signed links to the study (or one per person named), one participant each; each participant gets the
-    next list when they open theirs. Persons are numbered <study>-001, ... after the links it has."""
+def new_people(con: duckdb.DuckDBPyConnection, study_id: str, count: int, people: list[str] | None) -> list[str]:
+    """Who the study's next links are for: the people named, or `count` numbered <study>-001, ... after the links it
+    has; StudyRefused when the study is closed or the count is out of range."""
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", f"study {study_id!r} is closed: it takes no more participants")
-    if people is None:
-        if not isinstance(count, int) or not 1 <= count <= 10_000:
-            raise StudyRefused("count", f"{count!r}; expected 1 to 10,000 links")
-        made = len(links.listing(con, object_of(study_id)))
-        people = [f"{study_id}-{made + n:03d}" for n in range(1, count + 1)]
-    found = []
-    for person in people:
-        with permissions.acting(con, actor, "create link", object_of(study_id), detail=f"for {person}") as by:
-            found.append(links.create(con, store, person, object_of(study_id), days, by.id))
-    return found
+    if people is not None:
+        return list(people)
+    if not isinstance(count, int) or not 1 <= count <= 10_000:
+        raise StudyRefused("count", f"{count!r}; expected 1 to 10,000 links")
+    made = len(store_links.listing(con, object_of(study_id)))
+    return [f"{study_id}-{made + n:03d}" for n in range(1, count + 1)]
 
 
-def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = None) -> dict:
-    """The acting person as a participant (joined now, given the list with fewest participants, ties to the lowest
-    number, and an order from their recorded seed), or as they were when they joined before."""
-    by = permissions.check(con, actor, "respond", study_id, scope=object_of(study_id))
-    existing = store_studies.participant(con, study_id, by.id)
+def joined(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict | None:
+    """The person as a participant when they have joined, else None."""
+    return store_studies.participant(con, study_id, person)
+
+
+def join(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict:
+    """The person as a participant (joined now, given the list with fewest participants, ties to the lowest number,
+    and an order from their recorded seed), or as they were when they joined before. As a participant's act (only
+    the study their link opens): `actions.studies.join`."""
+    existing = joined(con, study_id, person)
     if existing is not None:
         return existing
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
-    with permissions.acting(con, by, "respond", f"{study_id}: joined", scope=object_of(study_id)):
-        return _join(con, study_id, design_of(row), by)
+    return _join(con, study_id, design_of(row), person)
 
 
-def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, by: Actor) -> dict:
+def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person: str) -> dict:
     with atomic(con, "ratings"):  # counted inside the serialised transaction: two joins at once get two lists
         found = items(design, store_studies.example_rows(con, study_id))
         index = store_studies.participant_count(con, study_id)
@@ -230,7 +218,7 @@ def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, by: Act
         seed = participant_seed(design, index)
         participant = {
             "study_id": study_id,
-            "participant_id": by.id,
+            "participant_id": person,
             "list_no": list_no,
             "seed": seed,
             "trials": order(design, found, list_no, seed),
@@ -256,17 +244,16 @@ class Screen:
     code: str = ""
 
 
-def screen(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = None) -> Screen:
-    """The screen the acting participant is on: welcome before they join, then each trial, then the code."""
-    by = permissions.check(con, actor, "respond", study_id, scope=object_of(study_id))
+def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen:
+    """The screen the participant is on: welcome before they join, then each trial, then the code."""
     row = study(con, study_id)
-    participant = store_studies.participant(con, study_id, by.id)
+    participant = store_studies.participant(con, study_id, person)
     if participant is None:
         if row["status"] != "open":
             raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
         return Screen("welcome")
     trials = participant["trials"]
-    done = store_studies.answered(con, study_id, by.id)
+    done = store_studies.answered(con, study_id, person)
     if done >= len(trials):
         return Screen("done", done, len(trials), code=participant["completion_code"] or "")
     if row["status"] != "open":
@@ -289,28 +276,21 @@ def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial:
     return design.text.format_map(fields), design.question.format_map(fields)
 
 
-def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, actor: Actor | None = None) -> Screen:
-    """Store the participant's answer to the trial at `position` (it must be their next one) and return the next
-    screen. Each answer is audited (one row, committed with it; a refused one too) and its response row names its
-    participant and time. A
-    choice scale takes a label, the others a number in range; the native question yes or no. Refused (StudyRefused
-    naming the field, nothing written) when out of turn, out of range or the study is closed."""
-    by = permissions.check(con, actor, "respond", study_id, scope=object_of(study_id))
+def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, person: str) -> None:
+    """Store the participant's answer to the trial at `position` (it must be their next one); its response row names
+    its participant and time. A choice scale takes a label, the others a number in range; the native question yes or
+    no. Refused (StudyRefused naming the field, nothing written) when out of turn, out of range or the study is
+    closed. As a participant's act, audited one row per answer: `actions.studies.answer`."""
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
-    participant = store_studies.participant(con, study_id, by.id)
+    participant = store_studies.participant(con, study_id, person)
     if participant is None:
         raise StudyRefused("participant", "open the study's first page (your link) before answering")
     design = design_of(row)
     trials = participant["trials"]
-    scope = object_of(study_id)
-    # the position is checked inside the transaction: two tabs cannot both answer it
-    with (
-        permissions.acting(con, by, "respond", f"{study_id}: trial {position + 1}", scope=scope),
-        atomic(con, "ratings"),
-    ):
-        expected = store_studies.answered(con, study_id, by.id)
+    with atomic(con, "ratings"):  # the position is checked inside the transaction: two tabs cannot both answer it
+        expected = store_studies.answered(con, study_id, person)
         if position != expected:
             what = "was already answered" if position < expected else "is not shown yet"
             raise StudyRefused("position", f"trial {position + 1} {what}; the next is trial {expected + 1}")
@@ -327,32 +307,31 @@ def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, 
             except ValueError as exc:
                 raise StudyRefused("answer", str(exc)) from None
         now = store_studies.now()
-        response = {"study_id": study_id, "participant_id": by.id, "position": position, "kind": trial["kind"]}
+        response = {"study_id": study_id, "participant_id": person, "position": position, "kind": trial["kind"]}
         response |= {"trial": trial["id"], "value": value, "label": label, "answered_at": now}
         rating = None
         if trial["kind"] in ("target", "control"):
-            rating = {"dataset_id": study_id, "example_id": trial["id"], "rater_id": by.id}
+            rating = {"dataset_id": study_id, "example_id": trial["id"], "rater_id": person}
             rating |= {"criterion": design.criterion, "value": value, "label": label, "rated_at": now}
         store_studies.add_response(con, response, rating)
         if position == len(trials) - 1:
             code = secrets.token_hex(4).upper() if design.completion_code == "auto" else design.completion_code
-            store_studies.finish(con, study_id, by.id, code)
-    return screen(con, study_id, by)
+            store_studies.finish(con, study_id, person, code)
 
 
-def close(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = None) -> dict:
+def close(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
     """Close the study: no one joins or answers any more, and the participants its declared exclusions leave out
-    are written into its dataset's gradient spec (`exclude_raters`), so every page reads the analysed set."""
+    are written into its dataset's gradient spec (`exclude_raters`), so every page reads the analysed set. As a
+    person's act (its maker or an owner): `actions.studies.close`."""
     row = study(con, study_id)
-    with permissions.acting(con, actor, "close study", study_id, owner=row["created_by"]):
-        excluded = exclusions.apply(design_of(row), *responses_of(con, study_id))
-        left_out = sorted(set(excluded["participant_id"]) - exclusions.kept(excluded))
-        description = describe(con, study_id)
-        gradient = dict(description.gradient) | {"exclude_raters": left_out}
-        with atomic(con, "ratings"):  # closed and its exclusions written together, or neither
-            if not store_studies.close(con, study_id):
-                raise StudyRefused("study", f"study {study_id!r} is already closed")
-            store_studies.set_description(con, study_id, replace(description, gradient=gradient).as_dict())
+    excluded = exclusions.apply(design_of(row), *responses_of(con, study_id))
+    left_out = sorted(set(excluded["participant_id"]) - exclusions.kept(excluded))
+    description = describe(con, study_id)
+    gradient = dict(description.gradient) | {"exclude_raters": left_out}
+    with atomic(con, "ratings"):  # closed and its exclusions written together, or neither
+        if not store_studies.close(con, study_id):
+            raise StudyRefused("study", f"study {study_id!r} is already closed")
+        store_studies.set_description(con, study_id, replace(description, gradient=gradient).as_dict())
     return {"excluded": left_out, "participants": len(excluded)}
 
 

@@ -42,7 +42,6 @@ import yaml
 from backend.datasets.base import DataError
 from backend.datasets.description import OPERATORS
 from backend.datasets.validation import yaml_failer
-from backend.identity.actor import Actor
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
 from backend.store.bundle import Bundle
@@ -196,12 +195,6 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "templates" / "stop-und
 def example_text() -> str:
     """The worked example template shipped in data/templates (what the Studio page starts from)."""
     return EXAMPLE.read_text() if EXAMPLE.is_file() else ""
-
-
-def save(con, expansion: Expansion, source: str, replace: bool = False, actor: Actor | None = None) -> dict[str, int]:
-    """Store the expansion as a user dataset (one transaction; DatasetExists unless `replace`; Forbidden unless the
-    actor may import datasets)."""
-    return user_datasets.save(con, bundle(expansion, source), replace=replace, actor=actor)
 
 
 def pair_sets(expansion: Expansion) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from backend.actions import slices as slice_actions
 from backend.analysis import saved_slices, slicing
 from backend.analysis.saved_slices import SliceError  # noqa: F401 — the page's names
 from backend.analysis.slicing import Comparison, Facets, SliceSummary  # noqa: F401 — the page's names
@@ -83,8 +84,9 @@ def save_slice(
     where: Slice,
     note: str | None = None,
     replace: bool = False,
-    actor: Actor | None = None,
+    *,
+    actor: Actor,
 ) -> None:
     """Store the slice's facet filters and search under `name` (SliceError when the name is taken and `replace` is
     not set, or a filter is unknown; Forbidden when the actor may not save slices, or replace this one)."""
-    return saved_slices.save(con, name, where, note, replace, actor)
+    slice_actions.save(con, name, where, note, replace, actor=actor)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from backend.actions import datasets as dataset_actions
+from backend.actions import runs as run_actions
 from backend.analysis import slicing
 from backend.datasets import catalogue
 from backend.datasets.description import Description
@@ -50,14 +52,14 @@ def check_run(
     return plan, best
 
 
-def save_run(con: duckdb.DuckDBPyConnection, plan: RunPlan, replace: bool = False, actor: Actor | None = None) -> str:
+def save_run(con: duckdb.DuckDBPyConnection, plan: RunPlan, replace: bool = False, *, actor: Actor) -> str:
     """Store the checked run as `actor` (Forbidden, audited, when their role may not)."""
-    return predictions.save(con, plan, replace=replace, actor=actor)
+    return run_actions.save(con, plan, replace, actor=actor)
 
 
-def delete_run(con: duckdb.DuckDBPyConnection, run_id: str, actor: Actor | None = None) -> None:
+def delete_run(con: duckdb.DuckDBPyConnection, run_id: str, *, actor: Actor) -> None:
     """Delete one of the user runs (an analyst their own, an owner anyone's)."""
-    predictions.delete(con, run_id, actor=actor)
+    run_actions.delete(con, run_id, actor=actor)
 
 
 def check_dataset(data: bytes, name: str, options: DatasetOptions) -> tuple[Bundle, Description]:
@@ -66,10 +68,10 @@ def check_dataset(data: bytes, name: str, options: DatasetOptions) -> tuple[Bund
 
 
 def save_dataset(
-    con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False, actor: Actor | None = None
+    con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False, *, actor: Actor
 ) -> dict[str, int]:
     """Store the checked dataset as `actor` (Forbidden, audited, when their role may not)."""
-    return user_datasets.save(con, bundle, replace=replace, actor=actor)
+    return dataset_actions.save(con, bundle, replace, actor=actor)
 
 
 @reads(DATA)

@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from backend.actions import jobs as job_actions
 from backend.analysis import slicing
 from backend.config import settings
 from backend.execution import jobs
@@ -194,6 +195,6 @@ def last_line(key: str) -> str:
     return jobs.last_line(key)
 
 
-def start_map(store: Path | str, dataset: str, method: str, actor: Actor | None = None) -> str:
+def start_map(store: Path | str, dataset: str, method: str, *, actor: Actor) -> str:
     """Start `map DATASET --method M` (embed + reduce, minutes for large sets) in a process of its own; its key."""
-    return jobs.start_map(store, dataset, method, actor)
+    return job_actions.start_map(store, dataset, method, actor=actor)

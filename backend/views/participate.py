@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import duckdb
 
+from backend.actions import studies as study_actions
 from backend.identity.actor import Actor
 from backend.studies import collection
 from backend.studies.collection import NATIVE, Screen, StudyRefused  # noqa: F401 — the page's names
@@ -24,12 +25,12 @@ def design(con: duckdb.DuckDBPyConnection, study_id: str) -> Design:
 
 
 def screen(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> Screen:
-    return collection.screen(con, study_id, actor)
+    return study_actions.screen(con, study_id, actor=actor)
 
 
 def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> None:
-    collection.join(con, study_id, actor)
+    study_actions.join(con, study_id, actor=actor)
 
 
 def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, actor: Actor) -> Screen:
-    return collection.answer(con, study_id, position, given, actor)
+    return study_actions.answer(con, study_id, position, given, actor=actor)

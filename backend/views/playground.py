@@ -8,6 +8,7 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from backend.actions import live as live_actions
 from backend.analysis import retrieval
 from backend.analysis.retrieval import GOLD_DEPTH
 from backend.datasets import catalogue
@@ -40,10 +41,11 @@ def ask(
     save: bool = True,
     waiting: Callable[[int], None] | None = None,
     on_text: Callable[[str], None] | None = None,
-    actor: Actor | None = None,
+    *,
+    actor: Actor,
 ) -> Answer:
-    """Answer one query (from the cache when asked before) and store it as a live-run row."""
-    return live.ask(store, query, retrievers, save, waiting, on_text, actor)
+    """Answer one query as `actor` (from the cache when asked before) and store it as a live-run row."""
+    return live_actions.ask(store, query, retrievers, save, waiting, on_text, actor=actor)
 
 
 def engines(mode: str) -> list[Engine]:

@@ -9,9 +9,12 @@ import duckdb
 import pandas as pd
 
 import backend.identity.links as links
+from backend.actions import jobs as job_actions
+from backend.actions.ratings import create_task, make_links, next_item, revoke_link, save  # noqa: F401 — the page's writes
 from backend.analysis import judging, rating_tasks, ratings
 from backend.analysis.rating_tasks import EVERY_TASK, MAX_GUIDELINE  # noqa: F401 — the page's names
 from backend.analysis.ratings import RatingConflict, RatingError  # noqa: F401 — the page's names
+from backend.identity import permissions
 from backend.identity.actor import Actor
 from backend.metrics.rubrics import RUBRIC  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, LIVE, reads
@@ -49,22 +52,6 @@ def rater_values(con: duckdb.DuckDBPyConnection, run_id: str, rater_id: str) -> 
 def ratings_frame(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> pd.DataFrame:
     """User ratings of one run (all runs when None), in a stable order: what the page exports."""
     return ratings.ratings_frame(con, run_id)
-
-
-def save(
-    con: duckdb.DuckDBPyConnection,
-    run_id: str,
-    example_id: str,
-    rater_id: str,
-    values: dict[str, float | int | None],
-    note: str | None = None,
-    loaded: dict[str, float] | None = None,
-    actor: Actor | None = None,
-    task_id: str | None = None,
-) -> int:
-    """Store one rater's scores of one prediction: validate everything, then upsert each scored criterion (None deletes
-    that criterion's rating) in one transaction. Returns the rows upserted."""
-    return ratings.save(con, run_id, example_id, rater_id, values, note, loaded, actor, task_id)
 
 
 @reads(DATA, LIVE)
@@ -152,12 +139,14 @@ def start_judge(
     versus: str | None = None,
     limit: int | None = None,
     max_cost: float | None = None,
-    actor: Actor | None = None,
+    *,
+    actor: Actor,
 ) -> str:
     """Start a judge run of `run` (against `versus` with a pairwise rubric) as a background job, as `python -m backend
     judge` would run it; its id. A request that cannot be judged, or a role that may not judge, is refused before
     anything starts (ValueError, Forbidden)."""
-    return judging.start(store, model, run, rubric, versus, limit, max_cost, actor)
+    request = judging.JudgeRequest(model=model, run=run, rubric=rubric, versus=versus, limit=limit)
+    return job_actions.start_judge(store, request, max_cost, actor=actor)
 
 
 def verdict(table: pd.DataFrame) -> pd.DataFrame:
@@ -173,7 +162,8 @@ def task_agreement(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame
 
 def assigned(con: duckdb.DuckDBPyConnection, actor: Actor) -> list[str]:
     """The rating tasks a rater may work on (a link's one task; an account's tasks from links naming it)."""
-    return rating_tasks.assigned(con, actor)
+    found = permissions.assigned(con, actor)
+    return sorted(obj.partition(":")[2] for obj in found if obj.startswith("rating-task:"))
 
 
 def blind_item(con: duckdb.DuckDBPyConnection, task_id: str, example_id: str) -> dict:
@@ -187,38 +177,9 @@ def brief(con: duckdb.DuckDBPyConnection, task_id: str) -> dict:
     return rating_tasks.brief(con, task_id)
 
 
-def create_task(
-    con: duckdb.DuckDBPyConnection,
-    run_id: str,
-    overlap: int,
-    guideline: str,
-    sample: int | None = None,
-    seed: int = 0,
-    actor: Actor | None = None,
-) -> str:
-    """A new rating task over the run's outputs (a random `sample` of them, drawn with `seed`, or all), served in a
-    shuffled order; returns its id. RatingError names the argument at fault; Forbidden (audited) when the actor may
-    not create rating tasks."""
-    return rating_tasks.create(con, run_id, overlap, guideline, sample, seed, actor)
-
-
 def done_by(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str) -> tuple[int, int]:
     """(items this rater has done, items in the task): a rater's own progress, nobody else's."""
     return rating_tasks.done_by(con, task_id, rater_id)
-
-
-def make_links(
-    con: duckdb.DuckDBPyConnection, store: Path, task_id: str, people: list[str], days: float, actor: Actor | None
-) -> list[links.Link]:
-    """One signed link per person to this task (an analyst or owner; Forbidden otherwise); ValueError naming the person
-    or the days at fault, before any link is made."""
-    return rating_tasks.make_links(con, store, task_id, people, days, actor)
-
-
-def next_item(con: duckdb.DuckDBPyConnection, task_id: str, rater_id: str, actor: Actor | None = None) -> str | None:
-    """The item to serve this rater now (claimed for them), or None when nothing is left for them. A signed-in person
-    or link holder is served as themselves only, a rater only in a task assigned to them (Forbidden)."""
-    return rating_tasks.next_item(con, task_id, rater_id, actor)
 
 
 @reads(DATA, LIVE)
@@ -227,15 +188,11 @@ def task_progress(con: duckdb.DuckDBPyConnection, task_id: str) -> dict:
     return rating_tasks.progress(con, task_id)
 
 
-def revoke_link(con: duckdb.DuckDBPyConnection, link_id: str, actor: Actor | None) -> bool:
-    """End a link now (an analyst their own links, an owner any); whether it was live."""
-    return rating_tasks.revoke_link(con, link_id, actor)
-
-
 @reads(DATA, LIVE, "audit")
 def task_links(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
     """The task's links: who for, state (live, expired, revoked), until when, made by whom."""
-    return rating_tasks.task_links(con, task_id)
+    found = links.listing(con, f"rating-task:{task_id}")
+    return found[["link_id", "person", "state", "expires_at", "created_by", "revoked_at"]]
 
 
 @reads(DATA, LIVE)
@@ -254,4 +211,4 @@ def handle(store: Path, *names: str) -> str:
     """An opaque, stable handle for what a rater's page names (a task, an item): HMAC-SHA256 of the names keyed with
     the server's link secret, 24 hex digits. It reveals none of the names, and no one without the secret can
     recompute it to test a guess, as they could a plain hash of an id."""
-    return rating_tasks.handle(store, *names)
+    return links.handle(store, *names)

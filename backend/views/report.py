@@ -12,57 +12,19 @@ from __future__ import annotations
 import base64
 import html
 import json
-import uuid
 from datetime import UTC, datetime
 
 import duckdb
 import pandas as pd
 
+from backend.actions.report import KINDS, ReportError, move, pin, remove  # noqa: F401 — the page's writes
 from backend.analysis.markdown import plain, table_cell
-from backend.identity import permissions
-from backend.identity.actor import Actor
-from backend.store import audit, report_items
+from backend.store import report_items
 from backend.store.sessions import DATA, SAVED, reads
 
-KINDS = ("chart", "table")
 MAX_ROWS = 100_000  # a pinned table holds every row up to this many; a larger one is refused, never cut
 LEGACY_CAP = 2_000  # earlier versions kept only a table's first 2,000 rows, without recording how many there were
 LONG_TABLE = 40  # rows past which the LaTeX export is a longtable (it breaks across pages)
-
-
-class ReportError(ValueError):
-    """A pin or a move that cannot be done; names the field."""
-
-
-def pin(
-    con: duckdb.DuckDBPyConnection,
-    kind: str,
-    title: str,
-    caption: str,
-    content: str,
-    page: str | None = None,
-    actor: Actor | None = None,
-) -> str:
-    """Add an item at the end of the report; returns its id. `content`: a Vega-Lite JSON spec, or a table
-    as `table_json(frame)`. Forbidden (audited) when the actor may not pin."""
-    with permissions.acting(con, actor, "pin to report", title):
-        return _pin(con, kind, title, caption, content, page)
-
-
-def _pin(con, kind: str, title: str, caption: str, content: str, page: str | None) -> str:
-    if kind not in KINDS:
-        raise ReportError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
-    if not title.strip():
-        raise ReportError("title: a pinned item needs a title")
-    try:
-        json.loads(content)
-    except (TypeError, json.JSONDecodeError) as exc:
-        raise ReportError(f"content: not JSON ({exc})") from None
-    item_id = uuid.uuid4().hex[:12]
-    report_items.append(
-        con, item_id, kind, title.strip(), caption, content, page, datetime.now(UTC).replace(tzinfo=None)
-    )
-    return item_id
 
 
 def table_json(frame: pd.DataFrame) -> str:
@@ -102,18 +64,6 @@ def caption_of(row) -> str:
 def items(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The report's items in order: item_id, kind, title, caption, content, page, pinned_at."""
     return report_items.listing(con)
-
-
-def move(con: duckdb.DuckDBPyConnection, item_id: str, steps: int, actor: Actor | None = None) -> None:
-    """Move an item up (negative) or down (positive) by `steps` places (an analyst their own, an owner any)."""
-    with permissions.acting(con, actor, "edit report", item_id, owner=audit.made_by(con, "report item", item_id)):
-        report_items.reorder(con, item_id, steps, ReportError)
-
-
-def remove(con: duckdb.DuckDBPyConnection, item_id: str, actor: Actor | None = None) -> bool:
-    """Take an item out of the report (an analyst their own, an owner any); whether there was one."""
-    with permissions.acting(con, actor, "edit report", item_id, owner=audit.made_by(con, "report item", item_id)):
-        return report_items.remove(con, item_id)
 
 
 def chart_png(spec: str, scale: float = 2.0) -> bytes:

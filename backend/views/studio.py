@@ -8,6 +8,8 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
+from backend.actions import datasets as dataset_actions
+from backend.actions import jobs as job_actions
 from backend.analysis import pairs
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
 from backend.execution import jobs
@@ -16,7 +18,6 @@ from backend.execution.jobs import (
     Path,
 )
 from backend.identity.actor import Actor
-from backend.imports import datasets
 from backend.store.bundle import Bundle
 from backend.store.sessions import DATA, reads
 from backend.studio import facts, templates
@@ -41,9 +42,9 @@ def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
     return jobs.progress(con, run_id, dataset)
 
 
-def start_training(store: Path | str, task: str, actor: Actor | None = None) -> str:
+def start_training(store: Path | str, task: str, *, actor: Actor) -> str:
     """Start `train` for `task` (the bundled MiniLM fine-tuned here, see TRAINING) in a process of its own; its key."""
-    return jobs.start_training(store, task, actor)
+    return job_actions.start_training(store, task, actor=actor)
 
 
 def template_choices(model: str, task: str) -> list[str]:
@@ -68,20 +69,21 @@ def start_run(
     dataset: str,
     task: str = "nli",
     template: str | None = None,
-    actor: Actor | None = None,
+    *,
+    actor: Actor,
 ) -> str:
     """Start (or resume) `predict --model M --dataset D --task T [--template X]` in a process of its own; the run id (a
     generator's names its prompt template)."""
-    return jobs.start(store, model, dataset, task, template, actor)
+    return job_actions.start_run(store, model, dataset, task, template, actor=actor)
 
 
 def save_dataset(
-    con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False, actor: Actor | None = None
+    con: duckdb.DuckDBPyConnection, bundle: Bundle, replace: bool = False, *, actor: Actor
 ) -> dict[str, int]:
     """Write the dataset in one transaction (replacing it, and its old baseline runs, only when asked), then its
     trivial baselines; BaselinesFailed if only those could not be written; Forbidden if the actor may not import
     datasets (or replace someone else's)."""
-    return datasets.save(con, bundle, replace, actor)
+    return dataset_actions.save(con, bundle, replace, actor=actor)
 
 
 def facts_bundle(generated: Generated, name: str, source: str) -> Bundle:
@@ -115,12 +117,10 @@ def template_pairs(expansion: Expansion) -> list[str]:
     return templates.pair_sets(expansion)
 
 
-def save_template(
-    con, expansion: Expansion, source: str, replace: bool = False, actor: Actor | None = None
-) -> dict[str, int]:
+def save_template(con, expansion: Expansion, source: str, replace: bool = False, *, actor: Actor) -> dict[str, int]:
     """Store the expansion as a user dataset (one transaction; DatasetExists unless `replace`; Forbidden unless the
     actor may import datasets)."""
-    return templates.save(con, expansion, source, replace, actor)
+    return dataset_actions.save(con, templates.bundle(expansion, source), replace, actor=actor)
 
 
 def variants(sentence: str) -> dict[str, str]:

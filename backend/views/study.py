@@ -9,9 +9,10 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
+from backend.actions import studies as study_actions
 from backend.analysis import gradient, studies
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
-from backend.identity import links, permissions
+from backend.identity import links
 from backend.identity.actor import Actor
 from backend.store.sessions import DATA, reads
 from backend.studies import collection
@@ -81,11 +82,10 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     return studies.methods(con, study_id)
 
 
-def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> bytes:
+def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
     """The archive, made when asked for (not cached: who asks is checked each time), once the actor's role may
     export; Forbidden, audited, otherwise."""
-    permissions.check(con, actor, "export", f"study:{study_id}")
-    return studies.archive_zip(con, study_id)
+    return study_actions.archive_zip(con, study_id, actor=actor)
 
 
 @reads(DATA)
@@ -94,18 +94,18 @@ def study_links(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     return links.listing(con, collection.object_of(study_id))[["person", "state", "expires_at", "created_by"]]
 
 
-def create(con: duckdb.DuckDBPyConnection, text: str, replace: bool, actor: Actor | None = None) -> str:
-    return collection.create(con, text, "the design", replace=replace, actor=actor)
+def create(con: duckdb.DuckDBPyConnection, text: str, replace: bool, *, actor: Actor) -> str:
+    return study_actions.create(con, text, "the design", replace, actor=actor)
 
 
 def make_links(
-    con: duckdb.DuckDBPyConnection, store: Path, study_id: str, count: int, days: float, actor: Actor | None = None
+    con: duckdb.DuckDBPyConnection, store: Path, study_id: str, count: int, days: float, *, actor: Actor
 ) -> list[links.Link]:
-    return collection.make_links(con, store, study_id, count, days, actor=actor)
+    return study_actions.make_links(con, store, study_id, count, days, actor=actor)
 
 
-def close(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor | None = None) -> dict:
-    return collection.close(con, study_id, actor=actor)
+def close(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> dict:
+    return study_actions.close(con, study_id, actor=actor)
 
 
 @reads(DATA)

@@ -1,0 +1,53 @@
+"""Starting jobs: a batch run, a judge run, a map, a training run, each a process of its own. The start is the act
+(checked and audited here); the job is told who started it and asks their role again before each chunk it writes
+(`permissions.job_check`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from backend.actions.door import door
+from backend.execution import jobs
+from backend.execution.judging import JudgeRequest
+from backend.identity.actor import Actor, starter_env
+from backend.identity.permissions import acting
+from backend.store.writer import ACTING_AS
+
+
+def _act(actor: Actor, action: str):
+    """The act `execution.jobs` opens on the job's key: checked and audited, and what its process is told."""
+
+    @contextmanager
+    def started(con: duckdb.DuckDBPyConnection, key: str) -> Iterator[dict[str, str]]:
+        with acting(con, actor, action, key) as by:
+            yield {ACTING_AS: by.id, **starter_env(by)}
+
+    return started
+
+
+@door("run model")
+def start_run(
+    store: Path | str, model: str, dataset: str, task: str = "nli", template: str | None = None, *, actor: Actor
+) -> str:
+    """Start (or resume) a batch run as `actor`; its run id."""
+    return jobs.start(store, model, dataset, task, template, act=_act(actor, "run model"))
+
+
+@door("judge")
+def start_judge(store: Path | str, request: JudgeRequest, max_cost: float | None = None, *, actor: Actor) -> str:
+    """Start (or resume) a judge run as `actor` once the request can be judged; its id."""
+    return jobs.start_judge(store, request, max_cost, act=_act(actor, "judge"))
+
+
+@door("make map")
+def start_map(store: Path | str, dataset: str, method: str, *, actor: Actor) -> str:
+    return jobs.start_map(store, dataset, method, act=_act(actor, "make map"))
+
+
+@door("train")
+def start_training(store: Path | str, task: str, *, actor: Actor) -> str:
+    return jobs.start_training(store, task, act=_act(actor, "train"))
