@@ -175,7 +175,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             engine=args.engine,
             address=args.address,
             max_cost=args.max_cost,
-            allowed=permissions.job_check("run model", request.run_id()),
+            allowed=permissions.job_check("run model", f"{args.dataset}/{args.model}"),
         )
     except FileNotFoundError as exc:  # no store, or no index
         print(exc)
