@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from backend import actions
+from backend.actions import jobs as job_actions
 from backend.actions import ratings as rating_actions
 from backend.actions import slices as slice_actions
 from backend.actions import studies as study_actions
@@ -215,7 +216,7 @@ def test_a_job_stops_at_its_next_chunk_once_its_starter_loses_the_role(tmp_path,
     give_roles(path, starter)
     monkeypatch.setenv(STARTED_BY, starter_env(starter)[STARTED_BY])  # as jobs._start tells the job's process
     request = runs.Request(model="tiny-fp", dataset="falseqa", split="test", chunk=4, task="detect")
-    check, asked = permissions.job_check("run model", request.run_id()), []
+    check, asked = job_actions.job_check("run model", request.run_id()), []
 
     def allowed(con):
         asked.append(check(con))
@@ -233,7 +234,7 @@ def test_a_job_stops_at_its_next_chunk_once_its_starter_loses_the_role(tmp_path,
     assert asked == [starter] and status == "interrupted" and stored == 4  # the first chunk only
     assert refused == [(starter.id, "viewer", "run model", "refused")]
     monkeypatch.delenv(STARTED_BY)
-    assert permissions.job_check("run model", request.run_id()) is None  # a terminal's own command: the owner's
+    assert job_actions.job_check("run model", request.run_id()) is None  # a terminal's own command: the owner's
 
 
 # The writes that are a person's act, below the door: outside backend/actions/ no module of the lab calls them (a

@@ -1,10 +1,10 @@
 """Starting jobs: a batch run, a judge run, a map, a training run, each a process of its own. The start is the act
 (checked and audited here); the job is told who started it and asks their role again before each chunk it writes
-(`permissions.job_check`)."""
+(`job_check`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -13,8 +13,8 @@ import duckdb
 from backend.actions.door import door
 from backend.execution import jobs
 from backend.execution.judging import JudgeRequest
-from backend.identity.actor import Actor, starter_env
-from backend.identity.permissions import acting
+from backend.identity.actor import Actor, started_by, starter_env
+from backend.identity.permissions import acting, check
 from backend.store.writer import ACTING_AS
 
 
@@ -51,3 +51,13 @@ def start_map(store: Path | str, dataset: str, method: str, *, actor: Actor) -> 
 @door("train")
 def start_training(store: Path | str, task: str, *, actor: Actor) -> str:
     return jobs.start_training(store, task, act=_act(actor, "train"))
+
+
+def job_check(action: str, target: str) -> Callable[[duckdb.DuckDBPyConnection], Actor] | None:
+    """What a job started from the dashboard asks before each chunk it writes: its starter's role, read again at
+    that moment (a demoted or removed starter stops the job there, refused and audited). None in a terminal's
+    own command (the owner's tool)."""
+    starter = started_by()
+    if starter is None:
+        return None
+    return lambda con: check(con, starter, action, target)

@@ -12,8 +12,14 @@ from backend.analysis import rating_tasks, ratings
 from backend.identity import links
 from backend.identity.actor import Actor
 from backend.identity.permissions import acting, check
+from backend.identity.permissions import assigned as objects_assigned
 from backend.store import audit
 from backend.store import rating_tasks as store_tasks
+
+
+def assigned(con: duckdb.DuckDBPyConnection, actor: Actor) -> list[str]:
+    """The rating tasks a rater may work on (a link's one task; an account's tasks from links naming it)."""
+    return sorted(o.partition(":")[2] for o in objects_assigned(con, actor) if o.startswith("rating-task:"))
 
 
 def _as_themselves(by: Actor, rater_id: str) -> str:

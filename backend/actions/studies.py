@@ -82,8 +82,7 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> dict
 @door("respond")
 def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, *, actor: Actor) -> Screen:
     """Store the acting participant's answer (one audit row with it, a refused one too) and return the next screen."""
-    by = _participant(con, study_id, actor)
-    with acting(con, by, "respond", f"{study_id}: trial {position + 1}", scope=collection.object_of(study_id)):
+    with acting(con, actor, "respond", f"{study_id}: trial {position + 1}", scope=collection.object_of(study_id)) as by:
         collection.answer(con, study_id, position, given, by.id)
     return collection.screen(con, study_id, by.id)
 

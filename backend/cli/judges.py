@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from backend.actions import jobs as job_actions
 from backend.analysis import judging, pairwise
 from backend.execution import rescoring
-from backend.identity import permissions
 from backend.models.output import RunStopped
 from backend.models.prompts.templates import TemplateProblem
 from backend.store.access import session
@@ -61,7 +61,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
     )
     try:
-        allowed = permissions.job_check("judge", args.run)
+        allowed = job_actions.job_check("judge", args.run)
         judge_run_id = judging.judge(args.store, request, max_cost=args.max_cost, allowed=allowed)
     except RunStopped as exc:
         print(

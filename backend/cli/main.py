@@ -30,6 +30,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
+from backend.actions import jobs as job_actions
 from backend.actions import models as model_actions
 from backend.cli import imports as import_cli
 from backend.cli import judges as judges_cli
@@ -40,9 +41,7 @@ from backend.cli import studies as studies_cli
 from backend.config import settings
 from backend.datasets import DATASETS, baselines
 from backend.datasets.catalogue import UnknownDataset, describe
-from backend.identity import permissions
 from backend.identity.actor import terminal, use_terminal
-from backend.identity.permissions import Forbidden
 from backend.models import registry
 from backend.models.output import RunStopped
 from backend.models.prompts.templates import TemplateProblem
@@ -175,7 +174,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             engine=args.engine,
             address=args.address,
             max_cost=args.max_cost,
-            allowed=permissions.job_check("run model", f"{args.dataset}/{args.model}"),
+            allowed=job_actions.job_check("run model", f"{args.dataset}/{args.model}"),
         )
     except FileNotFoundError as exc:  # no store, or no index
         print(exc)
@@ -476,6 +475,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(problem, file=sys.stderr)
         return 1
-    except (UnknownDataset, Forbidden) as exc:
+    except (UnknownDataset, PermissionError) as exc:  # Forbidden: a refused write, already audited
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ owner; an analyst may delete or replace their own. README.md has the table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
@@ -21,7 +21,7 @@ from datetime import timedelta
 import duckdb
 
 from backend.identity import links, roles
-from backend.identity.actor import NO_ROLE, Actor, sign_in_required, started_by, who
+from backend.identity.actor import NO_ROLE, Actor, sign_in_required, who
 from backend.store import audit, backup
 from backend.store import links as store_links
 from backend.store.writer import AUTHOR, atomic, in_transaction
@@ -234,16 +234,6 @@ def refused_link(con: duckdb.DuckDBPyConnection, store, token: str, why: str) ->
         holder = Actor("anonymous", "rater", "link")
     record(con, holder, "open link", holder.link_id or "", "refused", why[:500])
     return True
-
-
-def job_check(action: str, target: str) -> Callable[[duckdb.DuckDBPyConnection], Actor] | None:
-    """What a job started from the dashboard asks before each chunk it writes: its starter's role, read again at
-    that moment (a demoted or removed starter stops the job there, refused and audited). None in a terminal's
-    own command (the owner's tool)."""
-    starter = started_by()
-    if starter is None:
-        return None
-    return lambda con: check(con, starter, action, target)
 
 
 def may(actor: Actor, action: str) -> bool:

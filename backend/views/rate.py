@@ -10,11 +10,17 @@ import pandas as pd
 
 import backend.identity.links as links
 from backend.actions import jobs as job_actions
-from backend.actions.ratings import create_task, make_links, next_item, revoke_link, save  # noqa: F401 — the page's writes
+from backend.actions.ratings import (  # noqa: F401 — the page's writes, and the tasks a rater may work on
+    assigned,
+    create_task,
+    make_links,
+    next_item,
+    revoke_link,
+    save,
+)
 from backend.analysis import judging, rating_tasks, ratings
 from backend.analysis.rating_tasks import EVERY_TASK, MAX_GUIDELINE  # noqa: F401 — the page's names
 from backend.analysis.ratings import RatingConflict, RatingError  # noqa: F401 — the page's names
-from backend.identity import permissions
 from backend.identity.actor import Actor
 from backend.metrics.rubrics import RUBRIC  # noqa: F401 — the page's names
 from backend.store.sessions import DATA, LIVE, reads
@@ -158,12 +164,6 @@ def verdict(table: pd.DataFrame) -> pd.DataFrame:
 def task_agreement(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
     """`ratings.agreement` over the task's items (alpha counts the items with two or more raters)."""
     return rating_tasks.agreement(con, task_id)
-
-
-def assigned(con: duckdb.DuckDBPyConnection, actor: Actor) -> list[str]:
-    """The rating tasks a rater may work on (a link's one task; an account's tasks from links naming it)."""
-    found = permissions.assigned(con, actor)
-    return sorted(obj.partition(":")[2] for obj in found if obj.startswith("rating-task:"))
 
 
 def blind_item(con: duckdb.DuckDBPyConnection, task_id: str, example_id: str) -> dict:
