@@ -137,17 +137,26 @@ def claimed(store: Path, text: str) -> Actor:
     return Actor(person, "rater", "link", scope=obj, link_id=link_id, expiry=expiry)
 
 
+def refusal(con: duckdb.DuckDBPyConnection, holder: Actor) -> str | None:
+    """Why the link a holder's claims name opens nothing now (its row unknown or not the one signed, withdrawn,
+    expired), in plain words; None while it is live. Read at opening and again at every write."""
+    row = store_links.one(con, holder.link_id or "")
+    signed = (row["person"], row["object"], stamp(row["expires_at"])) if row else None
+    if signed != (holder.id, holder.scope, holder.expiry):
+        return "This link is not known to this lab. Ask whoever sent it for a new one."
+    if row["revoked_at"] is not None:
+        return f"This link was withdrawn on {row['revoked_at']:%Y-%m-%d}. Ask whoever sent it."
+    if store_links.now() >= row["expires_at"]:
+        return f"This link expired on {row['expires_at']:%Y-%m-%d %H:%M} UTC. Ask whoever sent it."
+    return None
+
+
 def opened(con: duckdb.DuckDBPyConnection, store: Path, text: str) -> Actor:
     """The rater identity a link gives; LinkRefused saying why when it gives none."""
     found = claimed(store, text)
-    row = store_links.one(con, found.link_id)
-    signed = (row["person"], row["object"], stamp(row["expires_at"])) if row else None
-    if signed != (found.id, found.scope, found.expiry):
-        raise LinkRefused("This link is not known to this lab. Ask whoever sent it for a new one.")
-    if row["revoked_at"] is not None:
-        raise LinkRefused(f"This link was withdrawn on {row['revoked_at']:%Y-%m-%d}. Ask whoever sent it.")
-    if store_links.now() >= row["expires_at"]:
-        raise LinkRefused(f"This link expired on {row['expires_at']:%Y-%m-%d %H:%M} UTC. Ask whoever sent it.")
+    why = refusal(con, found)
+    if why:
+        raise LinkRefused(why)
     return found
 
 

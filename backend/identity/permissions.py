@@ -149,14 +149,7 @@ def current(con: duckdb.DuckDBPyConnection, actor: Actor) -> tuple[Actor, str | 
             return replace(actor, role=NO_ROLE), f"{actor.id} has no role in this lab (the roles file names none)"
         return replace(actor, role=role), None
     if actor.via == "link":
-        row = store_links.one(con, actor.link_id or "")
-        signed = (row["person"], row["object"], links.stamp(row["expires_at"])) if row else None
-        if signed is None or signed != (actor.id, actor.scope, actor.expiry):
-            return actor, "this link is not known to this lab"
-        if row["revoked_at"] is not None:
-            return actor, f"this link was withdrawn on {row['revoked_at']:%Y-%m-%d %H:%M} UTC"
-        if store_links.now() >= row["expires_at"]:
-            return actor, f"this link expired on {row['expires_at']:%Y-%m-%d %H:%M} UTC"
+        return actor, links.refusal(con, actor)
     return actor, None
 
 
