@@ -35,6 +35,7 @@ def test_an_id_copied_from_a_page_and_pasted_into_a_link_opens_it_in_chromium(se
             assert page.get_by_text("is not one of the choices here").count() == 0, page.inner_text("body")[:1500]
         # issue 45, item 12: a link that spells out every setting, defaults too (the address bar drops defaults)
         shows(page, served_lab, "explore?dataset=nope&split=", "select a row to open it", "explore-pooled")
+        assert page.get_by_text("is not one of the choices here").count() == 0  # issue 54: `split=` is pooled
         href = page.get_by_role("link", name="Link to this view").get_attribute("href")
         assert "dataset=nope" in href and "split=&" in href + "&" and "run_a=" in href and "sort=" in href, href
         shows(page, served_lab, "explore" + href, "select a row to open it", "explore-spelled-out")

@@ -21,6 +21,8 @@ from ui.text import plain
 
 TRUE, FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
 LINK = "link"  # the URL parameter of a rater's signed link (ui.identity)
+HELD = "_link_held"  # session state: per bound widget, the values it has held in this session (the page's own)
+HELD_MAX = 50  # values remembered per widget
 
 
 def _same(text: str, value) -> bool:
@@ -36,8 +38,8 @@ def _same(text: str, value) -> bool:
 
 def matches(sent: list[str], value) -> bool:
     """Whether the widget's value is what the URL asked for (a list for multi-value widgets)."""
-    if value is None:
-        return all(text == "" for text in sent)
+    if value is None or (isinstance(value, (list, tuple)) and not value):
+        return all(text == "" for text in sent)  # `key=` is the empty choice (e.g. `split=`: every split, pooled)
     if isinstance(value, (list, tuple)):
         return len(sent) == len(value) and all(any(_same(text, v) for v in value) for text in sent)
     return _same(sent[-1], value)
@@ -56,10 +58,13 @@ class _Notices:
         if self.shown:
             return
         self.shown = True
+        held = st.session_state.get(HELD, {})
         ignored = [
             (key, values)
             for key, values in self.sent.items()
-            if key in st.session_state and not matches(values, st.session_state[key])
+            if key in st.session_state
+            and not matches(values, st.session_state[key])
+            and not any(matches(values, before) for before in held.get(key, ()))  # the page moved on from it
         ]
         for key, values in ignored:
             shown = st.session_state[key]
@@ -98,6 +103,20 @@ def spelled_out() -> dict[str, list[str]]:
     return found
 
 
+def _remember() -> None:
+    """Note each bound widget's value at the end of the run: the address bar still holds a value the page itself moved
+    on from (*Save and next* sets the next item in a callback) during the run that follows; that is no dead link."""
+    held = st.session_state.get(HELD, {})
+    for key in streamlit_private.bound_params():
+        if key in st.session_state:
+            value = st.session_state[key]
+            value = list(value) if isinstance(value, (list, tuple)) else value
+            seen = held.setdefault(key, [])
+            if value not in seen:
+                seen[:] = [*seen, value][-HELD_MAX:]
+    st.session_state[HELD] = held
+
+
 def _without_joiners() -> None:
     """A link pasted together with an id copied from a page may carry the Markdown rule's invisible word joiner
     (backend.store.ids): it is removed before any widget reads its value."""
@@ -125,6 +144,7 @@ def reported() -> Iterator[None]:
     finally:
         _RUN.reset(token)
         notices.show()
+        _remember()
         every = spelled_out()
         if every and LINK not in st.query_params and "_link_token" not in st.session_state:  # a link: one page
             st.sidebar.link_button(  # a URL, not Markdown: the page's values stay out of anything rendered
