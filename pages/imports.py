@@ -74,12 +74,20 @@ def run_form(described: dict) -> None:
         help="The datasets the model was trained on (name, or name:split). A run on one of "
         "them is flagged as contaminated and left out of default comparisons.",
     )
-    description = described[dataset]
+    columns = file_columns(*file) if file else []
+    chosen_for = (file[1] if file else None, dataset)
+    if st.session_state.get("run_task_for") != chosen_for:  # a new file or dataset: the task its columns are for
+        st.session_state["run_task_for"] = chosen_for
+        st.session_state["run_task"] = imports.task_for(columns, described[dataset])
     with st.expander("Columns, labels and matching (guessed when left alone)"):
         task = st.selectbox(
-            "Task", imports.TASKS["run"], index=imports.TASKS["run"].index(description.task), key="run_task"
+            "Task",
+            imports.TASKS["run"],
+            key="run_task",
+            help="Guessed from the file's columns and the dataset: question and answer make a QA run; "
+            "presupposition and correction a writing run; premise and hypothesis an NLI run; a label, "
+            "probabilities or logits the dataset's own task.",
         )
-        columns = file_columns(*file) if file else []
         chosen = mapping(imports.roles(task), columns, "run_map")
         a, b, c = st.columns(3)
         order = a.text_input(

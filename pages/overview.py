@@ -83,8 +83,9 @@ if not board.empty:
                 f"Left out: {', '.join(widgets.plain(r) for r in flagged['run'].unique())}, whose model was "
                 "trained on this dataset (contaminated)."
             )
-    for split, part in shown.groupby("split", sort=False):
-        metric, every = part["metric"].iloc[0], part
+    metrics = shown.groupby("split")["metric"].nunique()
+    for (split, metric), part in shown.groupby(["split", "metric"], sort=False):  # a QA run on qaqa: its own chart
+        every, tag = part, split if metrics[split] == 1 else f"{split}-{metric}"
         if len(part) > SHOWN_RUNS:  # thousands of runs: a chart and table of the best, every run in the downloads
             part = part.nlargest(SHOWN_RUNS, "value")
             st.caption(
@@ -92,7 +93,7 @@ if not board.empty:
                 "the *all runs* downloads below the table hold every one."
             )
         caption = charts.provenance(dataset, int(part["n"].max()), {"split": split}, None)
-        clicked = f"board-run-{dataset}-{split}"
+        clicked = f"board-run-{dataset}-{tag}"
         whole, partial = part[part["part"] == ""], part[part["part"] != ""]
         if not partial.empty:
             st.caption(
@@ -104,7 +105,7 @@ if not board.empty:
             charts.interval_dots(whole, f"{metric} ({split})").add_params(charts.pick("run")),
             f"{dataset} {metric} on {split}",
             caption,
-            key=f"board-{dataset}-{split}",
+            key=f"board-{dataset}-{tag}",
             choose={"run": clicked},
         )
         if st.session_state.get(clicked) in set(part["run"]):
@@ -120,7 +121,7 @@ if not board.empty:
             part.round(4).assign(explore=links),
             f"{dataset} {metric} on {split}",
             caption,
-            key=f"board-table-{dataset}-{split}",
+            key=f"board-table-{dataset}-{tag}",
             column_config={"explore": st.column_config.LinkColumn("explore", display_text="open ↗")},
         )
         if len(every) > len(part):
@@ -128,7 +129,7 @@ if not board.empty:
                 lambda every=every: every.round(4),
                 f"{dataset} {metric} on {split} (all runs)",
                 caption,
-                key=f"board-all-{dataset}-{split}",
+                key=f"board-all-{dataset}-{tag}",
                 suffix=" (all runs)",
             )
     st.caption("Click a run's dot, or its *open* link, to browse its predictions in Explore.")

@@ -27,6 +27,7 @@ from backend.store.examples import Slice
 from backend.views import explore
 
 ROBERTA = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
+WRITTEN = ("question", "presupposition", "correction")
 WORDS = {"E": "entailment", "N": "neutral", "C": "contradiction"}
 NLI = Description("nli", ("E", "N", "C"), "E", ("main",))
 DETECT = Description("detect", ("N", "FP"), "FP", ("test",))
@@ -262,6 +263,49 @@ def test_an_ifqa_qa_run_imports_by_question_with_identical_exact_match(lab, tmp_
         ).fetchall()
     assert stored == before
     assert board.loc[copy, ["value", "n"]].tolist() == board.loc[QA_RUN, ["value", "n"]].tolist()
+
+
+def test_question_files_import_as_qa_and_writing_runs_with_their_own_overview_chart_and_model_card(
+    store, tmp_path, open_page
+):
+    """Issue 54, item 8: a `question,answer` file for qaqa and a `question,presupposition,correction` file for crepe
+    were checked as detection runs (the datasets' task) and rejected; imported with the task set by hand, the
+    QA run was drawn on the macro-F1 axis of qaqa's baselines and a writing run had no headline metric at all."""
+    from backend.cli.main import main
+    from backend.views import cards
+    from tests.helpers.data import shared
+    from tests.test_chart_layout import encoding, specs
+
+    qaqa = pd.read_csv(shared("qaqa") / "Data" / "QAQA.csv", dtype=str, keep_default_na=False)
+    answers = qaqa[["question", "abstractive_answer"]].rename(columns={"abstractive_answer": "answer"})
+    answers.loc[::2, "answer"] = "I do not know."  # every other answer wrong
+    answers.to_csv(tmp_path / "qaqa_answers.csv", index=False)
+    sycon = shared("crepe") / "sycon_bench_subset"
+    written = pd.DataFrame({c: (sycon / f"{c}s.txt").read_text().splitlines() for c in WRITTEN})
+    written.loc[::2, "correction"] = ""  # every other correction missing: that item's mean F1 is (1 + 0) / 2
+    written.to_csv(tmp_path / "crepe_writer.csv", index=False)
+    for name, dataset in (("qaqa_answers", "qaqa"), ("crepe_writer", "crepe")):  # no --task: guessed
+        assert main(["--store", str(store), "import-run", str(tmp_path / f"{name}.csv"), "--dataset", dataset]) == 0
+    with session(store) as con:
+        board = overview.headline(con).set_index("run")
+        models = cards.models(con)
+        card = cards.card(con, "crepe_writer")
+    qa, write = board.loc["qaqa/user/qaqa_answers/qa"], board.loc["crepe/user/crepe_writer/write"]
+    assert (qa["metric"], qa["split"], qa["n"], qa["part"]) == ("exact match", "eval", 570, "")
+    assert qa["value"] == pytest.approx((answers["answer"] == qaqa["abstractive_answer"]).mean())  # 0.5
+    assert (write["metric"], write["split"], write["n"]) == ("unigram F1 (presupposition and correction)", "test", 200)
+    assert write["value"] == pytest.approx((1 + (written["correction"] != "").mean()) / 2)  # 0.75
+    assert {"qaqa_answers", "crepe_writer"} <= set(models)
+    assert card["run"].tolist() == ["crepe/user/crepe_writer/write"] and card["metric"][0] == write["metric"]
+    for dataset, run, title in (
+        ("qaqa", "qaqa/user/qaqa_answers/qa", "qaqa exact match on eval"),
+        ("crepe", "crepe/user/crepe_writer/write", f"crepe {write['metric']} on test"),
+    ):
+        at = open_page(store, "pages/overview.py", {"board": dataset})
+        chart = specs(at)[title]  # its own chart, on its own metric's axis: not among the macro-F1 baselines
+        assert encoding(chart, "color")["scale"]["domain"] == ["your import"]
+        assert encoding(chart, "x")["title"] == title.removeprefix(f"{dataset} ").replace(" on ", " (") + ")"
+        assert any(set(t.value.get("run", ())) == {run} for t in at.dataframe)  # and its own table
 
 
 def test_user_runs_survive_a_reingest_replace_only_when_asked_and_delete(store):

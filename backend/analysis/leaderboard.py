@@ -10,6 +10,13 @@ Each dataset's description (`backend.datasets.description`) names its headline s
 | IfQA | qa | exact match (SQuAD normalisation, best over answers) on S-dev |
 | IfQA | retrieve | Recall@20 of the gold passage on S-dev |
 
+A run of another task than its dataset's is scored by its own task's metric on the dataset's headline splits: a QA
+run by exact match; a writing run by unigram F1 (CREPE's writing metric, best over the gold references) of its
+presupposition and its correction, averaged per item over the parts that have gold (a correction without gold
+corrections is scored against the gold answers, FalseQA's explanation of the false premise, as Side by side scores
+it), over the false-premise items (those of the dataset's positive label, as in CREPE) that have gold; the
+metric's name says which parts were scored.
+
 A user dataset is scored the same way on the headline splits it declared. Paper-reported runs
 (source `import`) and your imports (source `user`) are marked; baselines sit beside models.
 
@@ -31,7 +38,7 @@ import pandas as pd
 
 from backend.datasets import catalogue
 from backend.datasets.description import Description
-from backend.metrics import classification, retrieval, squad
+from backend.metrics import classification, generation, retrieval, squad
 from backend.metrics.bootstrap import (
     Estimate,
     mean,
@@ -93,6 +100,34 @@ def _qa(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
     return "exact match", mean(np.array(scores))
 
 
+def _writing(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
+    """Unigram F1 of the written presupposition and correction, averaged per item over the parts with gold (see
+    the module's docstring), on the items a writing run writes for (`_written_for`); those without gold are left
+    out of n."""
+    group = group[_written_for(group["gold_label"], description)]
+    written = [json.loads(t) if t else {} for t in group["text"]]
+    golds = {part: [_texts(g) for g in group[f"gold_{part}s"]] for part in WRITTEN}
+    golds["correction"] = [c or _texts(a) for c, a in zip(golds["correction"], group["gold_answers"])]
+    scores = np.vstack(
+        [generation.unigram_f1([str(w.get(part) or "") for w in written], golds[part]) for part in WRITTEN]
+    )  # parts × items, NaN where a part has no gold
+    parts = [part for part, row in zip(WRITTEN, scores) if not np.isnan(row).all()]
+    scored = ~np.isnan(scores).all(axis=0)
+    per_item = np.nanmean(scores[:, scored], axis=0) if scored.any() else np.array([])
+    return f"{WRITING} ({' and '.join(parts) or 'no gold'})", mean(per_item)
+
+
+def _written_for(gold: pd.Series, description: Description) -> pd.Series:
+    """Which items a writing run is scored on: those with a false premise (the dataset's positive label, FP) when
+    the dataset labels them, as in CREPE; every item otherwise."""
+    labelled = description.positive is not None and gold.notna().any()
+    return gold == description.positive if labelled else pd.Series(True, index=gold.index)
+
+
+def _texts(value) -> list[str]:
+    return [str(t) for t in value] if value is not None and not isinstance(value, float) else []
+
+
 def _retrieval(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
     """Recall@20 over the questions that have a gold passage (as the Retrieval page and `index` count them)."""
     texts = [json.loads(t) if t else {} for t in group["text"]]
@@ -116,7 +151,9 @@ def _bias(group: pd.DataFrame) -> str:
     return f"{skew['label']} for {skew['predicted_share']:.1%} (gold {skew['gold_share']:.1%})" if skew else ""
 
 
-METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "retrieve": _retrieval}
+METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "write": _writing, "retrieve": _retrieval}
+WRITING, WRITTEN = "unigram F1", ("presupposition", "correction")
+VERSION = "2"  # of the scoring: cached rows of another version are scored again (2: writing runs scored)
 
 
 def headline(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.DataFrame:
@@ -127,7 +164,7 @@ def headline(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.D
     contaminated (why, when the run's model was trained on this dataset: `backend.models.contamination`) and part
     ('40 of 2,386 items' for a run over part of the split, e.g. a `--limit` run: its value is not comparable with
     the runs over every item; '' for those). One dataset's rows only when `dataset` is given."""
-    fingerprints = run_metrics.fingerprints(con)
+    fingerprints = {run: f"{VERSION}:{found}" for run, found in run_metrics.fingerprints(con).items()}
     cached = {run: (fingerprint, json.loads(rows)) for run, (fingerprint, rows) in run_metrics.cached(con).items()}
     stale = [run for run, fingerprint in fingerprints.items() if cached.get(run, (None,))[0] != fingerprint]
     new = _scored(con, stale) if stale else {}
@@ -158,10 +195,17 @@ def headline(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.D
     frame["cost"] = [f"${c:,.4f}" if pd.notna(c) else "" for c in frame["cost"]]
     flagged = {d: contamination.flags(con, d) for d in frame["dataset"].unique()}
     frame["contaminated"] = [flagged[d].get(r, "") for d, r in zip(frame["dataset"], frame["run"])]
-    items = queries.split_label_counts(con).groupby(["dataset_id", "split"])["n"].sum()
+    counts = queries.split_label_counts(con)
+    items = counts.groupby(["dataset_id", "split"])["n"].sum()
+    described = catalogue.described(con)
+    positive = {  # the items a writing run writes for, per dataset and split
+        (d, s): int(group["n"][_written_for(group["gold_label"].replace("—", None), described[d])].sum())
+        for (d, s), group in counts[counts["dataset_id"].isin(described)].groupby(["dataset_id", "split"])
+    }
     whole = frame.groupby(["dataset", "split", "metric"])["n"].transform("max")  # Recall@20: questions with gold
     every = [
-        items.get((d, s), 0) if m != "Recall@20" else 0 for d, s, m in zip(frame.dataset, frame.split, frame.metric)
+        positive.get((d, s), 0) if m.startswith(WRITING) else 0 if m == "Recall@20" else items.get((d, s), 0)
+        for d, s, m in zip(frame.dataset, frame.split, frame.metric)
     ]
     whole = np.maximum(whole, every)  # every other metric scores every item of the split
     frame["part"] = np.where(frame["n"] < whole, [f"{n:,} of {w:,} items" for n, w in zip(frame["n"], whole)], "")

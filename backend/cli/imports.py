@@ -68,7 +68,12 @@ def add(sub) -> None:
         metavar="VALUE=LABEL",
         help="map a file value onto a dataset label, e.g. --label-map yes=FP",
     )
-    p.add_argument("--task", choices=["nli", "detect", "qa", "write"], help="default: the dataset's task")
+    p.add_argument(
+        "--task",
+        choices=["nli", "detect", "qa", "write"],
+        help="default: guessed from the columns (question,answer: qa; presupposition,correction: write; "
+        "premise,hypothesis: nli), else the dataset's task",
+    )
     p.add_argument("--split", help="match only this split's examples")
     p.add_argument("--match", choices=["auto", "id", "text"], default="auto", help="auto: by id when the file has ids")
     p.add_argument("--strict", action="store_true", help="reject the import when any row matches no example")

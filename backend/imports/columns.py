@@ -64,6 +64,46 @@ TASK_ROLES = {
 }
 
 
+def guess_task(columns: list[str], description: Description, explicit: dict[str, str] | None = None) -> str:
+    """The task a predictions file is for, from its columns (and `explicit` mappings) and the dataset's task: a
+    writing run when it has a presupposition or correction column; an NLI run when it has a premise and a
+    hypothesis; the dataset's own task when the file holds that task's prediction (a label, probabilities or
+    logits for nli and detect, an answer for qa); a QA run when it has an answer but no label; else the dataset's
+    task (whose check then names the column it lacks).
+
+    >>> qaqa = Description("detect", ("N", "FP"), "FP", ("eval",))
+    >>> [guess_task(c, qaqa) for c in (["question", "answer"], ["question", "presupposition", "correction"])]
+    ['qa', 'write']
+    >>> [guess_task(c, qaqa) for c in (["premise", "hypothesis", "label"], ["question", "prediction"], ["id"])]
+    ['nli', 'detect', 'detect']
+    """
+    explicit = explicit or {}
+
+    def found(task: str) -> set[str]:
+        try:
+            return set(resolve(columns, task, {r: c for r, c in explicit.items() if r in TASK_ROLES[task]}))
+        except ValueError:  # an unknown mapping: the check names it
+            return set()
+
+    def predicts(task: str) -> bool:
+        if task == "qa":
+            return "answer" in found(task)
+        if task not in ("nli", "detect"):
+            return False
+        per_label = any(per_label_columns(columns, description.labels, kind) for kind in ("probs", "logits"))
+        return per_label or bool(found(task) & {"label", "probs", "logits"})
+
+    if found("write") & {"presupposition", "correction"}:
+        return "write"
+    if {"premise", "hypothesis"} <= found("nli"):
+        return "nli"
+    if predicts(description.task):
+        return description.task
+    if predicts("qa") and not predicts("detect"):
+        return "qa"
+    return description.task
+
+
 def resolve(columns: list[str], task: str, explicit: dict[str, str]) -> dict[str, str]:
     """role → column for a run of `task` (see `guess`)."""
     return guess(columns, {role: GUESSES[role] for role in TASK_ROLES[task]}, explicit, ROLES)

@@ -44,7 +44,7 @@ class Options:
     columns: dict = field(default_factory=dict)  # role → file column (--map)
     label_order: tuple[str, ...] = ()  # what 0, 1, 2 … and list positions mean (--label-order)
     label_map: dict = field(default_factory=dict)  # file value → dataset label (--label-map)
-    task: str | None = None  # default: the dataset's task (write for presupposition/correction)
+    task: str | None = None  # default: guessed from the columns and the dataset (`columns.guess_task`)
     split: str | None = None  # match only this split's examples
     match: str = "auto"  # auto (id if the file has ids, else text) | id | text
     strict: bool = False  # rows that match no example reject the import
@@ -61,9 +61,14 @@ class Plan:
 
 def check(table: Table, examples: pd.DataFrame, description: Description, options: Options) -> Plan:
     """Everything but the write: a plan whose report says whether it may be saved. Pure (no store)."""
-    task = options.task or description.task
-    report = Report(table.name, table.sha256, table.format, options.dataset, task, rows=len(table.frame))
     frame = table.frame
+    task = options.task or cols.guess_task(list(frame.columns), description, options.columns)
+    report = Report(table.name, table.sha256, table.format, options.dataset, task, rows=len(frame))
+    if task != description.task and not options.task:
+        report.notes.append(
+            f"task {task}, guessed from the file's columns (the dataset's own task is {description.task}; "
+            "set --task, or the page's Task, to import it as another)"
+        )
     try:
         roles = cols.resolve(list(frame.columns), task, options.columns)
         order = cols.order_labels(options.label_order, description) if options.label_order else ()

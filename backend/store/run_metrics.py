@@ -20,7 +20,8 @@ def scored_predictions(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> pd
     return con.execute(
         f"""
         SELECT r.dataset_id, r.run_id, r.model_id, r.source, r.task, {LABELS} AS labels,
-               p.example_id, e.split, e.gold_label, e.gold_answers, p.label, p.answer, p.text,
+               p.example_id, e.split, e.gold_label, e.gold_answers, e.gold_presuppositions,
+               e.gold_corrections, p.label, p.answer, p.text,
                p.text->>'$.parse' AS parse,
                CAST(p.text->>'$.cost' AS DOUBLE) AS cost
         FROM runs r JOIN predictions p USING (run_id)

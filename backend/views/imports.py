@@ -17,7 +17,7 @@ from backend.harnesses import logs
 from backend.identity.actor import Actor
 from backend.imports import datasets as user_datasets
 from backend.imports import predictions
-from backend.imports.columns import TASK_ROLES
+from backend.imports.columns import TASK_ROLES, guess_task
 from backend.imports.files import FORMATS, read
 from backend.store.bundle import Bundle
 from backend.store.sessions import DATA, reads
@@ -32,6 +32,13 @@ FILE_TYPES = sorted({suffix.lstrip(".") for suffix in FORMATS} | {"eval"})  # .e
 def roles(task: str) -> tuple[str, ...]:
     """The columns a predictions file of `task` may map (`TASK_ROLES`)."""
     return TASK_ROLES[task]
+
+
+def task_for(columns: list[str], description: Description) -> str:
+    """The task a predictions file with these columns is for on this dataset (`columns.guess_task`): `question,
+    answer` is a QA run, `question,presupposition,correction` a writing run, premise and hypothesis an NLI run,
+    a label (or probabilities, logits) the dataset's own task."""
+    return guess_task(columns, description)
 
 
 def file_columns(data: bytes, name: str) -> list[str]:
