@@ -302,3 +302,13 @@ def test_a_prompted_run_names_its_template_and_refuses_to_resume_with_a_changed_
     (folder / "mine.j2").write_text(header + "Is something false in: {{ item.question }}")
     with pytest.raises(ValueError, match="bump the template's version"):
         batch.predict(store, mine, progress=False)
+
+
+def test_evaluate_names_the_dataset_of_a_run_given_with_another_dataset(real_store, capsys):
+    """Issue 54, item 9: `evaluate --dataset nope --run <a qaqa run>` said "no such run of nope" and blamed --limit."""
+    from backend.cli.main import main
+
+    assert main(["--store", str(real_store), "evaluate", "--dataset", "nope", "--run", "qaqa/baseline/random"]) == 1
+    err = capsys.readouterr().err
+    assert "'qaqa/baseline/random' (a run of qaqa, not of nope: evaluate it with --dataset qaqa)" in err
+    assert "--limit" not in err and "Complete runs of nope: nope/BOW/mnli-snli-anli-fever/0" in err

@@ -383,20 +383,27 @@ def checked_runs(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[
     if not run_ids:
         return run_ids
     wanted = [pasted(r) for r in run_ids]
-    every = store_runs.listing(con, dataset_id, status=None).set_index("run_id")["status"]
-    wrong = [
-        f"{r!r} ({'no such run of ' + dataset_id if r not in every.index else 'status ' + every[r]})"
-        for r in wanted
-        if every.get(r) != "complete"
-    ]
+    runs = store_runs.listing(con, status=None).set_index("run_id")
+    every = runs.loc[runs["dataset_id"] == dataset_id, "status"]
+    elsewhere = runs.loc[runs.index.isin(wanted) & (runs["dataset_id"] != dataset_id), "dataset_id"]
+    wrong = [_why_not(r, dataset_id, every, elsewhere) for r in wanted if every.get(r) != "complete"]
     if wrong:
         known = sorted(every.index[every == "complete"])
         shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+        partial = any(r in every.index for r in wanted if every.get(r) != "complete")
         raise UnknownRuns(
-            f"--run: {'; '.join(wrong)} cannot be evaluated: only complete runs are (a --limit run covers part of "
-            f"the items; run it without --limit). Complete runs of {dataset_id}: {shown or 'none'}"
+            f"--run: {'; '.join(wrong)} cannot be evaluated"
+            + (": only complete runs are (a --limit run covers part of the items; run it without --limit)" * partial)
+            + f". Complete runs of {dataset_id}: {shown or 'none'}"
         )
     return wanted
+
+
+def _why_not(run: str, dataset_id: str, every: pd.Series, elsewhere: pd.Series) -> str:
+    """Why `run` is not a run to evaluate on `dataset_id`: another dataset's (named), unknown, or its status."""
+    if run in elsewhere.index:
+        return f"{run!r} (a run of {elsewhere[run]}, not of {dataset_id}: evaluate it with --dataset {elsewhere[run]})"
+    return f"{run!r} ({'no such run of ' + dataset_id if run not in every.index else 'status ' + every[run]})"
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] | None = None) -> Report:
