@@ -296,11 +296,21 @@ def show_table(dataset: str, where: explore.Slice, sort: str, count: int, captio
         st.switch_page("pages/example.py", query_params={"example": chosen})
     export.downloads(
         lambda: query(explore.slice_frame, where, sort=sort, limit=None).dropna(axis=1, how="all"),
-        f"Explore slice of {dataset}",  # the pinned table's title and the download's file name
+        slice_title(where, count),  # the pinned table's title and the download's file name
         caption,
         key="slice",
         suffix=" (full slice)",
     )
+
+
+def slice_title(where: explore.Slice, count: int) -> str:
+    """What the listed table holds, as its pinned title says it: dataset, split, filters, runs and rows."""
+    words = active(where.filters, where.search, where.correctness)
+    split = words.pop("split", "")
+    chosen = [f"{k}={v}" for k, v in words.items() if v not in ("", "all")]
+    runs = " vs ".join(r for r in (where.run_a, where.run_b) if r)
+    parts = [", ".join([where.dataset, f"split {split}" if split else "all splits", *chosen]), runs, f"{count:,} rows"]
+    return " · ".join(p for p in parts if p)
 
 
 def open_saved() -> None:

@@ -1,6 +1,6 @@
 """Report: the charts and tables pinned from any page (*Pin to report* under each), in an order you
-set, each with its provenance caption; exported as one HTML file (images embedded), one Markdown
-file, and every table as LaTeX (booktabs)."""
+set, each with its provenance caption and a title you may change; exported as one HTML file (images
+embedded), one Markdown file, and every table as LaTeX (booktabs, laid out to fit the page)."""
 
 import json
 
@@ -12,7 +12,7 @@ from ui.resources import StoreLocked, query, store
 
 
 def change(action, *args) -> None:
-    """Callback for the move and remove buttons."""
+    """Callback for the move, rename and remove buttons."""
     try:
         with store() as con:
             action(con, *args, actor=identity.actor())
@@ -20,11 +20,19 @@ def change(action, *args) -> None:
         st.toast(f"Not changed: {widgets.message(exc)}", icon=":material/error:")
 
 
+def retitle(item_id: str) -> None:
+    """Callback for an item's Rename button: the title typed in its box."""
+    change(report.rename, item_id, st.session_state[f"title-{item_id}"])
+
+
 def show(row, first: bool, last: bool) -> None:
     with st.container(border=True):
-        head, up, down, drop = st.columns([10, 1, 1, 1], vertical_alignment="center")
+        head, name, up, down, drop = st.columns([10, 1, 1, 1, 1], vertical_alignment="center")
         head.markdown(f"**{widgets.plain(row.title)}** · {widgets.plain(row.kind)}")
         if identity.may("edit report"):
+            with name.popover("", icon=":material/edit:", help="Rename"):
+                st.text_input("Title", row.title, key=f"title-{row.item_id}", max_chars=300)
+                st.button("Rename", key=f"rename-{row.item_id}", on_click=retitle, args=(row.item_id,))
             edit_buttons(row, first, last, up, down, drop)
         if row.kind == "chart":
             export.pinned_chart(json.loads(row.content))
@@ -109,6 +117,6 @@ row.download_button(
     width="content",
     disabled=not tables,
 )
-st.markdown(f"**{len(pinned)} items**")
+st.markdown(f"**{len(pinned)} item{'s' if len(pinned) != 1 else ''}**")
 for i, item in enumerate(pinned.itertuples()):
     show(item, i == 0, i == len(pinned) - 1)

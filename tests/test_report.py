@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 
 import altair as alt
 import pandas as pd
 import pytest
 
+from backend.analysis import latex
 from backend.store.access import session
 from backend.views import report
 from tests.helpers.people import LOCAL
@@ -93,7 +93,7 @@ def test_a_pinned_table_exports_every_row_its_caption_counts(store):
     assert html.count("<td>i") == 2_386 + 2_000  # every row of each table (its id cell; "| id" heads the Markdown)
     assert markdown.count("| i") == 2_386 + 2_000 + 2 and latex.count("\\\\\n") >= 2_386 + 2_000
     first = latex.split("\\end{longtable}")[0]
-    assert "\\begin{longtable}{lp{0.82\\linewidth}r}" in first and "i2385 &" in first
+    assert "\\begin{longtable}{" in first and "p{\\dimexpr" in first and "i2385 &" in first
     assert "first 2,000 rows only" in html and "first 2,000 rows only" in latex and "first 2,000 rows only" in markdown
     assert html.count("first 2,000 rows only") == 1  # the whole table says nothing of the kind
     short = report.latex(table.head(3), "Short", "n=3")
@@ -101,15 +101,18 @@ def test_a_pinned_table_exports_every_row_its_caption_counts(store):
 
 
 def test_a_latex_table_with_two_long_text_columns_and_nine_numbers_fits_the_page():
+    """The numbers keep their width, the two text columns share the rest of the line, and the widths plus
+    2\\tabcolsep a column sum to \\linewidth (pdflatex checks the print in tests/test_latex_fit.py)."""
     text = "a premise long enough to be a paragraph in a printed table"
     frame = pd.DataFrame({"premise": [text], "hypothesis": [text]} | {f"metric {k}": [0.123] for k in range(9)})
+    numeric = list(frame.select_dtypes("number").columns)
+    laid = latex.fit(frame, numeric)
     tex = report.latex(frame, "Wide", "n=1")
-    spec, size, chars = report.fit(frame, frame.select_dtypes("number").columns)
-    assert tex.startswith(f"\\begingroup{size}\n") and f"\\begin{{tabular}}{{{spec}}}" in tex
-    shares = [float(x) for x in re.findall(r"p\{([0-9.]+)\\linewidth\}", spec)]
-    numbers = report.widths(frame)
-    used = sum(shares) + sum(numbers[f"metric {k}"] for k in range(9)) / chars  # at the chosen font's line
-    assert size == "\\footnotesize" and len(shares) == 2 and spec.count("r") == 9 and used <= 1.0, (spec, used)
+    assert tex.startswith("% \\usepackage{booktabs,array") and f"\\begin{{tabular}}{{{laid.spec}}}" in tex
+    line, sep = laid.layout.line, laid.layout.sep
+    assert abs(sum(laid.widths.values()) + 2 * sep * len(frame.columns) - line) < 0.01
+    assert all(laid.widths[c] >= laid.layout.width("0.123") for c in numeric)  # a number is never cut
+    assert laid.widths["premise"] == laid.widths["hypothesis"] > laid.widths["metric 0"]
 
 
 def test_a_table_too_large_to_pin_is_refused_with_the_way_out(store, monkeypatch):
@@ -118,3 +121,25 @@ def test_a_table_too_large_to_pin_is_refused_with_the_way_out(store, monkeypatch
         report.table_json(pd.DataFrame({"x": range(11)}))
     with session(store) as con:
         assert report.items(con).empty  # nothing was stored
+
+
+def test_a_pinned_slice_says_what_it_shows_and_can_be_renamed(store, open_page):
+    """Explore's full-slice table is pinned under a title naming its dataset, split, filters, runs and rows; the
+    Report page renames it (audited, as the person), and an empty title is refused naming the field."""
+    at = open_page(store, "pages/explore.py", {"dataset": "nope", "split": "main", "run_a": ROBERTA})
+    at.button(key="slice-pin").click().run()
+    assert not at.exception
+    with session(store) as con:
+        pinned = report.items(con)
+    assert list(pinned["title"]) == [f"nope, split main · {ROBERTA} · 2,386 rows"]
+    item = pinned["item_id"].iloc[0]
+    page = open_page(store, "pages/report.py")
+    page.text_input(key=f"title-{item}").input("Table 3: NOPE main, RoBERTa's predictions")
+    page.button(key=f"rename-{item}").click().run()
+    assert not page.exception and any("NOPE main, RoBERTa's predictions** · table" in m.value for m in page.markdown)
+    with session(store) as con:
+        assert list(report.items(con)["title"]) == ["Table 3: NOPE main, RoBERTa's predictions"]
+        with pytest.raises(report.ReportError, match="title: expected a non-empty title"):
+            report.rename(con, item, "  ", actor=LOCAL)
+        done = con.execute("SELECT action, target, detail FROM audit WHERE outcome = 'done' ORDER BY happened_at")
+        assert done.fetchall()[-1] == ("edit report", item, "title: Table 3: NOPE main, RoBERTa's predictions")

@@ -169,6 +169,7 @@ def test_the_page_write_functions_act_through_the_door_as_the_person_given(real_
         refusals = [
             lambda: report.remove(con, item, actor=analyst),
             lambda: report.move(con, item, 1, actor=analyst),
+            lambda: report.rename(con, item, "theirs", actor=analyst),
             lambda: report.pin(con, "table", "v", "c", report.table_json(TABLE), actor=viewer),
             lambda: slice_actions.save(con, "v", Slice("nope", ()), actor=viewer),
             lambda: rating_actions.make_links(con, path, task, ["r-1"], 7, actor=viewer),
@@ -248,7 +249,7 @@ ACTS = {
     "backend.studies.collection": ("create", "join", "answer", "close"),
     "backend.execution.jobs": ("start", "start_judge", "start_map", "start_training"),
     "backend.execution.live": ("ask",),
-    "backend.store.report_items": ("append", "reorder", "remove"),
+    "backend.store.report_items": ("append", "reorder", "remove", "retitle"),
     "backend.identity.links": ("create", "revoke"),
     "backend.identity.roles": ("add", "remove"),
     "backend.models.registry": ("add_endpoint",),

@@ -1,4 +1,4 @@
-"""The report's writes: pin an item, move it, remove it (an analyst their own items, an owner any)."""
+"""The report's writes: pin an item, move it, rename it, remove it (an analyst their own items, an owner any)."""
 
 from __future__ import annotations
 
@@ -60,3 +60,14 @@ def remove(con: duckdb.DuckDBPyConnection, item_id: str, *, actor: Actor) -> boo
     """Take an item out of the report (an analyst their own, an owner any); whether there was one."""
     with acting(con, actor, "edit report", item_id, owner=audit.made_by(con, "report item", item_id)):
         return report_items.remove(con, item_id)
+
+
+@door("edit report")
+def rename(con: duckdb.DuckDBPyConnection, item_id: str, title: str, *, actor: Actor) -> None:
+    """Give an item a new title (an analyst their own, an owner any); the title is what the exports head it with."""
+    owner = audit.made_by(con, "report item", item_id)
+    with acting(con, actor, "edit report", item_id, owner=owner, detail=f"title: {str(title).strip()[:200]}"):
+        if not isinstance(title, str) or not title.strip():
+            raise ReportError(f"title: expected a non-empty title, got {title!r}")
+        if not report_items.retitle(con, item_id, title.strip()):
+            raise ReportError(f"item: no report item {item_id!r}")

@@ -58,3 +58,13 @@ def remove(con: duckdb.DuckDBPyConnection, item_id: str) -> bool:
     """Delete the item; whether there was one."""
     with atomic(con, "saved"):
         return bool(con.execute("DELETE FROM report_items WHERE item_id = ? RETURNING item_id", [item_id]).fetchall())
+
+
+def retitle(con: duckdb.DuckDBPyConnection, item_id: str, title: str) -> bool:
+    """Give the item a new title; whether there was one."""
+    with atomic(con, "saved"):
+        return bool(
+            con.execute(
+                "UPDATE report_items SET title = ? WHERE item_id = ? RETURNING item_id", [title, item_id]
+            ).fetchall()
+        )

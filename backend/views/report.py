@@ -17,14 +17,14 @@ from datetime import UTC, datetime
 import duckdb
 import pandas as pd
 
-from backend.actions.report import KINDS, ReportError, move, pin, remove  # noqa: F401 — the page's writes
+from backend.actions.report import KINDS, ReportError, move, pin, remove, rename  # noqa: F401 — the page's writes
+from backend.analysis.latex import table as latex_table
 from backend.analysis.markdown import plain, table_cell
 from backend.store import report_items
 from backend.store.sessions import DATA, SAVED, reads
 
 MAX_ROWS = 100_000  # a pinned table holds every row up to this many; a larger one is refused, never cut
 LEGACY_CAP = 2_000  # earlier versions kept only a table's first 2,000 rows, without recording how many there were
-LONG_TABLE = 40  # rows past which the LaTeX export is a longtable (it breaks across pages)
 
 
 def table_json(frame: pd.DataFrame) -> str:
@@ -73,92 +73,12 @@ def chart_png(spec: str, scale: float = 2.0) -> bytes:
 
 
 def latex(frame: pd.DataFrame, title: str, caption: str) -> str:
-    """A booktabs table (\\toprule, \\midrule, \\bottomrule) with the title and provenance as its caption;
-    text escaped for LaTeX, numbers to 3 decimals; every row. Over LONG_TABLE rows a longtable (it breaks across
-    pages; needs \\usepackage{longtable}); when the columns are wider than the page at their natural width, the
-    text columns become p{} paragraph columns sharing what the numbers leave, in a smaller font when even that is too
-    wide (`fit`), so it fits."""
-    numeric = frame.select_dtypes("number").columns
-    styler = frame.style.hide(axis="index").format(escape="latex", precision=3, subset=list(numeric), na_rep="--")
-    text_columns = [c for c in frame.columns if c not in numeric]
-    if text_columns:
-        styler = styler.format(escape="latex", subset=text_columns, na_rep="--")
-    styler = styler.format_index(escape="latex", axis="columns")
-    full = f"{title}. {caption}".replace("\n", " ")
-    long = len(frame) > LONG_TABLE
-    spec, size, _ = fit(frame, numeric)
-    body = styler.to_latex(
-        hrules=True,
-        caption=_escape_latex(full),
-        position_float=None if long else "centering",
-        label=f"tab:{_label(title)}",
-        environment="longtable" if long else "table",
-        column_format=spec,
-    )
-    return f"\\begingroup{size}\n{body}\\endgroup\n" if size else body
-
-
-SHORT = 14  # characters (with padding) up to which a text column stays one line wide (l), like an id
-
-
-def widths(frame: pd.DataFrame) -> dict[str, int]:
-    """Each column's natural width in characters: its header or its longest cell (numbers as printed, 3 decimals),
-    plus 2 for the space between columns."""
-
-    def longest(column) -> int:
-        cells = frame[column].map(lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)) if len(frame) else []
-        return max([len(str(column)), *map(len, cells)])
-
-    return {c: longest(c) + 2 for c in frame.columns}
-
-
-FONT_SIZES = (
-    ("", 90),
-    ("\\small", 99),
-    ("\\footnotesize", 112),
-    ("\\scriptsize", 128),
-)  # command, characters of table text per \\linewidth
-
-
-def fit(frame: pd.DataFrame, numeric) -> tuple[str, str, int]:
-    r"""(column format, font size command, characters per line at that size): the largest font at which the table
-    fits \linewidth. r for numbers and l for text while every column fits at its natural width; otherwise text
-    columns wider than SHORT characters become p{} paragraph columns sharing what the other columns leave, each by
-    how much text it holds (at least 8% of the line)."""
-    natural = widths(frame)
-    flexible = [c for c in frame.columns if c not in numeric and natural[c] > SHORT]
-    fixed = sum(natural[c] for c in frame.columns if c not in flexible)
-    for size, chars in FONT_SIZES:
-        if sum(natural.values()) <= chars:
-            return "".join("r" if c in numeric else "l" for c in frame.columns), size, chars
-        if fixed / chars + 0.08 * len(flexible) <= 0.98:
-            break
-    left = 0.98 - fixed / chars
-    total = sum(natural[c] for c in flexible) or 1
-    share = {c: max(left * natural[c] / total, 0.08) for c in flexible}
-    spec = "".join(
-        "r" if c in numeric else f"p{{{share[c]:.2f}\\linewidth}}" if c in flexible else "l" for c in frame.columns
-    )
-    return spec, size, chars
-
-
-LATEX = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def _escape_latex(text: str) -> str:
-    """The caption escaped as Styler's escape="latex" escapes cells (pandas keeps its function private)."""
-    return "".join(LATEX.get(ch, ch) for ch in text)
+    """A booktabs table (\\toprule, \\midrule, \\bottomrule) with the title and provenance as its caption; every
+    row, numbers to 3 decimals, text escaped for LaTeX; laid out to fit \\linewidth (`backend.analysis.latex`: a
+    longtable over 40 rows, long text in p{} columns, a smaller font or a landscape page when the table needs it).
+    Its first line names the packages it needs."""
+    body, needs = latex_table(frame, f"{title}. {caption}", f"tab:{_label(title)}")
+    return f"% \\usepackage{{{','.join(needs)}}}\n{body}"
 
 
 def _label(title: str) -> str:
@@ -216,8 +136,12 @@ def _markdown_table(table: pd.DataFrame) -> str:
 
 
 def export_latex(frame: pd.DataFrame) -> str:
-    """Every pinned table as a LaTeX table (needs \\usepackage{booktabs}, and longtable for long ones)."""
+    """Every pinned table as a LaTeX table; the first line names the packages they need (booktabs, and longtable,
+    array or pdflscape for the tables that need them)."""
     tables = [
-        latex(table_frame(row.content), row.title, caption_of(row)) for row in frame.itertuples() if row.kind == "table"
+        latex_table(table_frame(row.content), f"{row.title}. {caption_of(row)}", f"tab:{_label(row.title)}")
+        for row in frame.itertuples()
+        if row.kind == "table"
     ]
-    return "% \\usepackage{booktabs}\n% \\usepackage{longtable}  (tables over 40 rows)\n\n" + "\n".join(tables)
+    needs = dict.fromkeys(name for _, names in tables for name in names) or {"booktabs": None}
+    return f"% \\usepackage{{{','.join(needs)}}}\n\n" + "\n".join(body for body, _ in tables)

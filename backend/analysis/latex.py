@@ -1,0 +1,345 @@
+r"""LaTeX tables that print inside the page: each column's width measured in points (Computer Modern's own
+character widths, the font of the article class), the column separation (2\tabcolsep a column) counted, and the
+largest layout taken at which the table fits \linewidth (345 pt in the article class; 550 pt on a landscape page).
+
+A table whose cells all fit on one line keeps l and r columns. Otherwise every column becomes a paragraph column
+(`p{}`, ragged right; numbers ragged left) whose width plus its 2\tabcolsep is a fraction of \linewidth, the
+fractions summing to the line: a number keeps its width, a text column at least READABLE em (or its longest line,
+if shorter), and the text columns share what is left by the square root of their longest line (a 700-character
+premise gets more of it than a 30-character one, not 23 times more). A word wider than its column (an id, a URL,
+a long token) gets break points (\allowbreak) where it must break, so no cell is wider than its column.
+
+Layouts, largest first: 10 pt, \small, \footnotesize and \scriptsize on a portrait page, then \footnotesize and
+\scriptsize on a landscape one (pdflscape), the column separation shrinking with the font.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+TEXT_WIDTH = 345.0  # pt: the article class's \textwidth at 10 pt (letter and A4 paper)
+LANDSCAPE_WIDTH = 550.0  # pt: its \textheight on letter paper, the line of a landscape page (A4's is 598)
+LONG_TABLE = 40  # rows past which the table is a longtable (it breaks across pages)
+READABLE = 8.0  # em: the narrowest a wrapped text column is made (unless its longest line is narrower)
+WORD = 6.0  # em: a wrapped text column is at least as wide as its longest word up to this width
+MARGIN = 1.05  # every measured width is taken 5% wider: other fonts than Computer Modern, rounding
+BREAKS = re.compile(r"(?<=[_/\\\-.:,;=&?])")  # where a long word may break, with no hyphen: after _ / \ - . : , ; = & ?
+PIECES = re.compile(r"(?<=[_/\\\-.:,;=&?])|\s+")  # what may not break inside: between those and white space
+
+# Computer Modern Roman 10 pt (cmr10.tfm): each printable ASCII character's width in em; the escaped ones as
+# LaTeX prints them (\_ \textless{} \textgreater{} \textbar{} \textbackslash{} ...) at most 0.778 em, an
+# underscore 0.5 em. Anything else: 1 em.
+EM = dict(
+    zip(
+        " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+        (
+            0.333,
+            0.278,
+            0.5,
+            0.833,
+            0.5,
+            0.833,
+            0.778,
+            0.278,
+            0.389,
+            0.389,
+            0.5,
+            0.778,
+            0.278,
+            0.333,
+            0.278,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+            0.278,
+            0.278,
+            0.778,
+            0.778,
+            0.778,
+            0.472,
+            0.778,
+            0.75,
+            0.708,
+            0.722,
+            0.764,
+            0.681,
+            0.653,
+            0.785,
+            0.75,
+            0.361,
+            0.514,
+            0.778,
+            0.625,
+            0.917,
+            0.75,
+            0.778,
+            0.681,
+            0.778,
+            0.736,
+            0.556,
+            0.722,
+            0.75,
+            0.75,
+            1.028,
+            0.75,
+            0.75,
+            0.611,
+            0.278,
+            0.5,
+            0.278,
+            0.5,
+            0.5,
+            0.278,
+            0.5,
+            0.556,
+            0.444,
+            0.556,
+            0.444,
+            0.306,
+            0.5,
+            0.556,
+            0.278,
+            0.306,
+            0.528,
+            0.278,
+            0.833,
+            0.556,
+            0.5,
+            0.556,
+            0.528,
+            0.392,
+            0.394,
+            0.389,
+            0.556,
+            0.528,
+            0.722,
+            0.528,
+            0.528,
+            0.444,
+            0.5,
+            0.5,
+            0.5,
+            0.5,
+        ),  # fmt: skip
+        strict=True,
+    )
+) | {"_": 0.5, "|": 0.5}
+
+ESCAPES = str.maketrans(
+    {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+        "<": r"\textless{}",
+        ">": r"\textgreater{}",
+        "|": r"\textbar{}",
+    }
+)
+SPACE = re.compile(r"\s+")
+
+
+def escape(text: str) -> str:
+    """Text as LaTeX prints it literally: its special characters escaped, `--` kept two hyphens (not an en dash),
+    every run of white space one space (a blank line would end the cell's paragraph)."""
+    return SPACE.sub(" ", text.translate(ESCAPES)).replace("--", "-{}-").replace("--", "-{}-")
+
+
+@dataclass(frozen=True)
+class Layout:
+    size: str  # the font size command ('' for the document's 10 pt)
+    points: float  # that font's size
+    wider: float  # how much wider its characters are, per point, than cmr10's (cmr9, cmr8, cmr7 are drawn wider)
+    sep: float  # \tabcolsep, pt
+    landscape: bool
+
+    @property
+    def line(self) -> float:
+        return LANDSCAPE_WIDTH if self.landscape else TEXT_WIDTH
+
+    def width(self, text: str) -> float:
+        """The text's width in pt at this layout's font, with MARGIN."""
+        return sum(EM.get(ch, 1.0) for ch in text) * self.points * self.wider * MARGIN
+
+
+LAYOUTS = (
+    Layout("", 10, 1.0, 6, False),
+    Layout("\\small", 9, 1.029, 5, False),
+    Layout("\\footnotesize", 8, 1.063, 4, False),
+    Layout("\\scriptsize", 7, 1.164, 3, False),
+    Layout("\\footnotesize", 8, 1.063, 4, True),
+    Layout("\\scriptsize", 7, 1.164, 2, True),
+)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A table's layout: its column format, the font and separation, and each wrapped column's text width in pt
+    (empty when every column stays on one line); `fits` is False only when even the smallest layout is too narrow
+    for the table's numbers and headers (it then overflows the line)."""
+
+    spec: str
+    layout: Layout
+    widths: dict[str, float]
+    fits: bool = True
+
+
+def cells(frame: pd.DataFrame, numeric) -> pd.DataFrame:
+    """Every cell as the table prints it, before escaping: numbers to 3 decimals, missing values as '--'."""
+    shown = {}
+    for column in frame.columns:
+        values = frame[column]
+        if column in numeric:
+            text = values.map(lambda v: f"{v:.3f}" if isinstance(v, float) else str(v))
+        else:
+            text = values.map(str)
+        shown[column] = text.where(values.notna(), "--")
+    return pd.DataFrame(shown, index=frame.index, columns=frame.columns)
+
+
+def longest(layout: Layout, texts: pd.Series) -> float:
+    """The widest of the texts, measured among the 20 longest (by characters) and the header."""
+    if texts.empty:
+        return 0.0
+    lengths = texts.str.len()
+    return max(layout.width(SPACE.sub(" ", t)) for t in texts[lengths.nlargest(20).index])
+
+
+def fit(frame: pd.DataFrame, numeric) -> Fit:
+    r"""The first of LAYOUTS at which the table fits \linewidth: on one line (l, r) if it can, else wrapped with
+    every text column at least READABLE em wide; failing that, the first at which it fits with the text columns
+    only as wide as their headers' longest piece."""
+    shown = cells(frame, numeric)
+    pieces = {c: shown[c].str.split(PIECES).explode() for c in frame.columns if c not in numeric}
+    for readable in (READABLE, 0.0):
+        for layout in LAYOUTS:
+            natural, least = {}, {}
+            words = {c: longest(layout, texts) for c, texts in pieces.items()}
+            for column in frame.columns:
+                head = str(column)
+                natural[column] = max(layout.width(head), longest(layout, shown[column]))
+                piece = max(layout.width(p) for p in PIECES.split(head))
+                if column in numeric:
+                    least[column] = max(piece, longest(layout, shown[column]))
+                else:
+                    word = min(words[column], WORD * layout.points)
+                    least[column] = min(natural[column], max(piece, word, readable * layout.points))
+            room = layout.line - 2 * layout.sep * len(frame.columns)
+            if sum(natural.values()) <= room:
+                spec = "".join("r" if c in numeric else "l" for c in frame.columns)
+                return Fit(spec, layout, {})
+            if sum(least.values()) <= room:
+                return wrapped(frame, numeric, layout, least, natural, room)
+    return wrapped(frame, numeric, layout, least, natural, room, fits=False)
+
+
+def wrapped(frame, numeric, layout: Layout, least: dict, natural: dict, room: float, fits: bool = True) -> Fit:
+    r"""Every column a p{} column: each at least `least`, at most `natural`, the text columns sharing the room by
+    the square root of their natural width (water filling); widths written as fractions of \linewidth."""
+
+    def share(level: float) -> dict[str, float]:
+        return {c: min(natural[c], max(least[c], level * math.sqrt(natural[c]))) for c in frame.columns}
+
+    low, high = 0.0, max(math.sqrt(w) for w in natural.values()) + 1
+    for _ in range(60):  # bisection: the level at which the columns fill the room
+        middle = (low + high) / 2
+        low, high = (middle, high) if sum(share(middle).values()) < room else (low, middle)
+    widths = share(low) if fits else least
+    columns = []
+    for column in frame.columns:  # 5 decimals, rounded down: at most 0.006 pt narrower than planned (MARGIN covers it)
+        fraction = math.floor((widths[column] + 2 * layout.sep) / layout.line * 100_000) / 100_000
+        align = "\\raggedleft" if column in numeric else "\\raggedright"
+        columns.append(f">{{{align}\\arraybackslash}}p{{\\dimexpr {fraction:.5f}\\linewidth-2\\tabcolsep\\relax}}")
+    return Fit("".join(columns), layout, widths, fits)
+
+
+def breakable(text: str, width: float, layout: Layout) -> str:
+    r"""The text escaped, each word wider than `width` pt given break points (\allowbreak) so that no piece between
+    them is wider: after an underscore, slash or punctuation where it can, else between any two characters."""
+    words = []
+    for word in SPACE.sub(" ", text).split(" "):
+        if len(word) * 1.028 * layout.points * layout.wider * MARGIN <= width or layout.width(word) <= width:
+            words.append(escape(word))
+            continue
+        lines, line = [], ""
+        for part in (piece for natural in BREAKS.split(word) for piece in cut(natural, width, layout)):
+            if line and layout.width(line + part) > width:
+                lines.append(line)
+                line = ""
+            line += part
+        words.append("\\allowbreak{}".join(escape(piece) for piece in [*lines, line]))
+    return " ".join(words)
+
+
+def cut(word: str, width: float, layout: Layout) -> list[str]:
+    """The word in pieces no wider than `width` pt (one character each at the least)."""
+    pieces, piece = [], ""
+    for ch in word:
+        if piece and layout.width(piece + ch) > width:
+            pieces.append(piece)
+            piece = ""
+        piece += ch
+    return [*pieces, piece]
+
+
+def packages(long: bool, layout: Layout, wrap: bool) -> list[str]:
+    """The packages a table needs."""
+    return ["booktabs", *(["longtable"] if long else []), *(["array"] if wrap else [])] + (
+        ["pdflscape"] if layout.landscape else []
+    )
+
+
+def table(frame: pd.DataFrame, caption: str, label: str) -> tuple[str, list[str]]:
+    r"""The table as LaTeX (booktabs rules, the caption and label; a longtable over LONG_TABLE rows) laid out by
+    `fit`, and the packages it needs. `caption` is plain text (escaped here)."""
+    numeric = list(frame.select_dtypes("number").columns)
+    layout_fit = fit(frame, numeric)
+    layout, widths = layout_fit.layout, layout_fit.widths
+    shown = cells(frame, numeric)
+    if widths:
+        body = pd.DataFrame(
+            {c: shown[c].map(lambda t, w=widths[c]: breakable(t, w, layout)) for c in frame.columns},
+            index=frame.index,
+        )
+        body.columns = [breakable(str(c), widths[c], layout) for c in frame.columns]
+    else:
+        body = shown.map(escape)
+        body.columns = [escape(str(c)) for c in frame.columns]
+    long = len(frame) > LONG_TABLE
+    tex = body.style.hide(axis="index").to_latex(
+        hrules=True,
+        caption=escape(caption),
+        position_float=None if long else "centering",
+        label=label,
+        environment="longtable" if long else "table",
+        column_format=layout_fit.spec,
+    )
+    setting = layout.size + (f"\\setlength{{\\tabcolsep}}{{{layout.sep:g}pt}}" if layout.sep != 6 else "")
+    if setting:
+        tex = f"\\begingroup{setting}\n{tex}\\endgroup\n"
+    if layout.landscape:
+        tex = f"\\begin{{landscape}}\n{tex}\\end{{landscape}}\n"
+    if not layout_fit.fits:
+        tex = (
+            f"% Wider than a landscape page even at \\scriptsize: {len(frame.columns)} columns; "
+            "drop some columns or split the table.\n" + tex
+        )
+    return tex, packages(long, layout, bool(widths))
