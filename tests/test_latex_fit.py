@@ -53,13 +53,13 @@ def compiled(tex: str, folder) -> str:
 @needs_tex
 def test_a_wide_explore_table_and_a_small_numeric_one_print_inside_the_page(store_copy, tmp_path):
     """The issue's table: NOPE main's 2,386 rows with runs A and B (15 columns, premises up to 710 characters),
-    and a short table of numbers beside ids and a URL with no break point, compiled together: no line is wider
-    than its column, and the wrapped table's columns fill the line exactly."""
+    and a short table of numbers beside ids and a URL with no break point and characters pdflatex cannot print,
+    compiled together: no error, no line wider than its column, and the wrapped table's columns fill the line."""
     long_id = "sha256-" + "0123456789abcdef" * 8  # 135 characters, no break point
     small = pd.DataFrame(
         {
             "run": [ROBERTA, BOW, long_id],
-            "source": ["https://example.org/" + "a" * 120, "local", "local"],
+            "source": ["https://example.org/" + "a" * 120, "local", "Þórr's 查 (χ)"],
             "accuracy": [0.81234, 0.5, 0.25],
             "n": [2386, 2386, 12],
         }
@@ -75,6 +75,7 @@ def test_a_wide_explore_table_and_a_small_numeric_one_print_inside_the_page(stor
     overfull = re.findall(r"Overfull \\hbox \(([\d.]+pt) too wide\)", log)
     assert not overfull and "\n! " not in log, overfull[:5]
     assert re.search(r"Output written on tables\.pdf \(\d+ pages", log)
+    assert "[U+00DE]órr's [U+67E5] ([U+03C7])" in tex  # what pdflatex cannot print by default is named, not an error
     first = tex.split("\\end{longtable}")[0]
     fractions = [float(f) for f in re.findall(r"p\{\\dimexpr ([0-9.]+)\\linewidth-2\\tabcolsep\\relax\}", first)]
     assert len(fractions) == 15 and 0.999 <= sum(fractions) <= 1.0  # each column's width plus 2\tabcolsep

@@ -155,12 +155,28 @@ ESCAPES = str.maketrans(
     }
 )
 SPACE = re.compile(r"\s+")
+# What pdflatex prints with LaTeX's default set-up (UTF-8 input, OT1 fonts), found by compiling each character: ASCII,
+# Latin-1 and Latin Extended-A but these, and this punctuation. Others (Greek, Vietnamese, CJK, ð, þ, «, ») stop it.
+UNPRINTABLE = frozenset("«»ÐÞðþĄąĐđĘęĦħĮįĸĿŀŉŊŋŦŧŲųſ")
+PRINTABLE = (
+    frozenset(map(chr, range(32, 127)))
+    | (frozenset(map(chr, range(0xA0, 0x180))) - UNPRINTABLE)
+    | frozenset("‐‑‒–—―‖‘’“”†‡•…‰‱※‽⁄€™←↑→↓")
+)
+
+
+def printable(text: str) -> str:
+    """The text with each character pdflatex cannot print by default written as its code point, [U+00F0]."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(ch if ch in PRINTABLE or ch.isspace() else f"[U+{ord(ch):04X}]" for ch in text)
 
 
 def escape(text: str) -> str:
     """Text as LaTeX prints it literally: its special characters escaped, `--` kept two hyphens (not an en dash),
-    every run of white space one space (a blank line would end the cell's paragraph)."""
-    return SPACE.sub(" ", text.translate(ESCAPES)).replace("--", "-{}-").replace("--", "-{}-")
+    every run of white space one space (a blank line would end the cell's paragraph), a character pdflatex cannot
+    print as its code point (`printable`)."""
+    return SPACE.sub(" ", printable(text).translate(ESCAPES)).replace("--", "-{}-").replace("--", "-{}-")
 
 
 @dataclass(frozen=True)
@@ -210,7 +226,7 @@ def cells(frame: pd.DataFrame, numeric) -> pd.DataFrame:
         if column in numeric:
             text = values.map(lambda v: f"{v:.3f}" if isinstance(v, float) else str(v))
         else:
-            text = values.map(str)
+            text = values.map(lambda v: printable(str(v)))
         shown[column] = text.where(values.notna(), "--")
     return pd.DataFrame(shown, index=frame.index, columns=frame.columns)
 
@@ -234,7 +250,7 @@ def fit(frame: pd.DataFrame, numeric) -> Fit:
             natural, least = {}, {}
             words = {c: longest(layout, texts) for c, texts in pieces.items()}
             for column in frame.columns:
-                head = str(column)
+                head = printable(str(column))
                 natural[column] = max(layout.width(head), longest(layout, shown[column]))
                 piece = max(layout.width(p) for p in PIECES.split(head))
                 if column in numeric:
@@ -319,7 +335,7 @@ def table(frame: pd.DataFrame, caption: str, label: str) -> tuple[str, list[str]
             {c: shown[c].map(lambda t, w=widths[c]: breakable(t, w, layout)) for c in frame.columns},
             index=frame.index,
         )
-        body.columns = [breakable(str(c), widths[c], layout) for c in frame.columns]
+        body.columns = [breakable(printable(str(c)), widths[c], layout) for c in frame.columns]
     else:
         body = shown.map(escape)
         body.columns = [escape(str(c)) for c in frame.columns]
