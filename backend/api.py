@@ -126,7 +126,8 @@ class Lab:
 
     def card(self, model: str) -> pd.DataFrame:
         """The model card: per dataset and split its headline metric with n and CI, the best trivial baseline and
-        the verdict (below / not better than baseline), contamination, unparsed responses, agreement with people."""
+        the verdict (below / not different from / above baseline, by a paired test), contamination, unparsed
+        responses, agreement with people."""
         with self._session() as con:
             return cards.card(con, pasted(model))
 

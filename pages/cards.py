@@ -7,19 +7,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from backend.views import cards
+from backend.views import cards, common
 from ui import charts, export, widgets
 from ui.resources import computed, query
 
 st.title("Model cards")
-st.caption(
-    "Built from the store on every visit. The baseline is the best trivial one (random guessing's expected score "
-    "over 1,000 guesses, a constant label or the train majority), on the same split, metric and items as the run "
-    "(a run over part of a split is compared on its items). Verdict: **below baseline** when the upper end of the "
-    "run's 95% CI is under the baseline's value; **not better than baseline** when the run's CI overlaps the "
-    "baseline's interval (baseline_low–baseline_high); **above baseline** when it lies wholly above; **no trivial "
-    "baseline** when there is none to compare with."
-)
+st.caption("Built from the store on every visit. " + common.RULE)
 names = widgets.require(
     cards.models, empty="No model runs are stored yet: run `python -m backend predict` or import one."
 )

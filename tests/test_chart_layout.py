@@ -102,9 +102,9 @@ def test_a_share_of_none_of_twenty_items_is_not_pinned_to_zero():
     """Issue 45, item 11: a bootstrap of 0 of 20 items gave [0.000, 0.000]; a Wilson interval does not."""
     import numpy as np
 
-    from backend.metrics.bootstrap import share
+    from backend.metrics.bootstrap import mean
 
-    none = share(np.zeros(20))
+    none = mean(np.zeros(20))
     assert none.value == none.low == 0 and 0.15 < none.high < 0.17 and none.n == 20
-    some = share(np.array([1.0] * 5 + [0.0] * 15))
+    some = mean(np.array([1.0] * 5 + [0.0] * 15))
     assert some.low < 0.25 < some.high

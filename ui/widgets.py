@@ -169,7 +169,7 @@ def pooled(chosen: list[str], headline: str | None) -> None:
 SHOWN_VERDICTS = 3  # badges listed beside a model's outputs; the model card lists them all
 BADGES = {
     common.BELOW: ":red-badge[:material/trending_down: below baseline]",
-    common.NOT_BETTER: ":orange-badge[:material/trending_flat: not better than baseline]",
+    common.NOT_DIFFERENT: ":orange-badge[:material/trending_flat: not different from baseline]",
     common.ABOVE: ":green-badge[:material/trending_up: above baseline]",
     common.NO_BASELINE: ":gray-badge[:material/remove: no trivial baseline]",
 }
@@ -178,7 +178,7 @@ BADGES = {
 def worth(
     dataset: str | None, runs: Iterable[str] = (), model: str | None = None, splits: Iterable[str] | None = None
 ) -> None:
-    """A "below baseline" or "not better than baseline" badge, with the figures behind it, for each of these runs
+    """A "below baseline" or "not different from baseline" badge, with the figures behind it, for each of these runs
     (or each run of `model`) whose headline metric on `dataset` (None: any) and on `splits` (the splits the page
     shows; None: any) does not beat its best trivial baseline (`backend.views.cards`); nothing for the others."""
     splits = None if splits is None else tuple(splits)
@@ -186,7 +186,8 @@ def worth(
     for row in flagged.head(SHOWN_VERDICTS).itertuples():
         badge = BADGES[row.verdict]
         st.markdown(
-            f"{badge} {plain(row.run)}: {plain(row.figures)} · [model card]({urls.page_url('cards', model=row.model)})"
+            f"{badge} {plain(row.run)}: {plain(row.figures)} · [model card]({urls.page_url('cards', model=row.model)})",
+            help=common.RULE,
         )
     if len(flagged) > SHOWN_VERDICTS:
         models = ", ".join(f"[{plain(m)}]({urls.page_url('cards', model=m)})" for m in flagged["model"].unique())

@@ -26,10 +26,11 @@ import pandas as pd
 
 from backend.datasets.catalogue import describe, described, part
 from backend.datasets.description import OPERATORS
-from backend.metrics.bootstrap import share
+from backend.metrics.bootstrap import mean
 from backend.models import contamination
 from backend.store import queries
 
+BY_CONSTRUCTION = "gold label (by construction)"  # judged_by of a dataset without people's judgements
 COLUMNS = ["dataset", "trigger", "family", "operator", "n", "judged_by", "human", "human_low", "human_high"]
 
 
@@ -77,18 +78,19 @@ def items(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
 def judged_by(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str:
     human = spec(con, dataset_id).get("human") or {}
     if not human:
-        return "gold label (by construction)"
+        return BY_CONSTRUCTION
     counted = f"label {human['label']}" if human.get("label") else f"value ≥ {human['least']}"
     return f"crowd {human['criterion']} ({counted})"
 
 
 def human_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Every cell of every projection dataset: n and human survival (0-1) with its 95% CI."""
+    """Every cell of every projection dataset: n and human survival (0-1) with its 95% CI; a dataset whose survival
+    is its gold label by construction has no interval (its share of items is fixed by the template, not sampled)."""
     rows = []
     for dataset_id in datasets(con):
         frame, how = items(con, dataset_id), judged_by(con, dataset_id)
         for (trigger, family, operator), cell in frame.groupby(["trigger", "family", "operator"], sort=True):
-            rate = share(cell["survives"].dropna().to_numpy())
+            rate = mean(cell["survives"].dropna().to_numpy(), ci=how != BY_CONSTRUCTION)
             rows.append(
                 {
                     "dataset": dataset_id,
@@ -177,7 +179,7 @@ def profile(con: duckdb.DuckDBPyConnection, model: str, include_contaminated: bo
         frame["said"] = frame["example_id"].map(predicted(con, dataset_id, _runs_on(con, chosen, dataset_id)))
         for (trigger, operator), cell in frame.groupby(["trigger", "operator"]):
             said = cell["said"].dropna().to_numpy()
-            rate = share(said)
+            rate = mean(said)
             rows.append(
                 {
                     "dataset": dataset_id,
@@ -262,7 +264,7 @@ def template_vs_people(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.Da
     rows = []
     for (name, operator), cell in frame.groupby(["trigger", "operator"], sort=True):
         single = cell[~cell["ambiguous"]]
-        differs = share(single["majority differs"].to_numpy(dtype=float))  # 0 of 20 is not [0, 0]
+        differs = mean(single["majority differs"].to_numpy(dtype=float))  # 0 of 20 is not [0, 0]
         rows.append(
             {
                 "trigger": name,
@@ -306,7 +308,7 @@ def by_run(con: duckdb.DuckDBPyConnection, dataset_id: str, run_ids: list[str] |
     for run in runs.itertuples():
         said = frame["example_id"].map(predicted(con, dataset_id, [run.run_id]))
         for (trigger, operator), cell in frame.assign(said=said).groupby(["trigger", "operator"]):
-            human, model = share(cell["survives"].dropna().to_numpy()), share(cell["said"].dropna().to_numpy())
+            human, model = mean(cell["survives"].dropna().to_numpy()), mean(cell["said"].dropna().to_numpy())
             rows.append(
                 {
                     "run": run.run_id,

@@ -3,14 +3,21 @@ the best trivial baseline there (the verdict every page shows beside the model's
 
 The trivial baselines of a dataset and split are the baseline runs that look at no input (random, a constant label,
 the train split's majority: `datasets.baselines.is_trivial`), scored on the same headline metric
-(`analysis.leaderboard`) and on the same items as the run: a run over part of a split (`--limit`) is compared with
-the baselines' scores on its items, not on the whole split. Random guessing is scored by its expectation over 1,000
-guesses of every item (interval: the middle 95% of their scores), not by the one seeded draw the stored random run
-made. The best of them is the baseline. A run's verdict:
+(`analysis.leaderboard`) and on the run's own items (a run over part of a split, `--limit`, is compared on its
+items). Random guessing is scored by its expectation (exact for accuracy; the mean of 1,000 guesses of every item
+for macro-F1), not by the one seeded draw the stored random run made. The best of them is the baseline.
 
-- **below baseline**: the upper end of its 95% CI is under that baseline's value;
-- **not better than baseline**: otherwise, when its CI overlaps the baseline's interval;
-- **above baseline**: its CI lies wholly above the baseline's interval;
+One rule for every verdict: the run is compared with that baseline on the same items by a two-sided test at the 5%
+level (`metrics.paired_tests`), and the verdict is the sign of the difference run − baseline when the test's own 95%
+interval of that difference excludes 0:
+
+- against a baseline's predictions: exact McNemar for accuracy, a paired bootstrap for macro-F1;
+- against random guessing: an exact binomial test of the run's correct count against the expected accuracy, a Monte
+  Carlo test against 1,000 random guesses for macro-F1;
+
+- **below baseline**: the difference's interval lies wholly under 0;
+- **not different from baseline**: it holds 0;
+- **above baseline**: it lies wholly above 0;
 - **no trivial baseline**: nothing to compare with (a QA or retrieval metric, a dataset without baselines).
 """
 
@@ -25,29 +32,40 @@ import pandas as pd
 
 from backend.analysis import leaderboard
 from backend.datasets import baselines
-from backend.metrics import classification
+from backend.metrics import classification, paired_tests
 from backend.store import run_metrics
 
-BELOW, NOT_BETTER, ABOVE, NO_BASELINE = (
+BELOW, NOT_DIFFERENT, ABOVE, NO_BASELINE = (
     "below baseline",
-    "not better than baseline",
+    "not different from baseline",
     "above baseline",
     "no trivial baseline",
 )
-FLAGGED = (BELOW, NOT_BETTER)  # the verdicts shown as badges beside a model's outputs
+FLAGGED = (BELOW, NOT_DIFFERENT)  # the verdicts shown as badges beside a model's outputs
 KEYS = ["dataset", "split", "metric"]
 RANDOM = "baseline: random"
 BASELINE = ["baseline", "baseline_value", "baseline_low", "baseline_high", "baseline_n"]
-METHOD = "verdicts-1"  # part of the cached verdicts' key: change it when what a verdict is computed from changes
+TEST = ["difference", "difference_low", "difference_high", "p_value", "test", "test_counts"]
+METHOD = "verdicts-2"
+RULE = (  # what every verdict badge and the model card say of the rule
+    "Each run is compared with the best trivial baseline (random guessing's expectation, a constant label or the "
+    "train majority) on the same items by a two-sided test at the 5% level: exact McNemar for accuracy and a paired "
+    "bootstrap for macro-F1 against a baseline's predictions; an exact binomial test of the correct count (accuracy) "
+    "or a Monte Carlo test against 1,000 random guesses (macro-F1) against random guessing. **Below** or **above "
+    "baseline** when the test's 95% interval of the difference run − baseline lies wholly under or over 0; **not "
+    "different from baseline** when it holds 0; **no trivial baseline** when there is none to compare with."
+)  # part of the cached verdicts' key: change it when what a verdict is computed from changes
 log = logging.getLogger(__name__)
 
 
 def verdicts(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.DataFrame:
     """Every run that is not a baseline, per headline split: dataset, run, model, kind, split, metric, value,
     low, high, n, unparsed, contaminated, baseline (its run id, '' without one), baseline_value, baseline_low,
-    baseline_high, baseline_n (the items both were scored on), verdict (one of BELOW, NOT_BETTER, ABOVE,
-    NO_BASELINE) and figures (the numbers behind it, in words). One dataset's runs only when `dataset` is given:
-    what a page's badge asks for, so it does not score every dataset's baselines.
+    baseline_high, baseline_n (the items both were scored on), verdict (one of BELOW, NOT_DIFFERENT, ABOVE,
+    NO_BASELINE), the test behind it (difference run − baseline, difference_low, difference_high: its 95% interval,
+    p_value, test: its name, test_counts: what decided it) and figures (the numbers behind it, in words). One
+    dataset's runs only when `dataset` is given: what a page's badge asks for, so it does not score every dataset's
+    baselines.
 
     Computed once per version of the data and kept in the store (`run_metrics.keep_verdicts`), so a page's first
     render reads them in one query; a read-only connection computes them without keeping them."""
@@ -67,55 +85,78 @@ def _computed(con: duckdb.DuckDBPyConnection, dataset: str | None) -> pd.DataFra
     table = leaderboard.headline(con, dataset)
     trivial = table[table["model"].map(baselines.is_trivial).astype(bool)]  # bool also when no row is left
     runs = table[table["kind"] != "baseline"].reset_index(drop=True)
-    whole = trivial.groupby(KEYS)["n"].max().rename("whole")
-    runs = runs.join(whole, on=KEYS)
-    part = runs[runs["n"] < runs["whole"]]
-    needed = set(trivial.loc[trivial["model"] == RANDOM, "run"]) | (
-        set(trivial["run"]) | set(part["run"]) if len(part) else set()
-    )
-    predictions = run_metrics.scored_predictions(con, sorted(needed))  # what is scored again: on a run's own items
-    found: dict[tuple, list] = {}
+    keys = set(map(tuple, trivial[KEYS].to_numpy()))
+    compared = runs[np.array([tuple(key) in keys for key in runs[KEYS].to_numpy()], dtype=bool)]
+    predictions = run_metrics.scored_predictions(con, sorted(set(compared["run"]) | set(trivial["run"])))
+    by_run = {key: rows.set_index("example_id") for key, rows in predictions.groupby(["run_id", "split"])}
     rows = []
     for row in runs.itertuples():
-        if pd.isna(row.whole):
-            rows.append(["", np.nan, np.nan, np.nan, 0])
+        mine = by_run.get((row.run, row.split))
+        candidates = trivial[(trivial[KEYS] == [row.dataset, row.split, row.metric]).all(axis=1)]
+        if mine is None or candidates.empty:
+            rows.append([NO_BASELINE, "", np.nan, np.nan, np.nan, 0, *_UNTESTED])
             continue
-        subset = row.n < row.whole
-        key = (row.dataset, row.split, row.metric, row.run if subset else "")
-        if key not in found:
-            items = predictions[(predictions["run_id"] == row.run) & (predictions["split"] == row.split)]["example_id"]
-            found[key] = _best(predictions, trivial, key[:3], set(items) if subset else None)
-        rows.append(found[key])
-    runs[BASELINE] = pd.DataFrame(rows, columns=BASELINE, index=runs.index)
-    below = runs["high"] < runs["baseline_value"]
-    overlaps = (runs["low"] <= runs["baseline_high"]) & (runs["high"] >= runs["baseline_low"])
-    runs["verdict"] = np.select([runs["baseline"] == "", below, overlaps], [NO_BASELINE, BELOW, NOT_BETTER], ABOVE)
+        rows.append(_compared_with(mine, candidates, by_run, row.metric))
+    runs[["verdict", *BASELINE, *TEST]] = pd.DataFrame(rows, columns=["verdict", *BASELINE, *TEST], index=runs.index)
     runs["figures"] = [_figures(row) for row in runs.itertuples()]
-    return runs.drop(columns="whole")
+    return runs
 
 
-def _best(predictions: pd.DataFrame, trivial: pd.DataFrame, key: tuple, items: set | None) -> list:
-    """[run id, value, low, high, n] of the best trivial baseline of (dataset, split, metric), scored on `items`
-    (None: all the baseline's items); random guessing by its expectation."""
-    dataset, split, metric = key
-    scored = []
-    for baseline in trivial[(trivial[KEYS] == list(key)).all(axis=1)].itertuples(index=False):
-        run, model = baseline.run, baseline.model
-        if items is None and model != RANDOM:  # on all its items: its headline row (analysis.leaderboard, cached)
-            scored.append([run, baseline.value, baseline.low, baseline.high, baseline.n])
-            continue
-        rows = predictions[(predictions["run_id"] == run) & (predictions["split"] == split)]
-        if items is not None:
-            rows = rows[rows["example_id"].isin(items)]
-        labels = list(rows["labels"].iloc[0]) if len(rows) else []
-        if model == RANDOM:
-            estimate, run = _guessing(tuple(rows["gold_label"]), tuple(labels), metric), f"{run} (expected)"
-        elif metric == "accuracy":
-            estimate = classification.accuracy(rows["gold_label"], rows["label"])
+def _compared_with(mine: pd.DataFrame, candidates: pd.DataFrame, by_run: dict, metric: str) -> list:
+    """[verdict, *BASELINE, *TEST] of one run (its predictions `mine`, by example id) against the best of the
+    trivial baselines `candidates`, each scored on the run's items."""
+    labels = list(mine["labels"].iloc[0])
+    best = None
+    for baseline in candidates.itertuples(index=False):
+        if baseline.model == RANDOM:
+            items = mine
+            estimate = _guessing(tuple(items["gold_label"]), tuple(labels), metric)
+            name, answers = f"{baseline.run} (expected)", None
         else:
-            estimate = classification.macro_f1(rows["gold_label"], rows["label"], labels)
-        scored.append([run, estimate.value, estimate.low, estimate.high, estimate.n])
-    return max(scored, key=lambda s: s[1]) if scored else ["", np.nan, np.nan, np.nan, 0]
+            theirs = by_run.get((baseline.run, baseline.split))
+            if theirs is None:
+                continue
+            items = mine[mine.index.isin(theirs.index)]
+            answers = theirs["label"].reindex(items.index)
+            estimate = _scored(items["gold_label"], answers, labels, metric)
+            name = baseline.run
+        if best is None or estimate.value > best[1].value:
+            best = (name, estimate, items, answers)
+    if best is None:
+        return [NO_BASELINE, "", np.nan, np.nan, np.nan, 0, *_UNTESTED]
+    name, estimate, items, answers = best
+    tested = _test(items, answers, labels, metric)
+    verdict = {-1: BELOW, 0: NOT_DIFFERENT, 1: ABOVE}[tested.verdict]
+    return [verdict, name, estimate.value, estimate.low, estimate.high, estimate.n, *_tested(tested)]
+
+
+def _scored(gold: pd.Series, answers: pd.Series, labels: list[str], metric: str):
+    if metric == "accuracy":
+        return classification.accuracy(gold, answers)
+    return classification.macro_f1(gold, answers, labels)
+
+
+def _test(items: pd.DataFrame, answers: pd.Series | None, labels: list[str], metric: str) -> paired_tests.Difference:
+    """The paired test of the run's predictions on `items` against the baseline's `answers` on the same items
+    (None: random guessing, by its expectation)."""
+    gold, mine = items["gold_label"].to_numpy(object), items["label"].to_numpy(object)
+    if answers is None and metric == "accuracy":
+        right = int(classification.correct(gold, mine).sum())
+        return paired_tests.binomial(right, len(gold), classification.guessing_accuracy(gold, labels))
+    if answers is None:
+        value = classification.macro_f1(gold, mine, labels, ci=False).value
+        return paired_tests.against_draws(value, _draws(tuple(gold), tuple(labels), metric), len(gold))
+    theirs = answers.to_numpy(object)
+    if metric == "accuracy":
+        return paired_tests.mcnemar(classification.correct(gold, mine) > 0, classification.correct(gold, theirs) > 0)
+    return paired_tests.bootstrap_difference(*classification.macro_f1_difference(gold, mine, theirs, labels))
+
+
+_UNTESTED = [np.nan, np.nan, np.nan, np.nan, "", ""]
+
+
+def _tested(tested: paired_tests.Difference) -> list:
+    return [tested.difference, tested.low, tested.high, tested.p_value, tested.test, tested.counts]
 
 
 @lru_cache(maxsize=64)
@@ -124,16 +165,35 @@ def _guessing(gold: tuple, labels: tuple, metric: str):
     return classification.random_guessing(list(gold), list(labels), metric)
 
 
+@lru_cache(maxsize=64)
+def _draws(gold: tuple, labels: tuple, metric: str) -> np.ndarray:
+    """`classification.guessing_scores`, once per set of gold labels."""
+    return classification.guessing_scores(list(gold), list(labels), metric)
+
+
 def _figures(row) -> str:
-    """'accuracy 0.587 [0.560, 0.613] (n=1,000, main) against nope/baseline/always-E: 0.806 [...] on the same
-    1,000 items'."""
-    said = f"{row.metric} {row.value:.3f} [{row.low:.3f}, {row.high:.3f}] (n={row.n:,}, {row.split})"
+    """'accuracy 0.587 [0.560, 0.613] (n=1,000, main) against nope/baseline/always-E: 0.806 [0.790, 0.821] on the
+    same 1,000 items; difference −0.219 [−0.251, −0.187], exact McNemar p < 0.001 (… items only the run got right,
+    … only the baseline)'."""
+    said = f"{row.metric} {_interval(row.value, row.low, row.high)} (n={row.n:,}, {row.split})"
     if not row.baseline:
         return said + "; no trivial baseline on this split"
-    return (
-        f"{said} against {row.baseline}: {row.baseline_value:.3f} [{row.baseline_low:.3f}, {row.baseline_high:.3f}]"
+    against = (
+        f"{said} against {row.baseline}: {_interval(row.baseline_value, row.baseline_low, row.baseline_high)}"
         f" on the same {row.baseline_n:,} items"
     )
+    difference = (
+        f"difference {row.difference:+.3f} [{row.difference_low:+.3f}, {row.difference_high:+.3f}]"
+        if row.difference_low == row.difference_low
+        else f"difference {row.difference:+.3f} (the same items right: no interval)"
+    )
+    p = "p < 0.001" if row.p_value < 0.001 else f"p = {row.p_value:.3f}"
+    counts = f" ({row.test_counts})" if row.test_counts else ""
+    return f"{against}; {difference}, {row.test} {p}{counts}"
+
+
+def _interval(value: float, low: float, high: float) -> str:
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low == low else f"{value:.3f} (no interval)"
 
 
 def of(
@@ -143,7 +203,7 @@ def of(
     model: str | None = None,
     splits: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
-    """The rows of `verdicts` flagged (BELOW, NOT_BETTER) for some runs (or every run of a model), on one dataset
+    """The rows of `verdicts` flagged (BELOW, NOT_DIFFERENT) for some runs (or every run of a model), on one dataset
     or (None) on any, on some splits (None: every headline split)."""
     chosen = (table["run"].isin(runs) | (table["model"] == model)) & table["verdict"].isin(FLAGGED)
     if dataset is not None:

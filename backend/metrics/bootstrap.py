@@ -15,6 +15,7 @@ from scipy import stats
 
 RESAMPLES = 1000
 SEED = 0
+MIN_N = 10  # fewer items: no bootstrap interval (too few to estimate one); proportions get Wilson's at any n
 LARGE_N = 10_000  # above this many items, resample by kind of item (see resampled_sums): no R × n matrix
 
 
@@ -29,6 +30,16 @@ class Estimate:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def ci(self, scale: float = 100, digits: int = 1) -> str:
+        """'95% CI [55.1, 61.3]', or why there is none: "too few to estimate an interval (n=4)".
+
+        >>> mean(np.array([0.2, 0.5])).ci(), mean(np.zeros(20)).ci()
+        ('too few to estimate an interval (n=2)', '95% CI [0.0, 16.1]')
+        """
+        if np.isnan(self.low):
+            return f"too few to estimate an interval (n={self.n:,})" if self.n < MIN_N else "no interval"
+        return f"95% CI [{scale * self.low:.{digits}f}, {scale * self.high:.{digits}f}]"
 
     def __str__(self) -> str:
         if np.isnan(self.low):
@@ -110,47 +121,49 @@ def interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
 def mean(
     values: np.ndarray, ci: bool = True, resamples: int = RESAMPLES, seed: int = SEED, counts: np.ndarray | None = None
 ) -> Estimate:
-    """Mean of per-item values (e.g. 0/1 correctness) with a bootstrap interval; with `counts`, `values`
-    are those of kinds of items and `counts` how many items each kind has.
+    """Mean of per-item values with a 95% interval; with `counts`, `values` are those of kinds of items and `counts`
+    how many items each kind has. A proportion (every value 0 or 1: correctness, a share of items) gets the Wilson
+    score interval (scipy's `binomtest`): a bootstrap collapses to [0, 0] or [1, 1] when every item is 0 or 1, at any
+    n (0 of 20: [0, 0.161]). Other values get a percentile bootstrap interval from MIN_N items on, and none below
+    (too few to estimate: NaN, and `Estimate.ci` says so).
 
     >>> str(mean(np.array([1, 1, 0, 1.0]), ci=False))
     '75.0 (n=4)'
+    >>> mean(np.zeros(20)).high.__round__(3), mean(np.array([])).n, bool(np.isnan(mean(np.array([0.2, 0.5])).low))
+    (0.161, 0, True)
     """
     values = np.asarray(values, dtype=np.float64)
     n = values.size if counts is None else int(np.sum(counts))
     if n == 0:
         return Estimate(float("nan"), float("nan"), float("nan"), 0)
-    value = float(values.mean()) if counts is None else float(np.dot(values, counts) / n)
+    total = float(values.sum()) if counts is None else float(np.dot(values, counts))
     if not ci:
-        return Estimate(value, float("nan"), float("nan"), n)
+        return Estimate(total / n, float("nan"), float("nan"), n)
+    if np.isin(values, (0.0, 1.0)).all():
+        return _wilson(round(total), n)
+    if n < MIN_N:
+        return Estimate(total / n, float("nan"), float("nan"), n)
     low, high = interval(resampled_sums(values, resamples, seed, counts) / n)
-    return Estimate(value, low, high, n)
+    return Estimate(total / n, low, high, n)
 
 
-def share(values: np.ndarray) -> Estimate:
-    """The share of items that are 1 among 0/1 values, with the Wilson score interval (scipy's `binomtest`): unlike
-    a bootstrap, it does not collapse to [0, 0] when no item of a small cell is 1 (0 of 20: [0, 0.161]). Values that
-    are not all 0 or 1 get `mean`'s bootstrap interval.
-
-    >>> share(np.zeros(20)).high.__round__(3), share(np.array([])).n
-    (0.161, 0)
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if values.size == 0 or not np.isin(values, (0.0, 1.0)).all():
-        return mean(values)
-    ones = int(values.sum())
-    found = stats.binomtest(ones, values.size).proportion_ci(confidence_level=0.95, method="wilson")
-    return Estimate(ones / values.size, float(found.low), float(found.high), int(values.size))
+def _wilson(ones: int, n: int) -> Estimate:
+    found = stats.binomtest(ones, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return Estimate(ones / n, float(found.low), float(found.high), n)
 
 
 def means(matrix: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED) -> list[Estimate]:
-    """`mean` for each row of a (runs × n) matrix over the same items, with one shared resampling."""
+    """`mean` for each row of a (runs × n) matrix over the same items, with one shared resampling (the rows that are
+    proportions get their Wilson interval, as `mean` gives it)."""
     matrix = np.asarray(matrix, dtype=np.float64)
     n = matrix.shape[1]
-    if n == 0:
-        return [Estimate(float("nan"), float("nan"), float("nan"), 0) for _ in matrix]
+    if n == 0 or n < MIN_N or np.isin(matrix, (0.0, 1.0)).all():
+        return [mean(row) for row in matrix]
     samples = resampled_sums(matrix.T, resamples, seed) / n  # R × runs
-    return [Estimate(float(row.mean()), *interval(samples[:, i]), n) for i, row in enumerate(matrix)]
+    return [
+        mean(row) if np.isin(row, (0.0, 1.0)).all() else Estimate(float(row.mean()), *interval(samples[:, i]), n)
+        for i, row in enumerate(matrix)
+    ]
 
 
 @dataclass(frozen=True)

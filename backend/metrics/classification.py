@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from backend.metrics.bootstrap import RESAMPLES, SEED, Estimate, interval, mean, resampled_sums
+from backend.metrics.bootstrap import MIN_N, RESAMPLES, SEED, Estimate, interval, mean, resampled_sums
 
 
 def correct(gold, pred) -> np.ndarray:
@@ -83,7 +83,7 @@ def macro_f1(
     gold, pred = np.asarray(gold, dtype=object), np.asarray(pred, dtype=object)
     n = gold.size if counts is None else int(np.sum(counts))
     value = _present_mean(_counts(gold, pred, labels, None, counts)) if n else float("nan")
-    if not ci or n == 0:
+    if not ci or n < MIN_N:  # no bootstrap interval from so few items (too few to estimate one)
         return Estimate(value, float("nan"), float("nan"), n)
     samples = _present_mean(_counts(gold, pred, labels, {"resamples": resamples, "seed": seed}, counts))
     return Estimate(value, *interval(samples), n)
@@ -99,31 +99,71 @@ def _present_mean(counts: np.ndarray):
     return float(found) if np.ndim(found) == 0 else found
 
 
+def macro_f1_difference(
+    gold, pred, baseline, labels: list[str], resamples: int = RESAMPLES, seed: int = SEED
+) -> tuple[float, np.ndarray, int]:
+    """Macro-F1 of `pred` minus that of `baseline` on the same items: the observed difference, the difference on
+    each bootstrap resample (both scored on the same resampled items: a paired bootstrap) and n.
+
+    >>> observed, samples, n = macro_f1_difference(["E", "N"] * 20, ["E", "N"] * 20, ["E"] * 40, ["E", "N"])
+    >>> round(observed, 3), samples.shape, n
+    (0.667, (1000,), 40)
+    """
+    gold, pred, baseline = (np.asarray(x, dtype=object) for x in (gold, pred, baseline))
+    observed = _present_mean(_counts(gold, pred, labels, None)) - _present_mean(_counts(gold, baseline, labels, None))
+    per_item = np.concatenate(
+        [
+            np.stack([(gold == label) & (answers == label), answers == label, gold == label], axis=1)
+            for answers in (pred, baseline)
+            for label in labels
+        ],
+        axis=1,
+    ).astype(np.float64)  # n × (2 · labels · 3): the run's counts, then the baseline's
+    sums = resampled_sums(per_item, resamples, seed).reshape(-1, 2, len(labels), 3)  # R × 2 × labels × 3
+    run, base = (sums[:, i].transpose(1, 2, 0) for i in (0, 1))  # labels × 3 × R each
+    return float(observed), _present_mean(run) - _present_mean(base), int(gold.size)
+
+
+def guessing_scores(gold, labels: list[str], metric: str, draws: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
+    """The score (`metric`: "accuracy" or "macro-F1") of each of `draws` independent uniform guesses of every item."""
+    index = {label: i for i, label in enumerate(labels)}
+    gold = np.array([index.get(g, -1) for g in gold], dtype=np.int64)  # a gold label not among `labels`: never hit
+    guesses = np.random.default_rng(seed).integers(len(labels), size=(draws, gold.size))
+    if metric == "accuracy":
+        return (guesses == gold).mean(axis=1)
+    counts = np.stack(
+        [
+            np.stack([((guesses == i) & (gold == i)).sum(1), (guesses == i).sum(1), np.full(draws, (gold == i).sum())])
+            for i in range(len(labels))
+        ]
+    )  # labels × 3 × draws, as _counts gives per resample
+    return _present_mean(counts.astype(np.float64))
+
+
+def guessing_accuracy(gold, labels: list[str]) -> float:
+    """The accuracy uniform guessing over `labels` is expected to have on these gold labels, exactly.
+
+    >>> guessing_accuracy(["E", "N", "C", "other"], ["E", "N", "C"])
+    0.25
+    """
+    gold = list(gold)
+    return sum(g in labels for g in gold) / len(labels) / len(gold) if gold else float("nan")
+
+
 def random_guessing(gold, labels: list[str], metric: str, draws: int = RESAMPLES, seed: int = SEED) -> Estimate:
     """What guessing uniformly over `labels` scores on these gold labels (`metric`: "accuracy" or "macro-F1"): the
-    mean score over `draws` independent guesses of every item (its expectation, not one seeded draw's luck), with
-    the 2.5th–97.5th percentiles of those scores as the interval.
+    mean score over `draws` independent guesses of every item (its expectation, not one seeded draw's luck; for
+    accuracy the exact expectation, `guessing_accuracy`), with the 2.5th–97.5th percentiles of those scores as the
+    interval.
 
     >>> est = random_guessing(["E"] * 300 + ["N"] * 300 + ["C"] * 300, ["E", "N", "C"], "accuracy")
     >>> round(est.value, 2), est.low < 0.34 < est.high, est.n
     (0.33, True, 900)
     """
-    index = {label: i for i, label in enumerate(labels)}
-    gold = np.array([index.get(g, -1) for g in gold], dtype=np.int64)  # a gold label not among `labels`: never hit
-    guesses = np.random.default_rng(seed).integers(len(labels), size=(draws, gold.size))
-    if metric == "accuracy":
-        scores = (guesses == gold).mean(axis=1)
-    else:
-        counts = np.stack(
-            [
-                np.stack(
-                    [((guesses == i) & (gold == i)).sum(1), (guesses == i).sum(1), np.full(draws, (gold == i).sum())]
-                )
-                for i in range(len(labels))
-            ]
-        )  # labels × 3 × draws, as _counts gives per resample
-        scores = _present_mean(counts.astype(np.float64))
-    return Estimate(float(np.mean(scores)), *interval(scores), int(gold.size))
+    gold = list(gold)
+    scores = guessing_scores(gold, labels, metric, draws, seed)
+    value = guessing_accuracy(gold, labels) if metric == "accuracy" else float(np.mean(scores))
+    return Estimate(value, *interval(scores), len(gold))
 
 
 def confusion(gold, pred, labels: list[str], counts=None) -> pd.DataFrame:

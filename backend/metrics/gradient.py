@@ -17,18 +17,23 @@ from scipy import stats
 from backend.metrics.bootstrap import Estimate
 
 DRAWS, SEED = 1000, 0
+MIN_EACH = 3  # participants and items a crossed bootstrap needs at least: fewer, no interval
 
 
 def crossed_mean(ratings: pd.DataFrame, draws: int = DRAWS, seed: int = SEED) -> Estimate:
-    """Mean of `value` with a 95% CI over participants (`rater`) and items (`item`) resampled together.
+    """Mean of `value` with a 95% CI over participants (`rater`) and items (`item`) resampled together; no interval
+    (NaN: too few to estimate one) with fewer than MIN_EACH participants or items (one participant's answers
+    resampled over items give an interval of that person, not of people).
 
     >>> frame = pd.DataFrame({"rater": ["a", "a", "b", "b"], "item": [1, 2, 1, 2], "value": [0.2, 0.4, 0.6, 0.8]})
-    >>> round(crossed_mean(frame).value, 3), crossed_mean(frame).n
-    (0.5, 4)
+    >>> round(crossed_mean(frame).value, 3), crossed_mean(frame).n, bool(np.isnan(crossed_mean(frame).low))
+    (0.5, 4, True)
     """
     values = ratings["value"].to_numpy(dtype=float)
     if not len(values):
         return Estimate(float("nan"), float("nan"), float("nan"), 0)
+    if min(ratings["rater"].nunique(), ratings["item"].nunique()) < MIN_EACH:  # too few to estimate an interval
+        return Estimate(float(values.mean()), float("nan"), float("nan"), len(values))
     low, high = np.percentile(_resampled_means(ratings, draws, seed), [2.5, 97.5])
     return Estimate(float(values.mean()), float(low), float(high), len(values))
 

@@ -7,7 +7,7 @@ import duckdb
 import pandas as pd
 
 from backend.analysis import gradient
-from backend.analysis.verdicts import BASELINE, BELOW, NO_BASELINE, verdicts  # noqa: F401 — summary's doctest
+from backend.analysis.verdicts import BASELINE, BELOW, NO_BASELINE, TEST, verdicts  # noqa: F401 — summary's doctest
 from backend.store.sessions import DATA, reads
 
 
@@ -31,12 +31,13 @@ def _graded_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 @reads(DATA)
 def card(con: duckdb.DuckDBPyConnection, model: str) -> pd.DataFrame:
     """A model card from the store: per dataset, split and run, its headline metric with n and CI, the best
-    trivial baseline and the verdict, why it is contaminated, how many of its responses gave no answer
+    trivial baseline, the verdict and the paired test behind it (the difference run − baseline with its 95%
+    interval, p-value, test and what decided it), why it is contaminated, how many of its responses gave no answer
     (prompted runs), and its agreement with people where the dataset has graded ratings (Spearman ρ between
     its and people's means per group, with its CI over groups)."""
     table = verdicts(con)
     rows = table[table["model"] == model][
-        ["dataset", "split", "run", "metric", "value", "low", "high", "n", *BASELINE, "verdict"]
+        ["dataset", "split", "run", "metric", "value", "low", "high", "n", *BASELINE, "verdict", *TEST]
         + ["unparsed", "contaminated"]
     ]
     graded = _graded_runs(con)
@@ -48,9 +49,9 @@ def card(con: duckdb.DuckDBPyConnection, model: str) -> pd.DataFrame:
     people = pd.DataFrame(people, columns=["dataset", "run", "agreement with people"])
     out = rows.merge(people, on=["dataset", "run"], how="outer")
     out["contaminated"] = out["contaminated"].fillna(out["run"].map(graded.set_index("run")["contaminated"]))
-    return out.fillna({"agreement with people": "", "split": "", "metric": "", "verdict": ""}).sort_values(
-        ["dataset", "split", "run"], ignore_index=True
-    )
+    return out.fillna(
+        {"agreement with people": "", "split": "", "metric": "", "verdict": "", "test": "", "test_counts": ""}
+    ).sort_values(["dataset", "split", "run"], ignore_index=True)
 
 
 def summary(card: pd.DataFrame) -> pd.DataFrame:

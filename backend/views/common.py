@@ -9,7 +9,7 @@ import pandas as pd
 
 from backend.analysis import markdown
 from backend.analysis import verdicts as analysis_verdicts
-from backend.analysis.verdicts import ABOVE, BELOW, NO_BASELINE, NOT_BETTER  # noqa: F401 — the widgets' names
+from backend.analysis.verdicts import ABOVE, BELOW, NO_BASELINE, NOT_DIFFERENT, RULE  # noqa: F401 — the widgets' names
 from backend.datasets.description import OPERATORS  # noqa: F401 — the widgets' names
 from backend.store import queries
 from backend.store.ids import JOINER  # noqa: F401 — the widgets' names
@@ -20,8 +20,9 @@ from backend.store.sessions import DATA, reads
 def verdicts(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.DataFrame:
     """Every run that is not a baseline, per headline split: dataset, run, model, kind, split, metric, value, low,
     high, n, unparsed, contaminated, baseline (its run id, '' without one), baseline_value, baseline_low,
-    baseline_high, baseline_n (the items both were scored on), verdict (one of BELOW, NOT_BETTER, ABOVE,
-    NO_BASELINE) and figures (the numbers behind it, in words)."""
+    baseline_high, baseline_n (the items both were scored on), verdict (one of BELOW, NOT_DIFFERENT, ABOVE,
+    NO_BASELINE), the paired test behind it (difference, difference_low, difference_high, p_value, test,
+    test_counts) and figures (the numbers behind it, in words): `analysis.verdicts`."""
     return analysis_verdicts.verdicts(con, dataset)
 
 
@@ -32,7 +33,7 @@ def of(
     model: str | None = None,
     splits: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
-    """The rows of `verdicts` flagged (BELOW, NOT_BETTER) for some runs (or every run of a model), on one dataset or
+    """The rows of `verdicts` flagged (BELOW, NOT_DIFFERENT) for some runs (or every run of a model), on one dataset or
     (None) on any, on some splits (None: every headline split)."""
     return analysis_verdicts.of(table, dataset, runs, model, splits)
 

@@ -9,7 +9,7 @@ import pandas as pd
 from backend.views.common import OPERATORS
 from ui import charts
 
-WHO = alt.Scale(domain=["people / gold", "model"], range=["#0072B2", "#D55E00"])
+WHO = alt.Scale(domain=["people", "gold by construction", "model"], range=["#0072B2", "#525252", "#D55E00"])
 
 
 def row_label(frame):
@@ -69,10 +69,16 @@ def heatmap(table: pd.DataFrame) -> alt.Chart:
 
 
 def profile(frame: pd.DataFrame) -> alt.Chart:
-    """Per trigger of each dataset (grouped by family), survival by operator: people/gold (blue) and the
-    model (orange), each with its CI."""
+    """Per trigger of each dataset (grouped by family), survival by operator: people (blue), gold labels by
+    construction (grey, no interval: fixed by the template) and the model (orange), each with its CI."""
     long = frame.assign(cell=row_label(frame))
-    people = long.assign(who="people / gold", rate=long["human"], low=long["human_low"], high=long["human_high"])
+    gold = long["judged_by"].str.startswith(GOLD)
+    people = long.assign(
+        who=np.where(gold, "gold by construction", "people"),
+        rate=long["human"],
+        low=long["human_low"],
+        high=long["human_high"],
+    )
     said = long[long["model"].notna()].assign(
         who="model", rate=lambda f: f["model"], low=lambda f: f["model_low"], high=lambda f: f["model_high"]
     )
@@ -80,7 +86,7 @@ def profile(frame: pd.DataFrame) -> alt.Chart:
     base = alt.Chart(data).encode(
         x=alt.X("operator:N", sort=OPERATORS, title=None, axis=alt.Axis(labelAngle=-40, labelOverlap=False)),
         color=alt.Color("who:N", scale=WHO, title=None),
-        xOffset=alt.XOffset("who:N", sort=["people / gold", "model"]),
+        xOffset=alt.XOffset("who:N", sort=list(WHO.domain)),
     )
     points = base.mark_point(filled=True, size=45).encode(
         y=alt.Y("rate:Q", title="Survives (share)", scale=alt.Scale(domain=[0, 1])),
