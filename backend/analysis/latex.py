@@ -219,7 +219,7 @@ class Fit:
 
 
 def cells(frame: pd.DataFrame, numeric) -> pd.DataFrame:
-    """Every cell as the table prints it, before escaping: numbers to 3 decimals, missing values as '--'."""
+    """Every cell as the table prints it, before escaping: numbers to 3 decimals, missing values as an en dash."""
     shown = {}
     for column in frame.columns:
         values = frame[column]
@@ -227,7 +227,7 @@ def cells(frame: pd.DataFrame, numeric) -> pd.DataFrame:
             text = values.map(lambda v: f"{v:.3f}" if isinstance(v, float) else str(v))
         else:
             text = values.map(lambda v: printable(str(v)))
-        shown[column] = text.where(values.notna(), "--")
+        shown[column] = text.where(values.notna(), "–")  # an en dash: missing
     return pd.DataFrame(shown, index=frame.index, columns=frame.columns)
 
 
