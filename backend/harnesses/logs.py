@@ -7,11 +7,16 @@ log of any other task gives its document's fields as `doc.<field>` (lm-eval) or 
   - lm-eval multiple_choice: the choices' log-likelihoods as `logits` (the import's softmax over them is the
     distribution lm-eval's `acc` takes its argmax of), in the order of the task's choices;
   - generated text (lm-eval generate_until, every Inspect sample): `label`, the label the lab's parser reads with
-    the exporting template's answer words (else the text itself, for `--label-map`), and `answer`, the short
-    answer the lab's parser reads — the same parsers as the lab's endpoint runs; the task picks the column.
-A response that names no label, and an Inspect sample that ended in an error, are left out and counted in the
-report as skipped rows (never guessed). Of repeated Inspect epochs, epoch 1 is imported (a run holds one
-prediction per example) and the report says so.
+    the exporting template's answer words and chain of thought (else the text itself, for `--label-map`), and
+    `answer`, the short answer the lab's parser reads — the same parsers as the lab's endpoint runs; the task picks
+    the column.
+A response of a lab template that names no label (none, or two as in "yes, no"; empty; a refusal) is kept without
+one, as the lab's own runs keep it, so it counts wrong (never guessed), as in the scorer of the Inspect task the lab
+exports: the lab's accuracy of the run is Inspect's. Every prediction of a lab record keeps its response, parse and the
+harness's own score as its `text`; where that score differs from the lab's (a log of another scorer, such as Inspect's
+`match` in tasks exported before issue 54), the report names by how much. An Inspect sample that ended in an error
+is left out and counted in the report as a skipped row. Of repeated Inspect epochs, epoch 1 is imported (a run holds
+one prediction per example) and the report says so.
 
 The `.eval` file is a zip archive of JSON members, compressed with zstandard by current Inspect versions. It is
 read here with the standard library's zipfile and the `zstandard` package rather than `inspect_ai.log`: that
@@ -39,11 +44,13 @@ from backend.datasets.validation import DataError
 from backend.imports import predictions
 from backend.imports.check_report import Problem
 from backend.imports.files import Table, max_bytes, read
+from backend.metrics import squad
 from backend.models.prompts import parsers, templates
 
 ZSTD = 93  # the zip compression method number of zstandard
 LM_EVAL_KEYS = {"doc_id", "doc", "resps", "filtered_resps"}
 EXPORTED = ("id", "split", "premise", "hypothesis", "question")  # fields of a lab export's records
+HARNESS_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0, "True": 1.0, "False": 0.0}  # Inspect's CORRECT, INCORRECT …
 
 
 @dataclass
@@ -51,8 +58,10 @@ class Log:
     table: Table  # rows for predictions.check
     harness: str  # "lm-evaluation-harness" | "Inspect AI" | "" (not a harness log)
     model: str | None = None  # the model the harness names, where it does
-    skipped: list[Problem] = field(default_factory=list)  # rows left out before matching (unparsed, error)
+    skipped: list[Problem] = field(default_factory=list)  # rows left out before matching (an Inspect error)
     notes: list[str] = field(default_factory=list)
+    unanswered: set[str] = field(default_factory=set)  # where (`Table.where`) a response names no label
+    responses: dict[str, dict] = field(default_factory=dict)  # a lab record's id → its response, as `text` keeps it
 
 
 def read_log(source: Path | str | bytes | pd.DataFrame, name: str | None = None) -> Log:
@@ -82,28 +91,50 @@ def plan(con: duckdb.DuckDBPyConnection, log: Log, options: predictions.Options)
     provenance = "; ".join([f"{log.harness} log", *log.notes])
     options = replace(options, model=options.model or log.model, notes=options.notes or provenance)
     planned = predictions.plan(con, log.table, options)
-    planned.report.rows += len(log.skipped)
-    planned.report.skipped[:0] = log.skipped
-    planned.report.notes[:0] = [provenance]
+    report = planned.report
+    report.rows += len(log.skipped)
+    report.skipped[:0] = log.skipped
+    report.notes[:0] = [provenance]
+    report.problems = [p for p in report.problems if not (p.kind == "empty" and p.where in log.unanswered)]
+    unlabelled = int(planned.predictions["label"].isna().sum()) if log.unanswered and len(planned.predictions) else 0
+    if unlabelled:
+        report.notes.append(
+            f"{unlabelled:,} responses name no label (none, or two as in 'yes, no'; or empty, or a refusal): kept "
+            "without one and counted wrong, as in the lab's own runs and the scorer of the task the lab exports"
+        )
+    if log.responses and len(planned.predictions):
+        found = planned.predictions
+        found["text"] = [
+            json.dumps(log.responses[i]) if i in log.responses else t
+            for i, t in zip(found["example_id"], found["text"])
+        ]
     return planned
 
 
 def _responses(log: Log) -> Log:
     """The generated responses as `label` (read with the exporting template's answer words, else the text itself)
-    and `answer` (the short answer); a response that names none of its template's answer words is left out."""
+    and `answer` (the short answer), each read as the lab reads its own runs' responses (`parsers`, with the
+    template's answer words and chain of thought). A response that names none of its template's labels, or two,
+    keeps no label (`unanswered`: the plan stores it so, counted wrong); a lab record's response, its parse and the
+    harness's own score are kept as the prediction's `text`, as a prompted run keeps them."""
     frame = log.table.frame
     if "response" not in frame:
         return log
-    response, verbalisers = frame.pop("response").astype(str), frame.pop("verbalisers")
-    parsed = [
-        parsers.label(text, words) if words else parsers.Parsed("ok", label=text.strip())
-        for text, words in zip(response, verbalisers)
+    response, chosen = frame.pop("response").astype(str), list(frame.pop("lab_template"))
+    scores = list(frame.pop("harness_score")) if "harness_score" in frame else [None] * len(frame)
+    labels = [
+        parsers.label(text, t.verbalisers, t.reasons) if t and t.task in ("nli", "detect") else None
+        for text, t in zip(response, chosen)
     ]
-    frame["label"] = [p.label for p in parsed]
-    frame["answer"] = [parsers.short_answer(text).answer or "" for text in response]
-    bad = np.array([p.status != "ok" for p in parsed])
-    reasons = [f"response {t[:80]!r} names no label ({p.status})" for t, p in zip(response, parsed)]
-    _leave_out(log, bad, "unparsed", reasons)
+    answers = [parsers.short_answer(text, t.reasons if t else False) for text, t in zip(response, chosen)]
+    frame["label"] = [p.label if p else text.strip() for p, text in zip(labels, response)]
+    frame["answer"] = [a.answer or "" for a in answers]
+    log.unanswered = {log.table.where(i) for i, p in enumerate(labels) if p and p.status != "ok"}
+    for i, text, t, named, said, score in zip(frame.get("id", []), response, chosen, labels, answers, scores):
+        if t is not None:
+            read = {"label": named.label} if named else {"answer": said.answer}
+            kept = {"template": t.ref, "generation": text, "parse": (named or said).status} | read
+            log.responses[str(i)] = kept | ({"harness_score": score} if score is not None else {})
     return log
 
 
@@ -142,7 +173,7 @@ def _lm_eval(raw: bytes, name: str, path: Path | None) -> Log:
             row["logits"] = [float(r[0]) for r in responses]
         else:
             row["response"] = responses[0] if responses else ""
-            row["verbalisers"] = _words(doc.get("template"))
+            row["lab_template"] = _template(doc.get("template"))
         rows.append(row)
         lines.append(number)
     frame = pd.DataFrame(rows)
@@ -190,7 +221,8 @@ def _inspect(raw: bytes, name: str) -> Log:
         prompt = sample.get("input")
         row["input"] = prompt if isinstance(prompt, str) else _last_user_text(prompt)
         row["response"] = ((sample.get("output") or {}).get("completion")) or ""
-        row["verbalisers"] = _words(metadata.get("template"))
+        row["lab_template"] = _template(metadata.get("template"))
+        row["harness_score"] = _score(sample.get("scores"))
         row["error"] = (sample.get("error") or {}).get("message") if sample.get("error") else None
         rows.append(row)
     if not rows:
@@ -206,7 +238,40 @@ def _inspect(raw: bytes, name: str) -> Log:
         log.notes.append(f"{len(epochs)} epochs in the log: epoch {min(epochs)} imported (one prediction per example)")
     errors = frame["error"].notna().to_numpy()
     _leave_out(log, errors, "error", [f"the sample ended in an error: {e}" for e in frame["error"]])
-    return _responses(log)
+    log = _responses(log)
+    golds = {str(s.get("id")): s.get("metadata") or {} for s in kept}
+    log.notes += _differences(log.responses, golds, str(evaluated.get("task") or "the task"))
+    return log
+
+
+def _differences(responses: dict[str, dict], golds: dict[str, dict], task: str) -> list[str]:
+    """A note naming how far the harness's own per-sample scores differ from the lab's scoring of the same
+    responses (a log of a task exported before the lab's scorer, or scored by another scorer); [] where they agree."""
+    pairs = []
+    for i, kept in responses.items():
+        harness, gold = kept.get("harness_score"), golds.get(i, {})
+        value = HARNESS_VALUES.get(str(harness["value"])) if harness else None
+        if harness and isinstance(harness["value"], int | float) and not isinstance(harness["value"], bool):
+            value = float(harness["value"])
+        if value is None:
+            continue
+        if "answer" in kept and "gold_answers" in gold:
+            lab = squad.exact_match(kept["answer"], list(gold["gold_answers"] or []))
+        elif "label" in kept and gold.get("label") is not None:
+            lab = float(kept["label"] == gold["label"])
+        else:
+            continue
+        pairs.append((value, lab))
+    differ = sum(value != lab for value, lab in pairs)
+    if not differ:
+        return []
+    harness, lab = (sum(p[k] for p in pairs) / len(pairs) for k in (0, 1))
+    scorer = next(iter(responses.values()))["harness_score"]["scorer"]
+    return [
+        f"{task}'s scorer {scorer} scored {differ:,} of {len(pairs):,} samples otherwise than the lab scores their "
+        f"responses (its accuracy {harness:.3f}, the lab's {lab:.3f}): the run holds the lab's reading of each "
+        "response; a task exported by the lab today scores with the lab's own parser"
+    ]
 
 
 def _member(archive: zipfile.ZipFile, raw: bytes, name: str) -> bytes:
@@ -227,14 +292,22 @@ def _document(doc: dict, prefix: str) -> dict:
     return {prefix + key: value for key, value in (doc or {}).items() if isinstance(value, str | int | float | bool)}
 
 
-def _words(template: str | None) -> dict:
-    """The answer words of the lab template a record was exported with (`name@version`); {} for another task."""
-    if not template:
-        return {}
+def _template(ref: str | None) -> templates.Template | None:
+    """The lab template a record was exported with (`name@version`); None for another task's."""
+    if not ref:
+        return None
     try:
-        return templates.get(str(template).split("@")[0]).verbalisers
+        return templates.get(str(ref).split("@")[0])
     except (LookupError, ValueError):
-        return {}
+        return None
+
+
+def _score(scores: dict | None) -> dict | None:
+    """The sample's score by the task's (first) scorer, as Inspect logged it: {scorer, value, answer}."""
+    if not scores:
+        return None
+    name, score = next(iter(scores.items()))
+    return {"scorer": name, "value": score.get("value"), "answer": score.get("answer")}
 
 
 def _last_user_text(messages) -> str:

@@ -7,13 +7,16 @@ in the dataset's label order as `choices` and the gold's position as `gold` (-1 
 label, as in the graded projective-probability items: lm-eval's `acc` means nothing there, its choices'
 log-likelihoods still come back as the run's probabilities). Every record keeps its example id,
 split, gold, facets and its minimal pairs (`pairs`: pair id, kind, its role and the other member), so nothing the
-lab knows about an item is lost on the way out, and the logs that come back match by id.
+lab knows about an item is lost on the way out, and the logs that come back match by id. The Inspect task scores a
+classification or QA response with the lab's own code (its parser and SQuAD metric, copied beside the task file), so
+Inspect's score of every sample is the lab's once the log is imported.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +27,9 @@ import yaml
 
 from backend.datasets.catalogue import describe
 from backend.datasets.description import Description
+from backend.metrics import squad
 from backend.models.prompted import item_fields
-from backend.models.prompts import templates
+from backend.models.prompts import parsers, templates
 from backend.store import queries
 
 LM_EVAL_LOADER = (
@@ -44,7 +48,7 @@ def load(**_):
 INSPECT_TASK = '''"""Written by Presupposition Lab: the dataset {dataset} as an Inspect AI task (`inspect eval {file}`).
 
 Each sample's input is the lab's prompt ({template}); its metadata keeps the example id, gold, facets and minimal
-pairs, so `python -m backend import-run LOG.eval --dataset {dataset}` brings the log back to the lab.
+pairs, so `python -m backend import-run LOG.eval --dataset {dataset}` brings the log back to the lab.{scoring}
 """
 
 from pathlib import Path
@@ -52,11 +56,11 @@ from pathlib import Path
 from inspect_ai import Task, task
 from inspect_ai.dataset import FieldSpec, json_dataset
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import match
+{imports}
 from inspect_ai.solver import generate
-
+{lab_imports}
 RECORDS = Path(__file__).with_name("{records}")
-FIELDS = FieldSpec(input="prompt", target="target", id="id", metadata={metadata})
+FIELDS = FieldSpec(input="prompt", target="target", id="id", metadata={metadata}){scorer}
 
 
 @task
@@ -64,10 +68,62 @@ def {name}():
     return Task(
         dataset=json_dataset(str(RECORDS), FIELDS),
         solver=generate(),
-        scorer=match(location="{location}", ignore_case=True),
+        scorer={scorer_call},
         config=GenerateConfig(max_tokens={max_tokens}, temperature=0.0),
     )
 '''
+
+# A task whose responses the lab reads back (classification, QA) is scored by the lab's own reading of them: the
+# task file imports copies of the lab's parser (and for QA its SQuAD metric), written beside it from the lab's own
+# modules (COPIES), so the score Inspect gives a sample is the one the lab gives it once the log is imported. A
+# writing task keeps Inspect's `match` (the lab does not read writing back as a label or an answer).
+COPIES = {"plab_parsers.py": parsers, "plab_squad.py": squad}
+LAB_SCORER = '''
+VERBALISERS = {verbalisers}  # the answer words of {template}
+REASONS = {reasons}  # chain of thought: the answer is read after the last "Answer:"
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def plab_answer():
+    """The lab's score of a response: {rule}."""
+
+    async def score(state, target):
+{body}
+
+    return score'''
+
+
+@dataclass(frozen=True)
+class Scoring:
+    rule: str  # what the scorer's docstring says
+    copies: tuple[str, ...]  # the lab's modules it imports (COPIES)
+    imports: str
+    body: str
+
+
+LAB_SCORING = {
+    "classify": Scoring(
+        "the one label it names (plab_parsers.label: one that\n    names none, or two as in 'yes, no', is wrong) "
+        "against the gold label",
+        ("plab_parsers.py",),
+        "from plab_parsers import label",
+        """        gold = state.metadata["label"]
+        if gold not in VERBALISERS:
+            return None  # an item without a gold label is not scored
+        parsed = label(state.output.completion, VERBALISERS, REASONS)
+        right = parsed.status == "ok" and parsed.label == gold
+        return Score(value=CORRECT if right else INCORRECT, answer=parsed.label or "", explanation=parsed.status)""",
+    ),
+    "qa": Scoring(
+        "its short answer (plab_parsers.short_answer) matched\n    exactly with any gold answer after SQuAD's "
+        "normalisation (plab_squad.exact_match)",
+        ("plab_parsers.py", "plab_squad.py"),
+        "from plab_parsers import short_answer\nfrom plab_squad import exact_match",
+        """        parsed = short_answer(state.output.completion, REASONS)
+        right = exact_match(parsed.answer, state.metadata["gold_answers"]) == 1.0
+        return Score(value=CORRECT if right else INCORRECT, answer=parsed.answer or "", explanation=parsed.status)""",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -174,18 +230,55 @@ def _inspect_files(
 ) -> Exported:
     code = folder / f"{name}.py"
     metadata = [key for key in rows[0] if key not in ("id", "prompt", "target")] if rows else []
+    chosen = templates.get(ref)
+    scoring = LAB_SCORING.get("classify" if description.classifies else chosen.task)
     text = INSPECT_TASK.format(
         file=code.name,
         template=ref,
         dataset=dataset_id,
         records=data.name,
-        metadata=repr(metadata),
+        metadata=json.dumps(metadata),
         name=name,
-        location="begin" if description.classifies else "any",
-        max_tokens=8 if description.classifies else 32,
+        max_tokens=(256 if chosen.reasons else 8 if description.classifies else 32),
+        **(_lab_scoring(chosen, scoring) if scoring else _match_scoring()),
     )
     code.write_text(text)
-    return Exported(name, (code, data), len(rows), _pair_count(rows))
+    copies = [folder / file for file in scoring.copies] if scoring else []
+    for copy in copies:
+        copy.write_text(Path(COPIES[copy.name].__file__).read_text())
+    return Exported(name, (code, data, *copies), len(rows), _pair_count(rows))
+
+
+def _lab_scoring(chosen: templates.Template, scoring: Scoring) -> dict:
+    """The task file's parts that score a sample as the lab does."""
+    verbalisers = json.dumps({label: list(words) for label, words in chosen.verbalisers.items()})
+    scorer = LAB_SCORER.format(
+        verbalisers=verbalisers, template=chosen.ref, reasons=chosen.reasons, rule=scoring.rule, body=scoring.body
+    )
+    if not chosen.verbalisers:
+        scorer = scorer.replace(f"\nVERBALISERS = {verbalisers}  # the answer words of {chosen.ref}", "")
+    said = (
+        f"Its scorer is the lab's own: the lab's code that reads and scores a response is copied beside this file "
+        f"({', '.join(scoring.copies)}), so Inspect scores each sample as the lab scores it once the log is imported."
+    )
+    return {
+        "scoring": "\n\n" + textwrap.fill(said, 117),
+        "imports": "from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer, stderr",
+        "lab_imports": scoring.imports + "\n",
+        "scorer": scorer,
+        "scorer_call": "plab_answer()",
+    }
+
+
+def _match_scoring() -> dict:
+    """Inspect's own `match` (a writing task: the lab does not read its responses back as a label or answer)."""
+    return {
+        "scoring": "\n\nIts scorer is Inspect's `match`, not the lab's measure of writing.",
+        "imports": "from inspect_ai.scorer import match",
+        "lab_imports": "",
+        "scorer": "",
+        "scorer_call": 'match(location="any", ignore_case=True)',
+    }
 
 
 def _written(con: duckdb.DuckDBPyConnection, dataset_id: str, folder: Path, template: str | None) -> tuple:
