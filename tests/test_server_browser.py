@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -96,6 +97,28 @@ def test_anonymous_and_roleless_people_see_only_why_they_cannot_go_on(browser, s
     body = page.inner_text("body")
     assert "you have no role in this lab" in body and _nav(page) == []
     page.context.close()
+
+
+def test_sign_in_lands_on_the_page_the_link_named_and_never_outside_the_lab(browser, server):
+    """Issue 54, item 9: st.login always comes back to /, in a new session; the lab takes the person on to the
+    address they opened, once, and only to one of its own paths (an address elsewhere kept in the tab is dropped)."""
+    page = _page(browser, server["url"] + "/explore?dataset=nope&split=adv")
+    sign_in(page, "vi@lab.example")
+    page.wait_for_url("**/explore?*split=adv*", timeout=30_000)  # (dataset=nope, the default, leaves the URL)
+    page.wait_for_function(SETTLED, timeout=60_000)
+    assert "Explore" in page.inner_text("body")
+    page.reload()  # once: a reload of the page signed in on stays there
+    page.wait_for_function(SETTLED, timeout=60_000)
+    assert urlsplit(page.url).path == "/explore" and "split=adv" in page.url
+    page.context.close()
+    for elsewhere in ("//evil.example/explore", "https://evil.example/", "/\\evil.example"):
+        page = _page(browser, server["url"] + "/explore")
+        page.evaluate("(asked) => sessionStorage.setItem('plab-after-sign-in', asked)", elsewhere)
+        sign_in(page, "vi@lab.example")
+        page.wait_for_function(SETTLED, timeout=60_000)
+        page.wait_for_timeout(500)  # time for a navigation the script would start
+        assert page.url.startswith(server["url"]) and "evil" not in page.url, (elsewhere, page.url)
+        page.context.close()
 
 
 def test_a_viewer_reads_and_exports_but_every_write_is_refused_in_the_backend(browser, server):

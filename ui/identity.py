@@ -71,11 +71,40 @@ def gate() -> Actor:
     except NotSignedIn:
         st.title("Presupposition Lab")
         st.info("Sign in to use this lab.", icon=":material/login:")
+        st.html(_REMEMBER, unsafe_allow_javascript=True)
         st.button("Sign in", on_click=st.login, type="primary")
         urls.stop()
     if found.role == NO_ROLE:
         _no_role(found.id)
+    if found.via == "sign-in" and not st.session_state.get(_RETURNED):
+        st.session_state[_RETURNED] = True  # once per session: the first page after the provider sent it back
+        st.html(_RETURN, unsafe_allow_javascript=True)
     return found
+
+
+# Sign-in comes back to the lab's root in a new session (Streamlit's st.login), whatever page the person asked for:
+# the sign-in page keeps the asked-for address in the tab's sessionStorage (it outlives the provider's round trip in
+# that tab), and the first page after sign-in goes there once, only if it is a path of this lab (same origin, a
+# plain path: "//elsewhere", "https://elsewhere" or "javascript:" resolve to another origin and are dropped), so a
+# link cannot make the lab send anyone elsewhere. The scripts are constants: nothing in them comes from a request.
+_AFTER_SIGN_IN = "plab-after-sign-in"
+_RETURNED = "_returned_after_sign_in"  # session state
+_REMEMBER = f"""<script>
+const here = window.location.pathname + window.location.search;
+if (here !== "/") sessionStorage.setItem("{_AFTER_SIGN_IN}", here);
+</script>"""
+_RETURN = rf"""<script>
+const asked = sessionStorage.getItem("{_AFTER_SIGN_IN}");
+sessionStorage.removeItem("{_AFTER_SIGN_IN}");
+if (asked) {{
+  const target = new URL(asked, window.location.origin);
+  const here = window.location.pathname + window.location.search;
+  const path = target.pathname + target.search;
+  if (target.origin === window.location.origin && /^\/[A-Za-z0-9_\-\/]*$/.test(target.pathname) && path !== here) {{
+    window.location.replace(path);
+  }}
+}}
+</script>"""
 
 
 def _no_role(email: str) -> None:
