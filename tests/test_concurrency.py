@@ -11,6 +11,7 @@ import pytest
 
 from backend.analysis import rating_tasks
 from backend.analysis import ratings as rate
+from backend.metrics.rubrics import RUBRIC
 from backend.store import rating_tasks as store_tasks
 from backend.store import writer
 from backend.store.access import session
@@ -174,7 +175,7 @@ def test_a_rating_task_with_overlap_two_and_three_raters_at_once_serves_no_compl
                 assert example_id not in done  # never served again once rated
                 counts = rate_counts(con, task_id)
                 assert counts[example_id] < 2, f"{example_id} was already complete when served to {name}"
-                rate.save(con, WRITE_RUN, example_id, name, dict.fromkeys(criteria, 2))
+                rate.save(con, WRITE_RUN, example_id, name, {c: min(2, max(RUBRIC[c])) for c in criteria})  # 0-3, 0-1
                 done.append(example_id)
             return done
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import datetime
 
 import krippendorff
@@ -239,7 +240,7 @@ def test_self_consistency_and_the_rated_criterion_of_a_qa_judge(judged):
         want = krippendorff.alpha(reliability_data=matrix, value_domain=[0, 1], level_of_measurement="nominal")
         assert consistency.iloc[0]["alpha"] == pytest.approx(want)
     # people can now rate the criterion the judge scored, beside the run's usual one
-    assert rate.criteria_of(con, qa) == ["acceptability", "corrects_assumption"]
+    assert rate.criteria_of(con, qa) == ["acceptability", "corrects_assumption", "equivalent"]  # QA judges score
     ranked = judging.ranking(con, f"judge:{NAME}:judge-corrects-assumption@1", "corrects_assumption")
     assert "ranking runs needs three or more" in ranked["why"] and np.isnan(ranked["tau"])
 
@@ -405,3 +406,41 @@ def test_a_judge_run_started_as_a_job_is_refused_before_anything_starts(lab, tmp
     with session(store) as con:
         assert store_judgements.of_run(con).empty
     assert not (lab["data"] / "jobs").exists() or not list((lab["data"] / "jobs").glob("*judge*"))
+
+
+def test_a_running_judge_shows_its_progress_after_a_reload_never_a_verdict(lab, tmp_path, monkeypatch, open_page):
+    """Issue 54, item 3: while a judge ran, the Rate page said "This judge gave no usable score: none of its 0
+    responses…", and a reload (a new session) lost the progress line, kept only in the page's session state. The judge
+    here is a real `python -m backend judge` process, held before its first batch by an endpoint that does not answer
+    yet (the hostile helper's lock held: a busy server, which a real one cannot be made to be on cue)."""
+    import os
+    import shutil
+    import signal
+
+    from backend.execution import jobs
+    from backend.store.access import session
+    from tests.helpers.data import QA_RUN
+    from tests.helpers.hostile_endpoint import MODEL, hostile
+
+    store, data = tmp_path / "lab.duckdb", tmp_path / "data"
+    shutil.copy(lab["store"], store)
+    shutil.copytree(lab["data"], data, symlinks=True)
+    monkeypatch.setenv("PLAB_DATA_DIR", str(data))
+    with hostile() as server, server.lock:  # every completion waits for the lock
+        assert cli(["models", "add", "busy", "--base-url", server.url, "--model", MODEL]) == 0
+        key = job_actions.start_judge(store, JudgeRequest("busy", QA_RUN, "judge-qa-equivalence"), actor=LOCAL)
+        try:
+            for _ in range(600):  # the process has stored its judge run (running) and asks for its first batch
+                with session(store) as con:
+                    state, stored = jobs.judge_progress(con, key), store_judgements.progress(con, key)
+                if state["status"] == "running" and stored:
+                    break
+                time.sleep(0.1)
+            at = open_page(store, "pages/rate.py", {"run": QA_RUN, "rater": "ann"})  # a fresh session: a reload
+            assert not at.exception
+            lines = [p.proto.text.replace("\\", "") for p in at.get("progress")]  # (Markdown's escapes)
+            assert any(f"{key}: running — 0 of {state['total']} responses" in line for line in lines), lines
+            said = " ".join(m.value for m in (*at.error, *at.warning, *at.info, *at.success))
+            assert "gave no usable score" not in said and "still running" in said, said
+        finally:
+            os.killpg(jobs.read(key)["pid"], signal.SIGTERM)  # the process this test started (its own group)

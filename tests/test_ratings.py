@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from datetime import datetime
 
 import duckdb
 import numpy as np
@@ -21,6 +22,7 @@ from backend.analysis import ratings as rate
 from backend.analysis.ratings import RatingError
 from backend.identity import links
 from backend.metrics import bootstrap
+from backend.store import judgements as store_judgements
 from backend.store import rating_tasks as store_tasks
 from backend.store.access import session
 from backend.store.connection import CRITERIA, connect
@@ -601,3 +603,42 @@ def test_a_raters_page_names_no_run_model_item_split_or_facet(store_copy, open_p
         assert name not in text, name  # (a bare number, as item "1", is in any page)
     for said in ids:
         assert not [r for r in revealing if r.lower() in said.lower()], said
+
+
+def _judge_run(con, judge_run_id: str, rubric: str, criterion: str, examples: list[str]) -> None:
+    """A hand-made score judge run of QA that gave each example a parsed score of 1 (its mechanics, not a judge)."""
+    row = {"judge_run_id": judge_run_id, "run_id": QA, "other_run_id": None, "dataset_id": "ifqa", "model_id": "m"}
+    row |= {"rubric": rubric, "rubric_sha256": "x", "kind": "score", "source": f"judge:m:{rubric}", "samples": 1}
+    store_judgements.start(con, row)
+    store_judgements.append(
+        con,
+        [
+            {"judge_run_id": judge_run_id, "example_id": e, "criterion": criterion, "sample": 0, "position": "",
+             "value": 1.0, "parse": "ok", "judged_at": datetime(2026, 1, 1)}
+            for e in examples
+        ],
+    )  # fmt: skip
+    store_judgements.finish(con, judge_run_id, "complete", 1.0)
+
+
+def test_people_rate_what_a_judge_scores_and_the_judge_they_overlap_is_offered_first(store, open_page):
+    """Issue 54, item 2: the form offered a judge's criterion only once a judge had run, as "Corrects_assumption";
+    the hint did not name it; the picker defaulted to the newest judge, not the one people's ratings overlap."""
+    con, ifqa, path = store
+    every = ["acceptability", "corrects_assumption", "equivalent"]  # QA's, then what QA judges score (their rubrics)
+    assert rate.criteria_of(con, QA) == every  # before any judge has run
+    _judge_run(con, "old-judge", "judge-corrects-assumption@1", "corrects_assumption", ifqa)
+    _rate(con, QA, "corrects_assumption", {"ann": [1, 0, 1]}, ifqa)
+    _judge_run(con, "new-judge", "judge-qa-equivalence@1", "equivalent", ifqa)  # newer, and nobody rated `equivalent`
+    con.close()
+    at = open_page(path, "pages/rate.py", {"run": QA, "rater": "ann"})
+    assert not at.exception
+    labels = [group.label for group in at.button_group][:3]  # the form's, then the judge section's
+    assert labels == ["Acceptability", "Corrects the false assumption", "Equivalent to a gold answer"], labels
+    picker = at.selectbox(key="judge")
+    assert picker.value == "old-judge" and picker.options == ["old-judge", "new-judge"]
+    assert picker.help.endswith("old\\-judge: 3; new\\-judge: 0"), picker.help  # each judge's overlap
+    assert any(c.value.startswith("**3 of its scored outputs rated by people**") for c in at.caption)
+    at = open_page(path, "pages/rate.py", {"run": QA, "rater": "ann", "judge": "new-judge"})
+    hint = " ".join(i.value for i in at.info if "No output is both scored" in i.value)
+    assert "rate some above on **Equivalent to a gold answer**" in hint, hint

@@ -71,8 +71,6 @@ def start_box(run_id: str, task: str, versus: str | None = None, expanded: bool 
                 )
             except (ValueError, LookupError, PermissionError) as exc:
                 st.error(widgets.message(exc))
-        if started in st.session_state:
-            judge_job(st.session_state[started])
 
 
 @st.fragment(run_every=2)
@@ -98,6 +96,11 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
     st.subheader("Judge vs people")
     runs = query(rate.judge_runs, run_id)
     start_box(run_id, task, expanded=runs.empty)
+    running = rate.running_judges(run_id)  # from the jobs and the store: a reload, or another page, follows them too
+    for judge_run_id in running:
+        judge_job(judge_run_id)
+    if runs.empty and running:
+        return
     if runs.empty:
         rubrics = ", ".join(rate.rubrics(task)) or "none built in"
         st.info(
@@ -106,13 +109,35 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
             f"runs: {widgets.plain(rubrics)}), then rate some of them here to see how far it agrees with people."
         )
         return
-    judge_run_id = st.selectbox("Judge run", list(runs["judge_run_id"]), key="judge", bind="query-params")
+    judge_run_id = st.selectbox(  # no format_func: a bound selectbox's URL value is its label
+        "Judge run",
+        list(runs["judge_run_id"]),  # those that overlap people's ratings most first
+        key="judge",
+        bind="query-params",
+        help="Listed by how many of the outputs a judge scored people rated on the same criterion (those its "
+        "agreement with people is measured on), then newest first: "
+        + "; ".join(f"{widgets.plain(j)}: {n:,}" for j, n in zip(runs["judge_run_id"], runs["overlap"])),
+    )
     row = runs.set_index("judge_run_id").loc[judge_run_id]
+    status = "stopped" if row["status"] == "running" and judge_run_id not in running else row["status"]  # process gone
     st.caption(
-        f"{widgets.plain(row['source'])} · {widgets.plain(row['status'])} · {row['items']:,} outputs, "
+        f"**{row['overlap']:,} of its scored outputs rated by people** on the same criterion · "
+        f"{widgets.plain(row['source'])} · {widgets.plain(status)} · {row['items']:,} outputs, "
         f"{row['judgements']:,} judgements: {row['parsed']:,} parsed, {row['unparsed']:,} unparsed, "
         f"{row['errors']:,} errors · ${row['cost']:.4f} · {widgets.plain(row['quality'] or '')}"
     )
+    if judge_run_id in running:
+        st.info(
+            "This judge is still running (its progress is above): how far it agrees with people is shown here "
+            "once it has finished."
+        )
+        return
+    if status != "complete" and not row["judgements"]:
+        st.warning(
+            f"This judge run ended ({widgets.plain(status)}) before any response was stored: start it again (*Start "
+            "a judge run* above) to resume."
+        )
+        return
     if not row["parsed"]:
         st.error(
             f"This judge gave no usable score: none of its {row['judgements']:,} responses could be read as a "
@@ -127,7 +152,12 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
     table = query(rate.agreement_table, judge_run_id, run_id)
     caption = charts.provenance(dataset, int(table["n"].max()) if len(table) else 0, runs=[run_id, judge_run_id])
     if table.empty or not table["n"].any():
-        st.info("No output is both scored by this judge and rated by people yet: rate some above with your rater id.")
+        judged = list(table["criterion"].unique()) or rate.judge_criteria(row["rubric"])
+        named = " or ".join(f"**{widgets.plain(rate.title(c))}**" for c in judged) or "what it scores"
+        st.info(
+            f"No output is both scored by this judge and rated by people yet: rate some above on {named} with your "
+            "rater id."
+        )
         return
     for verdict in rate.verdict(table).itertuples():
         TRUST[verdict.trust](

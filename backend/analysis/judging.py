@@ -51,15 +51,42 @@ def progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
     return jobs.judge_progress(con, judge_run_id)
 
 
+def running(run_id: str) -> list[str]:
+    """The score judge runs of `run_id` whose process runs now, newest first: stored or not yet (a local judge model
+    loads before its run is written)."""
+    return [key for key in jobs.judge_jobs(run_id) if jobs.alive(key)]
+
+
 def all_judge_runs(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     """Every judge run of a run (score and pairwise, as run A or B), newest first, with their counts."""
     return store_judgements.of_run(con, run_id)
 
 
 def judge_runs(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
-    """The score judges of a run, newest first, with their counts (judgements, parsed, unparsed, cost)."""
+    """The score judges of a run with their counts (judgements, parsed, unparsed, cost) and `overlap`, the outputs it
+    scored that people rated on the same criterion: most overlap first (the judges that can be set against people),
+    then newest first."""
     frame = store_judgements.of_run(con, run_id)
-    return frame[(frame["kind"] == "score") & (frame["run_id"] == run_id)].reset_index(drop=True)
+    frame = frame[(frame["kind"] == "score") & (frame["run_id"] == run_id)].reset_index(drop=True)
+    rated = store_ratings.scored(con, run_id)[["example_id", "criterion"]].drop_duplicates()
+    frame["overlap"] = [overlap(con, judge_run_id, rated) for judge_run_id in frame["judge_run_id"]]
+    return frame.sort_values("overlap", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def overlap(con: duckdb.DuckDBPyConnection, judge_run_id: str, rated: pd.DataFrame) -> int:
+    """How many outputs the judge gave a score (parsed) that people also rated on that criterion (`rated`: example_id,
+    criterion)."""
+    scores = judge_scores(con, judge_run_id)
+    both = scores[np.isfinite(scores["judge"].astype(float))].merge(rated, on=["example_id", "criterion"])
+    return int(both["example_id"].nunique())
+
+
+def criteria(rubric: str) -> list[str]:
+    """The criteria a judge rubric (name@version) scores; [] for one no longer here."""
+    try:
+        return list(templates.get(rubric).criteria)
+    except templates.TemplateProblem:
+        return []
 
 
 def judge_scores(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> pd.DataFrame:

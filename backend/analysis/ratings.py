@@ -31,10 +31,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from backend.analysis import judging
 from backend.metrics import agreement as agreement_metrics
 from backend.metrics import bootstrap
 from backend.metrics.rubrics import RUBRIC, criteria_for
 from backend.models.output import readable
+from backend.models.prompts import templates
 from backend.store import judgements as store_judgements
 from backend.store import rating_tasks as store_tasks
 from backend.store import ratings as store_ratings
@@ -55,11 +57,16 @@ class RatingError(ValueError):
 
 
 def criteria_of(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
-    """What people rate the run on: its task's criteria, then any other criterion a judge scored on it (so
-    the judge's scores can be set against people's)."""
+    """What people rate the run on: its task's criteria, then every other criterion a judge of it scores (so the
+    judge's scores can be set against people's), known from the judges' rubrics before any judge has run: those
+    that score runs of its task, those of its judge runs (running ones too), and any criterion a judge scored."""
     _, task = _run(con, run_id)
+    judged = [c for t in templates.for_task("judge") if t.strategy == "score" and task in t.judges for c in t.criteria]
+    for rubric in store_judgements.of_run(con, run_id).query("kind == 'score' and run_id == @run_id")["rubric"]:
+        judged += judging.criteria(rubric)
+    judged += store_judgements.judged_criteria(con, run_id)  # a rubric since removed: what its judges scored
     usual = criteria_for(task)
-    return usual + [c for c in store_judgements.judged_criteria(con, run_id) if c not in usual and c in RUBRIC]
+    return usual + [c for c in dict.fromkeys(judged) if c not in usual and c in RUBRIC]
 
 
 def rateable_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

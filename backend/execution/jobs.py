@@ -141,6 +141,14 @@ def judge_progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
     }
 
 
+def judge_jobs(run_id: str) -> list[str]:
+    """The score judge runs of `run_id` started as jobs here (whether they run still or not), newest first: their
+    progress can be followed from the store and the log, whoever's page started them."""
+    found = [json.loads(path.read_text()) for path in _folder().glob("*.json")] if _folder().is_dir() else []
+    mine = [job for job in found if str(job.get("run_id", "")).startswith(f"{run_id}//judge:")]
+    return [job["run_id"] for job in sorted(mine, key=lambda job: -job.get("started", 0))]
+
+
 def judge_models() -> list[str]:
     """The registered generators that can be loaded or reached here: the models a judge run can use."""
     return sorted(m.name for m in registry.specs().values() if m.task == "generate" and availability.status(m)[0])

@@ -51,6 +51,16 @@ RUBRIC: dict[str, dict[int, str]] = {
     },
 }
 WRITING_CRITERIA = ("fluency", "presupposition", "correction", "consistency")
+# what a person reads above a criterion's choices, where its stored name is not plain words (else it, capitalised)
+TITLES: dict[str, str] = {
+    "corrects_assumption": "Corrects the false assumption",
+    "equivalent": "Equivalent to a gold answer",
+}
+
+
+def title(criterion: str) -> str:
+    """The criterion in plain words, e.g. 'Corrects the false assumption' for corrects_assumption."""
+    return TITLES.get(criterion) or criterion.replace("_", " ").capitalize()
 
 
 def criteria_for(task: str) -> list[str]:

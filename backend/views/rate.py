@@ -23,6 +23,7 @@ from backend.analysis.rating_tasks import EVERY_TASK, MAX_GUIDELINE  # noqa: F40
 from backend.analysis.ratings import RatingConflict, RatingError  # noqa: F401 — the page's names
 from backend.identity.actor import Actor
 from backend.metrics.rubrics import RUBRIC  # noqa: F401 — the page's names
+from backend.metrics.rubrics import title as plain_title
 from backend.store.sessions import DATA, LIVE, reads
 
 
@@ -103,8 +104,25 @@ def judge_models() -> list[str]:
 
 @reads(DATA, LIVE)
 def judge_runs(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
-    """The score judges of a run, newest first, with their counts (judgements, parsed, unparsed, cost)."""
+    """The score judges of a run with their counts (judgements, parsed, unparsed, cost) and `overlap`, the outputs it
+    scored that people rated on the same criterion: most overlap first, then newest first."""
     return judging.judge_runs(con, run_id)
+
+
+def running_judges(run_id: str) -> list[str]:
+    """The score judge runs of the run whose process runs now (started from any page, stored or not yet), newest
+    first: their progress is read from the store and their log, not from a page's memory."""
+    return judging.running(run_id)
+
+
+def judge_criteria(rubric: str) -> list[str]:
+    """The criteria a judge rubric (name@version) scores; [] for one no longer here."""
+    return judging.criteria(rubric)
+
+
+def title(criterion: str) -> str:
+    """A criterion in plain words (e.g. 'Corrects the false assumption'), for labels."""
+    return plain_title(criterion)
 
 
 def pairwise_rubrics(task: str) -> list[str]:
