@@ -39,13 +39,29 @@ def create(text: str, replace: bool) -> None:
     st.session_state["study"] = made
 
 
+def served() -> str:
+    """The dashboard's address as this browser reached it (this page's URL without its own path, `study`), so the
+    links work from where people reach the dashboard; the local address where no browser asked (a script's run)."""
+    url = st.context.url
+    return url.removesuffix("/study") if url else f"http://localhost:{st.get_option('server.port')}"
+
+
 with st.expander("New study", expanded=not len(query(sv.listing))):
+    shown = query(sv.example)
     st.caption(
-        "The design, as YAML (README: *Studies* lists every field). The example runs over the Studio's example "
-        "family set (`python -m backend generate data/templates/stop-under-operators.yaml`)."
+        "The design, as YAML (README: *Studies* lists every field). "
+        + (
+            f"The example is over **{widgets.plain(shown['dataset'])}**, a dataset in the store."
+            if shown["stored"]
+            else f"The example is over the Studio's example family set, **{widgets.plain(shown['dataset'])}**, which "
+            "is not in the store yet: open the Studio page, keep the example template of *From a template* and "
+            "press *Save as a dataset*; then come back and create the study."
+        )
     )
+    if not shown["stored"]:
+        st.page_link("pages/studio.py", label="Studio: save the example family set", icon=":material/science:")
     with st.form("new-study", border=False):
-        text = st.text_area("Design", sv.example_design(), height=360, max_chars=20_000)
+        text = st.text_area("Design", shown["text"], height=360, max_chars=20_000)
         replace = st.checkbox("Replace the study of this name (only before its first response)")
         submitted = st.form_submit_button("Create study", disabled=not identity.may("create study"))
     if submitted:
@@ -72,14 +88,18 @@ with st.expander("Design"):
     st.code(row["design_text"], language="yaml")
 
 st.subheader("Participants")
-if row["status"] == "open" and identity.may("create link"):
-    with st.form("links", border=False):
-        a, b, c = st.columns([1, 1, 3])
-        count = a.number_input("Links to make", 1, 1000, 10)
-        days = b.number_input("Valid for (days)", 1, 365, 30)
-        base = c.text_input("The dashboard's address, as participants reach it", "http://localhost:8501")
-        made = st.form_submit_button("Make links")
-    if made:
+if row["status"] == "open" and identity.may("create link"):  # no form: Enter in a box makes nothing, the button does
+    a, b, c = st.columns([1, 1, 3])
+    count = a.number_input("Links to make", 1, 1000, 10, key="link_count")
+    days = b.number_input("Valid for (days)", 1, 365, 30, key="link_days")
+    base = c.text_input(
+        "The dashboard's address, as participants reach it",
+        served(),
+        key="link_base",
+        persist_state="session",  # kept after a visit to another page
+        help="Where your browser reached this dashboard; change it when participants reach it by another address.",
+    )
+    if st.button("Make links", type="primary"):
         try:
             with store() as con:
                 new = sv.make_links(con, store_ref(), study_id, int(count), float(days), actor=identity.actor())

@@ -155,6 +155,33 @@ def test_the_projective_probability_design_rebuilt_from_the_shared_items(real_co
     assert len(pairs) == 400 and len(set(pairs)) == 400  # every predicate × complement once over the 20 lists
 
 
+def test_the_example_design_names_a_stored_dataset_or_says_how_to_make_it_in_studio(real_store, tmp_path, open_page):
+    """Issue 54, item 7: the example design named stop-under-operators, not in the store, and its hint was a
+    command; it is now a design over a dataset the store has, or the Studio's *Save as a dataset* when none is."""
+    at = open_page(real_store, "pages/study.py")
+    assert parse(at.text_area[0].value).dataset == "projective_probability"  # ingested from ../shared
+    assert any("**projective\\_probability**, a dataset in the store" in c.value for c in at.caption)
+    with session(tmp_path / "empty.duckdb", create=True):
+        pass
+    at = open_page(tmp_path / "empty.duckdb", "pages/study.py")
+    hint = next(c.value for c in at.caption if "example family set" in c.value)
+    assert parse(at.text_area[0].value).dataset == "stop-under-operators" and "not in the store yet" in hint
+    assert "press *Save as a dataset*" in hint and "python -m backend" not in hint
+    assert [link.proto.page for link in at.get("page_link")] == ["studio"]  # a link to the Studio page
+
+
+def test_links_made_on_the_page_are_listed_at_once(store_copy, open_page):
+    """Issue 54, item 7: the *Links* list read a cache of the data, not of the links: empty until a reload."""
+    at = open_page(store_copy, "pages/study.py")
+    at = next(b for b in at.button if b.label == "Create study").click().run()  # the example design, as shown
+    listed = next(t.value for t in at.dataframe if "person" in t.value)
+    assert listed.empty
+    at = next(b for b in at.button if b.label == "Make links").click().run()
+    assert not at.exception and any("10 link(s) made" in s.value for s in at.success)
+    listed = next(t.value for t in at.dataframe if "person" in t.value)
+    assert sorted(listed["person"]) == [f"pp-replication-{n:03}" for n in range(1, 11)]
+
+
 @pytest.fixture(scope="module")
 def study_store(real_store, tmp_path_factory):
     """A copy of the real store with a small item set: 12 items × 4 conditions and 4 controls."""

@@ -8,22 +8,33 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
+import yaml
 
 from backend.actions import studies as study_actions
 from backend.analysis import gradient, studies
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
 from backend.identity import links
 from backend.identity.actor import Actor
+from backend.store import queries
 from backend.store.sessions import DATA, reads
 from backend.studies import collection
 from backend.studies.collection import StudyRefused  # noqa: F401 — the page's names
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "studies" / "stop-study.yaml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "data" / "studies"
+FAMILY_SET = "stop-study.yaml"  # over the Studio's example family set (its example template, saved as a dataset)
+EXAMPLE_ORDER = (FAMILY_SET, "projective-probability.yaml")  # the first whose dataset is in the store is offered
 
 
-def example_design() -> str:
-    """The worked example design shipped in data/studies (over the Studio's example family set)."""
-    return EXAMPLE.read_text() if EXAMPLE.is_file() else ""
+@reads(DATA)
+def example(con: duckdb.DuckDBPyConnection) -> dict:
+    """The worked example design to start from (data/studies): the first of EXAMPLE_ORDER whose dataset is in the
+    store, else the one over the Studio's example family set; {"text", "dataset", "stored": whether its dataset is
+    in the store}."""
+    loaded = set(queries.dataset_ids(con, with_examples=True))
+    shipped = [(name, (EXAMPLES / name).read_text()) for name in EXAMPLE_ORDER if (EXAMPLES / name).is_file()]
+    designs = [(text, str(yaml.safe_load(text).get("dataset", ""))) for _, text in shipped]
+    text, dataset = next(((t, d) for t, d in designs if d in loaded), designs[0] if designs else ("", ""))
+    return {"text": text, "dataset": dataset, "stored": dataset in loaded}
 
 
 @reads(DATA)
@@ -88,7 +99,7 @@ def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) 
     return study_actions.archive_zip(con, study_id, actor=actor)
 
 
-@reads(DATA)
+@reads(DATA, "audit")  # links are written with the audit: a link made shows at once
 def study_links(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """The study's links: person, state, until (no tokens: a link is shown once, when made)."""
     return links.listing(con, collection.object_of(study_id))[["person", "state", "expires_at", "created_by"]]
