@@ -100,7 +100,7 @@ class Layout:
 
     def width(self, text: str) -> float:
         """The text's width in pt at this layout's font, with MARGIN."""
-        return sum(EM.get(ch, 1.0) for ch in text) * self.points * self.wider * MARGIN
+        return ems(text) * self.points * self.wider * MARGIN
 
 
 LAYOUTS = (
@@ -138,33 +138,38 @@ def cells(frame: pd.DataFrame, numeric) -> pd.DataFrame:
     return pd.DataFrame(shown, index=frame.index, columns=frame.columns)
 
 
-def longest(layout: Layout, texts: pd.Series) -> float:
-    """The widest of the texts, measured among the 20 longest (by characters) and the header."""
+def ems(text: str) -> float:
+    """The text's width in em of cmr10 (EM), white space runs as one space."""
+    return sum(EM.get(ch, 1.0) for ch in SPACE.sub(" ", text))
+
+
+def longest(texts: pd.Series) -> float:
+    """The widest of the texts in em, measured among the 20 longest by characters."""
     if texts.empty:
         return 0.0
-    lengths = texts.str.len()
-    return max(layout.width(SPACE.sub(" ", t)) for t in texts[lengths.nlargest(20).index])
+    return max(map(ems, texts[texts.str.len().nlargest(20).index]))
 
 
 def fit(frame: pd.DataFrame, numeric) -> Fit:
     r"""The first of LAYOUTS at which the table fits \linewidth: on one line (l, r) if it can, else wrapped with
     every text column at least READABLE em wide; failing that, the first at which it fits with the text columns
-    only as wide as their headers' longest piece."""
+    only as wide as their header's longest piece and their longest word (up to WORD em)."""
     shown = cells(frame, numeric)
-    pieces = {c: shown[c].str.split(PIECES).explode() for c in frame.columns if c not in numeric}
+    heads = {c: printable(str(c)) for c in frame.columns}
+    cell = {c: longest(shown[c]) for c in frame.columns}  # em
+    head = {c: ems(heads[c]) for c in frame.columns}
+    piece = {c: max(map(ems, PIECES.split(heads[c]))) for c in frame.columns}
+    word = {c: longest(shown[c].str.split(PIECES).explode()) for c in frame.columns if c not in numeric}
     for readable in (READABLE, 0.0):
         for layout in LAYOUTS:
-            natural, least = {}, {}
-            words = {c: longest(layout, texts) for c, texts in pieces.items()}
-            for column in frame.columns:
-                head = printable(str(column))
-                natural[column] = max(layout.width(head), longest(layout, shown[column]))
-                piece = max(layout.width(p) for p in PIECES.split(head))
-                if column in numeric:
-                    least[column] = max(piece, longest(layout, shown[column]))
-                else:
-                    word = min(words[column], WORD * layout.points)
-                    least[column] = min(natural[column], max(piece, word, readable * layout.points))
+            scale = layout.points * layout.wider * MARGIN  # pt an em of cmr10 takes at this layout's font
+            natural = {c: max(head[c], cell[c]) * scale for c in frame.columns}
+            least = {
+                c: max(piece[c], cell[c]) * scale
+                if c in numeric
+                else min(natural[c], max(piece[c] * scale, min(word[c], WORD) * scale, readable * layout.points))
+                for c in frame.columns
+            }
             room = layout.line - 2 * layout.sep * len(frame.columns)
             if sum(natural.values()) <= room:
                 spec = "".join("r" if c in numeric else "l" for c in frame.columns)
