@@ -207,8 +207,22 @@ def test_a_log_scored_by_another_scorer_comes_back_as_the_lab_scores_it_and_the_
     assert report.ok and report.matched == 20, report.summary()
     accuracy = Lab(store_copy).metrics("nope", "nope/user/smollm2")["accuracy"]
     assert (accuracy.n, accuracy.value) == (20, 0.0) and list(theirs.values()).count("C") == 3
-    assert "scorer match scored 3 of 20 samples otherwise than the lab scores their responses" in report.summary()
-    assert "(its accuracy 0.150, the lab's 0.000)" in report.summary()
+    said = report.summary()
+    assert "the harness's scorer match scored 3 of 20 samples otherwise than the lab scores their responses" in said
+    assert "(mean 0.150, the lab's 0.000)" in said and "an Inspect task the lab exports today scores as" in said
+
+
+def test_an_lm_eval_log_whose_metric_differs_from_the_labs_says_so(store_copy, tmp_path):
+    """lm-eval's exact_match for a generated answer is not the lab's (SQuAD's, against any gold answer): where a
+    sample's differs (here one of the real IfQA log's samples, its response made a gold answer with a final period
+    and its logged score left at 0), the import names it; the run holds the lab's reading."""
+    logged = samples(fixture("lm_eval", "samples_plab_ifqa_*.jsonl"))
+    logged[0]["filtered_resps"] = [logged[0]["doc"]["gold_answers"][0] + "."]
+    path = tmp_path / "samples_plab_ifqa_2026-01-01T00-00-00.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in logged))
+    report = Lab(store_copy).import_run(path, dataset="ifqa", model="lm")
+    assert report.ok and "exact_match scored 1 of 20 samples otherwise" in report.summary(), report.summary()
+    assert "(mean 0.000, the lab's 0.050)" in report.summary()
 
 
 def test_a_log_of_a_task_the_lab_did_not_write_matches_by_text(store_copy, tmp_path):

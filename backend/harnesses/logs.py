@@ -156,7 +156,7 @@ def _is_lm_eval(raw: bytes) -> bool:
 
 
 def _lm_eval(raw: bytes, name: str, path: Path | None) -> Log:
-    rows, lines = [], []
+    rows, lines, docs = [], [], []
     for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), start=1):
         if not line.strip():
             continue
@@ -168,12 +168,15 @@ def _lm_eval(raw: bytes, name: str, path: Path | None) -> Log:
         if missing:
             raise DataError(name, f"an lm-eval sample needs {sorted(LM_EVAL_KEYS)}; {sorted(missing)} missing", number)
         doc, responses = sample["doc"], sample["filtered_resps"]
+        docs.append(doc)
         row = _document(doc, "doc.")
         if responses and all(isinstance(r, list) and len(r) == 2 for r in responses):  # multiple_choice
             row["logits"] = [float(r[0]) for r in responses]
         else:
             row["response"] = responses[0] if responses else ""
             row["lab_template"] = _template(doc.get("template"))
+            metric = next(iter(sample.get("metrics") or []), None)
+            row["harness_score"] = {"scorer": metric, "value": sample[metric]} if metric in sample else None
         rows.append(row)
         lines.append(number)
     frame = pd.DataFrame(rows)
@@ -182,7 +185,15 @@ def _lm_eval(raw: bytes, name: str, path: Path | None) -> Log:
     log = Log(table, "lm-evaluation-harness", model, notes=notes)
     if "logits" in frame:
         log.notes.append("probabilities: the softmax of each choice's log-likelihood, as lm-eval scored it")
-    return _responses(log)
+    log = _responses(log)
+    golds = {str(doc["id"]): doc for doc in docs if isinstance(doc, dict) and "id" in doc}
+    log.notes += _differences(
+        log.responses,
+        golds,
+        "lm-eval's exact_match compares the whole response, case aside, with the first gold answer; the lab, its "
+        "short answer with any gold answer after SQuAD's normalisation",
+    )
+    return log
 
 
 def _lm_eval_model(name: str, path: Path | None) -> tuple[str | None, list]:
@@ -240,19 +251,19 @@ def _inspect(raw: bytes, name: str) -> Log:
     _leave_out(log, errors, "error", [f"the sample ended in an error: {e}" for e in frame["error"]])
     log = _responses(log)
     golds = {str(s.get("id")): s.get("metadata") or {} for s in kept}
-    log.notes += _differences(log.responses, golds, str(evaluated.get("task") or "the task"))
+    log.notes += _differences(log.responses, golds, "an Inspect task the lab exports today scores as the lab does")
     return log
 
 
-def _differences(responses: dict[str, dict], golds: dict[str, dict], task: str) -> list[str]:
+def _differences(responses: dict[str, dict], golds: dict[str, dict], why: str) -> list[str]:
     """A note naming how far the harness's own per-sample scores differ from the lab's scoring of the same
-    responses (a log of a task exported before the lab's scorer, or scored by another scorer); [] where they agree."""
-    pairs = []
+    responses against the gold the record carries ([] where they agree); `why` says where the difference comes from.
+    """
+    pairs, scorers = [], set()
     for i, kept in responses.items():
         harness, gold = kept.get("harness_score"), golds.get(i, {})
-        value = HARNESS_VALUES.get(str(harness["value"])) if harness else None
-        if harness and isinstance(harness["value"], int | float) and not isinstance(harness["value"], bool):
-            value = float(harness["value"])
+        value = harness["value"] if harness else None
+        value = float(value) if isinstance(value, int | float) else HARNESS_VALUES.get(str(value))
         if value is None:
             continue
         if "answer" in kept and "gold_answers" in gold:
@@ -262,15 +273,15 @@ def _differences(responses: dict[str, dict], golds: dict[str, dict], task: str) 
         else:
             continue
         pairs.append((value, lab))
+        scorers.add(str(harness["scorer"]))
     differ = sum(value != lab for value, lab in pairs)
     if not differ:
         return []
     harness, lab = (sum(p[k] for p in pairs) / len(pairs) for k in (0, 1))
-    scorer = next(iter(responses.values()))["harness_score"]["scorer"]
     return [
-        f"{task}'s scorer {scorer} scored {differ:,} of {len(pairs):,} samples otherwise than the lab scores their "
-        f"responses (its accuracy {harness:.3f}, the lab's {lab:.3f}): the run holds the lab's reading of each "
-        "response; a task exported by the lab today scores with the lab's own parser"
+        f"the harness's scorer {', '.join(sorted(scorers))} scored {differ:,} of {len(pairs):,} samples otherwise "
+        f"than the lab scores their responses (mean {harness:.3f}, the lab's {lab:.3f}): the run holds the lab's "
+        f"reading of each response; {why}"
     ]
 
 
