@@ -208,12 +208,21 @@ def show_run_plan(plan: imports.RunPlan, best: tuple | None = None) -> None:
 
 def dataset_form() -> None:
     file = uploaded("Dataset file", "dataset_file")
+    columns = file_columns(*file) if file else []
+    if file and st.session_state.get("dataset_task_for") != file[1]:  # a new file: the task its columns are for
+        st.session_state["dataset_task_for"] = file[1]
+        st.session_state["dataset_task"] = imports.dataset_task_for(columns)
     left, middle, right = st.columns(3)
     name = left.text_input("Name (dataset id)", key="dataset_name", placeholder="my-pairs")
-    task = middle.selectbox("Task", imports.TASKS["dataset"], key="dataset_task")
+    task = middle.selectbox(
+        "Task",
+        imports.TASKS["dataset"],
+        key="dataset_task",
+        help="Guessed from the file's columns: a hypothesis makes NLI, answers without a label QA, a label without "
+        "a hypothesis detection.",
+    )
     split = right.text_input("Split (when the file has no split column)", value="all", key="dataset_split")
     with st.expander("Columns and labels (guessed when left alone)"):
-        columns = file_columns(*file) if file else []
         chosen = mapping(imports.DATASET_ROLES, columns, "dataset_map")
         a, b, c = st.columns(3)
         labels = a.text_input("Label set", key="dataset_labels", placeholder="E,N,C (nli) · N,FP (detect)")

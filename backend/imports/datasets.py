@@ -61,6 +61,21 @@ class DatasetOptions:
     operator_column: str | None = None  # for the Projection page: the column naming each item's operator
 
 
+def guess_task(columns: list[str]) -> str:
+    """The task a dataset file is for, from its columns: NLI when it has a hypothesis, QA when it has answers but no
+    gold label, detection when it has a gold label and no hypothesis; NLI (the first task) otherwise.
+
+    >>> [guess_task(c) for c in (["premise", "hypothesis", "label"], ["question", "answer"], ["question", "label"])]
+    ['nli', 'qa', 'detect']
+    """
+    found = cols.guess(columns, ROLE_GUESSES, {}, tuple(ROLE_GUESSES))
+    if "hypothesis" in found:
+        return "nli"
+    if "gold_answers" in found and "gold_label" not in found:
+        return "qa"
+    return "detect" if "gold_label" in found else "nli"
+
+
 def check(table: Table, options: DatasetOptions) -> tuple[Bundle, Description]:
     """The examples, pairs and description a file makes; DataError (file, line, column) on the first problem."""
     _check_name(table.name, options.name)

@@ -41,6 +41,11 @@ def task_for(columns: list[str], description: Description) -> str:
     return guess_task(columns, description)
 
 
+def dataset_task_for(columns: list[str]) -> str:
+    """The task a dataset file with these columns is for (`datasets.guess_task`)."""
+    return user_datasets.guess_task(columns)
+
+
 def file_columns(data: bytes, name: str) -> list[str]:
     """The columns of an uploaded file, as read (a harness log's: as its samples become rows)."""
     return list(logs.read_log(data, name).table.frame.columns)
