@@ -76,7 +76,11 @@ if not effects.empty:
         f"Mean certainty after a fact that makes the content likely minus after one that makes it unlikely "
         f"(split {widgets.plain(spec.get('prior_split'))}), per {widgets.plain(by)}, with a 95% CI."
     )
-    effect_caption = charts.provenance(dataset, int(effects.loc[effects["who"] == gv.PEOPLE, "n"].sum()), {"by": by})
+    effect_caption = charts.provenance(
+        dataset,
+        int(effects.loc[effects["who"] == gv.PEOPLE, ["n_high_prior", "n_low_prior"]].to_numpy().sum()),
+        {"by": by},
+    )
     export.chart(
         gradient_charts.prior(effects, spec["scale"]),
         f"Prior effect per {by}",

@@ -139,5 +139,9 @@ def test_evaluate_shows_people_and_a_local_model_per_predicate_with_rho_and_the_
     assert rho["low"] <= rho["rho"] <= rho["high"]
     effects = report[evaluate.PRIOR.format(by="predicate")]
     assert set(effects["who"]) == {"people", run_id} and (effects["effect_low"] <= effects["effect"]).all()
-    assert {"high_prior", "low_prior"} <= set(effects.columns) and not {"high", "low"} & set(effects.columns)
+    # issue 54, item 10: the means are named as means, and each prior's ratings are counted apart
+    assert {"mean_high_prior", "mean_low_prior", "n_high_prior", "n_low_prior"} <= set(effects.columns)
+    assert not {"high", "low", "n", "high_prior", "low_prior"} & set(effects.columns)
+    people = effects[effects["who"] == "people"]
+    assert (people["n_high_prior"] > 0).all() and (people["n_low_prior"] > 0).all()
     assert Lab(store).evaluate("projective_probability")[evaluate.CERTAINTY.format(by="predicate")].equals(table)

@@ -125,7 +125,7 @@ def _written_for(gold: pd.Series, description: Description) -> pd.Series:
 
 
 def _texts(value) -> list[str]:
-    return [str(t) for t in value] if value is not None and not isinstance(value, float) else []
+    return [str(t) for t in value] if isinstance(value, (list, tuple, np.ndarray)) else []  # None, NaN, NA: none
 
 
 def _retrieval(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
@@ -153,7 +153,8 @@ def _bias(group: pd.DataFrame) -> str:
 
 METRICS = {"nli": _classification, "detect": _classification, "qa": _qa, "write": _writing, "retrieve": _retrieval}
 WRITING, WRITTEN = "unigram F1", ("presupposition", "correction")
-VERSION = "2"  # of the scoring: cached rows of another version are scored again (2: writing runs scored)
+VERSION = "3"  # of the scoring: cached rows of another version are scored again (2: writing runs scored; 3: Wilson
+# intervals for proportions, none below 10 items for other figures)
 
 
 def headline(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.DataFrame:

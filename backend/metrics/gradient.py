@@ -17,6 +17,15 @@ from scipy import stats
 from backend.metrics.bootstrap import Estimate
 
 DRAWS, SEED = 1000, 0
+PRIOR_COLUMNS = [
+    "n_high_prior",
+    "mean_high_prior",
+    "n_low_prior",
+    "mean_low_prior",
+    "effect",
+    "effect_low",
+    "effect_high",
+]
 MIN_EACH = 3  # participants and items a crossed bootstrap needs at least: fewer, no interval
 
 
@@ -90,13 +99,14 @@ def per_predicate(ratings: pd.DataFrame, draws: int = DRAWS) -> pd.DataFrame:
 
 
 def prior_effect(ratings: pd.DataFrame, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
-    """Per predicate: mean certainty after a high-prior fact (`high_prior`), after a low-prior one (`low_prior`),
-    and their difference (`effect`) with its 95% CI (`effect_low`, `effect_high`: as everywhere in the lab, `low` and
-    `high` name interval bounds), participants and items resampled within each prior.
+    """Per predicate: the ratings after a high-prior fact (`n_high_prior`) and their mean certainty
+    (`mean_high_prior`), the same after a low-prior one (`n_low_prior`, `mean_low_prior`), and their difference
+    (`effect`) with its 95% CI (`effect_low`, `effect_high`: as everywhere in the lab, `low` and `high` name interval
+    bounds, never a condition), participants and items resampled within each prior.
 
     >>> frame = pd.DataFrame({"predicate": ["know"] * 4, "prior": ["high", "high", "low", "low"],
     ...                       "rater": ["a", "b", "c", "d"], "item": [1, 2, 3, 4], "value": [0.9, 0.7, 0.3, 0.5]})
-    >>> prior_effect(frame, draws=200).loc[0, ["high_prior", "low_prior", "effect"]].round(3).tolist()
+    >>> prior_effect(frame, draws=200).loc[0, ["mean_high_prior", "mean_low_prior", "effect"]].round(3).tolist()
     [0.8, 0.4, 0.4]
     """
     rows = []
@@ -110,15 +120,16 @@ def prior_effect(ratings: pd.DataFrame, draws: int = DRAWS, seed: int = SEED) ->
         rows.append(
             {
                 "predicate": predicate,
-                "n": len(group),
-                "high_prior": mean_high,
-                "low_prior": mean_low,
+                "n_high_prior": len(high),
+                "mean_high_prior": mean_high,
+                "n_low_prior": len(low),
+                "mean_low_prior": mean_low,
                 "effect": mean_high - mean_low,
                 "effect_low": float(lo),
                 "effect_high": float(hi),
             }
         )
-    columns = ["predicate", "n", "high_prior", "low_prior", "effect", "effect_low", "effect_high"]
+    columns = ["predicate", *PRIOR_COLUMNS]
     return pd.DataFrame(rows, columns=columns).sort_values("effect", ascending=False, ignore_index=True)
 
 

@@ -46,9 +46,10 @@ def group_items(
 def prior_effect(
     con: duckdb.DuckDBPyConnection, dataset_id: str, by: str | None = None, run_ids: tuple[str, ...] = ()
 ) -> pd.DataFrame:
-    """who, group, n, high_prior, low_prior, effect, effect_low, effect_high: mean certainty after a high-prior fact
-    minus after a low one, per group, for people and each run (empty for a dataset without priors); `low` and `high`
-    name the effect's 95% interval, as in every table of the lab."""
+    """who, group, n_high_prior, mean_high_prior, n_low_prior, mean_low_prior, effect, effect_low, effect_high: the
+    ratings and mean certainty after a high-prior fact and after a low one, and the effect (the first mean minus the
+    second), per group, for people and each run (empty for a dataset without priors); `effect_low` and
+    `effect_high` name the effect's 95% interval, as `low` and `high` do in every table of the lab."""
     return gradient.prior_effect(con, dataset_id, by, run_ids)
 
 

@@ -33,7 +33,7 @@ def dots(frame: pd.DataFrame, value: str, low: str, high: str, title: str, domai
             alt.Tooltip(f"{value}:Q", format=".3f"),
             alt.Tooltip(f"{low}:Q", format=".3f"),
             alt.Tooltip(f"{high}:Q", format=".3f"),
-            "n",
+            *[column for column in ("n", "n_high_prior", "n_low_prior") if column in frame.columns],
         ],
     )
     rules = base.mark_rule(strokeWidth=2).encode(x=alt.X(f"{low}:Q", title=title, scale=scale), x2=f"{high}:Q")
