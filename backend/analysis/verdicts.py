@@ -172,7 +172,7 @@ def _draws(gold: tuple, labels: tuple, metric: str) -> np.ndarray:
 
 
 def _figures(row) -> str:
-    """'accuracy 0.587 [0.560, 0.613] (n=1,000, main) against nope/baseline/always-E: 0.806 [0.790, 0.821] on the
+    """'accuracy 0.587 [0.560, 0.613] (n=1,000, main) against nope/baseline/always-E: 0.806 [0.789, 0.821] on the
     same 1,000 items; difference −0.219 [−0.251, −0.187], exact McNemar p < 0.001 (… items only the run got right,
     … only the baseline)'."""
     said = f"{row.metric} {_interval(row.value, row.low, row.high)} (n={row.n:,}, {row.split})"

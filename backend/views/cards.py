@@ -6,15 +6,15 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 
-from backend.analysis import gradient
-from backend.analysis.verdicts import BASELINE, BELOW, NO_BASELINE, TEST, verdicts  # noqa: F401 — summary's doctest
+from backend.analysis import gradient, verdicts
+from backend.analysis.verdicts import BASELINE, BELOW, NO_BASELINE, TEST  # noqa: F401 — summary's doctest
 from backend.store.sessions import DATA, reads
 
 
 @reads(DATA)
 def models(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Every model with a scored run that is not a baseline, by name."""
-    return sorted(set(verdicts(con)["model"]) | set(_graded_runs(con)["model"]))
+    return sorted(set(verdicts.verdicts(con)["model"]) | set(_graded_runs(con)["model"]))
 
 
 def _graded_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -35,7 +35,7 @@ def card(con: duckdb.DuckDBPyConnection, model: str) -> pd.DataFrame:
     interval, p-value, test and what decided it), why it is contaminated, how many of its responses gave no answer
     (prompted runs), and its agreement with people where the dataset has graded ratings (Spearman ρ between
     its and people's means per group, with its CI over groups)."""
-    table = verdicts(con)
+    table = verdicts.verdicts(con)
     rows = table[table["model"] == model][
         ["dataset", "split", "run", "metric", "value", "low", "high", "n", *BASELINE, "verdict", *TEST]
         + ["unparsed", "contaminated"]

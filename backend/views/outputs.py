@@ -16,11 +16,10 @@ import numpy as np
 import pandas as pd
 
 from backend.analysis import pairwise, ratings
-from backend.metrics import generation
+from backend.metrics import bootstrap, generation
 from backend.metrics.bootstrap import (
     RESAMPLES,  # noqa: F401 — the page names the resamples
     Estimate,
-    mean,
 )
 from backend.metrics.pairs import mcnemar
 from backend.metrics.squad import exact_match
@@ -128,7 +127,7 @@ def summary(frame: pd.DataFrame) -> dict:
     scores = [c[:-2] for c in frame.columns if c.endswith("_a") and c[:-2] in ("em", "f1", "bleu")]
     scored = frame[frame["outcome"] != NO_GOLD]
     means: dict[str, dict[str, Estimate]] = {
-        side: {s: mean(scored[f"{s}_{side}"].to_numpy(dtype=float)) for s in scores} if len(scored) else {}
+        side: {s: bootstrap.mean(scored[f"{s}_{side}"].to_numpy(dtype=float)) for s in scores} if len(scored) else {}
         for side in ("a", "b")
     }
     counts = frame["outcome"].value_counts().reindex([*OUTCOMES, NO_GOLD], fill_value=0).to_dict()

@@ -17,8 +17,7 @@ from backend.execution.live import MAX_CHARS, Answer, Callable, Engine, Query, S
 from backend.execution.runs import LABELS
 from backend.identity.actor import Actor
 from backend.models.registry import ModelUnavailable  # noqa: F401
-from backend.store import examples, passages
-from backend.store.queries import loaded_datasets  # noqa: F401
+from backend.store import examples, passages, queries
 from backend.store.sessions import DATA, LIVE, reads
 
 
@@ -30,7 +29,7 @@ def labels(task: str) -> list[str]:
 @reads(DATA)
 def readable(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the store is there and can be read (FileNotFoundError or StoreLocked otherwise)."""
-    loaded_datasets(con)
+    queries.loaded_datasets(con)
     return True
 
 
