@@ -627,14 +627,20 @@ def test_people_rate_what_a_judge_scores_and_the_judge_they_overlap_is_offered_f
     con, ifqa, path = store
     every = ["acceptability", "corrects_assumption", "equivalent"]  # QA's, then what QA judges score (their rubrics)
     assert rate.criteria_of(con, QA) == every  # before any judge has run
+    con.close()
+    at = open_page(path, "pages/rate.py", {"run": QA, "rater": "ann"})
+    assert not at.exception
+    labels = [group.label for group in at.button_group][:3]  # the form's, then the page's
+    assert labels == ["Acceptability", "Corrects the false assumption", "Equivalent to a gold answer"], labels
+    hint = " ".join(i.value for i in at.info if "No judge has scored this run" in i.value)
+    assert "judge\\-corrects\\-assumption@1 scores *Corrects the false assumption*" in hint, hint
+    con = connect(path)
     _judge_run(con, "old-judge", "judge-corrects-assumption@1", "corrects_assumption", ifqa)
     _rate(con, QA, "corrects_assumption", {"ann": [1, 0, 1]}, ifqa)
     _judge_run(con, "new-judge", "judge-qa-equivalence@1", "equivalent", ifqa)  # newer, and nobody rated `equivalent`
     con.close()
     at = open_page(path, "pages/rate.py", {"run": QA, "rater": "ann"})
     assert not at.exception
-    labels = [group.label for group in at.button_group][:3]  # the form's, then the judge section's
-    assert labels == ["Acceptability", "Corrects the false assumption", "Equivalent to a gold answer"], labels
     picker = at.selectbox(key="judge")
     assert picker.value == "old-judge" and picker.options == ["old-judge", "new-judge"]
     assert picker.help.endswith("old\\-judge: 3; new\\-judge: 0"), picker.help  # each judge's overlap

@@ -102,11 +102,16 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
     if runs.empty and running:
         return
     if runs.empty:
-        rubrics = ", ".join(rate.rubrics(task)) or "none built in"
+        scored = {
+            r: ", ".join(f"*{widgets.plain(rate.title(c))}*" for c in rate.judge_criteria(r))
+            for r in rate.rubrics(task)
+        }
+        rubrics = "; ".join(f"{widgets.plain(r)} scores {criteria}" for r, criteria in scored.items())
         st.info(
             "No judge has scored this run. Let an LLM score its outputs (*Start a judge run* above, or "
             f"`python -m backend judge --model MODEL --run RUN --rubric RUBRIC`; rubrics for {widgets.plain(task)} "
-            f"runs: {widgets.plain(rubrics)}), then rate some of them here to see how far it agrees with people."
+            f"runs: {rubrics or 'none built in'}), then rate some of them above on the criterion it scores to see how "
+            "far it agrees with people."
         )
         return
     judge_run_id = st.selectbox(  # no format_func: a bound selectbox's URL value is its label
