@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,7 +76,9 @@ def test_the_page_computes_a_missing_map_in_the_background_then_shows_it(store_c
     while jobs.alive("map-stop-under-operators-pca") and time.monotonic() < deadline:
         time.sleep(1)
     log = jobs.last_line("map-stop-under-operators-pca")
-    assert "18 items mapped by pca" in log, log
+    assert "18 items mapped by pca" in log and "/" not in log, log  # issue 54, item 10: no server path shown
+    whole = Path(jobs.read("map-stop-under-operators-pca")["log"]).read_text()
+    assert "reducing 18 vectors to 2-D by PCA" in whole  # the step after the embedding's bar says what runs
     shown = open_page(
         store_copy, "pages/map.py", {"dataset": "stop-under-operators", "method": "pca", "extra.operator": "negation"}
     )

@@ -111,9 +111,10 @@ def cmd_map(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}")
         return 1
+    print(f"written to {target}")  # the last line is the summary the Map page shows, without a server path
     print(
         f"{args.dataset}: {timing['items']:,} items mapped by {args.method} (embed {timing['embed_s']:.1f} s, "
-        f"reduce {timing['reduce_s']:.1f} s) → {target}"
+        f"reduce {timing['reduce_s']:.1f} s)"
     )
     return 0
 

@@ -10,6 +10,7 @@ recomputed. `points` joins the cached coordinates with the items' facets and a r
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -98,6 +99,8 @@ def build(target: Path, items: pd.DataFrame, method: str, embedder=None, progres
         vectors = np.asarray(embedder.encode(texts, progress=described), dtype=np.float32)
         _keep(vectors_path(target), items, vectors)
     embedded = time.perf_counter()
+    if progress:  # the embedding's bar ends at "00:00 left"; the reduction comes next (UMAP: about 25 s for NOPE)
+        print(f"reducing {len(vectors):,} vectors to 2-D by {method.upper()}", file=sys.stderr, flush=True)
     xy = reduce(vectors, method)
     reduced = time.perf_counter()
     target.parent.mkdir(parents=True, exist_ok=True)
