@@ -321,6 +321,8 @@ def open_saved() -> None:
     try:
         params = query(explore.saved_slice_params, name)
     except explore.SliceError as exc:
+        if " " in name:  # perhaps a name with a `+` typed into the address bar
+            urls.read_as_plus()
         st.warning(f"{widgets.message(exc)}: showing Explore without it (the Overview lists the saved slices).")
         return
     st.query_params.clear()

@@ -8,10 +8,15 @@ import shutil
 
 import pytest
 
+from backend.actions import slices as slice_actions
+from backend.store.access import session
+from backend.store.examples import Slice
 from tests.helpers.browser import browser_page, serve, shows
 from tests.helpers.data import QA_RUN, WRITE_RUN
+from tests.helpers.people import LOCAL
 
 JOINER = "\u2060"
+PLUS_RUN = "nope/baseline/always+E"
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +54,13 @@ def served_copy(lab, tmp_path):
     store, data = tmp_path / "lab.duckdb", tmp_path / "data"
     shutil.copy(lab["store"], store)
     shutil.copytree(lab["data"], data, symlinks=True)
+    with session(store) as con:  # an id and a slice name with a `+` (issue 54, item 9)
+        for table in ("runs", "predictions"):
+            con.execute(
+                f"INSERT INTO {table} SELECT * REPLACE ('{PLUS_RUN}' AS run_id) FROM {table} WHERE run_id = $r",
+                {"r": "nope/baseline/always-E"},
+            )
+        slice_actions.save(con, "E+N", Slice("nope", (("gold_label", ("E", "N")),)), actor=LOCAL)
     yield from serve({"PLAB_STORE": str(store), "PLAB_DATA_DIR": str(data)})
 
 
@@ -71,4 +83,12 @@ def test_a_judge_run_starts_from_the_rate_page_and_shows_its_progress_and_cost_i
         assert done_n == total > 0
         shows(page, served_copy, f"rate?run={WRITE_RUN}&rater=browser", "Judge run", "rate-judged")
         assert page.get_by_text("No judge has scored this run").count() == 0  # the new judge run is listed
+        # issue 54, item 9: an id or a slice name with a `+`, pasted into the address bar as it is, opens what it names
+        shows(page, served_copy, f"explore?dataset=nope&run_a={PLUS_RUN}", "select a row to open it", "explore-plus")
+        page.wait_for_function("decodeURIComponent(location.search).includes('always+E')", timeout=30_000)
+        shows(page, served_copy, None, "select a row to open it", "explore-plus-again")  # opened again with the plus
+        assert page.get_by_text("is not one of the choices here").count() == 0, page.inner_text("body")[:1500]
+        assert PLUS_RUN in page.inner_text("body")
+        shows(page, served_copy, "explore?slice=E+N", "select a row to open it", "explore-plus-slice")
+        assert "no saved slice" not in page.inner_text("body").lower() and "gold_label=E" in page.url, page.url
         browser.close()

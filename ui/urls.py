@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
@@ -23,6 +23,22 @@ TRUE, FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
 LINK = "link"  # the URL parameter of a rater's signed link (ui.identity)
 HELD = "_link_held"  # session state: per bound widget, the values it has held in this session (the page's own)
 HELD_MAX = 50  # values remembered per widget
+# A `+` typed or pasted into the address bar is a plus to the person (an id such as `a+b`), but Streamlit reads it as a
+# space, as HTML forms do and as it writes a space itself. When a value with a space is not one of the choices, the
+# browser reads the address the page was loaded from (its navigation entry: Streamlit has rewritten the address bar
+# since) and, if it had a `+` there, opens the page again with its `+` spelled `%2B`: once, as then
+# there is no `+` left to read; a value still unknown is named as usual. Free text (Explore's search, `q`) keeps a `+`
+# as a space, as Streamlit writes it.
+_AS_TYPED = """<script>
+const asked = new URL(performance.getEntriesByType('navigation')[0]?.name || location.href);
+const [path, search] = [asked.pathname, asked.search];
+if (path === location.pathname && search.includes('+')) {
+  const parts = search.replace(/^\\?/, '').split('&');
+  const text = (part) => ['q'].includes(decodeURIComponent(part.split('=')[0]));
+  const again = parts.map((part) => (text(part) ? part : part.replace(/\\+/g, '%2B')));
+  if (again.join('&') !== parts.join('&')) location.replace(path + '?' + again.join('&'));
+}
+</script>"""
 
 
 def _same(text: str, value) -> bool:
@@ -66,6 +82,8 @@ class _Notices:
             and not matches(values, st.session_state[key])
             and not any(matches(values, before) for before in held.get(key, ()))  # the page moved on from it
         ]
+        if any(" " in value for _, values in ignored for value in values):
+            read_as_plus()
         for key, values in ignored:
             shown = st.session_state[key]
             self.container.warning(
@@ -75,14 +93,24 @@ class _Notices:
             )
 
 
+def read_as_plus() -> None:
+    """When a page cannot use a URL value read with a space: if the address as typed had a `+` in it, the browser
+    opens the page again with it spelled `%2B`, read as a plus (see _AS_TYPED)."""
+    st.html(_AS_TYPED, unsafe_allow_javascript=True)
+
+
 def page_url(page: str, /, **params) -> str:
     """A relative link to a page with its URL parameters (a list: the parameter repeated), for link columns and
-    Markdown links.
+    Markdown links; a space is `%20` and a plus `%2B`, so no value depends on how a `+` is read.
 
-    >>> page_url("explore", dataset="nope", split=["main", "adv"])
-    'explore?dataset=nope&split=main&split=adv'
+    >>> page_url("explore", dataset="nope", split=["main", "adv"], run_a="a+b c")
+    'explore?dataset=nope&split=main&split=adv&run_a=a%2Bb%20c'
     """
-    return f"{page}?{urlencode(params, doseq=True)}"
+    return f"{page}?{_encoded(params)}"
+
+
+def _encoded(params: dict) -> str:
+    return urlencode(params, doseq=True, quote_via=quote, safe="/@")
 
 
 def _url_text(value) -> str:
