@@ -140,7 +140,7 @@ def rating_form(run: pd.Series, criteria: list[str], item: pd.Series, rater: str
             scale = rate.RUBRIC[criterion]
             name = (lambda v: f"{v:d} — {'yes' if v else 'no'}") if len(scale) == 2 else widgets.plain
             st.segmented_control(
-                widgets.plain(rate.title(criterion)),
+                widgets.plain(rate.criterion_name(criterion)),
                 list(scale),
                 format_func=name,
                 key=f"{key}|{criterion}",
@@ -164,7 +164,7 @@ def rubric(criteria: list[str]) -> None:
     st.markdown("**Rubric**")
     for criterion in criteria:
         st.caption(
-            f"**{widgets.plain(rate.title(criterion))}** — "
+            f"**{widgets.plain(rate.criterion_name(criterion))}** — "
             + " · ".join(f"**{v:d}** {widgets.plain(text)}" for v, text in rate.RUBRIC[criterion].items())
         )
 

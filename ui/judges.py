@@ -102,11 +102,11 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
     if runs.empty and running:
         return
     if runs.empty:
-        scored = {
-            r: ", ".join(f"*{widgets.plain(rate.title(c))}*" for c in rate.judge_criteria(r))
+        rubrics = "; ".join(
+            f"{widgets.plain(r)} scores "
+            + ", ".join(f"*{widgets.plain(rate.criterion_name(c))}*" for c in rate.judge_criteria(r))
             for r in rate.rubrics(task)
-        }
-        rubrics = "; ".join(f"{widgets.plain(r)} scores {criteria}" for r, criteria in scored.items())
+        )
         st.info(
             "No judge has scored this run. Let an LLM score its outputs (*Start a judge run* above, or "
             f"`python -m backend judge --model MODEL --run RUN --rubric RUBRIC`; rubrics for {widgets.plain(task)} "
@@ -158,7 +158,7 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
     caption = charts.provenance(dataset, int(table["n"].max()) if len(table) else 0, runs=[run_id, judge_run_id])
     if table.empty or not table["n"].any():
         judged = list(table["criterion"].unique()) or rate.judge_criteria(row["rubric"])
-        named = " or ".join(f"**{widgets.plain(rate.title(c))}**" for c in judged) or "what it scores"
+        named = " or ".join(f"**{widgets.plain(rate.criterion_name(c))}**" for c in judged) or "what it scores"
         st.info(
             f"No output is both scored by this judge and rated by people yet: rate some above on {named} with your "
             "rater id."

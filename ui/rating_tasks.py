@@ -155,7 +155,7 @@ def _blind_form(task: dict, item: dict, who) -> None:
         for criterion in task["criteria"]:
             scale = rate.RUBRIC[criterion]
             st.radio(
-                widgets.plain(rate.title(criterion)),
+                widgets.plain(rate.criterion_name(criterion)),
                 list(scale),
                 index=None,
                 horizontal=True,

@@ -120,7 +120,7 @@ def judge_criteria(rubric: str) -> list[str]:
     return judging.criteria(rubric)
 
 
-def title(criterion: str) -> str:
+def criterion_name(criterion: str) -> str:
     """A criterion in plain words (e.g. 'Corrects the false assumption'), for labels."""
     return plain_title(criterion)
 
