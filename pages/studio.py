@@ -242,10 +242,15 @@ def job_progress(run_id: str, dataset: str) -> None:
         state = studio.progress(con, run_id, dataset)
     done, total = state["done"], max(state["total"], 1)
     eta = f", about {state['eta'] / 60:.1f} min left" if state["eta"] else ""
+    answers = (
+        widgets.plain(widgets.parsed(state["parsed"], done))
+        if done
+        else "no answer yet (loading the model and the examples)"
+    )
     st.progress(
         min(done / total, 1.0),
         text=f"{widgets.plain(run_id)}: {widgets.plain(state['status'])} — {done:,} of {state['total']:,} "
-        f"examples, {widgets.plain(widgets.parsed(state['parsed'], done))}{eta}",
+        f"examples, {answers}{eta}",
     )
     if done and state["parsed"] < done:
         st.warning(
@@ -322,6 +327,9 @@ def run_model() -> None:
     if not models:
         no_model(task)
         return
+    note = computed(studio.quality, model)  # e.g. that a tiny model's answers say little about what models can do
+    if note:
+        st.caption(f":material/info: {widgets.plain(note)}")
     prompts = studio.template_choices(model, task)
     template = (
         st.selectbox(

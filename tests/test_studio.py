@@ -307,6 +307,9 @@ def test_a_model_runs_on_a_generated_set_in_its_own_process_with_progress(real_s
     state = finished(store, run_id, "stop-under-operators")
     assert state["status"] == "complete", state
     assert state["done"] == state["total"] == 18
+    assert state["log"].startswith(
+        f"run {run_id}: complete, 18 predictions of which 18 parsed answers, in "
+    )  # issue 54
     # a generator is prompted: the job's run id names the template the Studio chose, and its progress is found
     assert "nli-few-shot" in jobs.template_choices("tiny-gen", "nli") and jobs.template_choices("tiny-nli", "nli") == []
     run_id = job_actions.start_run(store, "tiny-gen", "stop-under-operators", "nli", "nli-few-shot", actor=LOCAL)

@@ -190,7 +190,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     with session(args.store) as con:
-        print(f"run {run_id}: {store_runs.status(con, run_id)}")
+        state = store_runs.status(con, run_id)
+    print(
+        f"run {run_id}: {state['status']}, {state['predictions']:,} predictions of which {state['parsed']:,} parsed "
+        f"answers, in {state['seconds'] or 0:.1f} s"
+    )
     return 0
 
 

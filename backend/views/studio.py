@@ -18,6 +18,7 @@ from backend.execution.jobs import (
     Path,
 )
 from backend.identity.actor import Actor
+from backend.models import registry
 from backend.store.bundle import Bundle
 from backend.store.sessions import DATA, reads
 from backend.studio import facts, templates
@@ -57,6 +58,11 @@ def template_choices(model: str, task: str) -> list[str]:
 def model_choices(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, list[str]]]:
     """Your datasets → (their task, the models that can be loaded here and run on them without a retriever)."""
     return jobs.choices(con)
+
+
+def quality(model: str) -> str:
+    """The registry's note on what a model is good for (e.g. that it is tiny and weak), '' when it has none."""
+    return registry.spec(model).quality or ""
 
 
 def job_log(run_id: str) -> dict | None:
