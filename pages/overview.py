@@ -42,7 +42,10 @@ if not board.empty:
     st.subheader("Runs: headline metric with 95% CI")
     st.caption(
         "Paper-reported runs are the predictions published with the papers; baselines are computed here. "
-        f"n is the number of evaluated items; the interval is a {overview.RESAMPLES:,}-resample bootstrap. *bias* "
+        "n is the number of evaluated items; the interval is Wilson's for a proportion (accuracy, exact match, "
+        f"Recall@20) and a {overview.RESAMPLES:,}-resample bootstrap for other figures (macro-F1, unigram F1), none "
+        "below 10 items. *baseline: random* is the one seeded draw stored as a run; the verdicts on the Model cards "
+        "set runs against random guessing's expectation instead (a third for three labels). *bias* "
         f"names "
         f"the label a classifier gives to at least {overview.BIAS_AT_LEAST:.0%} of the items "
         f"({100 * overview.BIAS_OVER_GOLD:.0f} "

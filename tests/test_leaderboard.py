@@ -22,6 +22,9 @@ def test_nope_runs_are_marked_paper_reported_and_scored_on_main_and_adv(board):
     assert deberta["low"] < deberta["value"] < deberta["high"]
     assert board.loc[("nope/baseline/always-E", "main"), "value"] == pytest.approx(1922 / 2386)
     assert board.loc[("nope/baseline/always-E", "adv"), "n"] == 346
+    # issue 54, item 10: the headline split (main) comes first, as the Overview draws the splits in this order
+    nope = board[board.index.get_level_values("run").str.startswith("nope/")]
+    assert nope.index.get_level_values("split")[0] == "main"
 
 
 def test_detection_headline_is_macro_f1_on_test(board):

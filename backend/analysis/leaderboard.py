@@ -210,7 +210,14 @@ def headline(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.D
     ]
     whole = np.maximum(whole, every)  # every other metric scores every item of the split
     frame["part"] = np.where(frame["n"] < whole, [f"{n:,} of {w:,} items" for n, w in zip(frame["n"], whole)], "")
-    return frame.sort_values(["dataset", "split", "value"], ascending=[True, True, False])
+    order = [  # the dataset's headline split first (NOPE's main before adv), as its description lists them
+        list(described[d].headline_splits).index(s) if d in described and s in described[d].headline_splits else 99
+        for d, s in zip(frame["dataset"], frame["split"])
+    ]
+    frame = frame.assign(order=order).sort_values(
+        ["dataset", "order", "split", "value"], ascending=[True, True, True, False]
+    )
+    return frame.drop(columns="order")
 
 
 def missing_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
