@@ -42,8 +42,9 @@ def pick_dataset() -> str:
     return widgets.dataset_select()
 
 
-def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
-    """Run A (default: the first classification run) and optional run B; run A's label order."""
+def pick_runs(runs: pd.DataFrame, best: str | None) -> tuple[str | None, str | None, list[str]]:
+    """Run A (default: the dataset's best model run, else the first classification run) and optional run B; run A's
+    label order."""
     ids = [NO_RUN] + list(runs["run_id"])
     why = dict(zip(runs["run_id"], runs["contaminated"]))
     classified = runs["task"].isin(explore.CLASSIFICATION_TASKS)
@@ -54,7 +55,7 @@ def pick_runs(runs: pd.DataFrame) -> tuple[str | None, str | None, list[str]]:
     run_a = st.selectbox(
         "Run A",
         ids,
-        index=1 + int(first.to_numpy().argmax()) if first.any() else 0,
+        index=ids.index(best) if best in ids else 1 + int(first.to_numpy().argmax()) if first.any() else 0,
         key="run_a",
         bind="query-params",
         format_func=label,
@@ -359,7 +360,7 @@ open_saved()
 with st.sidebar:
     dataset = pick_dataset()
     runs = query(explore.runs_for, dataset)
-    run_a, run_b, labels_a = pick_runs(runs)
+    run_a, run_b, labels_a = pick_runs(runs, query(explore.best_run, dataset))
     filters, correctness, search = pick_filters(dataset, labels_a, run_b)
     sort = st.selectbox(
         "Sort",

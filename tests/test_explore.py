@@ -230,6 +230,9 @@ def test_explore_renders_and_follows_dataset_and_facets(app):
     # issue 45, item 10: NOPE's headline split (main) by default, as its paper reports main and adv apart
     assert at.selectbox(key="dataset").value == "nope" and at.multiselect(key="split").value == ["main"]
     assert metric(at, "Examples") == "2,386" and not any("Pooled over" in c.value for c in at.caption)
+    # issue 54, item 10: run A opens on the dataset's best model run on main (80.6% is always-E, a baseline), not
+    # on the alphabetically first (BOW, the weakest)
+    assert at.selectbox(key="run_a").value == "nope/RoBERTa-large/mnli-snli-anli-fever/1"
     pooled = app("pages/explore.py", dataset="nope", split="")  # `split=`: every split, pooled, and said so
     assert pooled.multiselect(key="split").value == [] and metric(pooled, "Examples") == "2,732"
     assert any(c.value.startswith("Pooled over every split") for c in pooled.caption)

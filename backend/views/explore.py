@@ -7,7 +7,7 @@ import duckdb
 import pandas as pd
 
 from backend.actions import slices as slice_actions
-from backend.analysis import saved_slices, slicing
+from backend.analysis import leaderboard, saved_slices, slicing
 from backend.analysis.saved_slices import SliceError  # noqa: F401 — the page's names
 from backend.analysis.slicing import Comparison, Facets, SliceSummary  # noqa: F401 — the page's names
 from backend.identity.actor import Actor
@@ -44,6 +44,16 @@ def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     then QA, writing and retrieval runs; with each run's label order ([] if none) and why it is contaminated ('' if
     not)."""
     return slicing.runs_for(con, dataset_id)
+
+
+@reads(DATA)
+def best_run(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
+    """The run A the page opens with: the dataset's best model run (not a baseline, not contaminated, over the whole
+    split) by its headline metric on its headline split; None when it has none."""
+    table = leaderboard.headline(con, dataset_id)
+    table = table[(table["kind"] != "baseline") & (table["contaminated"] == "") & (table["part"] == "")]
+    table = table[table["split"] == table["split"].iloc[0]] if len(table) else table  # the headline split first
+    return str(table.loc[table["value"].idxmax(), "run"]) if len(table) else None
 
 
 @reads(DATA)
