@@ -155,9 +155,10 @@ def show_metrics(summary: explore.SliceSummary, run_a: str | None) -> None:
             column.metric(
                 f"{widgets.plain(name)} (run A)",
                 f"{100 * est.value:.1f}%",
-                help=f"95% bootstrap CI over n={est.n:,} items ({explore.RESAMPLES:,} resamples)",
+                help=f"95% CI over n={est.n:,} items: Wilson's for accuracy (a proportion), a bootstrap of "
+                f"{explore.RESAMPLES:,} resamples for macro-F1, none below 10 items",
             )
-            column.caption(f"95% CI [{100 * est.low:.1f}, {100 * est.high:.1f}] · n={est.n:,}")
+            column.caption(f"{widgets.plain(est.ci())} · n={est.n:,}")
     if summary.unlabelled:
         st.warning(
             f"Run A gave no label for {summary.unlabelled:,} of the {summary.scored:,} items scored here "
@@ -177,7 +178,7 @@ def show_comparison(compare: explore.Comparison | None) -> None:
     a, b, delta = st.columns(3)
     a.metric("Accuracy A (items both labelled)", f"{100 * compare.accuracy_a.value:.1f}%")
     b.metric("Accuracy B", f"{100 * compare.accuracy_b.value:.1f}%", help="95% bootstrap CI below")
-    b.caption(f"95% CI [{100 * compare.accuracy_b.low:.1f}, {100 * compare.accuracy_b.high:.1f}] · n={compare.n:,}")
+    b.caption(f"{widgets.plain(compare.accuracy_b.ci())} · n={compare.n:,}")
     delta.metric(
         "B − A",
         f"{100 * diff.difference:+.1f} pts",

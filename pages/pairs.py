@@ -26,11 +26,7 @@ def percent(estimate) -> str:
 
 
 def interval(estimate) -> str:
-    return (
-        "no pairs"
-        if math.isnan(estimate.low)
-        else f"95% CI [{100 * estimate.low:.1f}, {100 * estimate.high:.1f}], n={estimate.n:,}"
-    )
+    return "no pairs" if estimate.n == 0 else f"{widgets.plain(estimate.ci())}, n={estimate.n:,}"
 
 
 def summary_block(summary: dict, title: str, cap: str) -> None:

@@ -23,7 +23,7 @@ def test_a_proportion_gets_wilson_s_interval_however_small_or_extreme():
 
 def test_a_figure_that_is_not_a_proportion_says_when_it_has_too_few_items():
     few = classification.macro_f1(["E", "N", "C"], ["E", "N", "N"], ["E", "N", "C"])
-    assert np.isnan(few.low) and few.ci() == "too few to estimate an interval (n=3)"
+    assert np.isnan(few.low) and few.ci() == "too few items to estimate an interval (under 10)"
     enough = bootstrap.mean(np.linspace(0, 1, bootstrap.MIN_N))
     assert enough.low < enough.value < enough.high
 
@@ -45,3 +45,11 @@ def test_gold_labels_by_construction_have_no_whiskers_and_people_keep_theirs(rea
     assert (people.loc[~none, "human_high"] > people.loc[~none, "human_low"]).all()
     # PROPRES again × question: 9 items whose crowd shares are not all 0 or 1, too few for a bootstrap
     assert none.sum() == 1 and (people.loc[none, "n"] < bootstrap.MIN_N).all()
+
+
+def test_explore_says_a_slice_of_few_items_is_too_few_for_an_interval(open_page, real_store):
+    at = open_page(real_store, "pages/explore.py", {"dataset": "nope", "run_a": "nope/BOW/mnli/0", "q": "headlights"})
+    captions = [c.value.replace("\\", "") for c in at.caption]  # (Markdown's escapes)
+    assert not at.exception and "too few items to estimate an interval (under 10) · n=2" in captions, captions
+    assert any(c.startswith("95% CI [") for c in captions)  # the slice's accuracy: Wilson's, at any n
+    assert not any("nan" in c for c in captions)

@@ -32,13 +32,13 @@ class Estimate:
         return asdict(self)
 
     def ci(self, scale: float = 100, digits: int = 1) -> str:
-        """'95% CI [55.1, 61.3]', or why there is none: "too few to estimate an interval (n=4)".
+        """'95% CI [55.1, 61.3]', or why there is none: "too few items to estimate an interval (under 10)".
 
         >>> mean(np.array([0.2, 0.5])).ci(), mean(np.zeros(20)).ci()
-        ('too few to estimate an interval (n=2)', '95% CI [0.0, 16.1]')
+        ('too few items to estimate an interval (under 10)', '95% CI [0.0, 16.1]')
         """
         if np.isnan(self.low):
-            return f"too few to estimate an interval (n={self.n:,})" if self.n < MIN_N else "no interval"
+            return f"too few items to estimate an interval (under {MIN_N})" if self.n < MIN_N else "no interval"
         return f"95% CI [{scale * self.low:.{digits}f}, {scale * self.high:.{digits}f}]"
 
     def __str__(self) -> str:
