@@ -151,7 +151,10 @@ with st.expander("Per participant"):
 st.subheader("Mean answer per condition")
 spec = query(sv.scale, study_id)
 means = query(sv.condition_means, study_id)
-caption = f"study {study_id}: people's mean answer per condition, 95% CI (bootstrap over participants and items)"
+caption = (
+    f"study {study_id}: people's mean answer per condition, 95% CI (bootstrap over participants and items; none, "
+    f"too few to estimate, under {sv.MIN_EACH} participants or items)"
+)
 if len(means):
     export.chart(
         gradient_charts.dots(

@@ -15,6 +15,7 @@ from backend.analysis import gradient, studies
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
 from backend.identity import links
 from backend.identity.actor import Actor
+from backend.metrics.gradient import MIN_EACH  # noqa: F401 — the page's names
 from backend.store import queries
 from backend.store.sessions import DATA, reads
 from backend.studies import collection
