@@ -69,6 +69,9 @@ def test_a_wide_explore_table_and_a_small_numeric_one_print_inside_the_page(stor
         wide = explore.slice_frame(con, where, limit=None).dropna(axis=1, how="all")
         report.pin(con, "table", "NOPE main", "dataset nope · n=2,386", report.table_json(wide), actor=LOCAL)
         report.pin(con, "table", "Runs", "dataset nope · n=3", report.table_json(small), actor=LOCAL)
+        # a short table (a float) laid out at a smaller font: LaTeX sets a float's font back to \normalsize
+        words = pd.DataFrame({f"c{i}": ["mmmmmmm"] * 3 for i in range(6)})
+        report.pin(con, "table", "Wide words", "n=3", report.table_json(words), actor=LOCAL)
         tex = report.export_latex(report.items(con))
     assert wide.shape == (2_386, 15) and wide["input"].str.len().max() == 710
     log = compiled(tex, tmp_path)

@@ -124,17 +124,18 @@ def judge_block(run_id: str, dataset: str, task: str) -> None:
         + "; ".join(f"{widgets.plain(j)}: {n:,}" for j, n in zip(runs["judge_run_id"], runs["overlap"])),
     )
     row = runs.set_index("judge_run_id").loc[judge_run_id]
-    status = "stopped" if row["status"] == "running" and judge_run_id not in running else row["status"]  # process gone
+    followed = judge_run_id in running or judge_run_id in rate.judge_jobs(run_id)  # started from a page: its job
+    status = "stopped" if row["status"] == "running" and followed and judge_run_id not in running else row["status"]
     st.caption(
         f"**{row['overlap']:,} of its scored outputs rated by people** on the same criterion · "
         f"{widgets.plain(row['source'])} · {widgets.plain(status)} · {row['items']:,} outputs, "
         f"{row['judgements']:,} judgements: {row['parsed']:,} parsed, {row['unparsed']:,} unparsed, "
         f"{row['errors']:,} errors · ${row['cost']:.4f} · {widgets.plain(row['quality'] or '')}"
     )
-    if judge_run_id in running:
+    if judge_run_id in running or status == "running":  # the latter: started in a terminal, its process not followed
         st.info(
-            "This judge is still running (its progress is above): how far it agrees with people is shown here "
-            "once it has finished."
+            "This judge is still running (its progress is above, or in the terminal that started it): how far it "
+            "agrees with people is shown here once it has finished."
         )
         return
     if status != "complete" and not row["judgements"]:

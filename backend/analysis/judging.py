@@ -51,6 +51,11 @@ def progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
     return jobs.judge_progress(con, judge_run_id)
 
 
+def judge_jobs(run_id: str) -> list[str]:
+    """The score judge runs of `run_id` started as jobs (`jobs.judge_jobs`), running or not."""
+    return jobs.judge_jobs(run_id)
+
+
 def running(run_id: str) -> list[str]:
     """The score judge runs of `run_id` whose process runs now, newest first: stored or not yet (a local judge model
     loads before its run is written)."""

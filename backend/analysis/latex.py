@@ -261,7 +261,9 @@ def table(frame: pd.DataFrame, caption: str, label: str) -> tuple[str, list[str]
         column_format=layout_fit.spec,
     )
     setting = layout.size + (f"\\setlength{{\\tabcolsep}}{{{layout.sep:g}pt}}" if layout.sep != 6 else "")
-    if setting:
+    if setting and not long:  # inside the float: LaTeX sets every float's font back to \normalsize
+        tex = tex.replace("\\begin{table}\n", f"\\begin{{table}}\n{setting}\n", 1)
+    elif setting:
         tex = f"\\begingroup{setting}\n{tex}\\endgroup\n"
     if layout.landscape:
         tex = f"\\begin{{landscape}}\n{tex}\\end{{landscape}}\n"

@@ -89,6 +89,9 @@ def _scored(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, lis
     return found
 
 
+CLASSIFICATION_METRICS = ("accuracy", "macro-F1")  # the headline metrics `_classification` gives
+
+
 def _classification(group: pd.DataFrame, description: Description) -> tuple[str, Estimate]:
     if description.headline_metric == "accuracy":
         return "accuracy", classification.accuracy(group["gold_label"], group["label"])

@@ -46,7 +46,7 @@ KEYS = ["dataset", "split", "metric"]
 RANDOM = "baseline: random"
 BASELINE = ["baseline", "baseline_value", "baseline_low", "baseline_high", "baseline_n"]
 TEST = ["difference", "difference_low", "difference_high", "p_value", "test", "test_counts"]
-METHOD = "verdicts-2"
+METHOD = f"verdicts-2:{leaderboard.VERSION}"  # part of the cached verdicts' key: what they are computed from
 RULE = (  # what every verdict badge and the model card say of the rule
     "Each run is compared with the best trivial baseline (random guessing's expectation, a constant label or the "
     "train majority) on the same items by a two-sided test at the 5% level: exact McNemar for accuracy and a paired "

@@ -48,10 +48,12 @@ def runs_for(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
 
 @reads(DATA)
 def best_run(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
-    """The run A the page opens with: the dataset's best model run (not a baseline, not contaminated, over the whole
-    split) by its headline metric on its headline split; None when it has none."""
+    """The run A the page opens with: the dataset's best classification run (not a baseline, not contaminated, over
+    the whole split) by its headline metric on its headline split; None when it has none (a QA run's exact match is
+    not compared with a classifier's accuracy)."""
     table = leaderboard.headline(con, dataset_id)
-    table = table[(table["kind"] != "baseline") & (table["contaminated"] == "") & (table["part"] == "")]
+    classifier = table["metric"].isin(leaderboard.CLASSIFICATION_METRICS)
+    table = table[classifier & (table["kind"] != "baseline") & (table["contaminated"] == "") & (table["part"] == "")]
     table = table[table["split"] == table["split"].iloc[0]] if len(table) else table  # the headline split first
     return str(table.loc[table["value"].idxmax(), "run"]) if len(table) else None
 

@@ -109,6 +109,12 @@ def judge_runs(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     return judging.judge_runs(con, run_id)
 
 
+def judge_jobs(run_id: str) -> list[str]:
+    """The score judge runs of the run started as jobs from a page (running or not): a judge started in a terminal is
+    not among them, and its stored status is all the page knows of it."""
+    return judging.judge_jobs(run_id)
+
+
 def running_judges(run_id: str) -> list[str]:
     """The score judge runs of the run whose process runs now (started from any page, stored or not yet), newest
     first: their progress is read from the store and their log, not from a page's memory."""
