@@ -54,6 +54,12 @@ def off_for_apptest() -> Iterator[None]:
         PagesManager.__init__ = original
 
 
+def page() -> str:
+    """The page this script run shows (its script's hash; '' outside a run)."""
+    ctx = get_script_run_ctx()
+    return ctx.page_script_hash if ctx is not None else ""
+
+
 def bound_params() -> list[str]:
     """The URL parameters bound to a widget of the page this script run shows (or of app.py)."""
     ctx = get_script_run_ctx()

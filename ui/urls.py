@@ -21,18 +21,20 @@ from ui.text import plain
 
 TRUE, FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
 LINK = "link"  # the URL parameter of a rater's signed link (ui.identity)
-HELD = "_link_held"  # session state: per bound widget, the values it has held in this session (the page's own)
-HELD_MAX = 50  # values remembered per widget
+HELD = "_link_held"  # session state: per page and bound widget, the values it held at the end of its last runs
+HELD_MAX = 2  # values remembered per widget: the last run's (and the one before, for two quick clicks)
 # A `+` typed or pasted into the address bar is a plus to the person (an id such as `a+b`), but Streamlit reads it as a
 # space, as HTML forms do and as it writes a space itself. When a value with a space is not one of the choices, the
 # browser reads the address the page was loaded from (its navigation entry: Streamlit has rewritten the address bar
 # since) and, if it had a `+` there, opens the page again with its `+` spelled `%2B`: once, as then
-# there is no `+` left to read; a value still unknown is named as usual. Free text (Explore's search, `q`) keeps a `+`
-# as a space, as Streamlit writes it.
+# there is no `+` left to read; a value still unknown is named as usual. Only in the first minute after the load:
+# later the navigation entry may be an address the app has since moved away from. Free text (Explore's search, `q`)
+# keeps a `+` as a space, as Streamlit writes it.
 _AS_TYPED = """<script>
 const asked = new URL(performance.getEntriesByType('navigation')[0]?.name || location.href);
 const [path, search] = [asked.pathname, asked.search];
-if (path === location.pathname && search.includes('+')) {
+const fresh = performance.now() < 60000;  // the page as loaded, not one navigated back to within the app later
+if (fresh && path === location.pathname && search.includes('+')) {
   const parts = search.replace(/^\\?/, '').split('&');
   const text = (part) => ['q'].includes(decodeURIComponent(part.split('=')[0]));
   const again = parts.map((part) => (text(part) ? part : part.replace(/\\+/g, '%2B')));
@@ -75,12 +77,13 @@ class _Notices:
             return
         self.shown = True
         held = st.session_state.get(HELD, {})
+        page = streamlit_private.page()
         ignored = [
             (key, values)
             for key, values in self.sent.items()
             if key in st.session_state
             and not matches(values, st.session_state[key])
-            and not any(matches(values, before) for before in held.get(key, ()))  # the page moved on from it
+            and not any(matches(values, before) for before in held.get(f"{page}|{key}", ()))  # the page moved on
         ]
         if any(" " in value for _, values in ignored for value in values):
             read_as_plus()
@@ -134,12 +137,12 @@ def spelled_out() -> dict[str, list[str]]:
 def _remember() -> None:
     """Note each bound widget's value at the end of the run: the address bar still holds a value the page itself moved
     on from (*Save and next* sets the next item in a callback) during the run that follows; that is no dead link."""
-    held = st.session_state.get(HELD, {})
+    held, page = st.session_state.get(HELD, {}), streamlit_private.page()
     for key in streamlit_private.bound_params():
         if key in st.session_state:
             value = st.session_state[key]
             value = list(value) if isinstance(value, (list, tuple)) else value
-            seen = held.setdefault(key, [])
+            seen = held.setdefault(f"{page}|{key}", [])
             if value not in seen:
                 seen[:] = [*seen, value][-HELD_MAX:]
     st.session_state[HELD] = held

@@ -22,6 +22,7 @@ from backend.store.writer import AREAS, versions, writes
 
 __all__ = [
     "AREAS",
+    "AUDIT",
     "Connection",
     "DATA",
     "LIVE",
@@ -43,6 +44,7 @@ DATA = ("data", "ratings")  # datasets, runs, predictions, and the ratings many 
 LIVE = ("live",)  # live answers (the Playground, Rate's queue) and judge runs started from a page
 RATINGS = ("ratings",)
 SAVED = ("saved",)  # saved slices and report items
+AUDIT = ("audit",)  # the audit, and the links written with it
 Connection = duckdb.DuckDBPyConnection
 StoreError = duckdb.Error  # what a failed read or write raises; ui/ catches it without importing duckdb
 F = TypeVar("F", bound=Callable)

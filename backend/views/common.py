@@ -9,6 +9,7 @@ import pandas as pd
 
 from backend.analysis import markdown
 from backend.analysis import verdicts as analysis_verdicts
+from backend.analysis.projection import BY_CONSTRUCTION  # noqa: F401 — the charts' names
 from backend.analysis.verdicts import ABOVE, BELOW, NO_BASELINE, NOT_DIFFERENT, RULE  # noqa: F401 — the widgets' names
 from backend.datasets.description import OPERATORS  # noqa: F401 — the widgets' names
 from backend.store import queries

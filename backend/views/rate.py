@@ -24,7 +24,7 @@ from backend.analysis.ratings import RatingConflict, RatingError  # noqa: F401 â
 from backend.identity.actor import Actor
 from backend.metrics.rubrics import RUBRIC  # noqa: F401 â€” the page's names
 from backend.metrics.rubrics import title as plain_title
-from backend.store.sessions import DATA, LIVE, reads
+from backend.store.sessions import AUDIT, DATA, LIVE, reads
 
 
 @reads(DATA, LIVE)
@@ -212,7 +212,7 @@ def task_progress(con: duckdb.DuckDBPyConnection, task_id: str) -> dict:
     return rating_tasks.progress(con, task_id)
 
 
-@reads(DATA, LIVE, "audit")
+@reads(DATA, LIVE, AUDIT)
 def task_links(con: duckdb.DuckDBPyConnection, task_id: str) -> pd.DataFrame:
     """The task's links: who for, state (live, expired, revoked), until when, made by whom."""
     found = links.listing(con, f"rating-task:{task_id}")
@@ -224,7 +224,7 @@ def tasks(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
     return rating_tasks.tasks(con, run_id)
 
 
-@reads(DATA, LIVE, "audit")
+@reads(DATA, LIVE, AUDIT)
 def every_task(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every rating task, whatever its run's source (a model, an import, a paper's run), newest first: its run, items,
     complete (k raters), with two or more raters, k, raters so far, live links, guideline, who made it and when."""

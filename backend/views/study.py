@@ -17,7 +17,7 @@ from backend.identity import links
 from backend.identity.actor import Actor
 from backend.metrics.gradient import MIN_EACH  # noqa: F401 — the page's names
 from backend.store import queries
-from backend.store.sessions import DATA, reads
+from backend.store.sessions import AUDIT, DATA, reads
 from backend.studies import collection
 from backend.studies.collection import StudyRefused  # noqa: F401 — the page's names
 
@@ -100,7 +100,7 @@ def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) 
     return study_actions.archive_zip(con, study_id, actor=actor)
 
 
-@reads(DATA, "audit")  # links are written with the audit: a link made shows at once
+@reads(DATA, AUDIT)  # links are written with the audit: a link made shows at once
 def study_links(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """The study's links: person, state, until (no tokens: a link is shown once, when made)."""
     return links.listing(con, collection.object_of(study_id))[["person", "state", "expires_at", "created_by"]]

@@ -6,7 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from backend.views.common import OPERATORS
+from backend.views.common import BY_CONSTRUCTION, OPERATORS
 from ui import charts
 
 WHO = alt.Scale(domain=["people", "gold by construction", "model"], range=["#0072B2", "#525252", "#D55E00"])
@@ -17,7 +17,6 @@ def row_label(frame):
 
 
 SHADES = ["#deebf7", "#08306b", "#f0f0f0", "#525252"]  # people 0 → 1 (blues), gold 0 → 1 (greys)
-GOLD = "gold label"  # judged_by of a dataset whose survival is its gold label, by construction (projection.judged_by)
 
 
 def heatmap(table: pd.DataFrame) -> alt.Chart:
@@ -27,7 +26,7 @@ def heatmap(table: pd.DataFrame) -> alt.Chart:
     frame = table.assign(
         row=row_label(table),
         pct=(100 * table["human"]).round(0),
-        source=["gold by construction" if j.startswith(GOLD) else "people" for j in table["judged_by"]],
+        source=["gold by construction" if j == BY_CONSTRUCTION else "people" for j in table["judged_by"]],
     )
     frame["shade"] = frame["human"] + np.where(frame["source"] == "people", 0, 2)
     order = list(dict.fromkeys(frame["row"]))
@@ -72,7 +71,7 @@ def profile(frame: pd.DataFrame) -> alt.Chart:
     """Per trigger of each dataset (grouped by family), survival by operator: people (blue), gold labels by
     construction (grey, no interval: fixed by the template) and the model (orange), each with its CI."""
     long = frame.assign(cell=row_label(frame))
-    gold = long["judged_by"].str.startswith(GOLD)
+    gold = long["judged_by"] == BY_CONSTRUCTION
     people = long.assign(
         who=np.where(gold, "gold by construction", "people"),
         rate=long["human"],
