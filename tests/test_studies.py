@@ -402,7 +402,8 @@ def test_a_backup_keeps_a_study_its_participants_and_their_answers(study_store, 
         for position in range(3):
             study_actions.answer(con, study_id, position, 0.25, actor=who)
         saved = {t: store_studies.responses(con, study_id) for t in ("responses",)}
-        ratings = len(gradient.ratings(con, study_id))
+        count = "SELECT count(*) FROM ratings WHERE dataset_id = 'kept'"  # (an unfinished participant's: not analysed)
+        ratings = con.execute(count).fetchone()[0]
         folder = backup.write(con, "test", target=tmp_path / "b")
         for table in ("study_responses", "study_participants", "studies"):
             con.execute(f"DELETE FROM {table} WHERE study_id = 'kept'")
@@ -410,4 +411,33 @@ def test_a_backup_keeps_a_study_its_participants_and_their_answers(study_store, 
         backup.restore(con, folder)
         assert store_studies.responses(con, study_id).equals(saved["responses"])
         assert store_studies.participant(con, study_id, "kept-001")["trials"]
-        assert len(gradient.ratings(con, study_id)) == ratings >= 1
+        assert con.execute(count).fetchone()[0] == ratings >= 1
+
+
+def test_pages_read_one_analysed_set_finished_so_far_while_open(study_store):
+    """Issue 55, item 1 (in part): while a study is open the Gradient and Projection analyses read only the
+    participants who finished (one who stopped half-way is left out, and counted); `collection.analysed` is the one
+    definition they share."""
+    with session(study_store) as con:
+        study_id = collection.create(con, DESIGN.replace("name: sim-study", "name: sim-study-open"))
+        made = study_actions.make_links(con, study_store, study_id, 4, actor=LOCAL)
+
+        def value_of(screen):
+            return "yes" if screen.trial_kind == "native" else 0.5
+
+        for link in made[:3]:
+            answer_all(con, study_id, participant(con, study_store, study_id, link.person), value_of)
+        late = participant(con, study_store, study_id, made[3].person)
+        study_actions.join(con, study_id, actor=late)
+        screen = study_actions.screen(con, study_id, actor=late)
+        for _ in range(8):  # half-way: some of their target answers are stored (the native question comes last)
+            screen = study_actions.answer(con, study_id, screen.position, 0.9, actor=late)
+        stored = store_studies.responses(con, study_id)
+        assert (stored["participant_id"] == made[3].person).any()
+        found = collection.analysed(con, study_id)
+        assert found.participants == {link.person for link in made[:3]} and found.left_out == {"not finished": 1}
+        shown = gradient.ratings(con, study_id)
+        finished = stored[(stored["kind"] == "target") & stored["participant_id"].isin(found.participants)]
+        assert len(shown) == len(finished) == 3 * 12 and set(shown["rater"]) == found.participants
+        assert shown["value"].mean() == pytest.approx(finished["value"].mean())
+        assert collection.analysed(con, "sim-items") is None  # not a study: every rater counts

@@ -32,6 +32,7 @@ from backend.metrics import gradient as gradient_metrics
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
+from backend.studies import collection
 
 PEOPLE = "people"
 COLUMNS = ["who", "group", "n", "participants", "items", "mean", "low", "high"]
@@ -70,6 +71,9 @@ def ratings(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     for facet, values in rule.get("leave_out", {}).items():
         frame = frame[~frame[facet].isin(values)]
     frame = frame[~frame["rater"].isin(rule.get("exclude_raters", []))]
+    found = collection.analysed(con, dataset_id)  # a study's: only its analysed participants (open: finished so far)
+    if found is not None:
+        frame = frame[frame["rater"].isin(found.participants)]
     if rule.get("raters") == "per item":
         frame = frame.assign(rater=frame["item"] + "/" + frame["rater"])
     return frame.reset_index(drop=True)

@@ -29,6 +29,7 @@ from backend.datasets.description import OPERATORS
 from backend.metrics.bootstrap import mean
 from backend.models import contamination
 from backend.store import queries
+from backend.studies import collection
 
 BY_CONSTRUCTION = "gold label (by construction)"  # judged_by of a dataset without people's judgements
 COLUMNS = ["dataset", "trigger", "family", "operator", "n", "judged_by", "human", "human_low", "human_high"]
@@ -68,7 +69,11 @@ def items(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     frame["family"] = frame["trigger"].map(lambda t: rule.get("families", {}).get(t, t))
     human = rule.get("human") or {}
     if human:
-        judged = queries.crowd_survival(con, dataset_id, human["criterion"], human.get("label"), human.get("least"))
+        found = collection.analysed(con, dataset_id)  # a study's: only its analysed participants
+        raters = sorted(found.participants) if found is not None else None
+        judged = queries.crowd_survival(
+            con, dataset_id, human["criterion"], human.get("label"), human.get("least"), raters
+        )
         frame = frame.merge(judged, on="example_id", how="left")
     else:
         frame["survives"] = (frame["gold_label"] == describe(con, dataset_id).positive).astype(float)

@@ -297,17 +297,25 @@ def projection_rows(
 
 
 def crowd_survival(
-    con: duckdb.DuckDBPyConnection, dataset_id: str, criterion: str, label: str | None, least: float | None
+    con: duckdb.DuckDBPyConnection,
+    dataset_id: str,
+    criterion: str,
+    label: str | None,
+    least: float | None,
+    raters: list[str] | None = None,
 ) -> pd.DataFrame:
     """Per example, the share of its crowd judgements on `criterion` that equal `label` (or, without a label,
-    reach `least`): example_id, survives."""
+    reach `least`): example_id, survives; only `raters`' judgements when given (a study's analysed participants)."""
     return con.execute(
         """
         SELECT example_id, avg(CASE WHEN $label IS NOT NULL THEN CAST(label = $label AS DOUBLE)
                                     ELSE CAST(value >= $least AS DOUBLE) END) AS survives
-        FROM ratings WHERE dataset_id = $d AND source = 'crowd' AND criterion = $c GROUP BY example_id
+        FROM ratings WHERE dataset_id = $d AND source = 'crowd' AND criterion = $c
+                           AND ($every OR list_contains($raters, rater_id))
+        GROUP BY example_id
     """,
-        {"d": dataset_id, "c": criterion, "label": label, "least": least},
+        {"d": dataset_id, "c": criterion, "label": label, "least": least}
+        | {"every": raters is None, "raters": list(raters or [])},
     ).df()
 
 

@@ -335,6 +335,34 @@ def close(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
     return {"excluded": left_out, "participants": len(excluded)}
 
 
+@dataclass(frozen=True)
+class Analysed:
+    """A study's analysed participants, defined once for every page, export and command that shows its answers:
+    those who finished and, once the study is closed, whom no declared exclusion names (while it is open: those who
+    finished so far). `left_out`: how many each reason leaves out ("not finished", or the rule's name)."""
+
+    participants: frozenset[str]
+    closed: bool
+    left_out: dict[str, int]
+
+
+def analysed(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Analysed | None:
+    """The analysed participants of the study whose answers are dataset `dataset_id`; None for a dataset that is not
+    a study's (all its raters count)."""
+    row = store_studies.study(con, dataset_id)
+    if row is None:
+        return None
+    applied = exclusions.apply(design_of(row), *responses_of(con, dataset_id))
+    closed = row["status"] == "closed"
+    reasons = (
+        applied["excluded_by"]
+        if closed
+        else applied["excluded_by"].where(applied["excluded_by"] == exclusions.NOT_FINISHED, "")
+    )
+    kept = frozenset(applied.loc[reasons == "", "participant_id"])
+    return Analysed(kept, closed, {str(k): int(v) for k, v in reasons[reasons != ""].value_counts().items()})
+
+
 def responses_of(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The study's participants and their responses, as the exclusion rules read them."""
     return store_studies.participants(con, study_id), store_studies.responses(con, study_id)
