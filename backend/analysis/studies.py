@@ -183,7 +183,9 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     if found.practice:
         extras.append(f"after {len(found.practice)} practice item(s)")
     rules = [
-        f"{r.declared} ({_people(r.newly_excluded)})" for r in log.itertuples() if r.rule != exclusions.NOT_FINISHED
+        f"{r.declared} ({_named(r.names, r.newly_excluded)})"
+        for r in log.itertuples()
+        if r.rule != exclusions.NOT_FINISHED
     ]
     results = "; ".join(f"{r.condition}: {r.mean:.2f} [{r.low:.2f}, {r.high:.2f}]" for r in after.itertuples())
     return (
@@ -200,6 +202,15 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         + f", leaving {_people(kept)} and {answers:,} answers on target items. Mean answer per condition "
         f"(95% CI, bootstrap over participants and items together): {results or 'no answers yet'}."
     )
+
+
+def _named(names: int, newly: int) -> str:
+    """'5 participants, 2 of them not excluded by an earlier rule' (one number when the two are the same).
+
+    >>> _named(5, 2), _named(4, 4)
+    ('5 participants, 2 of them not excluded by an earlier rule', '4 participants')
+    """
+    return _people(names) if names == newly else f"{_people(names)}, {newly:,} of them not excluded by an earlier rule"
 
 
 def _people(n: int) -> str:
