@@ -29,6 +29,7 @@ from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studies.design import StudyError, items, list_count, order, parse, participant_seed
+from backend.views import example as example_view
 from tests.helpers.people import LOCAL, give_roles
 
 DESIGN = """
@@ -441,3 +442,8 @@ def test_pages_read_one_analysed_set_finished_so_far_while_open(study_store):
         assert len(shown) == len(finished) == 3 * 12 and set(shown["rater"]) == found.participants
         assert shown["value"].mean() == pytest.approx(finished["value"].mean())
         assert collection.analysed(con, "sim-items") is None  # not a study: every rater counts
+        # the Example page marks each rating: counted, or why its participant is left out
+        theirs = stored[(stored["participant_id"] == made[3].person) & (stored["kind"] == "target")]
+        rows = example_view.example_detail(con, study_id, theirs["trial"].iloc[0])["ratings"].set_index("rater_id")
+        assert rows.loc[made[3].person, "analysed"] == "not finished"
+        assert (rows.drop(index=made[3].person)["analysed"] == "yes").all()

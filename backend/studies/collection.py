@@ -339,11 +339,16 @@ def close(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
 class Analysed:
     """A study's analysed participants, defined once for every page, export and command that shows its answers:
     those who finished and, once the study is closed, whom no declared exclusion names (while it is open: those who
-    finished so far). `left_out`: how many each reason leaves out ("not finished", or the rule's name)."""
+    finished so far). `excluded_by`: each participant left out, with why ("not finished", or the rule's name)."""
 
     participants: frozenset[str]
     closed: bool
-    left_out: dict[str, int]
+    excluded_by: dict[str, str]
+
+    @property
+    def left_out(self) -> dict[str, int]:
+        """How many participants each reason leaves out."""
+        return dict(pd.Series(self.excluded_by, dtype=object).value_counts().astype(int))
 
 
 def analysed(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Analysed | None:
@@ -360,7 +365,8 @@ def analysed(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Analysed | None
         else applied["excluded_by"].where(applied["excluded_by"] == exclusions.NOT_FINISHED, "")
     )
     kept = frozenset(applied.loc[reasons == "", "participant_id"])
-    return Analysed(kept, closed, {str(k): int(v) for k, v in reasons[reasons != ""].value_counts().items()})
+    left = dict(zip(applied.loc[reasons != "", "participant_id"], reasons[reasons != ""]))
+    return Analysed(kept, closed, {str(k): str(v) for k, v in left.items()})
 
 
 def responses_of(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:

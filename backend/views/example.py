@@ -12,6 +12,7 @@ from backend.store import judgements as store_judgements
 from backend.store import ratings as store_ratings
 from backend.store.ids import pasted
 from backend.store.sessions import DATA, reads
+from backend.studies import collection
 
 
 def _format_probs(labels, probs) -> str | None:
@@ -38,7 +39,8 @@ def _crowd(ratings: pd.DataFrame) -> dict | None:
 def example_detail(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -> dict:
     """Everything the store knows about one example: the row, every run's output (label, its probability,
     all probabilities, answer, text; for a prompted run the parse status, the prompt sent and the raw
-    response), pair partners, ratings (and NOPE's crowd distribution), judges' scores with their reasons,
+    response), pair partners, ratings (and NOPE's crowd distribution; a study's marked `analysed`: yes, or why its
+    participant is left out), judges' scores with their reasons,
     retrieved passages per run and gold passages. The id may be pasted (backend.store.ids)."""
     example_id = pasted(example_id)
     row = store_examples.example_row(con, dataset_id, example_id)
@@ -47,6 +49,9 @@ def example_detail(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: 
         _format_probs(ls, ps) for ls, ps in zip(predictions["labels"], predictions["probs"])
     ]
     ratings = store_ratings.of_example(con, dataset_id, example_id)
+    study = collection.analysed(con, dataset_id)
+    if study is not None:  # a study's answers: whether each counts in its analyses, or why not
+        ratings["analysed"] = ratings["rater_id"].map(lambda r: study.excluded_by.get(r, "yes"))
     return {
         "example": row,
         "predictions": predictions.drop(columns=["labels", "probs"]),
