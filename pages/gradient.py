@@ -43,6 +43,12 @@ if run:
     if why:
         st.warning(f"{widgets.plain(gv.FLAG)}: {widgets.plain(why)}. Its numbers here are not an evaluation.")
     widgets.worth(dataset, (run,))
+said = query(gv.analysed, dataset)
+if said:  # a study's answers: the analysed participants, and the study page with its exclusion log
+    st.caption(f"{widgets.plain(said)}.")
+    st.page_link(
+        "pages/study.py", label="The study's exclusion log", icon=":material/rule:", query_params={"study": dataset}
+    )
 if spec.get("raters") == "per item":
     st.caption("This dataset's file does not name its participants: each rating counts as its own participant.")
 

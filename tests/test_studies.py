@@ -293,6 +293,8 @@ def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_p
     page = open_page(study_store, "pages/gradient.py", {"dataset": study_id, "by": "variant", "run": run})
     assert not page.exception and page.selectbox(key="run").value == run  # the source's runs, beside people
     assert "Spearman ρ, run vs people, over 4 variant means" in [m.label for m in page.metric]
+    said = [c.value.replace("\\", "") for c in page.caption]  # issue 55: how many are analysed, and who is not
+    assert "36 participants analysed (the study is closed); left out: 4 by controls_sd." in said, said
     page = open_page(study_store, "pages/study.py", {"study": study_id, "run": run})
     assert not page.exception and any("leaving 36 participants" in m.value for m in page.markdown)
     responses = pd.read_csv(BytesIO(files["responses.csv"]))

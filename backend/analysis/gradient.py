@@ -32,7 +32,7 @@ from backend.metrics import gradient as gradient_metrics
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
-from backend.studies import collection
+from backend.studies import collection, exclusions
 
 PEOPLE = "people"
 COLUMNS = ["who", "group", "n", "participants", "items", "mean", "low", "high"]
@@ -77,6 +77,21 @@ def ratings(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     if rule.get("raters") == "per item":
         frame = frame.assign(rater=frame["item"] + "/" + frame["rater"])
     return frame.reset_index(drop=True)
+
+
+def analysed(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str:
+    """What a page says of a study's participants: '36 participants analysed (the study is closed); left out: 4 by
+    controls_sd, 1 not finished'; '' for a dataset that is not a study's."""
+    found = collection.analysed(con, dataset_id)
+    if found is None:
+        return ""
+    n = len(found.participants)
+    left = ", ".join(
+        f"{count:,} {'not finished' if why == exclusions.NOT_FINISHED else 'by ' + why}"
+        for why, count in found.left_out.items()
+    )
+    state = "closed" if found.closed else "open: only those who have finished so far"
+    return f"{n:,} participant{'' if n == 1 else 's'} analysed (the study is {state}); left out: {left or 'none'}"
 
 
 def _in_split(frame: pd.DataFrame, split: str | None) -> pd.DataFrame:

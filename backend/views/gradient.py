@@ -64,3 +64,9 @@ def spec(con: duckdb.DuckDBPyConnection, dataset_id: str) -> dict:
     """The dataset's gradient spec ({} when it has none). A built-in dataset stored before it had one takes its
     loader's."""
     return gradient.spec(con, dataset_id)
+
+
+@reads(DATA)
+def analysed(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str:
+    """What the page says of a study's analysed participants ('' for a dataset that is not a study's)."""
+    return gradient.analysed(con, dataset_id)
