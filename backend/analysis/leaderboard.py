@@ -217,8 +217,8 @@ def headline(con: duckdb.DuckDBPyConnection, dataset: str | None = None) -> pd.D
         list(described[d].headline_splits).index(s) if d in described and s in described[d].headline_splits else 99
         for d, s in zip(frame["dataset"], frame["split"])
     ]
-    frame = frame.assign(order=order).sort_values(
-        ["dataset", "order", "split", "value"], ascending=[True, True, True, False]
+    frame = frame.assign(order=order).sort_values(  # ties by run id: the same order on every call
+        ["dataset", "order", "split", "value", "run"], ascending=[True, True, True, False, True]
     )
     return frame.drop(columns="order")
 

@@ -55,7 +55,8 @@ def best_run(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str | None:
     classifier = table["metric"].isin(leaderboard.CLASSIFICATION_METRICS)
     table = table[classifier & (table["kind"] != "baseline") & (table["contaminated"] == "") & (table["part"] == "")]
     table = table[table["split"] == table["split"].iloc[0]] if len(table) else table  # the headline split first
-    return str(table.loc[table["value"].idxmax(), "run"]) if len(table) else None
+    best = table.sort_values(["value", "run"], ascending=[False, True])  # a tie: the first run id, every time
+    return str(best["run"].iloc[0]) if len(best) else None
 
 
 @reads(DATA)
