@@ -170,11 +170,13 @@ class Lab:
             made = study_actions.make_links(con, store_path(self.store), study, count, days, actor=self.actor)
         return pd.DataFrame({"participant": [m.person for m in made], "url": [m.url(base_url) for m in made]})
 
-    def study_status(self, study: str) -> dict[str, pd.DataFrame]:
+    def study_status(self, study: str) -> dict[str, pd.DataFrame | str]:
         """Per list (participants started, finished, answers), per participant (with the rule that excludes
-        them), the exclusion log, and people's mean answer per condition before and after the exclusions."""
+        them), the exclusion log, and people's mean answer per condition before and after the exclusions; "analysed"
+        says how many participants every page and export reads, and how many each reason leaves out."""
         with self._session() as con:
             return {
+                "analysed": studies.analysed(con, study),
                 "lists": studies.progress(con, study),
                 "participants": studies.participants(con, study),
                 "exclusions": studies.exclusion_log(con, study),
@@ -187,7 +189,8 @@ class Lab:
             return studies.beside_models(con, study, tuple(pasted(r) for r in runs))
 
     def study_close(self, study: str) -> dict:
-        """No one joins or answers any more; the exclusions are written into the study's dataset."""
+        """No one joins or answers any more; from then on every page, export and call reads only the participants
+        the exclusions keep."""
         with self._session() as con:
             return study_actions.close(con, study, actor=self.actor)
 

@@ -56,6 +56,7 @@ table = query(gv.certainty, dataset, by, chosen)
 people = table[table["who"] == gv.PEOPLE]
 low, high = spec["scale"]
 caption = charts.provenance(dataset, int(people["n"].sum()), {"split": spec.get("split"), "by": by}, list(chosen))
+caption += f" · people: {said}" if said else ""  # an exported figure or table says whom it counts
 export.chart(
     gradient_charts.certainty(table, spec["scale"], f"Certainty ({low} to {high})"),
     f"Mean certainty per {by}: people" + (" and the run" if run else ""),

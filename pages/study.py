@@ -126,7 +126,8 @@ live()
 with st.expander("Links"):
     st.dataframe(query(sv.study_links, study_id), hide_index=True)
 closing = row["status"] == "open" and identity.may("close study")
-if closing and st.button("Close the study", help="No one joins or answers any more; the exclusions are written down."):
+KEPT = "No one joins or answers any more; from then on every page reads only the participants the exclusions keep."
+if closing and st.button("Close the study", help=KEPT):
     try:
         with store() as con:
             closed = sv.close(con, study_id, actor=identity.actor())
@@ -142,6 +143,10 @@ if people.empty:
 st.subheader("Exclusions")
 st.caption(
     "The rules declared with the design, in their order: a participant is counted under the first that names them."
+)
+st.caption(
+    f"Gradient, Projection, Example and their exports read {widgets.plain(query(sv.analysed, study_id))}. This page "
+    "shows the answers both before and after the exclusions."
 )
 log = query(sv.exclusion_log, study_id)
 export.table(log, f"Exclusions of {study_id}", f"study {study_id}: exclusion log", "study-exclusions")

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from backend.actions import studies as study_actions
-from backend.analysis import gradient, studies
+from backend.analysis import gradient, projection, studies
 from backend.api import Lab
 from backend.cli.main import main
 from backend.identity import links
@@ -29,6 +29,7 @@ from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studies.design import StudyError, items, list_count, order, parse, participant_seed
+from backend.studio import templates
 from backend.views import example as example_view
 from tests.helpers.people import LOCAL, give_roles
 
@@ -53,6 +54,7 @@ native_language: English
 exclusions:
   - {rule: controls_sd, k: 2, direction: above}
 """
+ROOT = Path(__file__).resolve().parents[1]
 TRUE_MEANS = {"a": 0.2, "b": 0.4, "c": 0.6, "d": 0.8}
 
 
@@ -449,3 +451,74 @@ def test_pages_read_one_analysed_set_finished_so_far_while_open(study_store):
         rows = example_view.example_detail(con, study_id, theirs["trial"].iloc[0])["ratings"].set_index("rater_id")
         assert rows.loc[made[3].person, "analysed"] == "not finished"
         assert (rows.drop(index=made[3].person)["analysed"] == "yes").all()
+
+
+def test_a_closed_study_over_a_projection_set_shows_only_its_kept_participants_on_every_page(
+    study_store, open_page, capsys
+):
+    """Issue 55, item 1: the shipped stop-study (over the Studio's family set, which has a projection spec) with one
+    participant failing the attention check and one stopping half-way. Projection, Gradient, Example, the exports,
+    the API and `study status` read the same participants — while open the 5 who finished, once closed the 4 the
+    exclusions keep — each equal to a pandas computation over the stored answers, and the pages say how many."""
+    design = (ROOT / "data" / "studies" / "stop-study.yaml").read_text()
+    design = design.replace("  - {rule: min_seconds, seconds: 20}\n", "")  # answered here in milliseconds
+    rng = np.random.default_rng(55)
+    with session(study_store) as con:
+        expansion = templates.expand(templates.example_text())
+        user_datasets.save(con, templates.bundle(expansion, "stop-under-operators.yaml"))
+        study_id = collection.create(con, design)
+        made = study_actions.make_links(con, study_store, study_id, 6, actor=LOCAL)
+        careless = made[4].person
+        for link in made[:5]:
+
+            def value_of(screen, person=link.person):
+                if screen.trial_kind == "native":
+                    return "yes"
+                if screen.trial_kind == "attention":
+                    return 0.0 if person == careless else 1.0
+                return float(rng.uniform())
+
+            answer_all(con, study_id, participant(con, study_store, study_id, link.person), value_of)
+        late = participant(con, study_store, study_id, made[5].person)
+        study_actions.join(con, study_id, actor=late)
+        screen = study_actions.screen(con, study_id, actor=late)
+        for _ in range(4):
+            screen = study_actions.answer(con, study_id, screen.position, 0.9, actor=late)
+        stored = store_studies.responses(con, study_id)
+        targets = stored[stored["kind"] == "target"]
+        assert set(targets["participant_id"]) == {link.person for link in made}
+
+        def expected(people):  # per item, the share of the people's answers at or above the design's 0.5
+            mine = targets[targets["participant_id"].isin(people)]
+            return (mine["value"] >= 0.5).groupby(mine["trial"]).mean()
+
+        def shown():
+            found = projection.items(con, study_id).set_index("example_id")["survives"].dropna()
+            return found.sort_index()
+
+        finished = {link.person for link in made[:5]}
+        pd.testing.assert_series_equal(shown(), expected(finished).sort_index(), check_names=False)
+        assert set(gradient.ratings(con, study_id)["rater"]) == finished
+        collection.close(con, study_id)
+        kept = finished - {careless}
+        assert collection.analysed(con, study_id).participants == kept
+        pd.testing.assert_series_equal(shown(), expected(kept).sort_index(), check_names=False)
+        ratings = gradient.ratings(con, study_id)
+        assert set(ratings["rater"]) == kept and len(ratings) == len(targets[targets["participant_id"].isin(kept)])
+        table = gradient.certainty(con, study_id, "variant").set_index("group")
+        examples = store_studies.example_rows(con, study_id).set_index("example_id")
+        mine = targets[targets["participant_id"].isin(kept)]
+        by_variant = mine["value"].groupby(mine["trial"].map(lambda e: examples.loc[e, "extra"]["variant"])).mean()
+        assert table["mean"].to_dict() == pytest.approx(by_variant.to_dict())
+        theirs = targets[targets["participant_id"] == careless]["trial"].iloc[0]
+        marks = example_view.example_detail(con, study_id, theirs)["ratings"].set_index("rater_id")["analysed"]
+        assert marks[careless] == "attention" and (marks.drop(index=careless) == "yes").all()
+    said = "4 participants analysed (the study is closed); left out: 1 by attention, 1 not finished"
+    assert Lab(study_store).study_status(study_id)["analysed"] == said
+    assert main(["--store", str(study_store), "study", "status", study_id]) == 0
+    assert said in capsys.readouterr().out
+    page = open_page(study_store, "pages/projection.py", {})
+    assert not page.exception
+    assert f"{study_id} is a study's answers: {said}." in [c.value.replace("\\", "") for c in page.caption]
+    page = open_page(study_store, "pages/gradient.py", {"dataset": study_id, "by": "variant"})
+    assert not page.exception and f"{said}." in [c.value.replace("\\", "") for c in page.caption]

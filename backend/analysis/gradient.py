@@ -13,8 +13,8 @@ projective-probability experiments and CommitmentBank; a user dataset may declar
   `formula` saying so in words; a run without probabilities gives its label's weight;
 - `raters`: "per item" when rater ids are numbered within each item (CommitmentBank's file does not name its
   participants): each rating is then its own rater;
-- `exclude_raters`: participants left out (a closed study's exclusions), `runs_from`: the dataset whose runs are
-  compared (a study's source dataset: its items keep their ids).
+- `runs_from`: the dataset whose runs are compared (a study's source dataset: its items keep their ids), `study`:
+  the study whose answers the ratings are (only its analysed participants are read: `studies.collection.analysed`).
 
 People's mean per group has a 95% CI from a bootstrap over participants and items together
 (`metrics.gradient`); a run's is over items (it rates each once). Spearman's ρ between a run's and people's
@@ -32,7 +32,7 @@ from backend.metrics import gradient as gradient_metrics
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
-from backend.studies import collection, exclusions
+from backend.studies import collection
 
 PEOPLE = "people"
 COLUMNS = ["who", "group", "n", "participants", "items", "mean", "low", "high"]
@@ -70,7 +70,6 @@ def ratings(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     frame = queries.crowd_values(con, dataset_id, rule["criterion"], keys)
     for facet, values in rule.get("leave_out", {}).items():
         frame = frame[~frame[facet].isin(values)]
-    frame = frame[~frame["rater"].isin(rule.get("exclude_raters", []))]
     found = collection.analysed(con, dataset_id)  # a study's: only its analysed participants (open: finished so far)
     if found is not None:
         frame = frame[frame["rater"].isin(found.participants)]
@@ -83,15 +82,7 @@ def analysed(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str:
     """What a page says of a study's participants: '36 participants analysed (the study is closed); left out: 4 by
     controls_sd, 1 not finished'; '' for a dataset that is not a study's."""
     found = collection.analysed(con, dataset_id)
-    if found is None:
-        return ""
-    n = len(found.participants)
-    left = ", ".join(
-        f"{count:,} {'not finished' if why == exclusions.NOT_FINISHED else 'by ' + why}"
-        for why, count in found.left_out.items()
-    )
-    state = "closed" if found.closed else "open: only those who have finished so far"
-    return f"{n:,} participant{'' if n == 1 else 's'} analysed (the study is {state}); left out: {left or 'none'}"
+    return found.describe() if found is not None else ""
 
 
 def _in_split(frame: pd.DataFrame, split: str | None) -> pd.DataFrame:

@@ -88,6 +88,13 @@ def judged_by(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str:
     return f"crowd {human['criterion']} ({counted})"
 
 
+def analysed(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Per projection dataset that is a study's answers: how many participants are analysed, and how many each
+    reason leaves out (`studies.collection.Analysed.describe`)."""
+    found = {d: collection.analysed(con, d) for d in datasets(con)}
+    return {d: f.describe() for d, f in found.items() if f is not None}
+
+
 def human_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every cell of every projection dataset: n and human survival (0-1) with its 95% CI; a dataset whose survival
     is its gold label by construction has no interval (its share of items is fixed by the template, not sampled)."""

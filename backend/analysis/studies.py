@@ -47,6 +47,13 @@ def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     return exclusions.apply(design(con, study_id), *collection.responses_of(con, study_id))
 
 
+def analysed(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
+    """'36 participants analysed (the study is closed); left out: 4 by controls_sd': the participants every page,
+    export and command reads (`collection.analysed`)."""
+    collection.study(con, study_id)
+    return collection.analysed(con, study_id).describe()
+
+
 def exclusion_log(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     return exclusions.log(design(con, study_id), *collection.responses_of(con, study_id))
 

@@ -3,7 +3,7 @@
 python -m backend study create design.yaml [--replace]      # the study and its dataset (see README: Studies)
 python -m backend study links STUDY --count 40 --base-url https://lab.example [--days 30]
 python -m backend study status STUDY                        # per list; exclusions rule by rule; condition means
-python -m backend study close STUDY                         # no more answers; exclusions written to its dataset
+python -m backend study close STUDY                         # no more answers; every page reads the kept participants
 python -m backend study export STUDY --out DIR              # responses, design, orders, exclusions, methods
 python -m backend study list
 """
@@ -38,7 +38,7 @@ def add(sub) -> None:
     q.add_argument("--base-url", default="http://localhost:8501", help="the dashboard's address, as people reach it")
     for name, text in (
         ("status", "participants per list, the exclusions rule by rule, condition means before and after"),
-        ("close", "take no more answers; write the exclusions into the study's dataset"),
+        ("close", "take no more answers; from then on pages and exports read the participants kept"),
     ):
         action.add_parser(name, help=text).add_argument("study")
     q = action.add_parser("export", help="what a paper's methods section and its data archive need")
@@ -82,6 +82,7 @@ def _status(con, args) -> int:
         raise collection.StudyRefused("study", f"no study {args.study!r}; the studies are {list(row.index)}")
     found = row.loc[args.study]
     print(f"study {args.study}: {found['status']}, version {found['version']}, over {found['dataset_id']}")
+    print(studies.analysed(con, args.study))
     with pd.option_context("display.width", 160, "display.max_columns", 20, "display.max_colwidth", 70):
         print("\nper list:\n" + studies.progress(con, args.study).to_string(index=False))
         print("\nexclusions, in the declared order:\n" + studies.exclusion_log(con, args.study).to_string(index=False))

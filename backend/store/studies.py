@@ -189,10 +189,3 @@ def responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
         "WHERE study_id = $s ORDER BY participant_id, position",
         {"s": study_id},
     ).df()
-
-
-def set_description(con: duckdb.DuckDBPyConnection, dataset_id: str, description: dict) -> None:
-    """Rewrite a dataset's description (inside the caller's transaction)."""
-    con.execute(
-        "UPDATE datasets SET description = $d WHERE dataset_id = $i", {"d": json.dumps(description), "i": dataset_id}
-    )

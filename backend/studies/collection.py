@@ -15,7 +15,7 @@ import hashlib
 import json
 import secrets
 import string
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import duckdb
 import pandas as pd
@@ -320,18 +320,14 @@ def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, 
 
 
 def close(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
-    """Close the study: no one joins or answers any more, and the participants its declared exclusions leave out
-    are written into its dataset's gradient spec (`exclude_raters`), so every page reads the analysed set. As a
-    person's act (its maker or an owner): `actions.studies.close`."""
-    row = study(con, study_id)
-    excluded = exclusions.apply(design_of(row), *responses_of(con, study_id))
+    """Close the study: no one joins or answers any more, and from now on every page, export and command reads only
+    the participants its declared exclusions keep (`analysed`). As a person's act (its maker or an owner):
+    `actions.studies.close`."""
+    excluded = exclusions.apply(design_of(study(con, study_id)), *responses_of(con, study_id))
     left_out = sorted(set(excluded["participant_id"]) - exclusions.kept(excluded))
-    description = describe(con, study_id)
-    gradient = dict(description.gradient) | {"exclude_raters": left_out}
-    with atomic(con, "ratings"):  # closed and its exclusions written together, or neither
+    with atomic(con, "ratings"):
         if not store_studies.close(con, study_id):
             raise StudyRefused("study", f"study {study_id!r} is already closed")
-        store_studies.set_description(con, study_id, replace(description, gradient=gradient).as_dict())
     return {"excluded": left_out, "participants": len(excluded)}
 
 
@@ -349,6 +345,17 @@ class Analysed:
     def left_out(self) -> dict[str, int]:
         """How many participants each reason leaves out."""
         return dict(pd.Series(self.excluded_by, dtype=object).value_counts().astype(int))
+
+    def describe(self) -> str:
+        """What a page says of them: '36 participants analysed (the study is closed); left out: 4 by controls_sd,
+        1 not finished'."""
+        n = len(self.participants)
+        left = ", ".join(
+            f"{count:,} {'not finished' if why == exclusions.NOT_FINISHED else 'by ' + why}"
+            for why, count in self.left_out.items()
+        )
+        state = "closed" if self.closed else "open: only those who have finished so far"
+        return f"{n:,} participant{'' if n == 1 else 's'} analysed (the study is {state}); left out: {left or 'none'}"
 
 
 def analysed(con: duckdb.DuckDBPyConnection, dataset_id: str) -> Analysed | None:

@@ -26,6 +26,12 @@ def cell_items(
 
 
 @reads(DATA)
+def analysed(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Per projection dataset that is a study's answers: its analysed participants, and who is left out and why."""
+    return projection.analysed(con)
+
+
+@reads(DATA)
 def human_table(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every cell of every projection dataset: n and human survival (0-1) with its 95% CI."""
     return projection.human_table(con)

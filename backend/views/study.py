@@ -60,6 +60,12 @@ def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
 
 
 @reads(DATA)
+def analysed(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
+    """How many participants the other pages, exports and commands read, and how many each reason leaves out."""
+    return studies.analysed(con, study_id)
+
+
+@reads(DATA)
 def exclusion_log(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     return studies.exclusion_log(con, study_id)
 
