@@ -13,6 +13,8 @@
     lab.import_run(frame, dataset="nope", model="mine")            # a DataFrame as a run → its Report
     lab.study_create("data/studies/stop-study.yaml")                # a judgement study; study_links, study_status,
                                                                    # study_beside, study_close, study_export
+    lab.study_model("stop-study")                 # mixed model, participants and items random (a Fit; .summary())
+    lab.study_power("stop-study", counts=(20, 40), from_fit="stop-study")   # power per contrast, with 95% CIs
 
 Every call opens the store for that call only (`backend.store.access`), so a notebook works while
 the dashboard runs, and what it imports shows in the dashboard at its next rerun.
@@ -26,7 +28,7 @@ import pandas as pd
 
 from backend.actions import runs as run_actions
 from backend.actions import studies as study_actions
-from backend.analysis import evaluation, gradient, leaderboard, slicing, studies
+from backend.analysis import evaluation, gradient, leaderboard, mixed_model, power_analysis, slicing, studies
 from backend.datasets.catalogue import describe, described
 from backend.harnesses import logs
 from backend.identity.actor import Actor, local
@@ -193,6 +195,32 @@ class Lab:
         the exclusions keep."""
         with self._session() as con:
             return study_actions.close(con, study, actor=self.actor)
+
+    def study_model(self, name: str, condition: str | None = None, slopes: bool = True, coding: str = "treatment"):
+        """The mixed-effects model of a study's answers (its analysed participants) or of a graded dataset whose
+        rater ids name one person across items: `metrics.mixed_models.Fit` (formula, coding, fixed effects with SE,
+        CI and Wald and likelihood-ratio p, variance components, singularity, notes; `.summary()` in words). The
+        kept fit of the data as it is now, else fitted now (seconds to minutes) and kept."""
+        with self._session() as con:
+            model = mixed_model.chosen(con, name, condition, slopes=slopes, coding=coding)
+        return mixed_model.fit(self.store, model)[0]
+
+    def study_power(
+        self,
+        study: str,
+        counts: tuple[int, ...] = power_analysis.DEFAULT_COUNTS,
+        sims: int = power_analysis.DEFAULT_SIMS,
+        seed: int = 0,
+        from_fit: str | None = None,
+        **typed,
+    ) -> pd.DataFrame:
+        """Power by simulation of the study's design at each participant count: participants, contrast, sims,
+        significant, power, low, high (exact binomial 95% CI), test. Assumes what the kept fit of `from_fit`'s
+        answers estimates, or typed values: intercept, effects={condition: difference}, sd_participant, sd_item,
+        sd_slope, sd_residual (and reference)."""
+        with self._session() as con:
+            request = power_analysis.request(con, study, tuple(counts), sims, seed, from_fit=from_fit, **typed)
+        return power_analysis.run(request)
 
     def study_export(self, study: str, out: Path | str) -> list[Path]:
         """The archive's files (responses, design, orders, exclusions, means, methods.md) into the folder `out`."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from backend.views import gradient as gv
-from ui import charts, export, widgets
+from ui import charts, export, fits, widgets
 from ui.charts import gradient as gradient_charts
 from ui.resources import computed, query
 
@@ -123,3 +123,5 @@ else:
                 "model": st.column_config.NumberColumn("run", format="%.3f"),
             },
         )
+
+fits.section(dataset, said)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import study as sv
-from ui import export, identity, urls, widgets
+from ui import export, fits, identity, power, urls, widgets
 from ui.charts import gradient as gradient_charts
 from ui.resources import StoreError, StoreLocked, computed, query, store, store_ref
 
@@ -137,6 +137,7 @@ if closing and st.button("Close the study", help=KEPT):
         st.session_state["_study_closed"] = len(closed["excluded"])
         st.rerun()  # the page again, as closed
 
+power.section(study_id)  # before launch too: how many participants to pay for
 people = query(sv.participants, study_id)
 if people.empty:
     urls.stop()
@@ -199,6 +200,8 @@ if run:
     )
 with st.expander("Per item"):
     export.table(query(sv.item_means, study_id).round(4), f"Items of {study_id}", caption, "study-items")
+
+fits.section(study_id, query(sv.analysed, study_id))
 
 st.subheader("For the paper")
 st.markdown(widgets.plain(query(sv.methods, study_id)))

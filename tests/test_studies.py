@@ -5,6 +5,7 @@ analysis recovers the generating condition means and excludes exactly the partic
 from __future__ import annotations
 
 import shutil
+import time
 import zipfile
 from io import BytesIO
 from pathlib import Path
@@ -15,14 +16,16 @@ import pandas as pd
 import pytest
 
 from backend.actions import studies as study_actions
-from backend.analysis import gradient, projection, studies
+from backend.analysis import gradient, power_analysis, projection, studies
 from backend.api import Lab
 from backend.cli.main import main
+from backend.execution import jobs
 from backend.identity import links
 from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
 from backend.imports import datasets as user_datasets
 from backend.imports.files import read
+from backend.metrics import mixed_models
 from backend.store import backup
 from backend.store import links as store_links
 from backend.store import studies as store_studies
@@ -522,3 +525,89 @@ def test_a_closed_study_over_a_projection_set_shows_only_its_kept_participants_o
     assert f"{study_id} is a study's answers: {said}." in [c.value.replace("\\", "") for c in page.caption]
     page = open_page(study_store, "pages/gradient.py", {"dataset": study_id, "by": "variant"})
     assert not page.exception and f"{said}." in [c.value.replace("\\", "") for c in page.caption]
+
+
+def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api(
+    study_store, tmp_path, monkeypatch, open_page, capsys
+):
+    """Issue 55, items 2 and 3: the Study page offers a fit before there is one and fits it as a job (its button);
+    `study model` and `Lab.study_model` give the kept fit, which equals a fit on a pandas frame of the analysed
+    participants' answers; `study power` (typed, and from the fit) and `Lab.study_power` keep a table the page
+    shows as a curve, with power rising with the participants."""
+    monkeypatch.setenv("PLAB_DATA_DIR", str(tmp_path / "data"))  # kept fits, power runs and jobs of this test
+    rng = np.random.default_rng(2)
+    design = DESIGN.replace("name: sim-study", "name: model-study")
+    with session(study_store) as con:
+        study_id = collection.create(con, design)
+        page = open_page(study_store, "pages/study.py", {"study": study_id})  # before launch: power, no model
+        assert not page.exception and "Power analysis" in [h.value for h in page.subheader]
+        made = study_actions.make_links(con, study_store, study_id, 16, actor=LOCAL)
+        examples = store_studies.example_rows(con, study_id).set_index("example_id")
+        for link in made:
+            offset = rng.normal(0, 0.05)
+
+            def value_of(screen, person=link.person, offset=offset):
+                trial = store_studies.participant(con, study_id, person)["trials"][screen.position]
+                if trial["kind"] == "native":
+                    return "yes"
+                if trial["kind"] in ("practice", "attention"):
+                    return 1.0
+                condition = examples.loc[trial["id"], "extra"]["variant"]
+                mean = 0.05 if condition == "control" else TRUE_MEANS[condition]
+                return float(np.clip(mean + offset + rng.normal(0, 0.1), 0, 1))
+
+            answer_all(con, study_id, participant(con, study_store, study_id, link.person), value_of)
+        collection.close(con, study_id)
+        kept = collection.analysed(con, study_id).participants
+        stored = store_studies.responses(con, study_id)
+        targets = stored[(stored["kind"] == "target") & stored["participant_id"].isin(kept)]
+        frame = pd.DataFrame(
+            {
+                "participant": targets["participant_id"],
+                "item": targets["trial"].map(lambda e: examples.loc[e, "extra"]["item"]),
+                "condition": targets["trial"].map(lambda e: examples.loc[e, "extra"]["variant"]),
+                "value": targets["value"],
+            }
+        )
+    expected = mixed_models.fit(frame)
+    page = open_page(study_store, "pages/study.py", {"study": study_id})
+    assert not page.exception
+    assert any("No fit of the answers as they are now" in i.value for i in page.info)
+    page.button(key="fit_start").click().run()  # the job: `study model` in a process of its own
+    assert not page.exception
+    key = f"model-{study_id}-variant"
+    for _ in range(600):
+        if not jobs.alive(key):
+            break
+        time.sleep(0.2)
+    fitted = Lab(study_store).study_model(study_id)  # the job's kept fit: no fit here
+    assert fitted.participants == len(kept) and fitted.n == len(frame)
+    pd.testing.assert_frame_equal(fitted.fixed, expected.fixed, rtol=1e-6)
+    pd.testing.assert_frame_equal(fitted.variance, expected.variance, rtol=1e-5)
+    assert fitted.fixed.set_index("term").loc["conditiond", "estimate"] == pytest.approx(0.6, abs=0.08)
+    assert main(["--store", str(study_store), "study", "model", study_id]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "value ~ condition" in out and f"Participants: {len(kept)} participants analysed (the study is closed)" in out
+    )
+    page = open_page(study_store, "pages/study.py", {"study": study_id})
+    assert not page.exception
+    shown = {len(d.value): d.value for d in page.dataframe}
+    assert any(list(t.columns[:3]) == ["term", "estimate", "se"] for t in shown.values())
+    typed = ["--intercept", "0.2", "--effect", "b=0.05", "c=0.1", "d=0.2", "--sd-participant", "0.05"]
+    typed += ["--sd-item", "0.02", "--sd-residual", "0.1", "--participants", "8", "16", "--sims", "60"]
+    assert main(["--store", str(study_store), "study", "power", study_id, *typed]) == 0
+    table = power_analysis.status(power_analysis.latest(study_id))["table"].set_index(["participants", "contrast"])
+    assert table.loc[(16, "b vs a"), "power"] > table.loc[(8, "b vs a"), "power"]
+    assert (table["low"] <= table["power"]).all() and (table["power"] <= table["high"]).all()
+    assert main(["--store", str(study_store), "study", "power", study_id, "--from-fit", study_id, "--sims", "20",
+                 "--participants", "8"]) == 0  # fmt: skip
+    assert "assumed (the mixed-model fit of model-study" in capsys.readouterr().out
+    again = Lab(study_store).study_power(study_id, counts=(8, 16), sims=60, **{
+        "intercept": 0.2, "effects": {"b": 0.05, "c": 0.1, "d": 0.2}, "sd_participant": 0.05, "sd_item": 0.02,
+        "sd_residual": 0.1})  # fmt: skip
+    pd.testing.assert_frame_equal(again.set_index(["participants", "contrast"]), table)  # the same seed, the same
+    page = open_page(study_store, "pages/study.py", {"study": study_id})
+    assert not page.exception
+    shown = [d.value for d in page.dataframe if "power" in d.value.columns]  # the latest run: the API's
+    assert len(shown) == 1 and len(shown[0]) == 6 and shown[0]["power"].tolist() == again["power"].round(4).tolist()

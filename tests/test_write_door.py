@@ -247,7 +247,7 @@ ACTS = {
     "backend.analysis.ratings": ("save",),
     "backend.analysis.rating_tasks": ("create", "next_item"),
     "backend.studies.collection": ("create", "join", "answer", "close"),
-    "backend.execution.jobs": ("start", "start_judge", "start_map", "start_training"),
+    "backend.execution.jobs": ("start", "start_judge", "start_map", "start_training", "start_command"),
     "backend.execution.live": ("ask",),
     "backend.store.report_items": ("append", "reorder", "remove", "retitle"),
     "backend.identity.links": ("create", "revoke"),

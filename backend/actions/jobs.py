@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 
 from backend.actions.door import door
+from backend.analysis import mixed_model, power_analysis
 from backend.execution import jobs
 from backend.execution.judging import JudgeRequest
 from backend.identity.actor import Actor, started_by, starter_env
@@ -46,6 +47,24 @@ def start_judge(store: Path | str, request: JudgeRequest, max_cost: float | None
 @door("make map")
 def start_map(store: Path | str, dataset: str, method: str, *, actor: Actor) -> str:
     return jobs.start_map(store, dataset, method, act=_act(actor, "make map"))
+
+
+@door("fit model")
+def start_model(store: Path | str, model: mixed_model.Model, *, actor: Actor) -> str:
+    """Fit a mixed model (`study model`) as `actor`, in a process of its own; its job key. The fit is kept per data
+    version (`analysis.mixed_model.kept` reads it)."""
+    args = ["study", "model", model.dataset, "--condition", model.condition, "--coding", model.coding]
+    args += [] if model.slopes else ["--no-slopes"]
+    key = f"model-{model.dataset}-{model.condition}"
+    return jobs.start_command(store, key, args, act=_act(actor, "fit model"))
+
+
+@door("run power")
+def start_power(store: Path | str, request: power_analysis.Request, *, actor: Actor) -> str:
+    """Simulate a power analysis (`study power`) as `actor`, in a process of its own; its key (also its kept
+    file's: `analysis.power_analysis.status` reads its progress and its table)."""
+    key = request.key()
+    return jobs.start_command(store, key, power_analysis.arguments(request), act=_act(actor, "run power"))
 
 
 @door("train")

@@ -11,6 +11,8 @@ projective-probability experiments and CommitmentBank; a user dataset may declar
 - `model`: a label's weight in a run's certainty, Σ P(label)·weight (projective probability: P(E), the
   probability that the content is true; CommitmentBank: 3·P(E) − 3·P(C), an expected rating on −3…+3), with
   `formula` saying so in words; a run without probabilities gives its label's weight;
+- `item`: the facet naming an item across conditions, for a mixed model's by-item effects (projective probability:
+  the content; absent: each example is its own item);
 - `raters`: "per item" when rater ids are numbered within each item (CommitmentBank's file does not name its
   participants): each rating is then its own rater;
 - `runs_from`: the dataset whose runs are compared (a study's source dataset: its items keep their ids), `study`:
@@ -65,7 +67,7 @@ def ratings(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     left out); a rater numbered within its item is that item's own."""
     rule = spec(con, dataset_id)
     keys = tuple(
-        dict.fromkeys([*rule["by"], *([rule["prior"]] if rule.get("prior") else []), *rule.get("leave_out", {})])
+        dict.fromkeys([*rule["by"], *[rule[k] for k in ("prior", "item") if rule.get(k)], *rule.get("leave_out", {})])
     )
     frame = queries.crowd_values(con, dataset_id, rule["criterion"], keys)
     for facet, values in rule.get("leave_out", {}).items():
@@ -76,6 +78,12 @@ def ratings(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     if rule.get("raters") == "per item":
         frame = frame.assign(rater=frame["item"] + "/" + frame["rater"])
     return frame.reset_index(drop=True)
+
+
+def facet_column(facet: str) -> str:
+    """The column `ratings` gives a facet: its name, or `item_1` for a facet named `item` (a study's items often
+    are), which the example id's column already holds."""
+    return "item_1" if facet == "item" else facet
 
 
 def analysed(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str:

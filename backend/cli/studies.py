@@ -5,7 +5,11 @@ python -m backend study links STUDY --count 40 --base-url https://lab.example [-
 python -m backend study status STUDY                        # per list; exclusions rule by rule; condition means
 python -m backend study close STUDY                         # no more answers; every page reads the kept participants
 python -m backend study export STUDY --out DIR              # responses, design, orders, exclusions, methods
+python -m backend study model STUDY [--condition C] [--no-slopes] [--coding sum]   # kept per data version
+python -m backend study power STUDY [--participants 20 40 60] [--sims 200] [--from-fit | --effect b=0.1 --sd-...]
 python -m backend study list
+
+`study model` also takes a graded dataset whose rater ids name one person across items (projective_probability).
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from pathlib import Path
 import pandas as pd
 
 from backend.actions import studies as study_actions
-from backend.analysis import studies
+from backend.analysis import mixed_model, power_analysis, studies
 from backend.datasets.validation import DataError
 from backend.identity.actor import terminal
+from backend.metrics import power
 from backend.store.access import session
 from backend.store.connection import store_path
 from backend.studies import collection
@@ -44,12 +49,34 @@ def add(sub) -> None:
     q = action.add_parser("export", help="what a paper's methods section and its data archive need")
     q.add_argument("study")
     q.add_argument("--out", type=Path, required=True, help="a folder (made if missing), or a .zip file")
+    q = action.add_parser(
+        "model", help="a mixed-effects model of the answers (participants and items as random effects)"
+    )
+    q.add_argument("study", help="a study, or a graded dataset whose rater ids name one person across items")
+    q.add_argument("--condition", help="the fixed effect (a graded dataset: one of its grouping facets or its prior)")
+    q.add_argument("--no-slopes", action="store_true", help="random intercepts only")
+    q.add_argument("--coding", choices=mixed_model.CODINGS, default="treatment")
+    q = action.add_parser("power", help="power by simulation at several participant counts, before launch")
+    q.add_argument("study")
+    q.add_argument("--participants", type=int, nargs="+", default=list(power_analysis.DEFAULT_COUNTS))
+    q.add_argument("--sims", type=int, default=power_analysis.DEFAULT_SIMS, help="simulated studies per count")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument(
+        "--from-fit", metavar="NAME", help="assume what the kept mixed-model fit of NAME (a study) estimates"
+    )
+    q.add_argument("--reference", help="the reference condition (default: the first in sorted order)")
+    q.add_argument("--intercept", type=float, help="the reference condition's mean answer")
+    q.add_argument("--effect", nargs="+", default=[], metavar="CONDITION=DIFFERENCE", help="each other condition's")
+    for name in ("participant", "item", "slope", "residual"):
+        q.add_argument(f"--sd-{name}", type=float, default=0.0 if name == "slope" else None)
     action.add_parser("list", help="every study, newest first")
     p.set_defaults(func=cmd_study)
 
 
 def cmd_study(args: argparse.Namespace) -> int:
     try:
+        if args.action in UNLOCKED:  # long computations: the store is read, then closed while they run
+            return UNLOCKED[args.action](args)
         with session(args.store) as con:
             return ACTIONS[args.action](con, args)
     except (DataError, collection.StudyRefused, ValueError) as exc:
@@ -114,6 +141,59 @@ def _export(con, args) -> int:
     return 0
 
 
+def _model(args) -> int:
+    with session(args.store) as con:
+        model = mixed_model.chosen(con, args.study, args.condition, slopes=not args.no_slopes, coding=args.coding)
+        note = mixed_model.scale_note(con, args.study)
+        said = studies.analysed(con, args.study) if collection.analysed(con, args.study) is not None else ""
+    fitted, kept = mixed_model.fit(args.store, model)
+    print(fitted.summary())
+    print("\n".join(line for line in (note, f"Participants: {said}." if said else "") if line))
+    print(f"kept at {kept}")
+    return 0
+
+
+def _power(args) -> int:
+    with session(args.store) as con:
+        request = power_request(con, args)
+    print(
+        f"{request.study}: {request.sims} simulated studies at each of {list(request.counts)} participants; assumed "
+        f"({request.source}): {request.assumed}"
+    )
+    table = power_analysis.run(request)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(table.drop(columns="test").round(3).to_string(index=False))
+    print(f"test: {power.TEST}")
+    return 0
+
+
+def power_request(con, args) -> power_analysis.Request:
+    """The power analysis the arguments ask for: assumptions from a kept fit (`--from-fit`) or typed."""
+    return power_analysis.request(
+        con,
+        args.study,
+        tuple(args.participants),
+        args.sims,
+        args.seed,
+        from_fit=args.from_fit,
+        reference=args.reference,
+        intercept=args.intercept,
+        effects=dict(_effect(text) for text in args.effect),
+        sd_participant=args.sd_participant,
+        sd_item=args.sd_item,
+        sd_slope=args.sd_slope,
+        sd_residual=args.sd_residual,
+    )
+
+
+def _effect(text: str) -> tuple[str, float]:
+    name, _, value = text.partition("=")
+    try:
+        return name, float(value)
+    except ValueError:
+        raise ValueError(f"--effect: {text!r}; expected CONDITION=DIFFERENCE, e.g. b=0.1") from None
+
+
 def _list(con, args) -> int:
     found = studies.listing(con)
     if found.empty:
@@ -127,3 +207,4 @@ def _list(con, args) -> int:
 
 
 ACTIONS = {"create": _create, "links": _links, "status": _status, "close": _close, "export": _export, "list": _list}
+UNLOCKED = {"model": _model, "power": _power}

@@ -68,6 +68,7 @@ GRADIENT = {
     "prior": "prior",
     "prior_split": "fact",
     "leave_out": {"predicate": ["control"]},
+    "item": "content",  # a mixed model's items: the content, crossed with the predicates and the priors
     "model": {"E": 1.0},
     "formula": "P(E): the probability the run gives to the content being true",
 }

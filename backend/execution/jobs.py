@@ -185,6 +185,13 @@ def start_map(store: Path | str, dataset: str, method: str, *, act: Act) -> str:
     return key
 
 
+def start_command(store: Path | str, key: str, args: list[str], *, act: Act) -> str:
+    """Start `python -m backend ARGS…` (a command that computes from the store and keeps its result itself, such
+    as `study model` or `study power`) in a process of its own, recorded under `key`; the key."""
+    _spawn(key, store, args, act)
+    return key
+
+
 def last_line(key: str) -> str:
     """The job's log's last non-empty line (progress bars' carriage returns split lines)."""
     job = read(key)

@@ -36,6 +36,8 @@ ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS o
     "ask": "analyst",
     "judge": "analyst",
     "make map": "analyst",
+    "fit model": "analyst",
+    "run power": "analyst",
     "save slice": "analyst",
     "pin to report": "analyst",
     "edit report": "analyst",

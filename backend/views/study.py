@@ -10,12 +10,17 @@ import duckdb
 import pandas as pd
 import yaml
 
+from backend.actions import jobs as job_actions
 from backend.actions import studies as study_actions
-from backend.analysis import gradient, studies
+from backend.analysis import gradient, mixed_model, power_analysis, studies
+from backend.analysis.power_analysis import DEFAULT_COUNTS, DEFAULT_SIMS, Request  # noqa: F401 — the page's names
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
+from backend.execution import jobs
 from backend.identity import links
 from backend.identity.actor import Actor
+from backend.metrics import power
 from backend.metrics.gradient import MIN_EACH  # noqa: F401 — the page's names
+from backend.metrics.power import TEST  # noqa: F401 — the page's names
 from backend.store import queries
 from backend.store.sessions import AUDIT, DATA, reads
 from backend.studies import collection
@@ -131,3 +136,65 @@ def scale(con: duckdb.DuckDBPyConnection, study_id: str) -> list[float]:
     """The study's answer range [min, max] (the charts' axis)."""
     found = collection.design_of(collection.study(con, study_id)).scale
     return [found.min, found.max]
+
+
+@reads(DATA)
+def power_plan(con: duckdb.DuckDBPyConnection, study_id: str, reference: str | None = None) -> power.Plan | str:
+    """The study's design as a power simulation draws it, or why it cannot (in words)."""
+    try:
+        return power_analysis.plan(con, study_id, reference)
+    except ValueError as exc:
+        return str(exc)
+
+
+@reads(DATA)
+def fitted_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The studies whose answers, as they are now, have a kept mixed-model fit (assumptions for a power analysis)."""
+    return [s for s in studies.listing(con)["study_id"] if mixed_model.kept(con, mixed_model.chosen(con, s))]
+
+
+@reads(DATA)
+def power_request(
+    con: duckdb.DuckDBPyConnection, study_id: str, counts: tuple[int, ...], sims: int, from_fit: str
+) -> power_analysis.Request:
+    """A power analysis of the study's design assuming what the kept fit of `from_fit`'s answers estimates."""
+    return power_analysis.request(con, study_id, counts, sims, from_fit=from_fit)
+
+
+@reads(DATA)
+def typed_request(
+    con: duckdb.DuckDBPyConnection,
+    study_id: str,
+    counts: tuple[int, ...],
+    sims: int,
+    intercept: float,
+    effects: tuple[tuple[str, float], ...],
+    sds: tuple[float, float, float, float],
+) -> power_analysis.Request:
+    """A power analysis of the study's design assuming typed values: the reference condition's mean, each other
+    condition's effect, and the SDs of participants, items, slopes and the residual."""
+    names = ("sd_participant", "sd_item", "sd_slope", "sd_residual")
+    return power_analysis.request(
+        con, study_id, counts, sims, intercept=intercept, effects=dict(effects), **dict(zip(names, sds))
+    )
+
+
+def start_power(store: Path | str, request: power_analysis.Request, *, actor: Actor) -> str:
+    return job_actions.start_power(store, request, actor=actor)
+
+
+def power_status(key: str) -> dict | None:
+    """A power run's progress and, once finished, its table (read each time: its job writes it)."""
+    return power_analysis.status(key)
+
+
+def power_latest(study_id: str) -> str | None:
+    return power_analysis.latest(study_id)
+
+
+def power_alive(key: str) -> bool:
+    return jobs.alive(key)
+
+
+def power_last_line(key: str) -> str:
+    return jobs.last_line(key)

@@ -1,0 +1,162 @@
+"""A mixed-effects model of people's graded answers (issue 55, item 2): a study's (its analysed participants,
+`studies.collection.analysed`) or a graded dataset's whose rater ids name one person across items (not
+CommitmentBank's, numbered per item). `value ~ condition + (1 + slopes || participant) + (1 | item)`, fitted by
+`metrics.mixed_models` (statsmodels' MixedLM, checked against lme4).
+
+A fit takes seconds to minutes, so it runs as a job (`python -m backend study model NAME`, started by a page through
+`actions.jobs.start_model`) and is kept as JSON under `<data_dir>/fits/`, keyed by the data version: the SHA-256 of
+the very rows it is fitted on and of the model's options. A page shows the kept fit of the data it shows, or offers
+to start one — it never fits while rendering; a new answer, a closed study or a re-ingested dataset is a new
+version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from backend.analysis import gradient
+from backend.config import settings
+from backend.metrics import mixed_models
+from backend.store import studies as store_studies
+from backend.store.access import StoreRef, opener
+from backend.studies import collection
+
+VERSION = "1"  # bump when what a kept fit holds changes: older ones are then fitted again
+EXAMPLE = "example"  # the item facet of a dataset whose examples are its items
+CODINGS = ("treatment", "sum")
+
+
+@dataclass(frozen=True)
+class Model:
+    """What is fitted: on `dataset`'s ratings in `split` (None: every split), the facet `condition` as the fixed
+    effect, the facet `item` as the items (EXAMPLE: each example), by-participant slopes when `slopes` (and the design
+    supports them), in `coding`."""
+
+    dataset: str
+    condition: str
+    item: str
+    split: str | None = None
+    slopes: bool = True
+    coding: str = "treatment"
+
+    def label(self) -> str:
+        where = f" (split {self.split})" if self.split else ""
+        return f"{self.condition}{where}"
+
+
+def choices(con: duckdb.DuckDBPyConnection, dataset_id: str) -> list[Model]:
+    """The models the dataset's answers support: a study's condition; a graded dataset's each grouping facet in the
+    split people are read from, and its prior facet in the prior's split. ValueError saying why when none can be
+    fitted (no graded ratings, or rater ids that do not name one person across items)."""
+    rule = gradient.spec(con, dataset_id)
+    if not rule:
+        raise ValueError(f"dataset {dataset_id!r} has no graded ratings; choose one of {gradient.datasets(con)}")
+    if rule.get("raters") == "per item":
+        raise ValueError(
+            f"{dataset_id}'s rater ids are numbered within each item, so they do not name one person across items: "
+            "a mixed model needs participants as random effects, and this file does not say who they are"
+        )
+    row = store_studies.study(con, dataset_id)
+    if row is not None:
+        found = collection.design_of(row)
+        return [Model(dataset_id, found.condition, found.item)]
+    item = rule.get("item", EXAMPLE)
+    models = [Model(dataset_id, by, item, rule.get("split")) for by in rule["by"] if by != item]
+    if rule.get("prior"):
+        models.append(Model(dataset_id, rule["prior"], item, rule.get("prior_split")))
+    return models
+
+
+def chosen(con: duckdb.DuckDBPyConnection, dataset_id: str, condition: str | None = None, **options) -> Model:
+    """The dataset's model with `condition` as its fixed effect (None: the first of `choices`), with `options`
+    (slopes, coding); ValueError naming what can be chosen."""
+    found = choices(con, dataset_id)
+    pick = [m for m in found if condition in (None, m.condition)]
+    if not pick:
+        names = [m.condition for m in found]
+        raise ValueError(f"condition: {dataset_id} is modelled by one of {names}, not {condition!r}")
+    if options.get("coding", "treatment") not in CODINGS:
+        raise ValueError(f"coding: expected one of {', '.join(CODINGS)}, got {options['coding']!r}")
+    return Model(**(asdict(pick[0]) | options))
+
+
+def frame(con: duckdb.DuckDBPyConnection, model: Model) -> pd.DataFrame:
+    """participant, item, condition, value: the ratings the model is fitted on (a study's analysed participants,
+    controls left out), in a fixed order."""
+    ratings = gradient.ratings(con, model.dataset)
+    if model.split is not None:
+        ratings = ratings[ratings["split"] == model.split]
+    items = ratings["item"] if model.item == EXAMPLE else ratings[gradient.facet_column(model.item)]
+    out = pd.DataFrame(
+        {
+            "participant": ratings["rater"].astype(str),
+            "item": items.astype(str),
+            "condition": ratings[gradient.facet_column(model.condition)].astype(str),
+            "value": ratings["value"].astype(float),
+        }
+    )
+    return out.sort_values(["participant", "item", "condition", "value"], ignore_index=True)
+
+
+def version(rows: pd.DataFrame, model: Model) -> str:
+    """The data version: SHA-256 of the rows and the model's options (and this module's VERSION)."""
+    digest = hashlib.sha256(rows.to_csv(index=False).encode())
+    digest.update(json.dumps([VERSION, asdict(model)], sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def path(model: Model, data_version: str) -> Path:
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{model.dataset}-{model.condition}")
+    return settings().data_dir / "fits" / f"{safe}-{data_version[:16]}.json"
+
+
+def kept(con: duckdb.DuckDBPyConnection, model: Model) -> mixed_models.Fit | None:
+    """The kept fit of the model on the data as it is now, or None when it has not been fitted on this version."""
+    return load(path(model, version(frame(con, model), model)))
+
+
+def load(target: Path) -> mixed_models.Fit | None:
+    """The fit kept at `target`, or None when there is none."""
+    return mixed_models.Fit.from_dict(json.loads(target.read_text())["fit"]) if target.is_file() else None
+
+
+def fit(store: StoreRef, model: Model) -> tuple[mixed_models.Fit, Path]:
+    """Fit the model on the data as it is now (the store is read, then closed while fitting) and keep the fit; the
+    fit and where it is kept. A kept fit of the same version is returned as it is."""
+    with opener(store)() as con:
+        rows = frame(con, model)
+    target = path(model, version(rows, model))
+    if (found := load(target)) is not None:
+        return found, target
+    found = mixed_models.fit(rows, slopes=model.slopes, coding=model.coding)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}.part")  # written whole, then renamed: a reader never sees half
+    partial.write_text(json.dumps({"model": asdict(model), "fit": found.as_dict()}))
+    partial.replace(target)
+    return found, target
+
+
+def scale_note(con: duckdb.DuckDBPyConnection, dataset_id: str) -> str:
+    """What a model's output says of the answers' scale: a rating scale of a few points (a study's likert or choice
+    scale, or whole-number ends like CommitmentBank's −3…+3) is treated as interval."""
+    row = store_studies.study(con, dataset_id)
+    if row is not None:
+        scale = collection.design_of(row).scale
+        count = {"likert": len(scale.points), "choice": len(scale.options)}.get(scale.kind)
+    else:
+        low, high = gradient.spec(con, dataset_id)["scale"]
+        whole = float(low).is_integer() and float(high).is_integer() and 1 < high - low <= 10
+        count = int(high - low) + 1 if whole else None
+    if not count:
+        return ""
+    return (
+        f"The answers are on a {count}-point scale: the linear model treats it as an interval scale (equal steps). "
+        "No ordinal mixed model (R's ordinal::clmm) is offered: no well-kept Python library fits one here."
+    )

@@ -1,0 +1,115 @@
+"""The Study page's power analysis, before launch: the study's design (conditions, items, Latin square or crossed)
+simulated at several participant counts under assumed effects and variance components — typed, or what a study's
+kept mixed-model fit estimates — as a job with a progress bar and the time left, then the power curve per contrast
+with exact binomial 95% CIs. The numbers are `backend.metrics.power`'s."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from backend.views import study as sv
+from ui import export, identity, widgets
+from ui.charts import power as power_charts
+from ui.resources import query, store_ref
+
+JOB = "_power_job"
+TYPED = "typed values"
+
+
+def section(study_id: str) -> None:
+    st.subheader("Power analysis")
+    plan = query(sv.power_plan, study_id)
+    if isinstance(plan, str):
+        st.info(f"No power analysis for this design: {widgets.plain(plan)}.")
+        return
+    with st.expander("Simulate power at several participant counts", expanded=False):
+        request = _request(study_id, plan)
+        if request is not None and identity.may("run power"):
+            if st.button("Simulate", key="power_start", icon=":material/monitoring:"):
+                try:
+                    st.session_state[JOB] = sv.start_power(store_ref(), request, actor=identity.actor())
+                except (ValueError, PermissionError) as exc:
+                    st.error(widgets.message(exc))
+        elif request is not None:
+            st.info(f"Simulating needs the analyst role (yours: {widgets.plain(identity.actor().role)}).")
+    key = st.session_state.get(JOB) or sv.power_latest(study_id)
+    if key:
+        _progress(study_id, key)
+
+
+def _request(study_id: str, plan):
+    sources = [TYPED, *query(sv.fitted_studies)]
+    source = st.selectbox(
+        "Assume",
+        sources,
+        key="power_source",
+        help="Typed effects and SDs, or what a study's kept mixed-model fit estimates (an earlier study's, or this "
+        "one's so far).",
+    )
+    left, right = st.columns(2)
+    counts_text = left.text_input(
+        "Participant counts", " ".join(map(str, sv.DEFAULT_COUNTS)), key="power_counts", help="Whole numbers, spaced"
+    )
+    sims = right.number_input("Simulations per count", 20, 5000, sv.DEFAULT_SIMS, step=20, key="power_sims")
+    try:
+        counts = tuple(int(n) for n in counts_text.replace(",", " ").split())
+    except ValueError:
+        st.error(f"Participant counts: {widgets.plain(counts_text)!r}; expected whole numbers such as 20 40 60.")
+        return None
+    try:
+        if source == TYPED:
+            return _typed(study_id, plan, counts, int(sims))
+        request = query(sv.power_request, study_id, counts, int(sims), source)
+    except ValueError as exc:
+        st.error(widgets.message(exc))
+        return None
+    st.caption(f"Assumed, from {widgets.plain(request.source)}: {widgets.plain(str(request.assumed))}")
+    return request
+
+
+def _typed(study_id: str, plan, counts: tuple[int, ...], sims: int):
+    low, high = query(sv.scale, study_id)
+    span = float(high - low)
+    reference = widgets.plain(plan.conditions[0])
+    st.caption(f"Answers on the study's scale ({low:g} to {high:g}); effects against {reference}.")
+    columns = st.columns(4)
+    intercept = columns[0].number_input(
+        f"Mean in {plan.conditions[0]}", float(low), float(high), float(low + span / 2), key="power_intercept"
+    )
+    effects = tuple(
+        (c, columns[(i + 1) % 4].number_input(f"Effect of {c}", -span, span, span / 10, key=f"power_effect_{c}"))
+        for i, c in enumerate(plan.conditions[1:])
+    )
+    sds = tuple(
+        columns[i].number_input(f"SD {name}", 0.0, span, default * span, key=f"power_sd_{name}")
+        for i, (name, default) in enumerate((("participant", 0.1), ("item", 0.1), ("slope", 0.05), ("residual", 0.25)))
+    )
+    return query(sv.typed_request, study_id, counts, sims, intercept, effects, sds)
+
+
+@st.fragment(run_every=2)
+def _progress(study_id: str, key: str) -> None:
+    found = sv.power_status(key)
+    if found is None:
+        if not sv.power_alive(key):
+            st.error(f"The power simulation did not start: {widgets.plain(sv.power_last_line(key))}")
+        return
+    table = found["table"]
+    if table is None:
+        if not sv.power_alive(key):
+            st.error(f"The power simulation stopped: {widgets.plain(sv.power_last_line(key))}")
+            return
+        eta = f", about {found['eta']:.0f} s left" if found["eta"] is not None else ""
+        st.progress(
+            found["done"] / max(found["total"], 1),
+            text=f"Simulating: {found['done']:,} of {found['total']:,} studies{eta}",
+        )
+        return
+    asked = found["request"]
+    caption = (
+        f"study {study_id}: power per contrast at α = 0.05, {int(table['sims'].iloc[0]):,} simulated studies per "
+        f"count (95% CI: exact binomial); assumed ({asked['source']}): {asked['assumed']}; each simulated study "
+        f"analysed by {sv.TEST}"
+    )
+    export.chart(power_charts.curve(table), f"Power of {study_id}", caption, "power-curve")
+    export.table(table.round(4), f"Power of {study_id}", caption, "power-table")
