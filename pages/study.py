@@ -205,8 +205,10 @@ fits.section(study_id, query(sv.analysed, study_id))
 
 st.subheader("For the paper")
 st.markdown(widgets.plain(query(sv.methods, study_id)))
+with store() as con:
+    st.text(sv.analyses(con, study_id))
 st.download_button(
-    "Archive (zip): responses, design, orders, exclusions, means, methods",
+    "Archive (zip): responses, design, orders, exclusions, means, the model and power, methods",
     lambda: archive(study_id),
     file_name=f"{study_id}.zip",
     mime="application/zip",

@@ -13,7 +13,7 @@ from scipy import stats
 
 from backend.analysis import evaluation as evaluate
 from backend.analysis import gradient as gv
-from backend.analysis import projection
+from backend.analysis import mixed_model, projection
 from backend.api import Lab
 from backend.datasets import commitmentbank as cb
 from backend.metrics import gradient as gradient_metrics
@@ -105,6 +105,14 @@ def test_a_point_that_is_not_there_or_a_grouping_the_dataset_lacks_is_named(real
         gv.certainty(real_con, "nope")
 
 
+def test_a_mixed_model_reads_the_prior_experiment_with_contents_as_items(real_con):
+    """Issue 55: the model of the prior is fitted on the fact experiment's 5,320 target ratings from 266 participants,
+    its items the contents, each shown after a high-prior and a low-prior fact (so the prior varies within items)."""
+    rows = mixed_model.frame(real_con, mixed_model.chosen(real_con, "projective_probability", "prior"))
+    assert len(rows) == 5320 and rows["participant"].nunique() == 266
+    assert (rows.groupby("item")["condition"].nunique() == 2).all() and set(rows["condition"]) == {"high", "low"}
+
+
 def test_the_gradient_page_shows_people_a_run_rho_and_a_point_s_items(open_page, cb_run):
     store, run_id = cb_run
     at = open_page(
@@ -122,6 +130,12 @@ def test_the_gradient_page_shows_people_a_run_rho_and_a_point_s_items(open_page,
     tables = [df.value for df in at.dataframe]
     assert len(tables[0]) == 20 and "effect" in tables[1].columns  # 20 predicates; the prior effect
     assert set(tables[-1]["split"]) == {"no-fact", "fact"}  # a point lists the fact experiment's items too
+    # issue 55: a mixed model of the predicates or of the prior (items: the contents), offered, not fitted here
+    assert at.selectbox(key="fit_condition").options == ["predicate (split no-fact)", "prior (split fact)"]
+    assert any("No fit of the answers as they are now" in i.value for i in at.info)
+    at = open_page(store, "pages/gradient.py", {"dataset": "commitmentbank"})
+    said = [i.value for i in at.info]
+    assert any("No mixed model: commitmentbank's rater ids are numbered within each item" in i for i in said), said
 
 
 def test_template_cell_items_give_the_cell_s_share(real_con, open_page, real_store):

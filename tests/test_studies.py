@@ -611,3 +611,10 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
     assert not page.exception
     shown = [d.value for d in page.dataframe if "power" in d.value.columns]  # the latest run: the API's
     assert len(shown) == 1 and len(shown[0]) == 6 and shown[0]["power"].tolist() == again["power"].round(4).tolist()
+    with session(study_store) as con:  # the archive: the fit's tables, the power table, and both in methods.md
+        files = studies.archive(con, study_id)
+    fixed = pd.read_csv(BytesIO(files["model_fixed_effects.csv"]))
+    assert fixed["estimate"].tolist() == pytest.approx(fitted.fixed["estimate"].tolist())
+    assert pd.read_csv(BytesIO(files["power.csv"]))["power"].tolist() == again["power"].tolist()
+    methods = files["methods.md"].decode()
+    assert fitted.summary() in methods and "Power was estimated by simulation: 60 simulated studies" in methods

@@ -1,7 +1,8 @@
 """A judgement study's analysis, beside the models (issue 47): progress per list, the declared exclusions applied
 rule by rule, people's mean answer per condition with a 95% CI (participants and items resampled together,
 `metrics.gradient`) before and after the exclusions, per-item means, the runs of the study's source dataset on the
-same items, and what a paper's methods section and its data archive need (`archive`).
+same items, and what a paper's methods section and its data archive need (`archive`: with the kept mixed-model fit
+and the latest power run, `analyses`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import zipfile
 import duckdb
 import pandas as pd
 
-from backend.analysis import gradient
+from backend.analysis import gradient, mixed_model, power_analysis
 from backend.metrics import gradient as gradient_metrics
+from backend.metrics import mixed_models, power
 from backend.store import studies as store_studies
 from backend.studies import collection, exclusions
 from backend.studies.design import Design, facet, items
@@ -211,6 +213,39 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     )
 
 
+def analyses(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[str, mixed_models.Fit | None, pd.DataFrame | None]:
+    """What the methods section says of the mixed model and the power analysis — the kept fit of the answers as
+    they are now (its summary, the scale note) and the study's latest finished power run — or how to make them;
+    with the fit and the power table themselves (None when there are none)."""
+    fitted = mixed_model.kept(con, mixed_model.chosen(con, study_id))
+    note = mixed_model.scale_note(con, study_id)
+    if fitted is None:
+        model = (
+            f"No mixed-effects model has been fitted on these answers yet (`python -m backend study model {study_id}`, "
+            "or the Study page's *Fit the model*)."
+        )
+    else:
+        model = fitted.summary() + (f"\n\n{note}" if note else "")
+    key = power_analysis.latest(study_id)
+    found = power_analysis.status(key) if key else None
+    table = found["table"] if found else None
+    if table is None:
+        return model, fitted, None
+    given = found["request"]["assumed"]
+    curve = "; ".join(
+        f"{row.contrast} with {row.participants} participants: {row.power:.2f} [{row.low:.2f}, {row.high:.2f}]"
+        for row in table.itertuples()
+    )
+    sds = ", ".join(f"{name} {given['sd_' + name]:.3g}" for name in ("participant", "item", "slope", "residual"))
+    power_text = (
+        f"Power was estimated by simulation: {int(table['sims'].iloc[0]):,} simulated studies per participant count "
+        f"of this design, assuming {found['request']['source']} (intercept {given['intercept']:.3g}, effects "
+        f"{given['effects']}, SDs {sds}), each analysed by {power.TEST} at α = 0.05. Power per contrast (exact "
+        f"binomial 95% CI): {curve}."
+    )
+    return model + "\n\n" + power_text, fitted, table
+
+
 def _named(names: int, newly: int) -> str:
     """'5 participants, 2 of them not excluded by an earlier rule' (one number when the two are the same).
 
@@ -246,7 +281,14 @@ def archive(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, bytes]:
     out = {name: frame.to_csv(index=False).encode() for name, frame in files.items()}
     out["design.yaml"] = row["design_text"].encode()
     out["design.json"] = json.dumps(record | {"design": row["design"]}, indent=2).encode()
-    out["methods.md"] = (methods(con, study_id) + "\n").encode()
+    said, fitted, table = analyses(con, study_id)
+    out["methods.md"] = (methods(con, study_id) + "\n\n" + said + "\n").encode()
+    if fitted is not None:
+        out["model_fixed_effects.csv"] = fitted.fixed.to_csv(index=False).encode()
+        out["model_variance_components.csv"] = fitted.variance.to_csv(index=False).encode()
+        out["model.json"] = json.dumps(fitted.as_dict(), indent=2).encode()
+    if table is not None:
+        out["power.csv"] = table.to_csv(index=False).encode()
     return out
 
 

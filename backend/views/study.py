@@ -105,6 +105,12 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     return studies.methods(con, study_id)
 
 
+def analyses(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
+    """The methods section's mixed-model and power paragraphs (not cached: a job may have just kept a fit or a power
+    run, which no store write announces)."""
+    return studies.analyses(con, study_id)[0]
+
+
 def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
     """The archive, made when asked for (not cached: who asks is checked each time), once the actor's role may
     export; Forbidden, audited, otherwise."""
