@@ -141,3 +141,11 @@ def test_same_seed_same_table():
     pd.testing.assert_frame_equal(first, simulate(plan, model, [6, 12], sims=50, seed=7))
     assert not first.equals(simulate(plan, model, [6, 12], sims=50, seed=8))
     pd.testing.assert_frame_equal(first.iloc[1:].reset_index(drop=True), simulate(plan, model, [12], sims=50, seed=7))
+
+
+def test_a_latin_square_needs_a_multiple_of_the_conditions():
+    """With 4 items in 5 conditions (the shipped stop-study) each list leaves a condition out and the item effects
+    do not cancel: a zero effect came out significant in 42% of 300 simulated studies of 80 participants, so such a
+    plan is refused, saying why and what to do."""
+    with pytest.raises(ValueError, match="^items: a Latin square needs a multiple of 5 .* with a multiple of 5 items"):
+        Plan(("a", "b", "c", "d", "e"), 4, "latin")

@@ -539,8 +539,18 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
     design = DESIGN.replace("name: sim-study", "name: model-study")
     with session(study_store) as con:
         study_id = collection.create(con, design)
-        page = open_page(study_store, "pages/study.py", {"study": study_id})  # before launch: power, no model
-        assert not page.exception and "Power analysis" in [h.value for h in page.subheader]
+    page = open_page(study_store, "pages/study.py", {"study": study_id})  # before launch: power, no model
+    assert not page.exception and "Power analysis" in [h.value for h in page.subheader]
+    page.button(key="power_start").click().run()  # typed defaults: `study power` as a job
+    assert not page.exception
+    key = page.session_state["_power_job"]
+    for _ in range(300):
+        if not jobs.alive(key):
+            break
+        time.sleep(0.2)
+    ran = power_analysis.status(key)["table"]
+    assert len(ran) == 5 * 3 and ran["participants"].tolist()[::3] == [20, 40, 60, 80, 100]
+    with session(study_store) as con:
         made = study_actions.make_links(con, study_store, study_id, 16, actor=LOCAL)
         examples = store_studies.example_rows(con, study_id).set_index("example_id")
         for link in made:

@@ -18,12 +18,12 @@ TYPED = "typed values"
 
 def section(study_id: str) -> None:
     st.subheader("Power analysis")
-    plan = query(sv.power_plan, study_id)
-    if isinstance(plan, str):
-        st.info(f"No power analysis for this design: {widgets.plain(plan)}.")
+    design = query(sv.power_design, study_id)
+    if isinstance(design, str):
+        st.info(f"No power analysis for this design: {widgets.plain(design)}.")
         return
     with st.expander("Simulate power at several participant counts", expanded=False):
-        request = _request(study_id, plan)
+        request = _request(study_id, design)
         if request is not None and identity.may("run power"):
             if st.button("Simulate", key="power_start", icon=":material/monitoring:"):
                 try:
@@ -37,20 +37,27 @@ def section(study_id: str) -> None:
         _progress(study_id, key)
 
 
-def _request(study_id: str, plan):
-    sources = [TYPED, *query(sv.fitted_studies)]
+def _request(study_id: str, design: dict):
+    conditions, own = design["conditions"], design["items"]
+    k = len(conditions) if design["assignment"] == "latin" else 1
     source = st.selectbox(
         "Assume",
-        sources,
+        [TYPED, *query(sv.fitted_studies)],
         key="power_source",
         help="Typed effects and SDs, or what a study's kept mixed-model fit estimates (an earlier study's, or this "
-        "one's so far).",
+        "one's so far; its reference condition is then the fit's).",
     )
-    left, right = st.columns(2)
+    left, middle, right = st.columns(3)
     counts_text = left.text_input(
         "Participant counts", " ".join(map(str, sv.DEFAULT_COUNTS)), key="power_counts", help="Whole numbers, spaced"
     )
-    sims = right.number_input("Simulations per count", 20, 5000, sv.DEFAULT_SIMS, step=20, key="power_sims")
+    sims = middle.number_input("Simulations per count", 20, 5000, sv.DEFAULT_SIMS, step=20, key="power_sims")
+    count = right.number_input(
+        "Target items", k, 10_000, -(-own // k) * k, step=k, key="power_items",
+        help=f"The study has {own}; a Latin square simulates a multiple of its {k} conditions.",
+    )  # fmt: skip
+    if count != own:
+        st.caption(f"The study has {own} target items; this simulates the same design with {count}.")
     try:
         counts = tuple(int(n) for n in counts_text.replace(",", " ").split())
     except ValueError:
@@ -58,8 +65,8 @@ def _request(study_id: str, plan):
         return None
     try:
         if source == TYPED:
-            return _typed(study_id, plan, counts, int(sims))
-        request = query(sv.power_request, study_id, counts, int(sims), source)
+            return _typed(study_id, conditions, counts, int(sims), int(count))
+        request = query(sv.power_request, study_id, counts, int(sims), int(count), source)
     except ValueError as exc:
         st.error(widgets.message(exc))
         return None
@@ -67,24 +74,25 @@ def _request(study_id: str, plan):
     return request
 
 
-def _typed(study_id: str, plan, counts: tuple[int, ...], sims: int):
+def _typed(study_id: str, conditions: list[str], counts: tuple[int, ...], sims: int, count: int):
     low, high = query(sv.scale, study_id)
     span = float(high - low)
-    reference = widgets.plain(plan.conditions[0])
-    st.caption(f"Answers on the study's scale ({low:g} to {high:g}); effects against {reference}.")
+    reference = st.selectbox("Reference condition", conditions, key="power_reference")
+    st.caption(f"Answers on the study's scale ({low:g} to {high:g}); effects against {widgets.plain(reference)}.")
     columns = st.columns(4)
     intercept = columns[0].number_input(
-        f"Mean in {plan.conditions[0]}", float(low), float(high), float(low + span / 2), key="power_intercept"
+        f"Mean in {reference}", float(low), float(high), float(low + span / 2), key="power_intercept"
     )
+    others = [c for c in conditions if c != reference]
     effects = tuple(
         (c, columns[(i + 1) % 4].number_input(f"Effect of {c}", -span, span, span / 10, key=f"power_effect_{c}"))
-        for i, c in enumerate(plan.conditions[1:])
+        for i, c in enumerate(others)
     )
     sds = tuple(
         columns[i].number_input(f"SD {name}", 0.0, span, default * span, key=f"power_sd_{name}")
         for i, (name, default) in enumerate((("participant", 0.1), ("item", 0.1), ("slope", 0.05), ("residual", 0.25)))
     )
-    return query(sv.typed_request, study_id, counts, sims, intercept, effects, sds)
+    return query(sv.typed_request, study_id, counts, sims, count, reference, intercept, effects, sds)
 
 
 @st.fragment(run_every=2)

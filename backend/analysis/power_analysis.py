@@ -54,7 +54,7 @@ class Request:
 def arguments(request: Request) -> list[str]:
     """The `python -m backend` arguments that make this request again (a job started from a page runs them)."""
     args = ["study", "power", request.study, "--participants", *map(str, request.counts)]
-    args += ["--sims", str(request.sims), "--seed", str(request.seed)]
+    args += ["--sims", str(request.sims), "--seed", str(request.seed), "--items", str(request.plan.items)]
     if request.fit:
         return [*args, "--from-fit", request.fit]
     given = request.assumed
@@ -72,6 +72,7 @@ def request(
     sims: int = DEFAULT_SIMS,
     seed: int = 0,
     *,
+    items_count: int | None = None,
     from_fit: str | None = None,
     reference: str | None = None,
     intercept: float | None = None,
@@ -83,7 +84,8 @@ def request(
 ) -> Request:
     """A power analysis of `study_id`'s design: assuming what the kept fit of `from_fit`'s answers (a study or a
     graded dataset's default model) estimates, or the typed values (the intercept, each other condition's effect
-    against the reference, the SDs); ValueError naming what is missing or wrong."""
+    against the reference, the SDs); `items_count`: simulate the design with that many items instead of its own;
+    ValueError naming what is missing or wrong."""
     bounds = scale(con, study_id)
     if from_fit:
         fitted = mixed_model.kept(con, mixed_model.chosen(con, from_fit))
@@ -92,11 +94,11 @@ def request(
                 f"from-fit: {from_fit} has no kept fit of its answers as they are now; fit it first "
                 f"(`python -m backend study model {from_fit}`, or its page)"
             )
-        found = plan(con, study_id, fitted.reference)
+        found = plan(con, study_id, fitted.reference, items_count)
         assumed = assumed_from_fit(fitted, found.conditions, bounds)
         source = f"the mixed-model fit of {from_fit} ({fitted.n:,} answers)"
     else:
-        found = plan(con, study_id, reference)
+        found = plan(con, study_id, reference, items_count)
         typed = {"intercept": intercept, "sd-participant": sd_participant, "sd-item": sd_item}
         missing = [name for name, value in (typed | {"sd-residual": sd_residual}).items() if value is None]
         if missing:
@@ -109,21 +111,32 @@ def request(
     return Request(study_id, found, assumed, source, from_fit, tuple(counts), int(sims), int(seed))
 
 
-def plan(con: duckdb.DuckDBPyConnection, study_id: str, reference: str | None = None) -> power.Plan:
-    """The study's design as the simulation draws it: its conditions (the reference first: `reference`, else the
-    first in sorted order), its target items and its assignment; ValueError for a design it cannot simulate."""
+def design(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
+    """conditions (sorted), items (target items) and assignment of the study's design, as a power analysis starts
+    from; ValueError for a design it cannot simulate."""
     found = collection.design_of(collection.study(con, study_id))
-    if found.assignment not in ("latin", "crossed"):
+    if found.assignment not in power.ASSIGNMENTS:
         raise ValueError(
             f"assignment: power by simulation draws Latin-square and crossed designs, not {found.assignment!r}"
         )
     grid = items(found, store_studies.example_rows(con, study_id)).grid
-    conditions = sorted(str(c) for c in grid.columns)
+    return {"conditions": sorted(str(c) for c in grid.columns), "items": len(grid), "assignment": found.assignment}
+
+
+def plan(
+    con: duckdb.DuckDBPyConnection, study_id: str, reference: str | None = None, items_count: int | None = None
+) -> power.Plan:
+    """The study's design as the simulation draws it: its conditions (the reference first: `reference`, else the
+    first in sorted order), its target items (or `items_count`: the same design with more or fewer items) and its
+    assignment; ValueError for a design it cannot simulate."""
+    found = design(con, study_id)
+    conditions = found["conditions"]
     if reference is not None:
         if reference not in conditions:
             raise ValueError(f"reference: {reference!r} is not a condition of {study_id}: {conditions}")
         conditions = [reference, *[c for c in conditions if c != reference]]
-    return power.Plan(tuple(conditions), len(grid), found.assignment)
+    count = found["items"] if items_count is None else items_count
+    return power.Plan(tuple(conditions), count, found["assignment"])
 
 
 def scale(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[float, float]:

@@ -61,6 +61,7 @@ def add(sub) -> None:
     q.add_argument("--participants", type=int, nargs="+", default=list(power_analysis.DEFAULT_COUNTS))
     q.add_argument("--sims", type=int, default=power_analysis.DEFAULT_SIMS, help="simulated studies per count")
     q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--items", type=int, help="simulate the design with this many target items (default: its own)")
     q.add_argument(
         "--from-fit", metavar="NAME", help="assume what the kept mixed-model fit of NAME (a study) estimates"
     )
@@ -175,6 +176,7 @@ def power_request(con, args) -> power_analysis.Request:
         tuple(args.participants),
         args.sims,
         args.seed,
+        items_count=args.items,
         from_fit=args.from_fit,
         reference=args.reference,
         intercept=args.intercept,

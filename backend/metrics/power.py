@@ -58,7 +58,9 @@ class Plan:
             raise ValueError(f"items: need a positive whole number, got {self.items!r}")
         if self.assignment == "latin" and self.items % len(names):
             raise ValueError(
-                f"items: a Latin square needs a multiple of {len(names)} (the conditions), got {self.items}"
+                f"items: a Latin square needs a multiple of {len(names)} (the conditions), got {self.items}: otherwise "
+                "some lists leave conditions out and the item effects no longer cancel (the test's type I error then "
+                f"runs far above alpha); simulate the design with a multiple of {len(names)} items"
             )
 
     @property

@@ -18,7 +18,6 @@ from backend.datasets.validation import DataError  # noqa: F401 — the page's n
 from backend.execution import jobs
 from backend.identity import links
 from backend.identity.actor import Actor
-from backend.metrics import power
 from backend.metrics.gradient import MIN_EACH  # noqa: F401 — the page's names
 from backend.metrics.power import TEST  # noqa: F401 — the page's names
 from backend.store import queries
@@ -145,10 +144,11 @@ def scale(con: duckdb.DuckDBPyConnection, study_id: str) -> list[float]:
 
 
 @reads(DATA)
-def power_plan(con: duckdb.DuckDBPyConnection, study_id: str, reference: str | None = None) -> power.Plan | str:
-    """The study's design as a power simulation draws it, or why it cannot (in words)."""
+def power_design(con: duckdb.DuckDBPyConnection, study_id: str) -> dict | str:
+    """conditions, items and assignment of the study's design, as a power analysis starts from; or why it cannot
+    simulate it (in words)."""
     try:
-        return power_analysis.plan(con, study_id, reference)
+        return power_analysis.design(con, study_id)
     except ValueError as exc:
         return str(exc)
 
@@ -161,10 +161,11 @@ def fitted_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 @reads(DATA)
 def power_request(
-    con: duckdb.DuckDBPyConnection, study_id: str, counts: tuple[int, ...], sims: int, from_fit: str
+    con: duckdb.DuckDBPyConnection, study_id: str, counts: tuple[int, ...], sims: int, items_count: int, from_fit: str
 ) -> power_analysis.Request:
-    """A power analysis of the study's design assuming what the kept fit of `from_fit`'s answers estimates."""
-    return power_analysis.request(con, study_id, counts, sims, from_fit=from_fit)
+    """A power analysis of the study's design (with `items_count` items) assuming what the kept fit of `from_fit`'s
+    answers estimates."""
+    return power_analysis.request(con, study_id, counts, sims, items_count=items_count, from_fit=from_fit)
 
 
 @reads(DATA)
@@ -173,16 +174,19 @@ def typed_request(
     study_id: str,
     counts: tuple[int, ...],
     sims: int,
+    items_count: int,
+    reference: str,
     intercept: float,
     effects: tuple[tuple[str, float], ...],
     sds: tuple[float, float, float, float],
 ) -> power_analysis.Request:
-    """A power analysis of the study's design assuming typed values: the reference condition's mean, each other
-    condition's effect, and the SDs of participants, items, slopes and the residual."""
+    """A power analysis of the study's design (with `items_count` items) assuming typed values: the reference
+    condition's mean, each other condition's effect, and the SDs of participants, items, slopes and the residual."""
     names = ("sd_participant", "sd_item", "sd_slope", "sd_residual")
     return power_analysis.request(
-        con, study_id, counts, sims, intercept=intercept, effects=dict(effects), **dict(zip(names, sds))
-    )
+        con, study_id, counts, sims, items_count=items_count, reference=reference, intercept=intercept,
+        effects=dict(effects), **dict(zip(names, sds, strict=True)),
+    )  # fmt: skip
 
 
 def start_power(store: Path | str, request: power_analysis.Request, *, actor: Actor) -> str:
