@@ -14,9 +14,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from backend.actions import jobs as job_actions
 from backend.actions import ratings as rating_actions
 from backend.actions import slices as slice_actions
-from backend.analysis import rating_tasks
+from backend.analysis import mixed_model, rating_tasks
 from backend.identity import links, roles
 from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
@@ -131,8 +132,16 @@ def test_a_viewer_reads_and_exports_but_every_write_is_refused_in_the_backend(br
     page.goto(server["url"] + "/explore?dataset=nope")
     page.wait_for_function(SETTLED, timeout=60_000)
     assert page.get_by_text("Save this slice").count() == 0 and page.get_by_text("Pin to report").count() == 0
+    page.goto(server["url"] + "/gradient?dataset=projective_probability")  # issue 55: a fit is an analyst's job
+    page.wait_for_function(SETTLED, timeout=60_000)
+    assert "Fitting a model needs the analyst role (yours: viewer)" in page.inner_text("body")
+    assert page.get_by_role("button", name="Fit the model").count() == 0
     page.context.close()
     viewer = Actor("vi@lab.example", "viewer", "sign-in")  # what the page hides, forced through the views
+    with access.session(server["store"]) as con:
+        model = mixed_model.chosen(con, "projective_probability", "prior")
+    with pytest.raises(Forbidden, match="needs the analyst role"):
+        job_actions.start_model(server["store"], model, actor=viewer)
     with access.session(server["store"]) as con:
         before = con.execute("SELECT count(*) FROM saved_slices").fetchone()[0]
         with pytest.raises(Forbidden, match="needs the analyst role"):
@@ -145,7 +154,7 @@ def test_a_viewer_reads_and_exports_but_every_write_is_refused_in_the_backend(br
         refused = con.execute(
             "SELECT action FROM audit WHERE actor = 'vi@lab.example' AND outcome = 'refused' ORDER BY happened_at"
         ).fetchall()
-    assert [r[0] for r in refused] == ["save slice", "rate", "create rating task"]
+    assert [r[0] for r in refused] == ["fit model", "save slice", "rate", "create rating task"]
 
 
 def test_an_analyst_imports_but_not_others_work_and_an_owner_reads_the_audit(browser, server):
