@@ -1,6 +1,7 @@
 """A study's participant page, the only page their signed link opens: the instructions and consent, then one trial
-at a time on the study's scale (a slider with end labels, a 7-point scale, or choices), then the completion code.
-Every answer is stored when given, so a reload continues where they were; nothing else of the lab is shown."""
+at a time on the study's scale (a slider with end labels, a 7-point scale, or choices), drawn and timed in the browser
+by ui.components.trial, then the completion code. Every answer is stored when given, with its response time, so a
+reload continues where they were; nothing else of the lab is shown."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import streamlit as st
 
 from backend.views import participate
 from ui import identity, urls, widgets
+from ui.components import trial
 from ui.resources import StoreError, StoreLocked, store
 
 who = identity.actor()
@@ -18,7 +20,7 @@ if study_id is None:
 
 
 def refused(exc: Exception) -> None:
-    st.error(widgets.message(exc))
+    st.error(widgets.message(participate.said(exc)))
     urls.stop()
 
 
@@ -37,17 +39,19 @@ def start() -> None:
         with store() as con:
             participate.join(con, participate.study_of(now), now)
     except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
-        st.session_state["_study_error"] = str(exc)
+        st.session_state["_study_error"] = participate.said(exc)
 
 
 def submit(position: int, key: str) -> None:
-    given = st.session_state.get(key)
+    """Callback of Next: the answer and what the browser measured, stored at the position this tab showed."""
+    sent = trial.answer_of(key) or {}
+    measured = {name: sent.get(name) for name in ("moved", "rt_ms", "left_count", "left_ms")}
     try:
         now = identity.actor()
         with store() as con:
-            participate.answer(con, participate.study_of(now), position, given, now)
+            participate.answer(con, participate.study_of(now), position, sent.get("value"), measured, now)
     except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
-        st.session_state["_study_error"] = str(exc)
+        st.session_state["_study_error"] = participate.said(exc)
 
 
 if "_study_error" in st.session_state:
@@ -76,52 +80,18 @@ scale = design.scale
 st.progress(screen.position / max(screen.total, 1), text=f"Question {int(screen.position) + 1} of {int(screen.total)}")
 if screen.trial_kind == "practice":
     st.caption("Practice: this question shows how the study works.")
-if screen.text:
-    st.markdown(f"### {widgets.plain(screen.text)}")
-key = f"answer-{screen.position}"  # a new widget per trial: no answer carries over to the next
+key = f"trial-{screen.position}"  # a new component per position: no value, no key press carries over to the next
+shown = {"key": key, "position": int(screen.position), "text": screen.text, "question": screen.question}
 if screen.trial_kind == "native":
-    st.radio(widgets.plain(screen.question), participate.NATIVE, index=None, key=key, horizontal=True)
+    shown |= {"control": "choices", "options": [[answer, answer] for answer in participate.NATIVE]}
 elif scale.kind == "slider":
-    st.markdown(f"**{widgets.plain(screen.question)}**")
-    st.slider(
-        "Your answer",
-        float(scale.min),
-        float(scale.max),
-        float(scale.min + scale.max) / 2,
-        step=(scale.max - scale.min) / 100,
-        format=" ",  # no number above the thumb: people place it between the end labels, as in the experiments
-        key=key,
-        label_visibility="collapsed",
-    )
-    left, right = st.columns(2)
-    left.caption(f"← {widgets.plain(scale.left)}")
-    right.caption(f"{widgets.plain(scale.right)} →", text_alignment="right")
+    shown |= {"control": "slider", "min": scale.min, "max": scale.max, "step": (scale.max - scale.min) / 100}
+    shown |= {"left": scale.left, "right": scale.right, "require_movement": design.require_movement}
 elif scale.kind == "likert":
-    points = scale.points
-    names = {p: f"{p:+d}" if p else "0" for p in points}
-    names[points[0]] += f" ({scale.left})" if scale.left else ""
-    names[points[-1]] += f" ({scale.right})" if scale.right else ""
-    st.radio(
-        widgets.plain(screen.question),
-        points,
-        index=None,
-        key=key,
-        horizontal=True,
-        format_func=lambda p: widgets.option(names[p]),
-    )
+    names = {p: f"{p:+d}" if p else "0" for p in scale.points}
+    names[scale.points[0]] += f" ({scale.left})" if scale.left else ""
+    names[scale.points[-1]] += f" ({scale.right})" if scale.right else ""
+    shown |= {"control": "choices", "options": [[names[p], p] for p in scale.points]}
 else:
-    st.radio(
-        widgets.plain(screen.question),
-        [label for label, _ in scale.options],
-        index=None,
-        key=key,
-        horizontal=True,
-        format_func=widgets.option,
-    )
-st.button(
-    "Next",
-    type="primary",
-    on_click=submit,
-    args=(screen.position, key),
-    disabled=st.session_state.get(key) is None,
-)
+    shown |= {"control": "choices", "options": [[label, label] for label, _ in scale.options]}
+trial.trial(key, shown, on_answer=lambda: submit(screen.position, key))

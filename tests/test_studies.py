@@ -5,6 +5,7 @@ analysis recovers the generating condition means and excludes exactly the partic
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 import zipfile
 from io import BytesIO
@@ -628,3 +629,94 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
     assert pd.read_csv(BytesIO(files["power.csv"]))["power"].tolist() == again["power"].tolist()
     methods = files["methods.md"].decode()
     assert fitted.summary() in methods and "Power was estimated by simulation: 60 simulated studies" in methods
+
+
+def one_participant(store: Path, name: str) -> tuple[str, Actor]:
+    """A study `name` of DESIGN without its exclusions, and the holder of its one link (not joined yet)."""
+    design = DESIGN.replace("sim-study", name).replace(
+        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", ""
+    )
+    with session(store) as con:
+        study_id = collection.create(con, design)
+        study_actions.make_links(con, store, study_id, 1, people=[f"{name}-001"], actor=LOCAL)
+        return study_id, participant(con, store, study_id, f"{name}-001")
+
+
+def test_two_tabs_pressing_start_at_once_make_one_participant(study_store):
+    """Issue 56, item 6: both joins return the same participant (one list, one seed) and neither raises."""
+    study_id, who = one_participant(study_store, "twice")
+    gate, found, failed = threading.Barrier(2), [], []
+
+    def press_start():
+        try:
+            with session(study_store) as con:
+                gate.wait()
+                found.append(study_actions.join(con, study_id, actor=who))
+        except Exception as exc:  # what the page would show
+            failed.append(exc)
+
+    for _ in range(5):  # five rounds of two presses: the race is not lost every time
+        found.clear()
+        with session(study_store) as con:
+            con.execute("DELETE FROM study_participants WHERE study_id = $s", {"s": study_id})
+        pressing = [threading.Thread(target=press_start) for _ in range(2)]
+        for thread in pressing:
+            thread.start()
+        for thread in pressing:
+            thread.join()
+        assert failed == [] and len(found) == 2 and found[0]["seed"] == found[1]["seed"]
+        with session(study_store) as con:
+            assert len(store_studies.participants(con, study_id)) == 1
+    # the race as the page met it: this join read "not joined" before the other tab's join committed
+    with session(study_store) as con, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(collection, "joined", lambda *_: None)
+        again = study_actions.join(con, study_id, actor=who)
+        assert again["seed"] == found[0]["seed"] and len(store_studies.participants(con, study_id)) == 1
+
+
+BAD_TIMING = [
+    ({"rt_ms": -5.0}, "rt_ms"),
+    ({"rt_ms": float("inf")}, "rt_ms"),
+    ({"rt_ms": "1200"}, "rt_ms"),
+    ({"left_ms": float("nan")}, "left_ms"),
+    ({"left_count": 1.5}, "left_count"),
+    ({"left_count": True}, "left_count"),
+    ({"moved": "yes"}, "moved"),
+    ({"moved": False}, "moved"),  # the design requires the slider to be moved
+    ({"typed": 3}, "timing"),
+]
+
+
+def test_answers_keep_what_the_browser_measured_and_bad_timing_is_refused(study_store):
+    """Issue 56, items 2 and 3: an answer with a negative, infinite or non-numeric time, a fractional count, or an
+    unmoved slider the design requires moved is refused naming the field (in plain words for the participant) and
+    writes nothing; a good one is stored, exported in responses.csv and described in methods.md."""
+    study_id, who = one_participant(study_store, "timed")
+    with session(study_store) as con:
+        study_actions.join(con, study_id, actor=who)
+        for measured, field in BAD_TIMING:
+            with pytest.raises(collection.StudyRefused) as refused:
+                study_actions.answer(con, study_id, 0, 0.5, measured, actor=who)
+            assert refused.value.field == field and field not in refused.value.plain
+        assert store_studies.responses(con, study_id).empty and store_studies.study(con, study_id)["frozen_at"] is None
+        study_actions.answer(con, study_id, 0, 0.5, {"moved": True}, actor=who)  # as a script answers: untimed
+        with pytest.raises(collection.StudyRefused) as stale:  # the same position again, from a stale tab
+            study_actions.answer(con, study_id, 0, 0.5, {"moved": True}, actor=who)
+        assert stale.value.plain == collection.STALE
+        measured = {"moved": True, "rt_ms": 1834.5, "left_count": 2, "left_ms": 700.25}
+        study_actions.answer(con, study_id, 1, 0.25, measured, actor=who)
+        files = studies.archive(con, study_id)
+    responses = pd.read_csv(BytesIO(files["responses.csv"])).set_index("position")
+    assert responses.loc[0, ["moved", "rt_ms", "left_count", "left_ms"]].isna().tolist() == [False, True, True, True]
+    assert responses.loc[1, ["rt_ms", "left_count", "left_ms"]].tolist() == [1834.5, 2, 700.25]
+    assert bool(responses.loc[1, "moved"]) and bool(responses.loc[0, "moved"])
+    methods = files["methods.md"].decode()
+    assert "measured in the participant's browser" in methods and "median 1.8 s over 1 answer;" in methods
+    assert "until the participant moved it" in methods
+
+
+def test_require_movement_is_a_design_option_named_at_its_line():
+    assert parse(DESIGN).require_movement and not parse(DESIGN + "require_movement: false\n").require_movement
+    with pytest.raises(StudyError) as caught:
+        parse(DESIGN + "require_movement: sometimes\n", "mine.yaml")
+    assert caught.value.field == "require_movement" and caught.value.line == len(DESIGN.splitlines()) + 1

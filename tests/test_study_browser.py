@@ -7,6 +7,7 @@ page from the shipped example design, makes its links there, watches the answers
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,11 @@ from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studio import templates
-from tests.helpers.browser import CHROMIUM, SETTLED, SHOTS, expand, rerun, serve, shows, watched
+from tests.helpers.browser import CHROMIUM, QUIET, SETTLED, SHOTS, expand, rerun, serve, shows, watched
 from tests.helpers.people import LOCAL
 
 ROOT = Path(__file__).resolve().parents[1]
+TIMED = "stop-timed"  # the shipped slider design again, for the timing test (issue 56)
 LIKERT = """
 name: stop-likert
 dataset: stop-under-operators
@@ -49,6 +51,8 @@ def lab(real_store, tmp_path_factory):
         user_datasets.save(con, templates.bundle(expansion, "stop-under-operators.yaml"))
         likert = collection.create(con, LIKERT)
         made = {"likert": study_actions.make_links(con, store, likert, 1, actor=LOCAL)}
+        timed = collection.create(con, (ROOT / "data/studies/stop-study.yaml").read_text().replace("stop-study", TIMED))
+        made["timed"] = study_actions.make_links(con, store, timed, 1, actor=LOCAL)
     for url in serve({"PLAB_STORE": str(store)}):
         yield {"url": url, "store": store, "links": made, "slider": "stop-study", "likert": likert}
 
@@ -117,11 +121,11 @@ def test_a_participant_answers_on_the_slider_reloads_midway_and_gets_a_completio
     for step in range(7):
         body = page.inner_text("body")
         if "native language" in body:
-            rerun(page, lambda: page.get_by_text("yes", exact=True).click())
+            page.get_by_text("yes", exact=True).click()  # in the browser: no rerun until Next
             answers.append("yes")
         else:
             key = "End" if "all the way to the right" in body else ("Home" if step % 2 else "PageUp")
-            rerun(page, lambda key=key: page.get_by_role("slider").press(key))
+            page.get_by_role("slider").press(key)
             answers.append(key)
         next_(page)
         if step == 1:
@@ -149,7 +153,7 @@ def test_a_participant_answers_on_the_seven_point_scale(browser, lab):
     for n, point in enumerate(points):
         assert question(page) == f"Question {n + 1} of 5"
         assert page.get_by_role("button", name="Next").is_disabled()  # no answer chosen yet
-        rerun(page, lambda point=point: page.get_by_text(point, exact=True).click())
+        page.get_by_text(point, exact=True).click()
         next_(page)
     page.get_by_text("C0DE-LIKERT").wait_for(timeout=30_000)
     with session(lab["store"]) as con:
@@ -176,3 +180,70 @@ def test_a_link_opened_after_the_study_closed_is_refused(browser, lab):
     assert page.get_by_role("button", name="Start").count() == 0
     with session(lab["store"]) as con:
         assert store_studies.participant(con, lab["slider"], lab["links"]["slider"][1].person) is None
+
+
+def test_the_slider_needs_a_move_answers_are_timed_leaving_the_tab_counts_and_a_stale_tab_says_so(browser, lab):
+    """Issue 56, items 2, 3 and 6: two tabs press Start at once (one participant, no error); the slider shows no value
+    and Next stays off until it moves; the browser's response time of an answer given after a known wait, and two
+    leaves of the tab (blur, then the page hidden) dispatched in the page; a tab whose question was answered in the
+    other says so plainly and shows the next with nothing carried over."""
+    first, second = opened(browser, lab, "timed"), opened(browser, lab, "timed")
+    for page in (first, second):
+        page.get_by_text("I have read this and agree to take part.").click()
+        page.get_by_role("button", name="Start").wait_for()
+    for page in (first, second):
+        page.wait_for_function(SETTLED, timeout=60_000)
+    runs = [page.evaluate("() => window.__plabRun.runs") for page in (first, second)]
+    first.get_by_role("button", name="Start").click()
+    second.get_by_role("button", name="Start").click()  # at once: before the first one's run has answered
+    for page, before in zip((first, second), runs):
+        page.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=before, timeout=60_000)
+        page.locator(".plab-trial").wait_for(timeout=30_000)
+        assert page.locator("[data-testid=stException], [data-testid=stAlert]").count() == 0
+        assert question(page) == "Question 1 of 7"
+    next_button = first.get_by_role("button", name="Next")
+    assert next_button.is_disabled()  # untouched: no value
+    assert first.locator(".plab-slider.untouched").count() == 1
+    track = first.get_by_role("slider").bounding_box()
+    first.get_by_role("slider").click(position={"x": track["width"] * 0.8, "y": track["height"] / 2})
+    assert not next_button.is_disabled() and first.locator(".plab-slider.untouched").count() == 0
+    next_(first)
+    first.locator(".plab-trial[data-key=trial-1]").wait_for(timeout=30_000)
+    shown = time.monotonic()
+    first.wait_for_timeout(1500)
+    first.get_by_role("slider").press("End")
+    before = first.evaluate("() => window.__plabRun.runs")
+    first.get_by_role("button", name="Next").click()
+    waited = (time.monotonic() - shown) * 1000
+    first.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=before, timeout=60_000)
+    first.locator(".plab-trial[data-key=trial-2]").wait_for(timeout=30_000)
+    first.evaluate("() => window.dispatchEvent(new Event('blur'))")
+    first.wait_for_timeout(300)
+    first.evaluate("() => window.dispatchEvent(new Event('focus'))")
+    first.evaluate(HIDDEN.replace("STATE", "hidden"))
+    first.wait_for_timeout(400)
+    first.evaluate(HIDDEN.replace("STATE", "visible"))
+    first.get_by_role("slider").press("Home")
+    next_(first)
+    # the second tab still shows the first question, answered in the first tab: a move there and Next
+    second.get_by_role("slider").press("End")
+    next_(second)
+    second.get_by_text("This question was already answered in another tab or window; here is the next one.").wait_for()
+    assert second.get_by_text("Question 4 of 7", exact=True).count() == 1 and "position:" not in second.inner_text(
+        "body"
+    )
+    assert second.get_by_role("button", name="Next").is_disabled()  # the End press stayed with the old question
+    with session(lab["store"]) as con:
+        assert len(store_studies.participants(con, TIMED)) == 1
+        given = store_studies.responses(con, TIMED).set_index("position")
+    assert list(given.index) == [0, 1, 2] and given["moved"].tolist() == [True, True, True]
+    assert 0.7 <= given.loc[0, "value"] <= 0.9  # where the track was clicked
+    assert abs(given.loc[1, "rt_ms"] - waited) <= 250, (given.loc[1, "rt_ms"], waited)
+    assert given.loc[1, "left_count"] == 0 and given.loc[2, "left_count"] == 2
+    assert 700 <= given.loc[2, "left_ms"] <= 700 + 250, given.loc[2, "left_ms"]
+
+
+HIDDEN = """() => {
+  Object.defineProperty(document, "visibilityState", {configurable: true, get: () => "STATE"});
+  document.dispatchEvent(new Event("visibilitychange"));
+}"""

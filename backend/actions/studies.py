@@ -80,10 +80,19 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> dict
 
 
 @door("respond")
-def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, *, actor: Actor) -> Screen:
-    """Store the acting participant's answer (one audit row with it, a refused one too) and return the next screen."""
+def answer(
+    con: duckdb.DuckDBPyConnection,
+    study_id: str,
+    position: int,
+    given,
+    measured: dict | None = None,
+    *,
+    actor: Actor,
+) -> Screen:
+    """Store the acting participant's answer, with what their browser measured (`collection.timing`), one audit row
+    with it (a refused one too), and return the next screen."""
     with acting(con, actor, "respond", f"{study_id}: trial {position + 1}", scope=collection.object_of(study_id)) as by:
-        collection.answer(con, study_id, position, given, by.id)
+        collection.answer(con, study_id, position, given, by.id, measured)
     return collection.screen(con, study_id, by.id)
 
 

@@ -145,7 +145,9 @@ def _per_condition(frame: pd.DataFrame) -> pd.DataFrame:
 
 def long_responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """Every response, one row each: participant, list, position, kind, trial, the item and condition, value,
-    label, when, and whom the exclusions leave out (excluded_by; '' when kept)."""
+    label, when, what the participant's browser measured (moved: whether the control was touched; rt_ms: from the
+    item's display to the answer; left_count, left_ms: times and total time away from the tab; empty where nothing
+    was measured) and whom the exclusions leave out (excluded_by; '' when kept)."""
     found = design(con, study_id)
     people, answers = collection.responses_of(con, study_id)
     applied = exclusions.apply(found, people, answers).set_index("participant_id")
@@ -157,7 +159,7 @@ def long_responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFram
         excluded_by=answers["participant_id"].map(applied["excluded_by"]),
     )
     columns = ["participant_id", "list", "position", "kind", "trial", "item", "condition", "value", "label"]
-    return frame[[*columns, "answered_at", "excluded_by"]]
+    return frame[[*columns, "answered_at", "moved", "rt_ms", "left_count", "left_ms", "excluded_by"]]
 
 
 def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
@@ -209,7 +211,28 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         f"with the design before data collection, "
         + ("we excluded participants who " + "; who ".join(rules) if rules else "no rule excluded anyone")
         + f", leaving {_people(kept)} and {answers:,} answers on target items. Mean answer per condition "
-        f"(95% CI, bootstrap over participants and items together): {results or 'no answers yet'}."
+        f"(95% CI, bootstrap over participants and items together): {results or 'no answers yet'}. "
+        + _timing(found, collection.responses_of(con, study_id)[1])
+    )
+
+
+def _timing(found: Design, answers: pd.DataFrame) -> str:
+    """What methods.md says of the answers' timing: how response times were measured, their median, and leaving the
+    tab; and whether a slider had to be moved."""
+    slider = (
+        "The slider showed no value, and the answer could not be given, until the participant moved it. "
+        if found.scale.kind == "slider" and found.require_movement
+        else ""
+    )
+    timed = answers.dropna(subset=["rt_ms"])
+    if timed.empty:
+        return slider + "No response times were measured (answers given outside a browser)."
+    away = int((timed["left_count"].fillna(0) > 0).sum())
+    n = len(timed)
+    return slider + (
+        "Response times were measured in the participant's browser (performance.now) from the item's display to the "
+        f"answer: median {timed['rt_ms'].median() / 1000:.1f} s over {n:,} answer{'' if n == 1 else 's'}; "
+        f"participants left the page (another tab or window) during {away:,} of them."
     )
 
 

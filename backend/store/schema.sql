@@ -336,3 +336,10 @@ CREATE TABLE IF NOT EXISTS study_responses (
     answered_at     TIMESTAMP NOT NULL,
     PRIMARY KEY (study_id, participant_id, position)
 );
+-- what the participant's browser measured per answer (schema 12, issue 56; NULL before, or from a script): whether
+-- the control was moved, the time from the item's display to the answer (performance.now), and how often and how
+-- long they left the tab meanwhile
+ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS moved BOOLEAN;
+ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS rt_ms DOUBLE;
+ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS left_count INTEGER;
+ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS left_ms DOUBLE;

@@ -26,6 +26,22 @@ PARTICIPANT = (
 )
 
 
+RESPONSE = (
+    "study_id",
+    "participant_id",
+    "position",
+    "kind",
+    "trial",
+    "value",
+    "label",
+    "answered_at",
+    "moved",
+    "rt_ms",
+    "left_count",
+    "left_ms",
+)
+
+
 def now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -126,9 +142,8 @@ def answered(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str)
 def add_response(con: duckdb.DuckDBPyConnection, response: dict, rating: dict | None) -> None:
     """One answer (inside the caller's transaction): the response, the crowd rating it is, the study frozen."""
     con.execute(
-        "INSERT INTO study_responses VALUES ($study_id, $participant_id, $position, $kind, $trial, $value, $label, "
-        "$answered_at)",
-        response,
+        f"INSERT INTO study_responses ({', '.join(RESPONSE)}) VALUES ({', '.join('$' + c for c in RESPONSE)})",
+        {c: response.get(c) for c in RESPONSE},
     )
     if rating is not None:
         con.execute(
@@ -183,9 +198,11 @@ def orders(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
 
 
 def responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
-    """Every response, long format, in the order given."""
+    """Every response, long format, in the order given, with what the browser measured (moved, rt_ms, left_count,
+    left_ms; NULL where it measured nothing)."""
     return con.execute(
-        "SELECT participant_id, position, kind, trial, value, label, answered_at FROM study_responses "
+        "SELECT participant_id, position, kind, trial, value, label, answered_at, moved, rt_ms, left_count, left_ms "
+        "FROM study_responses "
         "WHERE study_id = $s ORDER BY participant_id, position",
         {"s": study_id},
     ).df()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import secrets
 import string
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from backend.store import links as store_links
 from backend.store import queries
 from backend.store import studies as store_studies
 from backend.store.bundle import Bundle
-from backend.store.writer import atomic, author, replace_dataset
+from backend.store.writer import atomic, author, in_transaction, replace_dataset
 from backend.studies import exclusions
 from backend.studies.design import Design, Items, StudyError, items, list_count, order, parse, participant_seed
 
@@ -34,11 +35,17 @@ ROLE = "study_role"
 NATIVE = ("yes", "no")
 
 
-class StudyRefused(ValueError):
-    """An action the study does not allow now (closed, frozen, an answer out of turn): says why in plain words."""
+STALE = "This question was already answered in another tab or window; here is the next one."
+TIMING = ("rt_ms", "left_count", "left_ms")  # what the participant's browser measured per answer (issue 56)
 
-    def __init__(self, field: str, problem: str):
+
+class StudyRefused(ValueError):
+    """An action the study does not allow now (closed, frozen, an answer out of turn): says why, naming the field
+    for the researcher; `plain` is what a participant reads (no field name)."""
+
+    def __init__(self, field: str, problem: str, plain: str | None = None):
         self.field = field
+        self.plain = plain or problem[:1].upper() + problem[1:]
         super().__init__(f"{field}: {problem}")
 
 
@@ -205,11 +212,19 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict:
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
-    return _join(con, study_id, design_of(row), person)
+    try:
+        return _join(con, study_id, design_of(row), person)
+    except duckdb.ConstraintException:  # another tab's join committed first (its own transaction): theirs holds
+        if in_transaction(con):
+            raise  # the outer transaction is spoilt: the act that opened it reports it
+        return joined(con, study_id, person)
 
 
 def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person: str) -> dict:
     with atomic(con, "ratings"):  # counted inside the serialised transaction: two joins at once get two lists
+        existing = store_studies.participant(con, study_id, person)
+        if existing is not None:  # two tabs pressed Start at once: the first one's participant is the one
+            return existing
         found = items(design, store_studies.example_rows(con, study_id))
         index = store_studies.participant_count(con, study_id)
         lists = list_count(design, found)
@@ -276,11 +291,16 @@ def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial:
     return design.text.format_map(fields), design.question.format_map(fields)
 
 
-def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, person: str) -> None:
+def answer(
+    con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, person: str, measured: dict | None = None
+) -> None:
     """Store the participant's answer to the trial at `position` (it must be their next one); its response row names
     its participant and time. A choice scale takes a label, the others a number in range; the native question yes or
-    no. Refused (StudyRefused naming the field, nothing written) when out of turn, out of range or the study is
-    closed. As a participant's act, audited one row per answer: `actions.studies.answer`."""
+    no. `measured` is what their browser measured (`timing`: moved, rt_ms, left_count, left_ms; None from a script).
+    Refused (StudyRefused naming the field, nothing written) when out of turn, out of range, badly timed, unmoved
+    where the design requires movement, or the study is closed. As a participant's act, audited one row per answer:
+    `actions.studies.answer`."""
+    timed = timing(measured)
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
@@ -293,7 +313,8 @@ def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, 
         expected = store_studies.answered(con, study_id, person)
         if position != expected:
             what = "was already answered" if position < expected else "is not shown yet"
-            raise StudyRefused("position", f"trial {position + 1} {what}; the next is trial {expected + 1}")
+            plain = STALE if position < expected else "This question is not shown yet; here is the one to answer."
+            raise StudyRefused("position", f"trial {position + 1} {what}; the next is trial {expected + 1}", plain)
         if position >= len(trials):
             raise StudyRefused("position", "every trial is answered")
         trial = trials[position]
@@ -306,9 +327,11 @@ def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, 
                 value, label = design.scale.value(given)
             except ValueError as exc:
                 raise StudyRefused("answer", str(exc)) from None
+            if design.require_movement and design.scale.kind == "slider" and timed["moved"] is False:
+                raise StudyRefused("moved", "the slider was not moved", "Move the slider to give your answer.")
         now = store_studies.now()
         response = {"study_id": study_id, "participant_id": person, "position": position, "kind": trial["kind"]}
-        response |= {"trial": trial["id"], "value": value, "label": label, "answered_at": now}
+        response |= {"trial": trial["id"], "value": value, "label": label, "answered_at": now} | timed
         rating = None
         if trial["kind"] in ("target", "control"):
             rating = {"dataset_id": study_id, "example_id": trial["id"], "rater_id": person}
@@ -317,6 +340,31 @@ def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, 
         if position == len(trials) - 1:
             code = secrets.token_hex(4).upper() if design.completion_code == "auto" else design.completion_code
             store_studies.finish(con, study_id, person, code)
+
+
+def timing(measured: dict | None) -> dict:
+    """The response's timing columns from what the browser sent: moved (whether the control was touched), rt_ms
+    (item shown → answer, browser clock), left_count and left_ms (times and total time away from the tab); each None
+    when not sent. StudyRefused naming the field for anything but a finite number, 0 or more (a whole one for
+    left_count; true or false for moved)."""
+    measured = measured or {}
+    if not isinstance(measured, dict) or set(measured) - {"moved", *TIMING}:
+        raise StudyRefused("timing", f"{measured!r}; expected moved, {', '.join(TIMING)}", "Your answer was not read.")
+    moved = measured.get("moved")
+    if moved is not None and not isinstance(moved, bool):
+        raise StudyRefused("moved", f"{moved!r}; expected true or false", "Your answer was not read.")
+    found = {"moved": moved}
+    for name in TIMING:
+        number = measured.get(name)
+        whole = name == "left_count"
+        numeric = isinstance(number, int | float) and not isinstance(number, bool)
+        if number is not None and (
+            not numeric or not math.isfinite(number) or number < 0 or (whole and number != int(number))
+        ):
+            kind = "a whole number" if whole else "a finite number"
+            raise StudyRefused(name, f"{number!r}; expected {kind}, 0 or more", "Your answer was not read.")
+        found[name] = None if number is None else (int(number) if whole else float(number))
+    return found
 
 
 def close(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:

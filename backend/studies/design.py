@@ -17,6 +17,7 @@
     question: "Is the speaker certain that {hypothesis}?"
     criterion: certainty             # the crowd ratings' criterion in the study's dataset
     scale: {kind: slider, min: 0, max: 1, left: "no", right: "yes"}   # | likert (-3..3) | choice (options: {yes: 1})
+    require_movement: true           # the slider shows no value, and Next stays off, until it is moved (default)
     survives: 0.5                    # optional: the least answer that counts as "the content survives" (Projection)
     instructions: "..."
     consent: "..."
@@ -120,6 +121,7 @@ class Design:
     completion_code: str = "auto"
     native_language: str | None = None
     exclusions: tuple[dict, ...] = ()
+    require_movement: bool = True  # a slider has no answer until it is moved (jsPsych's require_movement)
     source: str = field(default="", compare=False)  # the YAML as written (kept with the study)
 
     def as_dict(self) -> dict:
@@ -145,6 +147,7 @@ class Design:
             "completion_code": self.completion_code,
             "native_language": self.native_language,
             "exclusions": list(self.exclusions),
+            "require_movement": self.require_movement,
         }
 
     def rule_text(self, rule: dict) -> str:
@@ -206,6 +209,9 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         except ValueError as exc:
             fail(str(exc), "survives")
     exclusions = tuple(_exclusions(spec.get("exclusions") or [], spec, fail))
+    require_movement = spec.get("require_movement", True)
+    if not isinstance(require_movement, bool):
+        fail(f"{require_movement!r}; expected true or false", "require_movement")
     return Design(
         name=name,
         dataset=str(spec["dataset"]),
@@ -229,6 +235,7 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         completion_code=code,
         native_language=spec.get("native_language"),
         exclusions=exclusions,
+        require_movement=require_movement,
         source=text,
     )
 

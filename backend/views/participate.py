@@ -32,5 +32,13 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> None:
     study_actions.join(con, study_id, actor=actor)
 
 
-def answer(con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, actor: Actor) -> Screen:
-    return study_actions.answer(con, study_id, position, given, actor=actor)
+def answer(
+    con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, measured: dict | None, actor: Actor
+) -> Screen:
+    """Store the answer with what the browser measured (moved, rt_ms, left_count, left_ms); the next screen."""
+    return study_actions.answer(con, study_id, position, given, measured, actor=actor)
+
+
+def said(exc: Exception) -> str:
+    """What a participant reads of a refusal: a study's refusal in plain words (no field name), others as raised."""
+    return exc.plain if isinstance(exc, StudyRefused) else str(exc)
