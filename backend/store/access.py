@@ -10,7 +10,9 @@ command; a waiter that times out gets `StoreBusy`, which names the process holdi
 
 A process holding the store while another waits lets its running sessions finish and then hands the
 store over before starting new ones (`<store>.queue` tells it someone waits), so a busy dashboard
-cannot starve a terminal command. Writes are transactions, so a reader never sees half a run.
+cannot starve a terminal command; waiting processes get the store in the order they asked for it (a ticket
+each in `<store>.waiting/`), so one that keeps coming back cannot overtake the others (issue 56: 50 processes
+answering a study at once). Writes are transactions, so a reader never sees half a run.
 
 Nesting is per thread: a session opened inside another one in the same thread never waits. Do not
 open a session in a worker thread while the thread that started it holds one and waits for it: with
@@ -181,34 +183,89 @@ def _open(path: Path, deadline: float, timeout: float) -> duckdb.DuckDBPyConnect
 
 
 def _lock(path: Path, deadline: float, timeout: float) -> int:
-    """Take `<store>.lock`; while waiting, hold `<store>.queue` shared so the holder knows to hand over."""
+    """Take `<store>.lock` in the order processes asked for it. A process that finds others waiting takes a ticket
+    (`_ticket`) and tries the lock only when its ticket is the oldest live one, so a process that keeps coming back
+    cannot overtake those already waiting; while waiting it also holds `<store>.queue` shared, so the holder knows
+    to hand over."""
     path.parent.mkdir(parents=True, exist_ok=True)  # a new store (session(create=True)) in a new folder
     fd = os.open(_sidecar(path, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    ticket: tuple[Path, int] | None = None
     queue = None
     try:
         while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if queue is None:
-                    queue = os.open(_sidecar(path, ".queue"), os.O_RDWR | os.O_CREAT, 0o644)
-                    fcntl.flock(queue, fcntl.LOCK_SH)
-                if time.monotonic() > deadline:
-                    raise StoreBusy(
-                        f"{path} has been busy for {timeout:.0f} s: {holder(path)} holds it. "
-                        "Wait for it to finish (or stop it), then try again."
-                    ) from None
-                time.sleep(POLL_S)
+            if _turn(path, ticket):
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    pass
+            if ticket is None:
+                ticket = _ticket(path)
+                queue = os.open(_sidecar(path, ".queue"), os.O_RDWR | os.O_CREAT, 0o644)
+                fcntl.flock(queue, fcntl.LOCK_SH)
+            if time.monotonic() > deadline:
+                raise StoreBusy(
+                    f"{path} has been busy for {timeout:.0f} s: {holder(path)} holds it. "
+                    "Wait for it to finish (or stop it), then try again."
+                ) from None
+            time.sleep(POLL_S)
     except BaseException:
         os.close(fd)
         raise
     finally:
+        if ticket is not None:
+            ticket[0].unlink(missing_ok=True)
+            os.close(ticket[1])
         if queue is not None:
             os.close(queue)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv)[:300]}".encode(), 0)
     return fd
+
+
+def _ticket(path: Path) -> tuple[Path, int]:
+    """A place in the line: a file in `<store>.waiting/` named by the time this process asked, held locked while it
+    waits (locked before it is visible under that name, so a live ticket is never taken for a stale one)."""
+    folder = _sidecar(path, ".waiting")
+    folder.mkdir(exist_ok=True)
+    name = f"{time.time_ns():020d}-{os.getpid()}"
+    hidden = folder / f".{name}"
+    fd = os.open(hidden, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(hidden, folder / name)
+    return folder / name, fd
+
+
+def _turn(path: Path, ticket: tuple[Path, int] | None) -> bool:
+    """Whether this process may try the lock now: with no ticket, when no one waits; with one, when no live ticket
+    is older. A ticket whose process died (its lock is free) is removed on the way."""
+    folder = _sidecar(path, ".waiting")
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+    except FileNotFoundError:
+        return True
+    for name in names:
+        if ticket is not None and name == ticket[0].name:
+            return True
+        if _alive(folder / name):
+            return False
+    return True
+
+
+def _alive(ticket: Path) -> bool:
+    try:
+        fd = os.open(ticket, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        ticket.unlink(missing_ok=True)  # its process is gone without removing it
+        return False
+    finally:
+        os.close(fd)
 
 
 def _unlock(shared: _Shared) -> None:
