@@ -196,6 +196,19 @@ class Lab:
         with self._session() as con:
             return study_actions.close(con, study, actor=self.actor)
 
+    def study_pilot(self, study: str, count: int = 1, base_url: str = "http://localhost:8501", days: float = 7):
+        """`count` pilot links to the study (take it yourself: stored apart, never analysed, the design stays free):
+        DataFrame of participant and URL."""
+        with self._session() as con:
+            made = study_actions.pilot_links(con, store_path(self.store), study, count, days, actor=self.actor)
+        return pd.DataFrame({"participant": [k.person for k in made], "url": [k.url(base_url) for k in made]})
+
+    def study_delete_participant(self, study: str, participant: str, reason: str = "on the participant's request"):
+        """Delete one participant's responses, crowd ratings and row on request (logged without answers; a restore
+        deletes them again): {"responses", "ratings"} deleted."""
+        with self._session() as con:
+            return study_actions.delete_participant(con, study, participant, reason, actor=self.actor)
+
     def study_model(self, name: str, condition: str | None = None, slopes: bool = True, coding: str = "treatment"):
         """The mixed-effects model of a study's answers (its analysed participants) or of a graded dataset whose
         rater ids name one person across items: `metrics.mixed_models.Fit` (formula, coding, fixed effects with SE,

@@ -1,7 +1,8 @@
 """A study's participant page, the only page their signed link opens: the instructions and consent, then one trial
 at a time on the study's scale (a slider with end labels, a 7-point scale, or choices), drawn and timed in the browser
 by ui.components.trial, then the completion code. Every answer is stored when given, with its response time, so a
-reload continues where they were; nothing else of the lab is shown."""
+reload continues where they were; nothing else of the lab is shown. On every screen *Withdraw my answers* (with a
+confirm step) deletes their answers; their link then shows only that they were withdrawn."""
 
 from __future__ import annotations
 
@@ -32,30 +33,54 @@ except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as e
     refused(exc)
 
 
-def start() -> None:
-    """Callback: join as whoever acts now (the link resolved again, not the one this page was drawn for)."""
+def acted(act) -> None:
+    """Run `act(con, study, actor)` as whoever acts now (the link resolved again, not the one this page was drawn
+    for), keeping a refusal for the next run to show in plain words."""
     try:
         now = identity.actor()
         with store() as con:
-            participate.join(con, participate.study_of(now), now)
+            act(con, participate.study_of(now), now)
     except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
         st.session_state["_study_error"] = participate.said(exc)
+
+
+def start() -> None:
+    """Callback of Start: join."""
+    acted(participate.join)
 
 
 def submit(position: int, key: str) -> None:
     """Callback of Next: the answer and what the browser measured, stored at the position this tab showed."""
     sent = trial.answer_of(key) or {}
     measured = {name: sent.get(name) for name in ("moved", "rt_ms", "left_count", "left_ms")}
-    try:
-        now = identity.actor()
-        with store() as con:
-            participate.answer(con, participate.study_of(now), position, sent.get("value"), measured, now)
-    except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
-        st.session_state["_study_error"] = participate.said(exc)
+    acted(lambda con, study, now: participate.answer(con, study, position, sent.get("value"), measured, now))
+
+
+def withdraw() -> None:
+    """Callback of the confirm button: withdraw (their answers deleted)."""
+    acted(participate.withdraw)
+
+
+def withdraw_control() -> None:
+    """*Withdraw my answers*, then a confirm step: on every screen."""
+    with st.popover("Withdraw my answers"):
+        st.markdown(
+            "You may stop and withdraw at any time, without giving a reason. Every answer you gave in this study is "
+            "then deleted, and this link takes no more answers."
+        )
+        st.button("Yes, withdraw and delete my answers", type="primary", key="withdraw", on_click=withdraw)
 
 
 if "_study_error" in st.session_state:
     st.error(widgets.message(st.session_state.pop("_study_error")))
+
+if screen.kind == "withdrawn":
+    st.title("Your answers were withdrawn")
+    st.info(participate.WITHDRAWN)
+    urls.stop()
+
+if screen.pilot:
+    st.caption("Pilot: you are previewing this study. Your answers are stored apart and never analysed.")
 
 if screen.kind == "welcome":
     st.title("Welcome")
@@ -66,6 +91,7 @@ if screen.kind == "welcome":
         st.markdown(widgets.plain(design.consent))
     agreed = st.checkbox("I have read this and agree to take part.", key="consent") if design.consent else True
     st.button("Start", type="primary", disabled=not agreed, on_click=start)
+    withdraw_control()
     urls.stop()
 
 if screen.kind == "done":
@@ -74,6 +100,7 @@ if screen.kind == "done":
     if screen.code:
         st.markdown("Your completion code (enter it where you found this study):")
         st.code(screen.code, language=None)
+    withdraw_control()
     urls.stop()
 
 scale = design.scale
@@ -95,3 +122,4 @@ elif scale.kind == "likert":
 else:
     shown |= {"control": "choices", "options": [[label, label] for label, _ in scale.options]}
 trial.trial(key, shown, on_answer=lambda: submit(screen.position, key))
+withdraw_control()

@@ -123,6 +123,26 @@ def live() -> None:
 
 
 live()
+if row["status"] == "open" and identity.may("pilot study"):  # pilot: take the study yourself, never analysed
+    piloted = query(sv.pilots, study_id)
+    if st.button(
+        "Pilot",
+        help="A link that opens the study for you as a participant: every list in turn, answers stored apart, never "
+        "analysed or exported; the design can still be replaced (which deletes pilot answers).",
+    ):
+        try:
+            with store() as con:
+                pilot = sv.pilot_links(con, store_ref(), study_id, actor=identity.actor())[0]
+        except (sv.StudyRefused, ValueError, PermissionError, StoreLocked, StoreError) as exc:
+            st.error(f"No pilot link made: {widgets.message(exc)}")
+        else:
+            st.success("Your pilot link (shown once): open it to take the study as a participant.")
+            st.code(pilot.url(st.session_state.get("link_base") or served()), language=None)
+    if piloted["participants"]:
+        st.caption(
+            f"{widgets.counted(piloted['participants'], 'pilot')}, "
+            f"{widgets.counted(piloted['answers'], 'pilot answer')}: never analysed."
+        )
 with st.expander("Links"):
     st.dataframe(query(sv.study_links, study_id), hide_index=True)
 closing = row["status"] == "open" and identity.may("close study")
@@ -153,6 +173,27 @@ log = query(sv.exclusion_log, study_id)
 export.table(log, f"Exclusions of {study_id}", f"study {study_id}: exclusion log", "study-exclusions")
 with st.expander("Per participant"):
     export.table(people, f"Participants of {study_id}", f"study {study_id}: participants", "study-people")
+    if identity.may("delete participant data"):  # on request: responses, ratings and row; logged, no answers kept
+        st.caption("Delete one participant's data on their request (their answers and ratings; the log keeps who, "
+                   "when and why, never an answer, and a restore deletes them again).")  # fmt: skip
+        a, b = st.columns(2)
+        gone = a.selectbox("Participant", list(people["participant_id"]), index=None, key="delete_who")
+        why = b.text_input("Why", "asked by e-mail", key="delete_why")
+        sure = st.checkbox("Yes, delete this participant's answers for good", key="delete_sure")
+        if st.button("Delete this participant's data", disabled=not (gone and sure)):
+            try:
+                with store() as con:
+                    deleted = sv.delete_participant(con, study_id, gone, why, actor=identity.actor())
+            except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
+                st.error(f"Nothing deleted: {widgets.message(exc)}")
+            else:
+                st.success(
+                    f"Deleted {widgets.plain(gone)}: {deleted['responses']:,} answers, {deleted['ratings']:,} ratings."
+                )
+    gone_log = query(sv.deletions, study_id)
+    if len(gone_log):
+        st.caption("Deleted on request or withdrawn:")
+        st.dataframe(gone_log, hide_index=True)
 
 st.subheader("Mean answer per condition")
 spec = query(sv.scale, study_id)

@@ -720,3 +720,167 @@ def test_require_movement_is_a_design_option_named_at_its_line():
     with pytest.raises(StudyError) as caught:
         parse(DESIGN + "require_movement: sometimes\n", "mine.yaml")
     assert caught.value.field == "require_movement" and caught.value.line == len(DESIGN.splitlines()) + 1
+
+
+def answered_as(value: float):
+    """A participant's answers: `value` on every slider, yes to the native-language question."""
+    return lambda screen: "yes" if screen.trial_kind == "native" else value
+
+
+def held(con, study_id: str, person: str) -> tuple[int, int, bool]:
+    """What the store holds of a participant: responses, crowd ratings in the study's dataset, a participant row."""
+    responses, ratings = con.execute(
+        "SELECT (SELECT count(*) FROM study_responses WHERE study_id = $s AND participant_id = $p), "
+        "(SELECT count(*) FROM ratings WHERE dataset_id = $s AND rater_id = $p)",
+        {"s": study_id, "p": person},
+    ).fetchone()
+    return responses, ratings, store_studies.participant(con, study_id, person) is not None
+
+
+def archived(con, study_id: str) -> str:
+    return "\n".join(data.decode(errors="replace") for data in studies.archive(con, study_id).values())
+
+
+def test_a_pilot_is_stored_apart_never_analysed_and_leaves_the_design_free(study_store):
+    """Issue 56, item 4: pilot links (the study's maker or an owner) preview the lists in turn; their answers make
+    no crowd rating, take no list slot, freeze nothing and reach no analysis, export or archive; replacing the
+    design deletes them, saying so; the first real answer freezes it."""
+    design = DESIGN.replace("sim-study", "piloted")
+    with session(study_store) as con:
+        study_id = collection.create(con, design)
+        made = study_actions.pilot_links(con, study_store, study_id, 2, actor=LOCAL)
+        pilots = [links.opened(con, study_store, link.token) for link in made]
+        for who in pilots:
+            assert answer_all(con, study_id, who, answered_as(0.9)).kind == "done"
+        assert [store_studies.participant(con, study_id, w.id)["list_no"] for w in pilots] == [0, 1]
+        assert all(held(con, study_id, w.id)[:2] == (len(store_studies.participant(con, study_id, w.id)["trials"]), 0)
+                   for w in pilots)  # fmt: skip
+        assert store_studies.study(con, study_id)["frozen_at"] is None
+        assert store_studies.participants(con, study_id).empty and store_studies.responses(con, study_id).empty
+        assert collection.analysed(con, study_id).participants == frozenset() and gradient.ratings(con, study_id).empty
+        assert "pilot-" not in archived(con, study_id)
+        assert studies.listing(con).set_index("study_id").loc[study_id, ["participants", "responses"]].sum() == 0
+        answers = store_studies.pilots(con, study_id)["answers"]
+        study_actions.create(con, design.replace("Move the slider.", "Move it."), replace=True, actor=LOCAL)
+        assert store_studies.pilots(con, study_id) == {"participants": 0, "answers": 0}
+        said = con.execute(
+            "SELECT detail FROM audit WHERE action = 'create study' AND target = $s AND outcome = 'done' "
+            "ORDER BY happened_at DESC LIMIT 1",
+            {"s": study_id},
+        ).fetchone()[0]
+        assert said == f"deleted {answers} pilot answers of 2 pilots"
+        study_actions.make_links(con, study_store, study_id, 1, people=[f"{study_id}-001"], actor=LOCAL)
+        who = participant(con, study_store, study_id, f"{study_id}-001")
+        assert study_actions.join(con, study_id, actor=who)["list_no"] == 0  # the pilots took no slot
+        study_actions.answer(con, study_id, 0, 0.5, actor=who)
+        assert store_studies.study(con, study_id)["frozen_at"] is not None
+        with pytest.raises(collection.StudyRefused, match="pilot participants'"):
+            study_actions.make_links(con, study_store, study_id, 1, people=["pilot-x"], actor=LOCAL)
+
+
+def test_a_withdrawal_and_a_deletion_remove_exactly_that_participant_even_after_a_restore(study_store, tmp_path):
+    """Issue 56, item 4: a participant withdraws through their link and a researcher deletes another on request;
+    each removes exactly that participant's responses, crowd ratings and row (from the analysis and the archive
+    too), leaves an audit row and a log row without answers, and a restore of a backup taken before keeps them
+    deleted; the withdrawn link shows the withdrawn screen and answers nothing more."""
+    design = DESIGN.replace("sim-study", "leaving").replace(
+        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", ""
+    )
+    people = ["leaving-001", "leaving-002", "leaving-003"]
+    with session(study_store) as con:
+        study_id = collection.create(con, design)
+        study_actions.make_links(con, study_store, study_id, 3, people=people, actor=LOCAL)
+        holders = [participant(con, study_store, study_id, person) for person in people]
+        for k, who in enumerate(holders):
+            answer_all(con, study_id, who, answered_as(0.123 + k / 10))
+        had = {person: held(con, study_id, person) for person in people}
+        assert all(count > 0 for found in had.values() for count in found[:2])
+        total = con.execute("SELECT count(*) FROM ratings").fetchone()[0]
+        folder = backup.write(con, "before the deletions", target=tmp_path / "before")
+
+        assert study_actions.withdraw(con, study_id, actor=holders[0]).kind == "withdrawn"
+        gone = study_actions.delete_participant(con, study_id, people[1], "asked by e-mail", actor=LOCAL)
+        assert gone == {"responses": had[people[1]][0], "ratings": had[people[1]][1]}
+
+        def deleted_and_kept() -> None:
+            assert held(con, study_id, people[0]) == held(con, study_id, people[1]) == (0, 0, False)
+            assert held(con, study_id, people[2]) == had[people[2]]
+            assert (
+                con.execute("SELECT count(*) FROM ratings").fetchone()[0]
+                == total - had[people[0]][1] - had[people[1]][1]
+            )
+            assert collection.analysed(con, study_id).participants == frozenset(people[2:])
+            assert set(studies.condition_means(con, study_id)["participants"]) == {1}
+            shown = archived(con, study_id)
+            assert people[2] in shown and people[0] not in shown and people[1] not in shown
+            assert "0.123" not in shown and "0.223" not in shown  # their answers, as exported
+
+        deleted_and_kept()
+        log = store_studies.deletions(con, study_id)
+        assert list(log.columns) == ["participant_id", "deleted_at", "deleted_by", "reason"]
+        assert log[["participant_id", "deleted_by", "reason"]].values.tolist() == [
+            [people[0], people[0], "withdrawn by the participant"],
+            [people[1], LOCAL.id, "asked by e-mail"],
+        ]
+        audited = con.execute(
+            "SELECT actor, action, target, detail FROM audit WHERE outcome = 'done' AND "
+            "(target = $w OR action = 'delete participant data') ORDER BY happened_at",
+            {"w": f"{study_id}: withdrew"},
+        ).fetchall()
+        assert audited == [
+            (people[0], "respond", f"{study_id}: withdrew", None),
+            (LOCAL.id, "delete participant data", f"{study_id}: participant {people[1]}", None),
+        ]
+        for who in holders[:2]:  # their links: the withdrawn screen, nothing taken again
+            assert study_actions.screen(con, study_id, actor=who).kind == "withdrawn"
+            with pytest.raises(collection.StudyRefused) as refused:
+                study_actions.join(con, study_id, actor=who)
+            assert refused.value.plain == collection.WITHDRAWN
+            with pytest.raises(collection.StudyRefused):
+                study_actions.answer(con, study_id, 0, 0.5, actor=who)
+        with pytest.raises(collection.StudyRefused, match="deleted"):
+            study_actions.delete_participant(con, study_id, people[0], "again", actor=LOCAL)
+
+        backup.restore(con, folder)
+        deleted_and_kept()
+        assert len(store_studies.deletions(con, study_id)) == 2
+
+
+def test_only_the_studys_maker_or_an_owner_pilots_it_or_deletes_a_participant(study_store, tmp_path):
+    """'pilot study' and 'delete participant data' are the study's maker's or an owner's: a viewer and another
+    analyst are refused (audited, nothing deleted); the maker may."""
+    path = tmp_path / "lab.duckdb"
+    shutil.copy(study_store, path)
+    maker, other, viewer, owner = (
+        Actor(f"{role}@lab.example", role.rstrip("2"), "sign-in") for role in ("analyst", "analyst2", "viewer", "owner")
+    )
+    give_roles(path, maker, other, viewer, owner)
+    design = DESIGN.replace("sim-study", "guarded")
+    with session(path) as con:
+        study_id = study_actions.create(con, design, actor=maker)
+        study_actions.make_links(con, path, study_id, 1, people=["guarded-001"], actor=maker)
+        who = participant(con, path, study_id, "guarded-001")
+        study_actions.join(con, study_id, actor=who)
+        study_actions.answer(con, study_id, 0, 0.5, actor=who)
+        for person in (viewer, other):
+            with pytest.raises(Forbidden):
+                study_actions.delete_participant(con, study_id, "guarded-001", "asked", actor=person)
+            with pytest.raises(Forbidden):
+                study_actions.pilot_links(con, path, study_id, actor=person)
+        with pytest.raises(Forbidden):  # a participant cannot delete someone, nor pilot
+            study_actions.delete_participant(con, study_id, "guarded-001", "asked", actor=who)
+        refused = con.execute(
+            "SELECT actor, action FROM audit WHERE outcome = 'refused' AND action IN "
+            "('delete participant data', 'pilot study') ORDER BY happened_at"
+        ).fetchall()
+        assert refused == [
+            (viewer.id, "delete participant data"),
+            (viewer.id, "pilot study"),
+            (other.id, "delete participant data"),
+            (other.id, "pilot study"),
+            (who.id, "delete participant data"),
+        ]
+        assert held(con, study_id, "guarded-001") == (1, 0, True)  # a practice answer: no rating
+        assert len(study_actions.pilot_links(con, path, study_id, actor=maker)) == 1
+        study_actions.delete_participant(con, study_id, "guarded-001", "asked", actor=owner)
+        assert held(con, study_id, "guarded-001") == (0, 0, False)

@@ -247,3 +247,34 @@ HIDDEN = """() => {
   Object.defineProperty(document, "visibilityState", {configurable: true, get: () => "STATE"});
   document.dispatchEvent(new Event("visibilitychange"));
 }"""
+
+
+def test_a_participant_withdraws_from_a_trial_and_their_link_then_says_so(browser, lab):
+    """Issue 56, item 4: *Withdraw my answers* and its confirm step on a trial screen delete the participant's
+    answers, ratings and row; their link (reloaded) shows only that they were withdrawn and takes no answer."""
+    with session(lab["store"]) as con:
+        study_id = collection.create(con, LIKERT.replace("stop-likert", "stop-withdraw"))
+        lab["links"]["withdraw"] = study_actions.make_links(con, lab["store"], study_id, 1, actor=LOCAL)
+    person = lab["links"]["withdraw"][0].person
+    page = opened(browser, lab, "withdraw")
+    start(page)
+    for point in ("+2", "-1"):  # the practice item and a target item
+        page.get_by_text(point, exact=True).click()
+        next_(page)
+    assert question(page) == "Question 3 of 5"
+    with session(lab["store"]) as con:
+        assert len(store_studies.responses(con, study_id)) == 2
+    page.get_by_role("button", name="Withdraw my answers").click()
+    rerun(page, lambda: page.get_by_role("button", name="Yes, withdraw and delete my answers").click())
+    page.get_by_text("Your answers were withdrawn", exact=True).wait_for(timeout=30_000)
+    page.reload()
+    page.wait_for_function(SETTLED, timeout=60_000)
+    page.get_by_text(collection.WITHDRAWN).wait_for(timeout=30_000)
+    assert (
+        page.get_by_role("button", name="Start").count() == 0 and page.get_by_role("button", name="Next").count() == 0
+    )
+    with session(lab["store"]) as con:
+        assert store_studies.participant(con, study_id, person) is None
+        assert store_studies.responses(con, study_id).empty
+        assert not con.execute("SELECT count(*) FROM ratings WHERE dataset_id = $s", {"s": study_id}).fetchone()[0]
+        assert store_studies.deletion(con, study_id, person)["deleted_by"] == person

@@ -29,6 +29,17 @@ def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return store_studies.listing(con)
 
 
+def pilots(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, int]:
+    """The study's pilot participants and answers ({"participants", "answers"}; none for a study that does not
+    exist): shown beside the study, never analysed."""
+    return store_studies.pilots(con, study_id)
+
+
+def deletions(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Whose data were deleted: participant_id, deleted_at, deleted_by, reason (never an answer)."""
+    return store_studies.deletions(con, study_id)
+
+
 def design(con: duckdb.DuckDBPyConnection, study_id: str) -> Design:
     return collection.design_of(collection.study(con, study_id))
 

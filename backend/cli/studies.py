@@ -2,6 +2,8 @@
 
 python -m backend study create design.yaml [--replace]      # the study and its dataset (see README: Studies)
 python -m backend study links STUDY --count 40 --base-url https://lab.example [--days 30]
+python -m backend study links STUDY --pilot                 # a pilot link: take the study yourself, never analysed
+python -m backend study delete-participant STUDY PERSON --reason "asked by e-mail"   # their data, on request
 python -m backend study status STUDY                        # per list; exclusions rule by rule; condition means
 python -m backend study close STUDY                         # no more answers; every page reads the kept participants
 python -m backend study export STUDY --out DIR              # responses, design, orders, exclusions, methods
@@ -28,6 +30,7 @@ from backend.metrics import power
 from backend.store.access import session
 from backend.store.connection import store_path
 from backend.studies import collection
+from backend.studies.design import parse
 
 
 def add(sub) -> None:
@@ -41,6 +44,15 @@ def add(sub) -> None:
     q.add_argument("--count", type=int, default=1, help="how many links")
     q.add_argument("--days", type=float, default=30, help="how long the links work")
     q.add_argument("--base-url", default="http://localhost:8501", help="the dashboard's address, as people reach it")
+    q.add_argument(
+        "--pilot", action="store_true", help="pilot links: you take the study as a participant, never analysed"
+    )
+    q = action.add_parser(
+        "delete-participant", help="delete one participant's answers and ratings on request (logged, no answers)"
+    )
+    q.add_argument("study")
+    q.add_argument("participant", help="their id (the link's person, e.g. STUDY-007)")
+    q.add_argument("--reason", default="on the participant's request", help="kept in the deletions log")
     for name, text in (
         ("status", "participants per list, the exclusions rule by rule, condition means before and after"),
         ("close", "take no more answers; from then on pages and exports read the participants kept"),
@@ -88,7 +100,11 @@ def cmd_study(args: argparse.Namespace) -> int:
 def _create(con, args) -> int:
     if not args.design.is_file():
         raise collection.StudyRefused("design", f"{args.design} is not a file")
-    study_id = study_actions.create(con, args.design.read_text(), str(args.design), args.replace, actor=terminal())
+    text = args.design.read_text()
+    piloted = studies.pilots(con, parse(text, str(args.design)).name) if args.replace else {"answers": 0}
+    study_id = study_actions.create(con, text, str(args.design), args.replace, actor=terminal())
+    if piloted["answers"]:
+        print(f"deleted {piloted['answers']} pilot answers of {piloted['participants']} pilots (the old design's)")
     row = studies.listing(con).set_index("study_id").loc[study_id]
     print(
         f"study {study_id} (version {row['version']}) over {row['dataset_id']}: its responses become the crowd "
@@ -98,9 +114,21 @@ def _create(con, args) -> int:
 
 
 def _links(con, args) -> int:
-    made = study_actions.make_links(con, store_path(args.store), args.study, args.count, args.days, actor=terminal())
+    make = study_actions.pilot_links if args.pilot else study_actions.make_links
+    made = make(con, store_path(args.store), args.study, args.count, args.days, actor=terminal())
+    if args.pilot:
+        print("pilot links: your answers through them are stored apart, never analysed or exported", file=sys.stderr)
     for link in made:
         print(f"{link.person}: {link.url(args.base_url)}  (until {link.expires_at:%Y-%m-%d %H:%M} UTC)")
+    return 0
+
+
+def _delete_participant(con, args) -> int:
+    gone = study_actions.delete_participant(con, args.study, args.participant, args.reason, actor=terminal())
+    print(
+        f"deleted {args.participant} from {args.study}: {gone['responses']} responses, {gone['ratings']} ratings; "
+        "the deletions log keeps who, when and why (no answers), and a restore deletes them again"
+    )
     return 0
 
 
@@ -208,5 +236,13 @@ def _list(con, args) -> int:
     return 0
 
 
-ACTIONS = {"create": _create, "links": _links, "status": _status, "close": _close, "export": _export, "list": _list}
+ACTIONS = {
+    "create": _create,
+    "links": _links,
+    "delete-participant": _delete_participant,
+    "status": _status,
+    "close": _close,
+    "export": _export,
+    "list": _list,
+}
 UNLOCKED = {"model": _model, "power": _power}

@@ -44,6 +44,8 @@ ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS o
     "create rating task": "analyst",
     "create study": "analyst",
     "close study": "analyst",
+    "pilot study": "analyst",
+    "delete participant data": "analyst",
     "respond": "analyst",
     "create link": "analyst",
     "delete run": "analyst",
@@ -64,6 +66,8 @@ OWN_WORK = {
     "revoke link",
     "edit report",
     "close study",
+    "pilot study",
+    "delete participant data",
 }
 MAX_REFUSED_LINKS = 100  # refused link opens audited per hour, at most
 RATER_ACTIONS = {"rate", "respond"}  # within what a link or an account's links assign them

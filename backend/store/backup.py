@@ -11,7 +11,9 @@ Parquet file per table and `manifest.json` (when, why, schema version, row count
 removes or replaces rows (a re-ingest, replacing or deleting a run or a dataset, a schema upgrade);
 the newest KEEP automatic ones are kept. `restore` puts a backup's rows back in one transaction: rows
 with the same keys are replaced, every other row stays. It runs on an older backup too (columns a
-backup lacks get their defaults).
+backup lacks get their defaults). In the same transaction it deletes again every study participant the
+deletions log names (`study_deletions`, which a restore only adds to): a participant who withdrew or was
+deleted after the backup was taken does not come back with it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from backend.store.writer import transaction
+from backend.store import studies as store_studies
+from backend.store.writer import atomic, transaction
 
 USER_DATASETS = (
     "SELECT dataset_id FROM datasets WHERE coalesce(TRY_CAST(json_extract(description, '$.user') AS BOOLEAN), FALSE)"
@@ -50,10 +53,12 @@ USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "studies": "SELECT * FROM studies",
     "study_participants": "SELECT * FROM study_participants",
     "study_responses": "SELECT * FROM study_responses",
+    "study_deletions": "SELECT * FROM study_deletions",
     "audit": "SELECT * FROM audit",
 }
 RATING_COLUMNS = ("dataset_id", "example_id", "run_id", "rater_id", "criterion")  # the primary key
 RATING_KEY = f"concat_ws(chr(31), {', '.join(RATING_COLUMNS)})"
+DELETION_KEY = "concat_ws(chr(31), study_id, participant_id)"  # study_deletions' primary key
 
 
 class BadBackup(ValueError):
@@ -196,7 +201,17 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
             deletes.append(
                 (f"DELETE FROM {name} WHERE list_contains($k, {key})", {"k": tables[name].column(key).to_pylist()})
             )
-    transaction(con, deletes, {name: table for name, table in tables.items() if len(table)})
+    if "study_deletions" in tables:  # the log only grows: its rows come back as they were, later ones stay
+        logged = tables["study_deletions"]
+        pairs = [
+            "\x1f".join(p)
+            for p in zip(logged.column("study_id").to_pylist(), logged.column("participant_id").to_pylist())
+        ]
+        deletes.append((f"DELETE FROM study_deletions WHERE list_contains($k, {DELETION_KEY})", {"k": pairs}))
+    with atomic(con):
+        transaction(con, deletes, {name: table for name, table in tables.items() if len(table)})
+        for statement in store_studies.REAPPLY:  # deletions made after the backup was taken hold
+            con.execute(statement, {"s": None})
     return {name: len(table) for name, table in tables.items()}
 
 

@@ -343,3 +343,19 @@ ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS moved BOOLEAN;
 ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS rt_ms DOUBLE;
 ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS left_count INTEGER;
 ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS left_ms DOUBLE;
+-- Pilots and withdrawal (schema 13, issue 56 item 4). A pilot participant (opened a `study-pilot:<id>` link, the
+-- researcher previewing the study) and their responses carry pilot = TRUE: they take no list slot, make no crowd
+-- rating, freeze nothing and no analysis, export or archive reads them (backend/store/studies.py filters them).
+ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS pilot BOOLEAN DEFAULT FALSE;
+ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS pilot BOOLEAN DEFAULT FALSE;
+-- Every participant whose data were deleted (withdrawn by themselves, or deleted by a researcher on request): who,
+-- when, by whom, why, and never their answers. A restore deletes every participant logged here again, so a backup
+-- taken before the deletion does not bring them back; their link shows that their answers were withdrawn.
+CREATE TABLE IF NOT EXISTS study_deletions (
+    study_id        VARCHAR NOT NULL,
+    participant_id  VARCHAR NOT NULL,
+    deleted_at      TIMESTAMP NOT NULL,
+    deleted_by      VARCHAR NOT NULL, -- the participant themselves (withdrawn), or the researcher who deleted
+    reason          VARCHAR,
+    PRIMARY KEY (study_id, participant_id)
+);

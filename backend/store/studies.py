@@ -1,9 +1,16 @@
-"""Judgement studies as the store keeps them (schema.sql: studies, study_participants, study_responses).
+"""Judgement studies as the store keeps them (schema.sql: studies, study_participants, study_responses,
+study_deletions).
 
 A participant joins in one serialised transaction (`join`: the list with fewest participants so far), so two links
 opened at once get balanced lists. An answer is written with its crowd rating (the study's dataset) in one
 transaction, and only at the participant's next position (`answer`): a reload or a second tab cannot skip or
 answer a trial twice.
+
+Pilot participants (the researcher previewing the study) sit in the same tables with `pilot` set, so one code path
+shows and stores their trials; every read here that counts, lists or analyses participants leaves them out (REAL),
+and only `participant`, `answered` and `pilots` see them. Deleting a participant (`forget`) removes their responses,
+their crowd ratings and their row and logs the deletion, in the caller's transaction; `REAPPLY` deletes again every
+participant the log names (a restore runs it after putting a backup's rows back).
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ PARTICIPANT = (
     "started_at",
     "finished_at",
     "completion_code",
+    "pilot",
 )
+REAL = "pilot IS NOT TRUE"  # the participants and responses every count, list, analysis and export reads
 
 
 RESPONSE = (
@@ -39,6 +48,7 @@ RESPONSE = (
     "rt_ms",
     "left_count",
     "left_ms",
+    "pilot",
 )
 
 
@@ -60,10 +70,12 @@ def listing(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     return con.execute(
         """SELECT s.study_id, s.dataset_id, s.version, s.status, s.created_by, s.created_at, s.frozen_at,
                   s.closed_at,
-                  (SELECT count(*) FROM study_participants p WHERE p.study_id = s.study_id) AS participants,
                   (SELECT count(*) FROM study_participants p WHERE p.study_id = s.study_id
-                     AND p.finished_at IS NOT NULL) AS finished,
-                  (SELECT count(*) FROM study_responses r WHERE r.study_id = s.study_id) AS responses
+                     AND p.pilot IS NOT TRUE) AS participants,
+                  (SELECT count(*) FROM study_participants p WHERE p.study_id = s.study_id
+                     AND p.finished_at IS NOT NULL AND p.pilot IS NOT TRUE) AS finished,
+                  (SELECT count(*) FROM study_responses r WHERE r.study_id = s.study_id
+                     AND r.pilot IS NOT TRUE) AS responses
            FROM studies s ORDER BY s.created_at DESC, s.study_id"""
     ).df()
 
@@ -90,8 +102,10 @@ def insert(row: dict) -> tuple[str, dict]:
 
 def replacing(study_id: str, design: dict, text: str) -> list[tuple[str, dict]]:
     """The statements that make a new version of a design nobody has answered (run in the transaction that rewrites
-    the study's dataset): participants who opened their link but gave no answer join the new version afresh."""
+    the study's dataset): participants who opened their link but gave no answer join the new version afresh, and
+    pilot answers (the only answers an unfrozen study has) are deleted with their pilot participants."""
     return [
+        ("DELETE FROM study_responses WHERE study_id = $s AND pilot", {"s": study_id}),
         ("DELETE FROM study_participants WHERE study_id = $s", {"s": study_id}),
         (
             "UPDATE studies SET design = $d, design_text = $t, version = version + 1 "
@@ -109,13 +123,14 @@ def participant(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: s
     if not rows:
         return None
     found = dict(zip(PARTICIPANT, rows[0]))
-    return found | {"trials": json.loads(found["trials"])}
+    return found | {"trials": json.loads(found["trials"]), "pilot": bool(found["pilot"])}
 
 
 def list_counts(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[int, int]:
     """list number → participants given it."""
     rows = con.execute(
-        "SELECT list_no, count(*) FROM study_participants WHERE study_id = $s GROUP BY list_no", {"s": study_id}
+        f"SELECT list_no, count(*) FROM study_participants WHERE study_id = $s AND {REAL} GROUP BY list_no",
+        {"s": study_id},
     ).fetchall()
     return dict(rows)
 
@@ -127,8 +142,22 @@ def add_participant(con: duckdb.DuckDBPyConnection, row: dict) -> None:
     )
 
 
-def participant_count(con: duckdb.DuckDBPyConnection, study_id: str) -> int:
-    return con.execute("SELECT count(*) FROM study_participants WHERE study_id = $s", {"s": study_id}).fetchall()[0][0]
+def participant_count(con: duckdb.DuckDBPyConnection, study_id: str, pilot: bool = False) -> int:
+    """How many real participants the study has (or, with `pilot`, pilot participants)."""
+    return con.execute(
+        "SELECT count(*) FROM study_participants WHERE study_id = $s AND coalesce(pilot, FALSE) = $pilot",
+        {"s": study_id, "pilot": pilot},
+    ).fetchall()[0][0]
+
+
+def pilots(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, int]:
+    """The study's pilot participants and their answers: {"participants", "answers"}."""
+    found = con.execute(
+        "SELECT (SELECT count(*) FROM study_participants WHERE study_id = $s AND pilot), "
+        "(SELECT count(*) FROM study_responses WHERE study_id = $s AND pilot)",
+        {"s": study_id},
+    ).fetchall()[0]
+    return {"participants": int(found[0]), "answers": int(found[1])}
 
 
 def answered(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> int:
@@ -140,7 +169,8 @@ def answered(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str)
 
 
 def add_response(con: duckdb.DuckDBPyConnection, response: dict, rating: dict | None) -> None:
-    """One answer (inside the caller's transaction): the response, the crowd rating it is, the study frozen."""
+    """One answer (inside the caller's transaction): the response, the crowd rating it is, the study frozen (a
+    pilot's answer: the response only, no rating, the design left free to change)."""
     con.execute(
         f"INSERT INTO study_responses ({', '.join(RESPONSE)}) VALUES ({', '.join('$' + c for c in RESPONSE)})",
         {c: response.get(c) for c in RESPONSE},
@@ -151,6 +181,8 @@ def add_response(con: duckdb.DuckDBPyConnection, response: dict, rating: dict | 
             "VALUES ($dataset_id, $example_id, '', $rater_id, 'crowd', $criterion, $value, $label, $rated_at)",
             rating,
         )
+    if response.get("pilot"):
+        return
     con.execute(
         "UPDATE studies SET frozen_at = $t WHERE study_id = $s AND frozen_at IS NULL",
         {"t": response["answered_at"], "s": response["study_id"]},
@@ -183,7 +215,8 @@ def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
                   json_array_length(p.trials) AS trials,
                   (SELECT count(*) FROM study_responses r WHERE r.study_id = p.study_id
                      AND r.participant_id = p.participant_id) AS answered
-           FROM study_participants p WHERE p.study_id = $s ORDER BY p.started_at, p.participant_id""",
+           FROM study_participants p WHERE p.study_id = $s AND p.pilot IS NOT TRUE
+           ORDER BY p.started_at, p.participant_id""",
         {"s": study_id},
     ).df()
 
@@ -191,7 +224,7 @@ def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
 def orders(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """participant_id, list_no, seed and the trials (JSON text) of every participant: the design's record."""
     return con.execute(
-        "SELECT participant_id, list_no, seed, trials FROM study_participants WHERE study_id = $s "
+        f"SELECT participant_id, list_no, seed, trials FROM study_participants WHERE study_id = $s AND {REAL} "
         "ORDER BY participant_id",
         {"s": study_id},
     ).df()
@@ -203,6 +236,56 @@ def responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     return con.execute(
         "SELECT participant_id, position, kind, trial, value, label, answered_at, moved, rt_ms, left_count, left_ms "
         "FROM study_responses "
-        "WHERE study_id = $s ORDER BY participant_id, position",
+        f"WHERE study_id = $s AND {REAL} ORDER BY participant_id, position",
         {"s": study_id},
     ).df()
+
+
+DELETION = ("study_id", "participant_id", "deleted_at", "deleted_by", "reason")
+# Delete every participant the deletions log names (of study $s; NULL: of every study): their responses, their crowd
+# ratings in the study's dataset, their participant row. Run by `forget` and, after a restore, by backup.restore.
+REAPPLY = [
+    "DELETE FROM study_responses r USING study_deletions d WHERE r.study_id = d.study_id "
+    "AND r.participant_id = d.participant_id AND ($s IS NULL OR d.study_id = $s)",
+    "DELETE FROM ratings t USING study_deletions d WHERE t.dataset_id = d.study_id AND t.rater_id = d.participant_id "
+    "AND t.source = 'crowd' AND t.run_id = '' AND ($s IS NULL OR d.study_id = $s)",
+    "DELETE FROM study_participants p USING study_deletions d WHERE p.study_id = d.study_id "
+    "AND p.participant_id = d.participant_id AND ($s IS NULL OR d.study_id = $s)",
+]
+
+
+def deletion(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> dict | None:
+    """The logged deletion of the participant's data (deleted_at, deleted_by, reason), or None."""
+    cursor = con.execute(
+        f"SELECT {', '.join(DELETION)} FROM study_deletions WHERE study_id = $s AND participant_id = $p",
+        {"s": study_id, "p": participant_id},
+    )
+    rows = cursor.fetchall()
+    return dict(zip(DELETION, rows[0])) if rows else None
+
+
+def deletions(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """The study's deletions log: participant_id, deleted_at, deleted_by, reason (never an answer)."""
+    return con.execute(
+        "SELECT participant_id, deleted_at, deleted_by, reason FROM study_deletions WHERE study_id = $s "
+        "ORDER BY deleted_at, participant_id",
+        {"s": study_id},
+    ).df()
+
+
+def forget(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, by: str, reason: str) -> dict:
+    """Log the deletion and delete the participant's responses, crowd ratings and row (inside the caller's
+    transaction); what was deleted: {"responses", "ratings"}."""
+    params = {"s": study_id, "p": participant_id}
+    counted = con.execute(
+        "SELECT (SELECT count(*) FROM study_responses WHERE study_id = $s AND participant_id = $p), "
+        "(SELECT count(*) FROM ratings WHERE dataset_id = $s AND rater_id = $p AND source = 'crowd' AND run_id = '')",
+        params,
+    ).fetchall()[0]
+    con.execute(
+        f"INSERT INTO study_deletions ({', '.join(DELETION)}) VALUES ($s, $p, $t, $by, $why)",
+        params | {"t": now(), "by": by, "why": reason},
+    )
+    for statement in REAPPLY:
+        con.execute(statement, {"s": study_id})
+    return {"responses": int(counted[0]), "ratings": int(counted[1])}

@@ -2,6 +2,14 @@
 (one signed link per participant; a link's object is `study:<id>`), join (the next list), the screen a participant
 is on, answer (stored as given, at their next position only), close.
 
+A pilot (issue 56, item 4) is the researcher taking the study as a participant through a pilot link (a signed link
+to the study whose person is `pilot-<id>-NNN`, a prefix no real participant's id may have): the same screens and
+checks, stored with `pilot` set, given the lists in turn (pilot n previews list n mod lists) without taking a real
+participant's slot, making no crowd rating and never freezing the design; replacing the design deletes pilot
+answers. A participant's data leave the store when they withdraw (`withdraw`) or a researcher deletes them on
+request (`delete_participant`): responses, crowd ratings and participant row go in one transaction and the deletions
+log keeps who, when and why, so their link shows the withdrawn screen and a restore deletes them again.
+
 The study's dataset (named like the study) holds copies of the items it shows — same example ids, so any run on
 the source dataset lines up — with `study_role` (target | control) among their facets, and a description whose
 `gradient` spec (criterion, scale, grouped by condition then item, controls left out, runs read from the source
@@ -35,6 +43,8 @@ ROLE = "study_role"
 NATIVE = ("yes", "no")
 
 
+WITHDRAWN = "Your answers were withdrawn from this study and deleted. Thank you for your time."
+PILOT = "pilot-"  # the start of every pilot participant's id; no real participant's may start so
 STALE = "This question was already answered in another tab or window; here is the next one."
 TIMING = ("rt_ms", "left_count", "left_ms")  # what the participant's browser measured per answer (issue 56)
 
@@ -52,6 +62,11 @@ class StudyRefused(ValueError):
 def object_of(study_id: str) -> str:
     """A signed link's object for this study."""
     return f"study:{study_id}"
+
+
+def is_pilot(person: str) -> bool:
+    """Whether a link's person is a pilot participant (the id is signed in the link: nobody makes themselves one)."""
+    return str(person).startswith(PILOT)
 
 
 def design_of(row: dict) -> Design:
@@ -190,11 +205,26 @@ def new_people(con: duckdb.DuckDBPyConnection, study_id: str, count: int, people
     if row["status"] != "open":
         raise StudyRefused("study", f"study {study_id!r} is closed: it takes no more participants")
     if people is not None:
+        piloting = [person for person in people if str(person).startswith(PILOT)]
+        if piloting:
+            raise StudyRefused("people", f"{piloting}: ids starting {PILOT!r} are pilot participants'; rename them")
         return list(people)
     if not isinstance(count, int) or not 1 <= count <= 10_000:
         raise StudyRefused("count", f"{count!r}; expected 1 to 10,000 links")
-    made = len(store_links.listing(con, object_of(study_id)))
+    made = sum(not is_pilot(person) for person in store_links.listing(con, object_of(study_id))["person"])
     return [f"{study_id}-{made + n:03d}" for n in range(1, count + 1)]
+
+
+def pilot_people(con: duckdb.DuckDBPyConnection, study_id: str, count: int) -> list[str]:
+    """Who the study's next pilot links are for: pilot-<study>-NNN after the pilot links it has; StudyRefused when
+    the study is closed or the count is out of range (1 to 100)."""
+    row = study(con, study_id)
+    if row["status"] != "open":
+        raise StudyRefused("study", f"study {study_id!r} is closed: there is nothing left to pilot")
+    if not isinstance(count, int) or not 1 <= count <= 100:
+        raise StudyRefused("count", f"{count!r}; expected 1 to 100 pilot links")
+    made = sum(is_pilot(person) for person in store_links.listing(con, object_of(study_id))["person"])
+    return [f"{PILOT}{study_id}-{made + n:03d}" for n in range(1, count + 1)]
 
 
 def joined(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict | None:
@@ -202,10 +232,12 @@ def joined(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict |
     return store_studies.participant(con, study_id, person)
 
 
-def join(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict:
+def join(con: duckdb.DuckDBPyConnection, study_id: str, person: str, pilot: bool = False) -> dict:
     """The person as a participant (joined now, given the list with fewest participants, ties to the lowest number,
-    and an order from their recorded seed), or as they were when they joined before. As a participant's act (only
-    the study their link opens): `actions.studies.join`."""
+    and an order from their recorded seed), or as they were when they joined before. A `pilot` participant takes
+    the next list in turn and no real participant's slot. Refused once their data were withdrawn or deleted. As a
+    participant's act (only the study their link opens): `actions.studies.join`."""
+    _not_withdrawn(con, study_id, person)
     existing = joined(con, study_id, person)
     if existing is not None:
         return existing
@@ -213,23 +245,32 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict:
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
     try:
-        return _join(con, study_id, design_of(row), person)
+        return _join(con, study_id, design_of(row), person, pilot)
     except duckdb.ConstraintException:  # another tab's join committed first (its own transaction): theirs holds
         if in_transaction(con):
             raise  # the outer transaction is spoilt: the act that opened it reports it
         return joined(con, study_id, person)
 
 
-def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person: str) -> dict:
+def _not_withdrawn(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> None:
+    gone = store_studies.deletion(con, study_id, person)
+    if gone is not None:
+        raise StudyRefused("participant", f"{person}'s data were deleted {gone['deleted_at']:%Y-%m-%d}", WITHDRAWN)
+
+
+def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person: str, pilot: bool = False) -> dict:
     with atomic(con, "ratings"):  # counted inside the serialised transaction: two joins at once get two lists
         existing = store_studies.participant(con, study_id, person)
         if existing is not None:  # two tabs pressed Start at once: the first one's participant is the one
             return existing
         found = items(design, store_studies.example_rows(con, study_id))
-        index = store_studies.participant_count(con, study_id)
+        index = store_studies.participant_count(con, study_id, pilot)
         lists = list_count(design, found)
         counts = store_studies.list_counts(con, study_id)
-        list_no = index if lists is None else min(range(lists), key=lambda n: (counts.get(n, 0), n))
+        if pilot:  # each pilot previews the next list: a real participant's balance is not touched
+            list_no = index if lists is None else index % lists
+        else:
+            list_no = index if lists is None else min(range(lists), key=lambda n: (counts.get(n, 0), n))
         seed = participant_seed(design, index)
         participant = {
             "study_id": study_id,
@@ -240,6 +281,7 @@ def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person:
             "started_at": store_studies.now(),
             "finished_at": None,
             "completion_code": None,
+            "pilot": pilot,
         }
         store_studies.add_participant(con, participant)
     return participant
@@ -247,8 +289,8 @@ def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person:
 
 @dataclass(frozen=True)
 class Screen:
-    """What a participant sees now: `kind` welcome | trial | done; a trial's text, question and scale (never a
-    gold label, a model's answer or anyone else's)."""
+    """What a participant sees now: `kind` welcome | trial | done | withdrawn; a trial's text, question and scale
+    (never a gold label, a model's answer or anyone else's)."""
 
     kind: str
     position: int = 0
@@ -257,11 +299,15 @@ class Screen:
     text: str = ""
     question: str = ""
     code: str = ""
+    pilot: bool = False  # a pilot participant's (the page says their answers are not analysed)
 
 
 def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen:
-    """The screen the participant is on: welcome before they join, then each trial, then the code."""
+    """The screen the participant is on: welcome before they join, then each trial, then the code; withdrawn once
+    their data were withdrawn or deleted."""
     row = study(con, study_id)
+    if store_studies.deletion(con, study_id, person) is not None:
+        return Screen("withdrawn")
     participant = store_studies.participant(con, study_id, person)
     if participant is None:
         if row["status"] != "open":
@@ -270,13 +316,13 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen
     trials = participant["trials"]
     done = store_studies.answered(con, study_id, person)
     if done >= len(trials):
-        return Screen("done", done, len(trials), code=participant["completion_code"] or "")
+        return Screen("done", done, len(trials), code=participant["completion_code"] or "", pilot=participant["pilot"])
     if row["status"] != "open":
         raise StudyRefused("study", "this study was closed before you finished. Thank you for your answers.")
     design = design_of(row)
     trial = trials[done]
     text, question = _texts(con, design, study_id, trial)
-    return Screen("trial", done, len(trials), trial["kind"], text, question)
+    return Screen("trial", done, len(trials), trial["kind"], text, question, pilot=participant["pilot"])
 
 
 def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial: dict) -> tuple[str, str]:
@@ -304,6 +350,7 @@ def answer(
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
+    _not_withdrawn(con, study_id, person)
     participant = store_studies.participant(con, study_id, person)
     if participant is None:
         raise StudyRefused("participant", "open the study's first page (your link) before answering")
@@ -332,8 +379,9 @@ def answer(
         now = store_studies.now()
         response = {"study_id": study_id, "participant_id": person, "position": position, "kind": trial["kind"]}
         response |= {"trial": trial["id"], "value": value, "label": label, "answered_at": now} | timed
+        response["pilot"] = participant["pilot"]
         rating = None
-        if trial["kind"] in ("target", "control"):
+        if trial["kind"] in ("target", "control") and not participant["pilot"]:
             rating = {"dataset_id": study_id, "example_id": trial["id"], "rater_id": person}
             rating |= {"criterion": design.criterion, "value": value, "label": label, "rated_at": now}
         store_studies.add_response(con, response, rating)
@@ -365,6 +413,32 @@ def timing(measured: dict | None) -> dict:
             raise StudyRefused(name, f"{number!r}; expected {kind}, 0 or more", "Your answer was not read.")
         found[name] = None if number is None else (int(number) if whole else float(number))
     return found
+
+
+def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict:
+    """The participant withdraws: their responses, crowd ratings and participant row are deleted and the deletion
+    logged (by them), in one transaction, from any screen (before joining too: their link then takes no answers);
+    {"responses", "ratings"} deleted. As their act: `actions.studies.withdraw`."""
+    study(con, study_id)
+    with atomic(con, "ratings"):
+        _not_withdrawn(con, study_id, person)
+        return store_studies.forget(con, study_id, person, person, "withdrawn by the participant")
+
+
+def delete_participant(
+    con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, by: str, reason: str
+) -> dict:
+    """A researcher deletes one participant's data on request: as `withdraw`, logged as deleted by `by` with the
+    reason; StudyRefused for a participant the study does not have. As their act (the study's maker or an owner):
+    `actions.studies.delete_participant`."""
+    study(con, study_id)
+    if not str(reason or "").strip():
+        raise StudyRefused("reason", "say why (e.g. 'the participant asked by e-mail'); it is kept in the log")
+    with atomic(con, "ratings"):
+        _not_withdrawn(con, study_id, participant_id)
+        if store_studies.participant(con, study_id, participant_id) is None:
+            raise StudyRefused("participant", f"study {study_id!r} has no participant {participant_id!r}")
+        return store_studies.forget(con, study_id, participant_id, by, reason.strip())
 
 
 def close(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:

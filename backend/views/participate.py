@@ -9,7 +9,7 @@ import duckdb
 from backend.actions import studies as study_actions
 from backend.identity.actor import Actor
 from backend.studies import collection
-from backend.studies.collection import NATIVE, Screen, StudyRefused  # noqa: F401 — the page's names
+from backend.studies.collection import NATIVE, WITHDRAWN, Screen, StudyRefused  # noqa: F401 — the page's names
 from backend.studies.design import Design
 
 
@@ -37,6 +37,11 @@ def answer(
 ) -> Screen:
     """Store the answer with what the browser measured (moved, rt_ms, left_count, left_ms); the next screen."""
     return study_actions.answer(con, study_id, position, given, measured, actor=actor)
+
+
+def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> Screen:
+    """The acting participant withdraws: their answers deleted, their link then shows the withdrawn screen."""
+    return study_actions.withdraw(con, study_id, actor=actor)
 
 
 def said(exc: Exception) -> str:

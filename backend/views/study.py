@@ -208,3 +208,29 @@ def power_alive(key: str) -> bool:
 
 def power_last_line(key: str) -> str:
     return jobs.last_line(key)
+
+
+def pilot_links(
+    con: duckdb.DuckDBPyConnection, store: Path, study_id: str, days: float = 7, *, actor: Actor
+) -> list[links.Link]:
+    """One pilot link: the researcher takes the study as a participant; stored apart, never analysed."""
+    return study_actions.pilot_links(con, store, study_id, 1, days, actor=actor)
+
+
+def delete_participant(
+    con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, reason: str, *, actor: Actor
+) -> dict:
+    """Delete one participant's data on request: {"responses", "ratings"} deleted."""
+    return study_actions.delete_participant(con, study_id, participant_id, reason, actor=actor)
+
+
+@reads(DATA)
+def pilots(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, int]:
+    """The study's pilot participants and answers (never analysed)."""
+    return studies.pilots(con, study_id)
+
+
+@reads(DATA)
+def deletions(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Whose data were deleted, when, by whom and why (never an answer)."""
+    return studies.deletions(con, study_id)
