@@ -246,7 +246,7 @@ ACTS = {
     "backend.analysis.saved_slices": ("save", "delete"),
     "backend.analysis.ratings": ("save",),
     "backend.analysis.rating_tasks": ("create", "next_item"),
-    "backend.studies.collection": ("create", "join", "answer", "close"),
+    "backend.studies.collection": ("create", "join", "answer", "close", "withdraw", "delete_participant"),
     "backend.execution.jobs": ("start", "start_judge", "start_map", "start_training", "start_command"),
     "backend.execution.live": ("ask",),
     "backend.store.report_items": ("append", "reorder", "remove", "retitle"),
