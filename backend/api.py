@@ -203,6 +203,22 @@ class Lab:
             made = study_actions.pilot_links(con, store_path(self.store), study, count, days, actor=self.actor)
         return pd.DataFrame({"participant": [k.person for k in made], "url": [k.url(base_url) for k in made]})
 
+    def study_general_link(self, study: str, cap: int, base_url: str = "http://localhost:8501", days: float = 30):
+        """One general link to the study for its design's recruitment platform, starting at most `cap` participants
+        (the study's maker or an owner): {"link_id", "url" (with the platform's placeholders), "expires_at"}."""
+        with self._session() as con:
+            link = study_actions.general_link(con, store_path(self.store), study, cap, days, actor=self.actor)
+            return {
+                "link_id": link.link_id,
+                "url": studies.general_url(con, study, link.url(base_url)),
+                "expires_at": link.expires_at,
+            }
+
+    def study_release(self, study: str, platform_id: str) -> str:
+        """Let a platform id that started in one browser continue in another (on request); the participant's id."""
+        with self._session() as con:
+            return study_actions.release(con, study, platform_id, actor=self.actor)
+
     def study_delete_participant(self, study: str, participant: str, reason: str = "on the participant's request"):
         """Delete one participant's responses, crowd ratings and row on request (logged without answers; a restore
         deletes them again): {"responses", "ratings"} deleted."""

@@ -6,12 +6,15 @@ confirm step) deletes their answers; their link then shows only that they were w
 
 from __future__ import annotations
 
+import html
+import json
+
 import streamlit as st
 
 from backend.views import participate
 from ui import identity, urls, widgets
 from ui.components import trial
-from ui.resources import StoreError, StoreLocked, store
+from ui.resources import StoreError, StoreLocked, store, store_ref
 
 who = identity.actor()
 study_id = participate.study_of(who)
@@ -23,6 +26,83 @@ if study_id is None:
 def refused(exc: Exception) -> None:
     st.error(widgets.message(participate.said(exc)))
     urls.stop()
+
+
+# A general link (one URL on Prolific, SONA or MTurk; issue 56): the platform's id comes in the URL, and joining
+# issues this browser a personal link's token, kept in a cookie and put in the URL in place of the general link, so
+# only this browser goes on as that participant; reopening the general link here finds the cookie and resumes.
+COOKIE_DAYS = 60
+
+
+def switch_to(token: str) -> None:
+    """Go on as the participant whose personal token this browser holds: the URL and the session carry it now."""
+    st.query_params.clear()
+    st.query_params[urls.LINK] = token
+    st.session_state[identity.TOKEN] = token
+    st.session_state["_study_cookie"] = token
+    st.rerun()
+
+
+def start_general(params: dict) -> None:
+    """Callback of Start on a general link: join with the URL's platform id; the token is switched to next run."""
+    try:
+        now = identity.actor()
+        with store() as con:
+            token = participate.join_general(con, store_ref(), participate.study_of(now), params, now)
+        st.session_state["_study_switch"] = token
+    except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
+        st.session_state["_study_error"] = participate.said(exc)
+
+
+def general_page() -> None:
+    """Who opens the general link: a platform's preview (instructions only), a browser that already holds the
+    participant with this id (resumed), another browser with it (told so), or someone new (the welcome)."""
+    if "_study_switch" in st.session_state:
+        switch_to(st.session_state.pop("_study_switch"))
+    params = {name: st.query_params.get(name) for name in st.query_params if name != urls.LINK}
+    kept = st.context.cookies.get(participate.cookie(study_id))
+    try:
+        with store() as con:
+            shown = participate.design(con, study_id)
+            kind, token = participate.arrive(con, store_ref(), study_id, params, kept, who)
+    except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
+        refused(exc)
+    if kind == "resume":
+        switch_to(token)
+    if "_study_error" in st.session_state:
+        st.error(widgets.message(st.session_state.pop("_study_error")))
+    if kind == "taken":
+        st.title("You have already started this study")
+        st.warning(participate.TAKEN)
+        urls.stop()
+    if kind == "withdrawn":
+        st.title("Your answers were withdrawn")
+        st.info(participate.WITHDRAWN)
+        urls.stop()
+    st.title("Welcome")
+    if shown.instructions:
+        st.markdown(widgets.plain(shown.instructions))
+    if kind == "preview":
+        st.info("This is a preview. Accept the task to take part.")
+        urls.stop()
+    if shown.consent:
+        st.subheader("Consent")
+        st.markdown(widgets.plain(shown.consent))
+    agreed = st.checkbox("I have read this and agree to take part.", key="consent") if shown.consent else True
+    st.button("Start", type="primary", disabled=not agreed, on_click=start_general, args=(params,))
+    urls.stop()
+
+
+if participate.is_general(who):
+    general_page()
+if "_study_cookie" in st.session_state:  # this browser keeps its participant token for the general link
+    kept_as = {"name": participate.cookie(study_id), "token": st.session_state.pop("_study_cookie")}
+    st.html(
+        f"<script>const kept = {json.dumps(kept_as)};\n"
+        f'document.cookie = kept.name + "=" + kept.token + "; path=/; max-age={COOKIE_DAYS * 86400}; SameSite=Lax";'
+        "</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 try:
@@ -71,6 +151,26 @@ def withdraw_control() -> None:
         st.button("Yes, withdraw and delete my answers", type="primary", key="withdraw", on_click=withdraw)
 
 
+def send_on(onward) -> None:
+    """Send a finished general-link participant on to their platform: the browser follows the completion URL (for
+    MTurk: posts the form to turkSubmitTo), and a visible link or button does it when a script cannot."""
+    st.markdown("Taking you back to where you found this study…")
+    if onward.fields:  # MTurk: a form POST of the assignmentId (values escaped; the URL is mturk.com's own)
+        hidden = "".join(
+            f'<input type="hidden" name="{html.escape(name)}" value="{html.escape(str(value))}">'
+            for name, value in onward.fields.items()
+        )
+        st.html(
+            f'<form id="plab-complete" method="POST" action="{html.escape(onward.url)}">{hidden}'
+            '<button type="submit">Submit the task</button></form>'
+            '<script>document.getElementById("plab-complete").submit();</script>',
+            unsafe_allow_javascript=True,
+        )
+        return
+    st.html(f"<script>window.location.assign({json.dumps(onward.url)});</script>", unsafe_allow_javascript=True)
+    st.link_button("Continue", onward.url, type="primary")
+
+
 if "_study_error" in st.session_state:
     st.error(widgets.message(st.session_state.pop("_study_error")))
 
@@ -100,6 +200,13 @@ if screen.kind == "done":
     if screen.code:
         st.markdown("Your completion code (enter it where you found this study):")
         st.code(screen.code, language=None)
+    try:
+        with store() as con:
+            onward = participate.completion(con, study_id, who)
+    except (participate.StudyRefused, PermissionError, StoreLocked, StoreError):
+        onward = None
+    if onward is not None:
+        send_on(onward)
     withdraw_control()
     urls.stop()
 

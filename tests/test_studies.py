@@ -884,3 +884,150 @@ def test_only_the_studys_maker_or_an_owner_pilots_it_or_deletes_a_participant(st
         assert len(study_actions.pilot_links(con, path, study_id, actor=maker)) == 1
         study_actions.delete_participant(con, study_id, "guarded-001", "asked", actor=owner)
         assert held(con, study_id, "guarded-001") == (0, 0, False)
+
+
+PROLIFIC = 'platform: {name: prolific, completion: "https://app.prolific.com/submissions/complete?cc={code}&p={id}"}\n'
+
+
+def general_study(store: Path, name: str, platform: str = PROLIFIC, cap: int = 2, maker: Actor = LOCAL):
+    """A study `name` of DESIGN (no exclusions) with a recruitment platform, and its general link's holder."""
+    design = DESIGN.replace("sim-study", name).replace(
+        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", platform
+    )
+    with session(store) as con:
+        study_id = study_actions.create(con, design, actor=maker)
+        link = study_actions.general_link(con, store, study_id, cap, actor=maker)
+        return study_id, links.opened(con, store, link.token)
+
+
+def test_a_general_link_starts_one_participant_per_platform_id_up_to_its_cap(study_store, tmp_path):
+    """Issue 56, item 1: each platform id joins once, with its id and kept parameters stored under a random
+    participant id; the same id again (without this browser's token) is told it has started; the cap counts people
+    in progress and finished, and a withdrawal frees a place; an MTurk preview makes no participant; a release lets
+    the next browser continue the same participant; the completion URL carries the code and the id."""
+    study_id, general = general_study(study_store, "recruited")
+    url = {"PROLIFIC_PID": "5f00aa", "STUDY_ID": "st1", "SESSION_ID": "se1"}
+    with session(study_store) as con:
+        assert study_actions.arrive(con, study_store, study_id, url, None, actor=general) == ("welcome", None)
+        token = study_actions.join_general(con, study_store, study_id, url, actor=general)
+        found = store_studies.by_platform(con, study_id, "5f00aa")
+        assert found["platform_keep"] == {"STUDY_ID": "st1", "SESSION_ID": "se1"} and found["platform"] == "prolific"
+        assert "5f00aa" not in found["participant_id"]
+        assert study_actions.arrive(con, study_store, study_id, url, token, actor=general) == ("resume", token)
+        assert study_actions.arrive(con, study_store, study_id, url, None, actor=general) == ("taken", None)
+        with pytest.raises(collection.StudyRefused) as taken:
+            study_actions.join_general(con, study_store, study_id, url, actor=general)
+        assert taken.value.plain == collection.TAKEN
+        who = links.opened(con, study_store, token)
+        assert answer_all_from_join(con, study_id, who).kind == "done"
+        code = store_studies.participant(con, study_id, who.id)["completion_code"]
+        onward = study_actions.completion(con, study_id, actor=who)
+        assert onward.url == f"https://app.prolific.com/submissions/complete?cc={code}&p=5f00aa"
+
+        second = study_actions.join_general(con, study_store, study_id, {"PROLIFIC_PID": "6a"}, actor=general)
+        with pytest.raises(collection.StudyRefused) as full:  # 2 started (one finished, one in progress): the cap
+            study_actions.join_general(con, study_store, study_id, {"PROLIFIC_PID": "7b"}, actor=general)
+        assert full.value.plain == collection.FULL
+        study_actions.withdraw(con, study_id, actor=links.opened(con, study_store, second))
+        assert store_studies.by_platform(con, study_id, "6a") is None  # the id left with the row
+        study_actions.join_general(con, study_store, study_id, {"PROLIFIC_PID": "7b"}, actor=general)
+
+        released = study_actions.release(con, study_id, "5f00aa", actor=LOCAL)
+        assert released == who.id
+        with pytest.raises(links.LinkRefused):  # the old browser's token opens nothing now
+            links.opened(con, study_store, token)
+        again = study_actions.join_general(con, study_store, study_id, url, actor=general)  # another browser
+        assert links.opened(con, study_store, again).id == who.id
+        assert study_actions.screen(con, study_id, actor=links.opened(con, study_store, again)).kind == "done"
+        with pytest.raises(collection.StudyRefused):  # nobody without an id joins
+            study_actions.join_general(con, study_store, study_id, {}, actor=general)
+
+    mturk = "platform: {name: mturk}\n"
+    study_id, general = general_study(study_store, "turked", mturk)
+    preview = {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H1"}
+    with session(study_store) as con:
+        assert study_actions.arrive(con, study_store, study_id, preview, None, actor=general) == ("preview", None)
+        with pytest.raises(collection.StudyRefused):
+            study_actions.join_general(con, study_store, study_id, preview, actor=general)
+        assert store_studies.participant_count(con, study_id) == 0
+        worker = {"workerId": "W1", "assignmentId": "A1", "hitId": "H1", "turkSubmitTo": "https://www.mturk.com"}
+        who = links.opened(
+            con, study_store, study_actions.join_general(con, study_store, study_id, worker, actor=general)
+        )
+        answer_all_from_join(con, study_id, who)
+        onward = study_actions.completion(con, study_id, actor=who)
+        assert onward.url == "https://www.mturk.com/mturk/externalSubmit" and onward.fields["assignmentId"] == "A1"
+
+
+def answer_all_from_join(con, study_id: str, who: Actor) -> collection.Screen:
+    """Every trial of a joined participant answered (0.5 on sliders, yes to the native question)."""
+    screen = study_actions.screen(con, study_id, actor=who)
+    while screen.kind == "trial":
+        screen = study_actions.answer(con, study_id, screen.position, answered_as(0.5)(screen), actor=who)
+    return screen
+
+
+def test_platform_ids_stay_out_of_methods_and_the_archive_and_leave_on_withdrawal(study_store):
+    """Platform ids are personal data: not in methods.md nor any file of the default archive; the archive for the
+    lab's own records has them (the study's maker or an owner); a withdrawal deletes them with the row."""
+    study_id, general = general_study(study_store, "private", cap=5)
+    with session(study_store) as con:
+        tokens = [
+            study_actions.join_general(con, study_store, study_id, {"PROLIFIC_PID": pid, "SESSION_ID": f"s-{pid}"},
+                                       actor=general)
+            for pid in ("PIDALPHA77", "PIDBETA88")
+        ]  # fmt: skip
+        for token in tokens:
+            answer_all_from_join(con, study_id, links.opened(con, study_store, token))
+        shown = archived(con, study_id)
+        assert "PIDALPHA77" not in shown and "s-PIDALPHA77" not in shown and "PIDBETA88" not in shown
+        assert "PIDALPHA77" not in studies.methods(con, study_id)
+        with zipfile.ZipFile(BytesIO(study_actions.archive_with_platform_ids(con, study_id, actor=LOCAL))) as kept:
+            ids = kept.read(f"{study_id}/platform_ids.csv").decode()
+        assert "PIDALPHA77" in ids and "PIDBETA88" in ids
+        study_actions.withdraw(con, study_id, actor=links.opened(con, study_store, tokens[0]))
+        assert (
+            con.execute("SELECT count(*) FROM study_participants WHERE platform_id = 'PIDALPHA77'").fetchone()[0] == 0
+        )
+        assert "PIDALPHA77" not in study_actions.platform_ids(con, study_id, actor=LOCAL).to_string()
+
+
+@pytest.mark.parametrize(
+    ("platform", "field", "line"),
+    [
+        ("platform: {name: qualtrics}\n", "platform.name", 19),
+        ("platform:\n  name: prolific\n  completion: ftp://x/{code}\n", "platform.completion", 21),
+        ("platform:\n  name: prolific\n  completion: https://x/?cc={secret}\n", "platform.completion", 21),
+        ("platform:\n  name: sona\n", "platform", 20),  # no completion: the platform's mapping, from its first line
+        ("platform:\n  name: mturk\n  keep: [hitId]\n", "platform.keep", 21),
+    ],
+)
+def test_a_bad_platform_names_its_field_and_line(platform, field, line):
+    design = DESIGN.replace("exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", platform)
+    with pytest.raises(StudyError) as bad:
+        parse(design)
+    assert bad.value.field == field and bad.value.line == line
+
+
+def test_only_the_studys_maker_or_an_owner_makes_a_general_link(study_store, tmp_path):
+    """'create general link' and 'manage platform ids' are the study's maker's or an owner's: a viewer and another
+    analyst are refused, audited, and no link is made."""
+    path = tmp_path / "lab.duckdb"
+    shutil.copy(study_store, path)
+    maker, other, viewer = (
+        Actor(f"{role}@lab.example", role.rstrip("2"), "sign-in") for role in ("analyst", "analyst2", "viewer")
+    )
+    give_roles(path, maker, other, viewer)
+    study_id, _ = general_study(path, "gated", maker=maker)
+    with session(path) as con:
+        for person in (viewer, other):
+            with pytest.raises(Forbidden):
+                study_actions.general_link(con, path, study_id, 10, actor=person)
+            with pytest.raises(Forbidden):
+                study_actions.platform_ids(con, study_id, actor=person)
+        refused = con.execute(
+            "SELECT actor, action FROM audit WHERE outcome = 'refused' AND action IN "
+            "('create general link', 'manage platform ids') ORDER BY happened_at"
+        ).fetchall()
+        assert refused == [(p.id, a) for p in (viewer, other) for a in ("create general link", "manage platform ids")]
+        assert store_links.listing(con, f"study:{study_id}")["cap"].notna().sum() == 1  # the maker's only

@@ -149,3 +149,109 @@ def archive(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> d
 def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
     check(con, actor, "export", f"study:{study_id}")
     return studies.archive_zip(con, study_id)
+
+
+@door("create general link")
+def general_link(
+    con: duckdb.DuckDBPyConnection, store: Path, study_id: str, cap: int, days: float = 30, *, actor: Actor
+) -> links.Link:
+    """One general link to the study for a recruitment platform (its design's `platform`): everyone who opens it
+    with a platform id becomes a participant, at most `cap` of them; by the study's maker or an owner, audited."""
+    row = collection.study(con, study_id)
+    target = collection.object_of(study_id)
+    with acting(con, actor, "create general link", target, owner=row["created_by"], detail=f"cap {cap}") as by:
+        person = collection.general_person(con, study_id, cap)
+        return links.create(con, store, person, target, days, by.id, cap=cap)
+
+
+def _general(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> tuple[Actor, dict]:
+    """The acting general link's holder and its row; StudyRefused for any other link."""
+    by = _participant(con, study_id, actor)
+    row = links.row_of(con, by.link_id or "")
+    if not collection.is_general(by.id) or row is None or row["cap"] is None:
+        raise collection.StudyRefused("link", "not a general link", "This link is not a study's general link.")
+    return by, row
+
+
+@door("respond")
+def arrive(
+    con: duckdb.DuckDBPyConnection, store: Path, study_id: str, params: dict, kept: str | None, *, actor: Actor
+) -> tuple[str, str | None]:
+    """Who opens the general link now, from its URL's `params` and the token their browser `kept` (or None):
+    ("preview", None) for a platform's preview, ("resume", token) when that browser holds the participant with this
+    platform id, ("taken", None) when another browser does, ("withdrawn", None) when this browser's participant
+    withdrew, else ("welcome", None). Writes nothing."""
+    _general(con, study_id, actor)
+    came = collection.arrival(collection.design_of(collection.study(con, study_id)), params)
+    if came.preview:
+        return "preview", None
+    mine = None
+    if kept:
+        try:
+            mine = links.opened(con, store, kept)
+        except links.LinkRefused:
+            mine = None
+    ours = mine is not None and mine.scope == collection.object_of(study_id)
+    if ours and store_studies.deletion(con, study_id, mine.id) is not None:
+        return "withdrawn", None
+    existing = store_studies.by_platform(con, study_id, came.platform_id)
+    if existing is None or existing["browser_link"] is None:
+        return "welcome", None
+    if mine is not None and mine.id == existing["participant_id"] and mine.link_id == existing["browser_link"]:
+        return "resume", kept
+    return "taken", None
+
+
+@door("respond")
+def join_general(con: duckdb.DuckDBPyConnection, store: Path, study_id: str, params: dict, *, actor: Actor) -> str:
+    """The general link's holder joins as a new participant with the platform id their URL carries (or takes over
+    a released one); the token of the personal link their browser keeps from now on. Audited once, naming the
+    study, never the platform id."""
+    by, row = _general(con, study_id, actor)
+    came = collection.arrival(collection.design_of(collection.study(con, study_id)), params)
+    target = f"{study_id}: joined through {by.id}"
+    expires = max((row["expires_at"] - store_studies.now()).total_seconds() / 86400, 1 / 24)
+
+    def issue(person: str) -> tuple[str, str]:
+        made = links.create(con, store, person, collection.object_of(study_id), expires, row["created_by"])
+        return made.link_id, made.token
+
+    with acting(con, by, "respond", target, scope=collection.object_of(study_id)):
+        return collection.general_join(con, study_id, row, came, issue)[1]
+
+
+@door("manage platform ids")
+def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str, *, actor: Actor) -> str:
+    """Free a platform id for another browser on request (the study's maker or an owner): the old browser's link
+    is revoked, the answers stay, and the next browser to open the general link with that id continues them. The
+    participant's id; audited naming the participant, not the platform id."""
+    row = collection.study(con, study_id)
+    with acting(con, actor, "manage platform ids", f"{study_id}: release", owner=row["created_by"]) as by:
+        found = store_studies.by_platform(con, study_id, str(platform_id))
+        person = collection.release(con, study_id, platform_id)
+        if found is not None and found["browser_link"]:
+            links.revoke(con, found["browser_link"], by.id)
+        return person
+
+
+@door("manage platform ids")
+def platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor):
+    """The study's participants' platform ids (store_studies.platform_ids), shown only to its maker or an owner;
+    reading them is audited."""
+    row = collection.study(con, study_id)
+    with acting(con, actor, "manage platform ids", f"{study_id}: read platform ids", owner=row["created_by"]):
+        return store_studies.platform_ids(con, study_id)
+
+
+@door("manage platform ids")
+def archive_with_platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
+    """The study's archive with `platform_ids.csv` added, for the lab's own records (the study's maker or an owner;
+    audited): the shareable archive never holds them."""
+    row = collection.study(con, study_id)
+    with acting(con, actor, "manage platform ids", f"{study_id}: archive with platform ids", owner=row["created_by"]):
+        return studies.archive_zip(con, study_id, platform_ids=True)
+
+
+def completion(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> collection.Completion | None:
+    """Where the acting participant is sent after their last answer (`collection.completion`), read as them."""
+    return collection.completion(con, study_id, _participant(con, study_id, actor).id)

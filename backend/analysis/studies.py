@@ -19,6 +19,7 @@ from backend.metrics import gradient as gradient_metrics
 from backend.metrics import mixed_models, power
 from backend.store import studies as store_studies
 from backend.studies import collection, exclusions
+from backend.studies.collection import general_url  # noqa: F401 — a general link's URL, for the API and views
 from backend.studies.design import Design, facet, items
 
 MEANS = ["stage", "condition", "n", "participants", "items", "mean", "low", "high"]
@@ -298,10 +299,12 @@ def _share(items: int, conditions: int) -> str:
     return f"{low}" if low == high else f"{low} or {high}"
 
 
-def archive(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, bytes]:
+def archive(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = False) -> dict[str, bytes]:
     """The files for a paper's data archive: responses (long format), the design (YAML as declared, and as read,
     with its version), every participant's list, order seed and trials, the exclusion log, per-participant
-    exclusions, condition means before and after, and the methods paragraph."""
+    exclusions, condition means before and after, and the methods paragraph. Participants are named by the lab's
+    ids only: recruitment platforms' ids are personal data and stay out, unless `platform_ids` (the lab's own
+    records: `platform_ids.csv`, participant id → platform id and the parameters kept)."""
     row = collection.study(con, study_id)
     record = {k: (str(v) if v is not None else None) for k, v in row.items() if k not in ("design", "design_text")}
     files = {
@@ -323,12 +326,14 @@ def archive(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, bytes]:
         out["model.json"] = json.dumps(fitted.as_dict(), indent=2).encode()
     if table is not None:
         out["power.csv"] = table.to_csv(index=False).encode()
+    if platform_ids:
+        out["platform_ids.csv"] = store_studies.platform_ids(con, study_id).to_csv(index=False).encode()
     return out
 
 
-def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str) -> bytes:
+def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = False) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
-        for name, data in archive(con, study_id).items():
+        for name, data in archive(con, study_id, platform_ids).items():
             out.writestr(f"{study_id}/{name}", data)
     return buffer.getvalue()

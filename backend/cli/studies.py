@@ -3,6 +3,8 @@
 python -m backend study create design.yaml [--replace]      # the study and its dataset (see README: Studies)
 python -m backend study links STUDY --count 40 --base-url https://lab.example [--days 30]
 python -m backend study links STUDY --pilot                 # a pilot link: take the study yourself, never analysed
+python -m backend study links STUDY --general --cap 100     # one URL for Prolific / SONA / MTurk (design: platform)
+python -m backend study release STUDY PLATFORM_ID           # let that platform id continue in another browser
 python -m backend study delete-participant STUDY PERSON --reason "asked by e-mail"   # their data, on request
 python -m backend study status STUDY                        # per list; exclusions rule by rule; condition means
 python -m backend study close STUDY                         # no more answers; every page reads the kept participants
@@ -47,6 +49,13 @@ def add(sub) -> None:
     q.add_argument(
         "--pilot", action="store_true", help="pilot links: you take the study as a participant, never analysed"
     )
+    q.add_argument(
+        "--general", action="store_true", help="one general link for a recruitment platform (the design's platform)"
+    )
+    q.add_argument("--cap", type=int, help="with --general: the most participants it starts (in progress or done)")
+    q = action.add_parser("release", help="let a platform id that started in one browser continue in another")
+    q.add_argument("study")
+    q.add_argument("platform_id", help="the participant's platform id (e.g. their Prolific id)")
     q = action.add_parser(
         "delete-participant", help="delete one participant's answers and ratings on request (logged, no answers)"
     )
@@ -114,12 +123,29 @@ def _create(con, args) -> int:
 
 
 def _links(con, args) -> int:
+    if args.general:
+        if args.pilot or args.cap is None:
+            raise collection.StudyRefused("cap", "--general takes --cap N (the most participants), and no --pilot")
+        link = study_actions.general_link(
+            con, store_path(args.store), args.study, args.cap, args.days, actor=terminal()
+        )
+        print(f"general link (cap {args.cap}): {collection.general_url(con, args.study, link.url(args.base_url))}")
+        print(f"until {link.expires_at:%Y-%m-%d %H:%M} UTC; revoke it with the Study page or `links revoke`")
+        return 0
+    if args.cap is not None:
+        raise collection.StudyRefused("cap", "--cap is for --general links")
     make = study_actions.pilot_links if args.pilot else study_actions.make_links
     made = make(con, store_path(args.store), args.study, args.count, args.days, actor=terminal())
     if args.pilot:
         print("pilot links: your answers through them are stored apart, never analysed or exported", file=sys.stderr)
     for link in made:
         print(f"{link.person}: {link.url(args.base_url)}  (until {link.expires_at:%Y-%m-%d %H:%M} UTC)")
+    return 0
+
+
+def _release(con, args) -> int:
+    person = study_actions.release(con, args.study, args.platform_id, actor=terminal())
+    print(f"released {person}: the next browser that opens the general link with that id continues their answers")
     return 0
 
 
@@ -239,6 +265,7 @@ def _list(con, args) -> int:
 ACTIONS = {
     "create": _create,
     "links": _links,
+    "release": _release,
     "delete-participant": _delete_participant,
     "status": _status,
     "close": _close,

@@ -94,8 +94,11 @@ def checked_object(obj: str) -> str:
     return obj
 
 
-def create(con: duckdb.DuckDBPyConnection, store: Path, person: str, obj: str, days: float, by: str) -> Link:
-    """A new signed link for `person` to work on `obj` for `days` days (the caller has checked permission)."""
+def create(
+    con: duckdb.DuckDBPyConnection, store: Path, person: str, obj: str, days: float, by: str, cap: int | None = None
+) -> Link:
+    """A new signed link for `person` to work on `obj` for `days` days (the caller has checked permission); a
+    general link (one URL for a recruitment platform's participants) has a `cap` on the participants it starts."""
     if not RATER_ID.fullmatch(str(person)) or len(person) > MAX_RATER_ID:
         raise ValueError(f"person {person!r}; expected a rater id: letters, digits and . _ - + @")
     if not 0 < days <= MAX_DAYS:
@@ -108,6 +111,7 @@ def create(con: duckdb.DuckDBPyConnection, store: Path, person: str, obj: str, d
         "expires_at": (made + timedelta(days=days)).replace(microsecond=0),
         "created_by": by,
         "created_at": made,
+        "cap": cap,
     }
     store_links.add(con, row)
     return Link(row["link_id"], person, obj, row["expires_at"], token(store, row))
@@ -168,6 +172,11 @@ def listing(con: duckdb.DuckDBPyConnection, obj: str | None = None) -> pd.DataFr
         for revoked, expires in zip(found["revoked_at"], found["expires_at"])
     ]
     return found
+
+
+def row_of(con: duckdb.DuckDBPyConnection, link_id: str) -> dict | None:
+    """A link's row (store.links.COLUMNS: a general link's cap among them), or None."""
+    return store_links.one(con, link_id)
 
 
 def revoke(con: duckdb.DuckDBPyConnection, link_id: str, by: str) -> bool:

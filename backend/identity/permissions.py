@@ -48,6 +48,8 @@ ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS o
     "delete participant data": "analyst",
     "respond": "analyst",
     "create link": "analyst",
+    "create general link": "analyst",
+    "manage platform ids": "analyst",
     "delete run": "analyst",
     "delete slice": "analyst",
     "replace dataset": "analyst",
@@ -68,6 +70,8 @@ OWN_WORK = {
     "close study",
     "pilot study",
     "delete participant data",
+    "create general link",
+    "manage platform ids",
 }
 MAX_REFUSED_LINKS = 100  # refused link opens audited per hour, at most
 RATER_ACTIONS = {"rate", "respond"}  # within what a link or an account's links assign them

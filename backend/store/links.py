@@ -1,5 +1,6 @@
-"""Signed links' rows: created (who for, which object, until when, by whom), listed, revoked. The signature
-itself is made and checked in `backend.identity.links`; a link whose row is missing or revoked is refused."""
+"""Signed links' rows: created (who for, which object, until when, by whom; a general link's cap), listed,
+revoked. The signature itself is made and checked in `backend.identity.links`; a link whose row is missing or
+revoked is refused."""
 
 from __future__ import annotations
 
@@ -10,7 +11,17 @@ import pandas as pd
 
 from backend.store.writer import atomic
 
-COLUMNS = ("link_id", "person", "object", "expires_at", "created_by", "created_at", "revoked_at", "revoked_by")
+COLUMNS = (
+    "link_id",
+    "person",
+    "object",
+    "expires_at",
+    "created_by",
+    "created_at",
+    "revoked_at",
+    "revoked_by",
+    "cap",  # a general link's most participants (schema 14); NULL for a personal link
+)
 
 
 def now() -> datetime:
@@ -20,9 +31,9 @@ def now() -> datetime:
 def add(con: duckdb.DuckDBPyConnection, row: dict) -> None:
     with atomic(con, "audit"):
         con.execute(
-            "INSERT INTO links (link_id, person, object, expires_at, created_by, created_at) "
-            "VALUES ($link_id, $person, $object, $expires_at, $created_by, $created_at)",
-            row,
+            "INSERT INTO links (link_id, person, object, expires_at, created_by, created_at, cap) "
+            "VALUES ($link_id, $person, $object, $expires_at, $created_by, $created_at, $cap)",
+            {"cap": None} | row,
         )
 
 

@@ -359,3 +359,15 @@ CREATE TABLE IF NOT EXISTS study_deletions (
     reason          VARCHAR,
     PRIMARY KEY (study_id, participant_id)
 );
+-- General links and recruitment platforms (schema 14, issue 56 item 1). A general link (one URL for everyone on
+-- Prolific, SONA or MTurk) is a links row whose person starts general- and whose cap is the most participants it may
+-- start (NULL for a personal link). Each participant it starts records the platform's id for them (platform_id,
+-- personal data: deleted with the row on withdrawal or deletion), the other parameters kept (platform_keep), the
+-- general link (general_link: its cap counts them) and the personal link issued to their browser (browser_link: only
+-- the browser holding it acts as them; NULL once a researcher released the id for another browser).
+ALTER TABLE links ADD COLUMN IF NOT EXISTS cap INTEGER;
+ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS platform VARCHAR;
+ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS platform_id VARCHAR;
+ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS platform_keep JSON;
+ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS general_link VARCHAR;
+ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS browser_link VARCHAR;

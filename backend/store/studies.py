@@ -289,3 +289,74 @@ def forget(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, b
     for statement in REAPPLY:
         con.execute(statement, {"s": study_id})
     return {"responses": int(counted[0]), "ratings": int(counted[1])}
+
+
+# Recruitment platforms (schema 14, issue 56 item 1): a participant a general link started carries the platform's id
+# for them and the personal link their browser holds; the platform columns leave with the row (`forget`).
+PLATFORM = ("participant_id", "platform", "platform_id", "platform_keep", "general_link", "browser_link", "finished_at")
+
+
+def set_platform(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, row: dict) -> None:
+    """Record (inside the caller's transaction) where a general link's participant came from: platform,
+    platform_id, platform_keep (a dict), general_link and browser_link."""
+    con.execute(
+        "UPDATE study_participants SET platform = $platform, platform_id = $platform_id, "
+        "platform_keep = $platform_keep, general_link = $general_link, browser_link = $browser_link "
+        "WHERE study_id = $s AND participant_id = $p",
+        row | {"platform_keep": json.dumps(row["platform_keep"]), "s": study_id, "p": participant_id},
+    )
+
+
+def _platform_row(cursor_rows: list) -> dict | None:
+    if not cursor_rows:
+        return None
+    found = dict(zip(PLATFORM, cursor_rows[0]))
+    return found | {"platform_keep": json.loads(found["platform_keep"] or "{}")}
+
+
+def by_platform(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str) -> dict | None:
+    """The study's participant with this platform id (PLATFORM's fields), or None."""
+    return _platform_row(
+        con.execute(
+            f"SELECT {', '.join(PLATFORM)} FROM study_participants WHERE study_id = $s AND platform_id = $i",
+            {"s": study_id, "i": platform_id},
+        ).fetchall()
+    )
+
+
+def platform_of(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> dict | None:
+    """Where the participant came from (PLATFORM's fields); None when they did not come through a general link."""
+    return _platform_row(
+        con.execute(
+            f"SELECT {', '.join(PLATFORM)} FROM study_participants WHERE study_id = $s AND participant_id = $p "
+            "AND platform_id IS NOT NULL",
+            {"s": study_id, "p": participant_id},
+        ).fetchall()
+    )
+
+
+def bind_browser(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, link_id: str | None) -> None:
+    """The personal link that now acts as the participant (None: released, the next browser may take it over)."""
+    con.execute(
+        "UPDATE study_participants SET browser_link = $l WHERE study_id = $s AND participant_id = $p",
+        {"l": link_id, "s": study_id, "p": participant_id},
+    )
+
+
+def general_count(con: duckdb.DuckDBPyConnection, link_id: str) -> int:
+    """How many participants a general link has started whose data are kept (in progress or finished; a withdrawn
+    or deleted one's row is gone and frees the place; pilots never come through one)."""
+    return con.execute(
+        f"SELECT count(*) FROM study_participants WHERE general_link = $l AND {REAL}", {"l": link_id}
+    ).fetchall()[0][0]
+
+
+def platform_ids(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """participant_id, platform, platform_id and the kept parameters (JSON text) of every real participant a general
+    link started: personal data, read only by `manage platform ids` (the study's maker or an owner)."""
+    return con.execute(
+        "SELECT participant_id, platform, platform_id, platform_keep AS kept, started_at, finished_at "
+        f"FROM study_participants WHERE study_id = $s AND platform_id IS NOT NULL AND {REAL} "
+        "ORDER BY started_at, participant_id",
+        {"s": study_id},
+    ).df()

@@ -25,6 +25,7 @@ import math
 import secrets
 import string
 from dataclasses import dataclass
+from urllib.parse import quote
 
 import duckdb
 import pandas as pd
@@ -37,7 +38,17 @@ from backend.store import studies as store_studies
 from backend.store.bundle import Bundle
 from backend.store.writer import atomic, author, in_transaction, replace_dataset
 from backend.studies import exclusions
-from backend.studies.design import Design, Items, StudyError, items, list_count, order, parse, participant_seed
+from backend.studies.design import (
+    MTURK_PREVIEW,
+    Design,
+    Items,
+    StudyError,
+    items,
+    list_count,
+    order,
+    parse,
+    participant_seed,
+)
 
 ROLE = "study_role"
 NATIVE = ("yes", "no")
@@ -45,6 +56,12 @@ NATIVE = ("yes", "no")
 
 WITHDRAWN = "Your answers were withdrawn from this study and deleted. Thank you for your time."
 PILOT = "pilot-"  # the start of every pilot participant's id; no real participant's may start so
+GENERAL = "general-"  # the start of every general link's person (one URL for a platform's participants)
+TAKEN = (
+    "This study was already started with your id in another browser or device, and only that one can continue it. "
+    "If you cannot go back to it, write to the researcher (through the platform) and ask them to release your id."
+)
+FULL = "This study has all the participants it needs. Thank you for your interest."
 STALE = "This question was already answered in another tab or window; here is the next one."
 TIMING = ("rt_ms", "left_count", "left_ms")  # what the participant's browser measured per answer (issue 56)
 
@@ -205,9 +222,12 @@ def new_people(con: duckdb.DuckDBPyConnection, study_id: str, count: int, people
     if row["status"] != "open":
         raise StudyRefused("study", f"study {study_id!r} is closed: it takes no more participants")
     if people is not None:
-        piloting = [person for person in people if str(person).startswith(PILOT)]
+        piloting = [person for person in people if str(person).startswith((PILOT, GENERAL))]
         if piloting:
-            raise StudyRefused("people", f"{piloting}: ids starting {PILOT!r} are pilot participants'; rename them")
+            raise StudyRefused(
+                "people",
+                f"{piloting}: ids starting {PILOT!r} are pilot participants', {GENERAL!r} general links'; rename them",
+            )
         return list(people)
     if not isinstance(count, int) or not 1 <= count <= 10_000:
         raise StudyRefused("count", f"{count!r}; expected 1 to 10,000 links")
@@ -285,6 +305,166 @@ def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person:
         }
         store_studies.add_participant(con, participant)
     return participant
+
+
+def is_general(person: str) -> bool:
+    """Whether a link's person is a general link (one URL for every participant of a recruitment platform)."""
+    return str(person).startswith(GENERAL)
+
+
+def general_person(con: duckdb.DuckDBPyConnection, study_id: str, cap: int) -> str:
+    """Who the study's next general link is for (general-<study>-NN); StudyRefused when the study is closed, has no
+    platform in its design, or the cap is out of range (1 to 100,000)."""
+    row = study(con, study_id)
+    if row["status"] != "open":
+        raise StudyRefused("study", f"study {study_id!r} is closed: it takes no more participants")
+    if design_of(row).platform is None:
+        raise StudyRefused(
+            "platform",
+            f"study {study_id!r} names no platform: add e.g. platform: {{name: prolific}} to its design "
+            "(create --replace) before making a general link",
+        )
+    if not isinstance(cap, int) or isinstance(cap, bool) or not 1 <= cap <= 100_000:
+        raise StudyRefused("cap", f"{cap!r}; expected 1 to 100,000 participants")
+    made = sum(is_general(person) for person in store_links.listing(con, object_of(study_id))["person"])
+    return f"{GENERAL}{study_id}-{made + 1:02d}"
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """Who a general link's URL says arrives: the platform's id for them, the other parameters kept, and whether
+    it is only a preview (MTurk's, before a worker accepts the HIT: no participant is made)."""
+
+    platform: str
+    platform_id: str
+    keep: dict
+    preview: bool = False
+
+
+def arrival(design: Design, params: dict) -> Arrival:
+    """The arrival a general link's URL parameters name (`params`: name → value, as the URL gave them);
+    StudyRefused (plain words for the participant) when the platform's id is missing or malformed."""
+    platform = design.platform
+    if platform is None:
+        raise StudyRefused("platform", "this study names no platform", "This link is not open to participants yet.")
+    keep = {name: str(params[name])[:500] for name in platform.keep if params.get(name) not in (None, "")}
+    if platform.name == "mturk" and keep.get("assignmentId") == MTURK_PREVIEW:
+        return Arrival(platform.name, "", keep, preview=True)
+    given = str(params.get(platform.id) or "").strip()
+    if not given or len(given) > 200 or not given.isprintable():
+        raise StudyRefused(
+            platform.id,
+            f"missing or malformed {platform.id}",
+            f"This link needs your {platform.name} id: open the study from {platform.name}, not from a copied link.",
+        )
+    return Arrival(platform.name, given, keep)
+
+
+def general_join(
+    con: duckdb.DuckDBPyConnection, study_id: str, general: dict, came: Arrival, issue
+) -> tuple[dict, str]:
+    """A general link's arrival as a participant: a new one (joined as `join` does, under a new random id, the
+    platform's id stored with them) unless the link's cap is reached, or the one with this platform id when a
+    researcher released it for another browser. `issue(participant_id)` makes the personal link their browser will
+    hold, returning (link id, token). Returns (participant, token). StudyRefused: a preview, the cap reached, or
+    the platform id already started in another browser (TAKEN). As an act: `actions.studies.join_general`."""
+    if came.preview:
+        raise StudyRefused("platform", "a preview makes no participant", "Accept the task to start the study.")
+    row = study(con, study_id)
+    if row["status"] != "open":
+        raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
+    with atomic(con, "ratings"):  # checked and written in one serialised transaction: one participant per id
+        existing = store_studies.by_platform(con, study_id, came.platform_id)
+        if existing is not None:
+            if existing["browser_link"] is not None:
+                raise StudyRefused("platform", f"{came.platform_id} has already started", TAKEN)
+            link_id, token = issue(existing["participant_id"])
+            store_studies.bind_browser(con, study_id, existing["participant_id"], link_id)
+            return store_studies.participant(con, study_id, existing["participant_id"]), token
+        if store_studies.general_count(con, general["link_id"]) >= general["cap"]:
+            raise StudyRefused("cap", f"the general link's cap of {general['cap']} is reached", FULL)
+        person = f"{study_id}-{secrets.token_hex(6)}"  # random: the platform id never names them in the data
+        participant = _join(con, study_id, design_of(row), person)
+        link_id, token = issue(person)
+        store_studies.set_platform(
+            con,
+            study_id,
+            person,
+            {
+                "platform": came.platform,
+                "platform_id": came.platform_id,
+                "platform_keep": came.keep,
+                "general_link": general["link_id"],
+                "browser_link": link_id,
+            },
+        )
+    return participant, token
+
+
+# What each platform fills in for a participant when the study URL carries its placeholder (Prolific: "URL
+# parameters" in the study's setup; SONA: %SURVEY_CODE%, in the study's URL; MTurk appends its own parameters to an
+# external question's URL).
+PLACEHOLDERS = {"prolific": "{{%{name}%}}", "sona": "%SURVEY_CODE%"}
+
+
+def general_url(con: duckdb.DuckDBPyConnection, study_id: str, url: str) -> str:
+    """A general link's URL as its platform takes it: with the placeholders the platform replaces by the
+    participant's id and the kept parameters (Prolific's {{%PROLIFIC_PID%}}, SONA's %SURVEY_CODE%); as it is for
+    MTurk and other platforms, which append their own."""
+    platform = design_of(study(con, study_id)).platform
+    if platform is None or platform.name not in PLACEHOLDERS:
+        return url
+    names = [platform.id, *platform.keep] if platform.name == "prolific" else [platform.id]
+    return url + "".join(f"&{name}={PLACEHOLDERS[platform.name].format(name=name)}" for name in names)
+
+
+def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str) -> str:
+    """Free a platform id for another browser on request (their old browser's link is revoked by the caller, the
+    answers stay, and the next browser that opens the general link with the id continues them); the participant's
+    id. StudyRefused when no participant has it. As an act: `actions.studies.release`."""
+    study(con, study_id)
+    with atomic(con, "ratings"):
+        found = store_studies.by_platform(con, study_id, str(platform_id))
+        if found is None:
+            raise StudyRefused("platform_id", f"study {study_id!r} has no participant with that platform id")
+        store_studies.bind_browser(con, study_id, found["participant_id"], None)
+    return found["participant_id"]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Where a finished general-link participant is sent: `url` (followed by the browser, shown as a link too);
+    for MTurk `fields` are POSTed there as a form."""
+
+    url: str
+    fields: dict
+
+
+MTURK_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+
+
+def completion(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Completion | None:
+    """The finished participant's completion URL from the design's template ({code}, {id}, kept parameters, each
+    URL-quoted); None before they finish, or when they did not come through a general link or the template needs a
+    parameter their URL lacked (MTurk: a turkSubmitTo other than mturk.com or its sandbox)."""
+    came = store_studies.platform_of(con, study_id, person)
+    platform = design_of(study(con, study_id)).platform
+    if came is None or came["finished_at"] is None or platform is None:
+        return None
+    code = store_studies.participant(con, study_id, person)["completion_code"] or ""
+    kept = came["platform_keep"]
+    if platform.completion == "mturk":
+        base = str(kept.get("turkSubmitTo", "")).rstrip("/")
+        if base not in MTURK_HOSTS or "assignmentId" not in kept:
+            return None
+        return Completion(f"{base}/mturk/externalSubmit", {"assignmentId": kept["assignmentId"], "code": code})
+    values = {
+        name: quote(str(value), safe="") for name, value in (kept | {"code": code, "id": came["platform_id"]}).items()
+    }
+    try:
+        return Completion(platform.completion.format_map(values), {})
+    except KeyError:
+        return None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,9 @@
     consent: "..."
     practice: [{text: "...", question: "..."}]
     completion_code: auto            # auto (one per participant) or the platform's code
+    platform: {name: prolific}       # optional: a general link's platform (prolific | sona | mturk | other), its
+                                     #   id parameter, the parameters kept with it, and its completion URL:
+                                     #   {name, id: PROLIFIC_PID, keep: [STUDY_ID, SESSION_ID], completion: "...{code}"}
     native_language: English         # optional: ask at the end whether it is their native language
     exclusions:                      # declared before data, applied in this order, logged rule by rule
       - {rule: controls_sd, k: 2, direction: above}  # mean on controls beyond k SD of the group mean
@@ -122,6 +125,7 @@ class Design:
     native_language: str | None = None
     exclusions: tuple[dict, ...] = ()
     require_movement: bool = True  # a slider has no answer until it is moved (jsPsych's require_movement)
+    platform: Platform | None = None  # where a general link's participants come from (issue 56, item 1)
     source: str = field(default="", compare=False)  # the YAML as written (kept with the study)
 
     def as_dict(self) -> dict:
@@ -148,6 +152,7 @@ class Design:
             "native_language": self.native_language,
             "exclusions": list(self.exclusions),
             "require_movement": self.require_movement,
+            "platform": None if self.platform is None else self.platform.as_dict(),
         }
 
     def rule_text(self, rule: dict) -> str:
@@ -236,8 +241,88 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         native_language=spec.get("native_language"),
         exclusions=exclusions,
         require_movement=require_movement,
+        platform=_platform(spec.get("platform"), fail),
         source=text,
     )
+
+
+# A recruitment platform's defaults: the URL parameter carrying the participant's id, those kept with it, and where a
+# finished participant is sent ({code}: the completion code, {id}: their platform id, {NAME}: a kept parameter).
+# Prolific: its documented completion URL. SONA: each school's own host, so the design gives `completion` (its
+# webstudy_credit.aspx URL with experiment_id and credit_token, survey_code={id}). MTurk: a form POST of assignmentId
+# to the turkSubmitTo parameter's /mturk/externalSubmit (mturk.com or its sandbox only).
+PLATFORMS = {
+    "prolific": {
+        "id": "PROLIFIC_PID",
+        "keep": ("STUDY_ID", "SESSION_ID"),
+        "completion": "https://app.prolific.com/submissions/complete?cc={code}",
+    },
+    "sona": {"id": "survey_code", "keep": (), "completion": None},
+    "mturk": {"id": "workerId", "keep": ("assignmentId", "hitId", "turkSubmitTo"), "completion": "mturk"},
+    "other": {"id": None, "keep": (), "completion": None},
+}
+PARAMETER = set(string.ascii_letters + string.digits + "_-.")
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignmentId while a worker only previews the HIT
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A general link's platform: `id` the URL parameter holding the participant's platform id, `keep` other
+    parameters stored with it, `completion` the URL template a finished participant is sent to ("mturk": MTurk's
+    form POST)."""
+
+    name: str
+    id: str
+    keep: tuple[str, ...]
+    completion: str
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "id": self.id, "keep": list(self.keep), "completion": self.completion}
+
+
+def _platform(raw, fail) -> Platform | None:
+    """The design's `platform` (None when it has none); fail naming platform.<field> and its line."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - {"name", "id", "keep", "completion"}:
+        fail("expected {name: prolific | sona | mturk | other, id, keep, completion}", "platform")
+    name = raw.get("name")
+    if name not in PLATFORMS:
+        fail(f"{name!r}; expected one of {list(PLATFORMS)}", "platform", "name")
+    known = PLATFORMS[name]
+    ident = raw.get("id", known["id"])
+    if not isinstance(ident, str) or not ident or not set(ident) <= PARAMETER or len(ident) > 64:
+        fail(
+            f"{ident!r}; expected the URL parameter holding the participant's id (e.g. PROLIFIC_PID)", "platform", "id"
+        )
+    keep = raw.get("keep", list(known["keep"]))
+    if not isinstance(keep, list) or not all(isinstance(k, str) and k and set(k) <= PARAMETER for k in keep):
+        fail(f"{keep!r}; expected a list of URL parameter names", "platform", "keep")
+    if ident in keep or len(set(keep)) != len(keep) or len(keep) > 10:
+        fail(f"{keep!r}; expected at most 10 distinct names, not the id {ident!r}", "platform", "keep")
+    if name == "mturk" and "assignmentId" not in keep:
+        fail("MTurk's completion posts the assignmentId: keep it", "platform", "keep")
+    completion = raw.get("completion", known["completion"])
+    if completion is None:
+        fail(f"{name} needs completion: the URL a finished participant is sent to, with {{code}}", "platform")
+    if not isinstance(completion, str) or len(completion) > 2_000:
+        fail(f"{completion!r}; expected a URL template", "platform", "completion")
+    if completion != "mturk":
+        if not completion.startswith(("https://", "http://")):
+            fail(f"{completion!r}; expected an http(s) URL (or mturk: the form POST)", "platform", "completion")
+        allowed = {"code", "id", *keep}
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(completion) if f is not None]
+        except ValueError as exc:
+            fail(f"{completion!r}: {exc}", "platform", "completion")
+        unknown = [f for f in fields if f not in allowed]
+        if unknown:
+            fail(
+                f"{{{unknown[0]}}} is not known here; the template may use {sorted(allowed)}", "platform", "completion"
+            )
+    elif name != "mturk":
+        fail("completion: mturk (the form POST) is for the mturk platform", "platform", "completion")
+    return Platform(name, ident, tuple(keep), completion)
 
 
 def _scale(raw, fail) -> Scale:

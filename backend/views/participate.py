@@ -4,12 +4,21 @@ time on the study's scale, then their completion code — never gold, models or 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import duckdb
 
 from backend.actions import studies as study_actions
 from backend.identity.actor import Actor
 from backend.studies import collection
-from backend.studies.collection import NATIVE, WITHDRAWN, Screen, StudyRefused  # noqa: F401 — the page's names
+from backend.studies.collection import (  # noqa: F401 — the page's names
+    NATIVE,
+    TAKEN,
+    WITHDRAWN,
+    Completion,
+    Screen,
+    StudyRefused,
+)
 from backend.studies.design import Design
 
 
@@ -42,6 +51,33 @@ def answer(
 def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> Screen:
     """The acting participant withdraws: their answers deleted, their link then shows the withdrawn screen."""
     return study_actions.withdraw(con, study_id, actor=actor)
+
+
+def is_general(actor: Actor) -> bool:
+    """Whether the link opened is a study's general link (one URL for a recruitment platform's participants)."""
+    return study_of(actor) is not None and collection.is_general(actor.id)
+
+
+def cookie(study_id: str) -> str:
+    """The name of the browser cookie that keeps a general link's participant token for this study."""
+    return f"plab-study-{study_id}"
+
+
+def arrive(
+    con: duckdb.DuckDBPyConnection, store: Path, study_id: str, params: dict, kept: str | None, actor: Actor
+) -> tuple[str, str | None]:
+    """Who opens the general link (preview | resume | taken | withdrawn | welcome, and the token to resume with)."""
+    return study_actions.arrive(con, store, study_id, params, kept, actor=actor)
+
+
+def join_general(con: duckdb.DuckDBPyConnection, store: Path, study_id: str, params: dict, actor: Actor) -> str:
+    """Join through the general link with the URL's platform id; the personal token the browser keeps."""
+    return study_actions.join_general(con, store, study_id, params, actor=actor)
+
+
+def completion(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> Completion | None:
+    """Where a finished general-link participant is sent (None for anyone else)."""
+    return study_actions.completion(con, study_id, actor=actor)
 
 
 def said(exc: Exception) -> str:
