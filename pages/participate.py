@@ -7,7 +7,6 @@ confirm step) deletes their answers; their link then shows only that they were w
 from __future__ import annotations
 
 import html
-import json
 
 import streamlit as st
 
@@ -97,10 +96,10 @@ if participate.is_general(who):
     general_page()
 if "_study_cookie" in st.session_state:  # this browser keeps its participant token for the general link
     kept_as = {"name": participate.cookie(study_id), "token": st.session_state.pop("_study_cookie")}
-    st.html(
-        f"<script>const kept = {json.dumps(kept_as)};\n"
-        f'document.cookie = kept.name + "=" + kept.token + "; path=/; max-age={COOKIE_DAYS * 86400}; SameSite=Lax";'
-        "</script>",
+    st.html(  # the values as escaped attributes, read by a constant script (never text inside the script)
+        f'<div id="plab-kept" data-name="{html.escape(kept_as["name"])}" data-token="{html.escape(kept_as["token"])}">'
+        f"</div><script>const kept = document.getElementById('plab-kept').dataset; document.cookie = kept.name + '=' "
+        f"+ kept.token + '; path=/; max-age={COOKIE_DAYS * 86400:d}; SameSite=Lax';</script>",
         unsafe_allow_javascript=True,
     )
 
@@ -167,7 +166,11 @@ def send_on(onward) -> None:
             unsafe_allow_javascript=True,
         )
         return
-    st.html(f"<script>window.location.assign({json.dumps(onward.url)});</script>", unsafe_allow_javascript=True)
+    st.html(  # the URL as an escaped attribute, followed by a constant script
+        f'<a id="plab-onward" href="{html.escape(onward.url)}"></a>'
+        "<script>window.location.assign(document.getElementById('plab-onward').href);</script>",
+        unsafe_allow_javascript=True,
+    )
     st.link_button("Continue", onward.url, type="primary")
 
 

@@ -107,12 +107,15 @@ caption = charts.provenance(
     ", ".join(sorted(table["dataset"].unique())), int(table["n"].sum()), None, [model] if model else None
 )
 studies = query(pj.analysed)
-for dataset, said in studies.items():  # a study's answers: its analysed participants, and its exclusion log
-    st.caption(f"{widgets.plain(dataset)} is a study's answers: {widgets.plain(said)}.")
+for dataset, counted in studies.items():  # a study's answers: its analysed participants, and its exclusion log
+    st.caption(f"{widgets.plain(dataset)} is a study's answers: {widgets.plain(counted)}.")
     st.page_link(
-        "pages/study.py", label=f"{dataset}: the exclusion log", icon=":material/rule:", query_params={"study": dataset}
+        "pages/study.py",
+        label=f"{widgets.plain(dataset)}: the exclusion log",
+        icon=":material/rule:",
+        query_params={"study": dataset},
     )
-caption += "".join(f" · {dataset}: {said}" for dataset, said in studies.items())  # exports say whom they count
+caption += "".join(f" · {dataset}: {counted}" for dataset, counted in studies.items())  # exports say whom they count
 heatmap(table, caption)
 if model:
     profile_chart(frame, model, caption)

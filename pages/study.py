@@ -140,8 +140,10 @@ if row["status"] == "open" and identity.may("pilot study"):  # pilot: take the s
             st.code(pilot.url(st.session_state.get("link_base") or served()), language=None)
     if piloted["participants"]:
         st.caption(
-            f"{widgets.counted(piloted['participants'], 'pilot')}, "
-            f"{widgets.counted(piloted['answers'], 'pilot answer')}: never analysed."
+            widgets.plain(
+                f"{widgets.counted(piloted['participants'], 'pilot')}, "
+                f"{widgets.counted(piloted['answers'], 'pilot answer')}: never analysed."
+            )
         )
 with st.expander("Links"):
     st.dataframe(query(sv.study_links, study_id), hide_index=True)

@@ -81,7 +81,8 @@ def _show(fitted, dataset: str, analysed: str, note: str) -> None:
     st.markdown(f"`{widgets.plain(fitted.formula)}`")
     st.caption(
         f"{widgets.plain(fitted.coding)}. {fitted.n:,} ratings from {fitted.participants:,} participants on "
-        f"{fitted.items:,} items; {fitted.method}, statsmodels MixedLM {fitted.versions.get('statsmodels', '')} "
+        f"{fitted.items:,} items; {widgets.plain(fitted.method)}, statsmodels MixedLM "
+        f"{widgets.plain(fitted.versions.get('statsmodels', ''))} "
         f"(fitted in {fitted.seconds:.1f} s; checked against R's lme4 in the tests)."
     )
     if not fitted.converged:

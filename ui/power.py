@@ -54,10 +54,10 @@ def _request(study_id: str, design: dict):
     sims = middle.number_input("Simulations per count", 20, 5000, sv.DEFAULT_SIMS, step=20, key="power_sims")
     count = right.number_input(
         "Target items", k, 10_000, -(-own // k) * k, step=k, key="power_items",
-        help=f"The study has {own}; a Latin square simulates a multiple of its {k} conditions.",
+        help=f"The study has {own:,}; a Latin square simulates a multiple of its {k:,} conditions.",
     )  # fmt: skip
     if count != own:
-        st.caption(f"The study has {own} target items; this simulates the same design with {count}.")
+        st.caption(f"The study has {own:,} target items; this simulates the same design with {int(count):,}.")
     try:
         counts = tuple(int(n) for n in counts_text.replace(",", " ").split())
     except ValueError:
@@ -81,15 +81,15 @@ def _typed(study_id: str, conditions: list[str], counts: tuple[int, ...], sims: 
     st.caption(f"Answers on the study's scale ({low:g} to {high:g}); effects against {widgets.plain(reference)}.")
     columns = st.columns(4)
     intercept = columns[0].number_input(
-        f"Mean in {reference}", float(low), float(high), float(low + span / 2), key="power_intercept"
+        f"Mean in {widgets.plain(reference)}", float(low), float(high), float(low + span / 2), key="power_intercept"
     )
     others = [c for c in conditions if c != reference]
     effects = tuple(
-        (c, columns[(i + 1) % 4].number_input(f"Effect of {c}", -span, span, span / 10, key=f"power_effect_{c}"))
+        (c, columns[(i + 1) % 4].number_input(f"Effect of {widgets.plain(c)}", -span, span, span / 10, key=f"fx_{c}"))
         for i, c in enumerate(others)
     )
     sds = tuple(
-        columns[i].number_input(f"SD {name}", 0.0, span, default * span, key=f"power_sd_{name}")
+        columns[i].number_input(f"SD {widgets.plain(name)}", 0.0, span, default * span, key=f"power_sd_{name}")
         for i, (name, default) in enumerate((("participant", 0.1), ("item", 0.1), ("slope", 0.05), ("residual", 0.25)))
     )
     return query(sv.typed_request, study_id, counts, sims, count, reference, intercept, effects, sds)
