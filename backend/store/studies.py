@@ -91,6 +91,17 @@ def example_rows(con: duckdb.DuckDBPyConnection, dataset_id: str, ids: tuple[str
     return frame.assign(extra=[json.loads(e) if isinstance(e, str) else (e or {}) for e in frame["extra"]])
 
 
+def example_row(con: duckdb.DuckDBPyConnection, dataset_id: str, example_id: str) -> dict:
+    """One example with all its columns, `extra` as a dict (a trial's text; `example_rows` for many)."""
+    cursor = con.execute(
+        "SELECT * EXCLUDE (example_key) FROM examples WHERE dataset_id = $d AND example_id = $e",
+        {"d": dataset_id, "e": example_id},
+    )
+    row = dict(zip([c[0] for c in cursor.description], cursor.fetchone(), strict=True))
+    extra = row.get("extra")
+    return row | {"extra": json.loads(extra) if isinstance(extra, str) else (extra or {})}
+
+
 STUDY = ("study_id", "dataset_id", "version", "design", "design_text", "status", "created_by", "created_at")
 
 

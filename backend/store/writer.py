@@ -252,6 +252,7 @@ def versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
 
 
 _OPEN: ContextVar[duckdb.DuckDBPyConnection | None] = ContextVar("open_transaction", default=None)
+_BUMPED: ContextVar[set[str]] = ContextVar("areas_written")  # the areas the open transaction writes
 
 
 def in_transaction(con: duckdb.DuckDBPyConnection) -> bool:
@@ -271,14 +272,16 @@ def atomic(con: duckdb.DuckDBPyConnection, area: str = "data") -> Iterator[None]
     so what it records is not rolled back with the rest."""
     if in_transaction(con):
         yield
-        con.execute(BUMP, {"k": f"version:{area}"})
+        _BUMPED.get().add(area)
         return
     with WRITE_LOCK:
         con.execute("BEGIN TRANSACTION")
         opened = _OPEN.set(con)
+        bumped = _BUMPED.set({area})
         try:
             yield
-            con.execute(BUMP, {"k": f"version:{area}"})
+            for name in sorted(_BUMPED.get()):  # once per transaction: a version says "changed", not how often
+                con.execute(BUMP, {"k": f"version:{name}"})
             con.execute("COMMIT")
             _WRITES[0] += 1
         except BaseException as exc:
@@ -294,6 +297,7 @@ def atomic(con: duckdb.DuckDBPyConnection, area: str = "data") -> Iterator[None]
                 after(con)
             raise
         finally:
+            _BUMPED.reset(bumped)
             if opened is not None:
                 _OPEN.reset(opened)
         try:

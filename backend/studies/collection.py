@@ -19,6 +19,7 @@ show the responses like a built-in study's. Every answer on an item is a crowd r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -87,7 +88,13 @@ def is_pilot(person: str) -> bool:
 
 
 def design_of(row: dict) -> Design:
-    return parse(row["design_text"], f"study {row['study_id']}")
+    return _parsed(row["design_text"], f"study {row['study_id']}")
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str, name: str) -> Design:
+    """A design parsed once per text (a frozen Design; every answer needs it, and parsing YAML took ~8 ms)."""
+    return parse(text, name)
 
 
 def study(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
@@ -136,9 +143,10 @@ def create(
     return design.name
 
 
-def _fields(rows: pd.DataFrame) -> dict:
-    """The fields a text template may use, from one item: its columns and its facets."""
-    first = rows.iloc[0]
+def _fields(rows: pd.DataFrame | dict) -> dict:
+    """The fields a text template may use, from one item (the first row, or the item's row as a dict): its columns
+    and its facets."""
+    first = rows if isinstance(rows, dict) else rows.iloc[0]
     columns = {k: ("" if v is None or (isinstance(v, float) and v != v) else v) for k, v in first.items()}
     return {**(first["extra"] or {}), **{k: v for k, v in columns.items() if k != "extra"}}
 
@@ -513,7 +521,7 @@ def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial:
         return given["text"], given["question"] or ""
     if kind == "native":
         return "", f"Is {design.native_language} your native language?"
-    fields = _fields(store_studies.example_rows(con, study_id, (trial["id"],)))
+    fields = _fields(store_studies.example_row(con, study_id, trial["id"]))  # one row, no DataFrame: every screen
     return design.text.format_map(fields), design.question.format_map(fields)
 
 
