@@ -1,8 +1,13 @@
 """A study's participant page, the only page their signed link opens: the instructions and consent, then one trial
 at a time on the study's scale (a slider with end labels, a 7-point scale, or choices), drawn and timed in the browser
-by ui.components.trial, then the completion code. Every answer is stored when given, with its response time, so a
-reload continues where they were; nothing else of the lab is shown. On every screen *Withdraw my answers* (with a
-confirm step) deletes their answers; their link then shows only that they were withdrawn."""
+by ui.components.trial, then the design's demographic questions on one form (not timed), then the debrief and the
+completion code. Every answer is stored when given, with its response time, so a reload continues where they were;
+nothing else of the lab is shown. On every screen *Withdraw my answers* (with a confirm step) deletes their answers;
+their link then shows only that they were withdrawn.
+
+A general link's participant is sent on to their platform once finished: at once when the design has no debrief;
+with a debrief, the page shows it and waits for *Continue* (it follows the completion URL), so the debrief is read
+before the platform's page replaces it."""
 
 from __future__ import annotations
 
@@ -135,6 +140,13 @@ def submit(position: int, key: str) -> None:
     acted(lambda con, study, now: participate.answer(con, study, position, sent.get("value"), measured, now))
 
 
+def send_demographics(questions) -> None:
+    """Callback of the demographics form's *Continue*: the answers as the form holds them, checked and stored as one
+    (a refusal names the question; the form keeps what was entered)."""
+    answers = {question.name: st.session_state.get(f"demographic-{question.name}") for question in questions}
+    acted(lambda con, study, now: participate.give_demographics(con, study, answers, now))
+
+
 def withdraw() -> None:
     """Callback of the confirm button: withdraw (their answers deleted)."""
     acted(participate.withdraw)
@@ -150,10 +162,13 @@ def withdraw_control() -> None:
         st.button("Yes, withdraw and delete my answers", type="primary", key="withdraw", on_click=withdraw)
 
 
-def send_on(onward) -> None:
+def send_on(onward, at_once: bool) -> None:
     """Send a finished general-link participant on to their platform: the browser follows the completion URL (for
-    MTurk: posts the form to turkSubmitTo), and a visible link or button does it when a script cannot."""
-    st.markdown("Taking you back to where you found this study…")
+    MTurk: posts the form to turkSubmitTo) `at_once`, and a visible link or button does it when a script cannot, or
+    when the participant is to read a debrief first (then only the button does)."""
+    st.markdown(
+        "Taking you back to where you found this study…" if at_once else "When you have read this, press *Continue*."
+    )
     if onward.fields:  # MTurk: a form POST of the assignmentId (values escaped; the URL is mturk.com's own)
         hidden = "".join(
             f'<input type="hidden" name="{html.escape(name)}" value="{html.escape(str(value))}">'
@@ -161,16 +176,17 @@ def send_on(onward) -> None:
         )
         st.html(
             f'<form id="plab-complete" method="POST" action="{html.escape(onward.url)}">{hidden}'
-            '<button type="submit">Submit the task</button></form>'
-            '<script>document.getElementById("plab-complete").submit();</script>',
+            f'<button type="submit">{"Submit the task" if at_once else "Continue"}</button></form>'
+            + ('<script>document.getElementById("plab-complete").submit();</script>' if at_once else ""),
             unsafe_allow_javascript=True,
         )
         return
-    st.html(  # the URL as an escaped attribute, followed by a constant script
-        f'<a id="plab-onward" href="{html.escape(onward.url)}"></a>'
-        "<script>window.location.assign(document.getElementById('plab-onward').href);</script>",
-        unsafe_allow_javascript=True,
-    )
+    if at_once:
+        st.html(  # the URL as an escaped attribute, followed by a constant script
+            f'<a id="plab-onward" href="{html.escape(onward.url)}"></a>'
+            "<script>window.location.assign(document.getElementById('plab-onward').href);</script>",
+            unsafe_allow_javascript=True,
+        )
     st.link_button("Continue", onward.url, type="primary")
 
 
@@ -197,9 +213,28 @@ if screen.kind == "welcome":
     withdraw_control()
     urls.stop()
 
+if screen.kind == "demographics":
+    st.title("A few questions about you")
+    st.markdown("Last, please answer these questions. Those marked *optional* may be left blank.")
+    with st.form("demographics"):
+        for question in design.demographics:
+            label = widgets.plain(question.question) + ("" if question.required else " (optional)")
+            key = f"demographic-{question.name}"
+            if question.kind == "choice":
+                st.radio(label, question.options, index=None, key=key, format_func=widgets.plain)
+            elif question.kind == "text":
+                st.text_input(label, max_chars=participate.MAX_ANSWER, key=key)
+            else:
+                st.number_input(label, min_value=question.min, max_value=question.max, value=None, key=key)
+        st.form_submit_button("Continue", type="primary", on_click=send_demographics, args=(design.demographics,))
+    withdraw_control()
+    urls.stop()
+
 if screen.kind == "done":
     st.title("Thank you!")
     st.success("Your answers are saved.")
+    if screen.debrief:
+        st.markdown(widgets.plain(screen.debrief))
     if screen.code:
         st.markdown("Your completion code (enter it where you found this study):")
         st.code(screen.code, language=None)
@@ -209,7 +244,7 @@ if screen.kind == "done":
     except (participate.StudyRefused, PermissionError, StoreLocked, StoreError):
         onward = None
     if onward is not None:
-        send_on(onward)
+        send_on(onward, at_once=not screen.debrief)
     withdraw_control()
     urls.stop()
 

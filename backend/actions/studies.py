@@ -1,6 +1,7 @@
 """Studies' writes: create one (a new version only by its maker or an owner), make its participants' links, close
 it, make pilot links and delete one participant's data on request (its maker or an owner); and a participant's
-joining, answers and withdrawal, each audited, only in the study their link opens (a pilot link: as a pilot)."""
+joining, answers, demographic answers and withdrawal, each audited, only in the study their link opens (a pilot link:
+as a pilot). Personal data (platform ids, demographic answers) are read only through `manage platform ids`."""
 
 from __future__ import annotations
 
@@ -130,6 +131,17 @@ def answer(
 
 
 @door("respond")
+def give_demographics(con: duckdb.DuckDBPyConnection, study_id: str, answers: dict, *, actor: Actor) -> Screen:
+    """Store the acting participant's answers to the demographic questions and finish them
+    (`collection.give_demographics`), one audit row naming the study (never an answer), a refused one too; the next
+    screen."""
+    target = f"{study_id}: demographics"
+    with acting(con, actor, "respond", target, scope=collection.object_of(study_id)) as by:
+        collection.give_demographics(con, study_id, answers, by.id)
+    return collection.screen(con, study_id, by.id)
+
+
+@door("respond")
 def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> Screen:
     """The acting participant withdraws: their data deleted, audited (who, which study; no answers); the withdrawn
     screen."""
@@ -245,11 +257,20 @@ def platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor)
 
 @door("manage platform ids")
 def archive_with_platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
-    """The study's archive with `platform_ids.csv` added, for the lab's own records (the study's maker or an owner;
-    audited): the shareable archive never holds them."""
+    """The study's archive with `platform_ids.csv` and `demographics.csv` added, for the lab's own records (the
+    study's maker or an owner; audited): the shareable archive never holds them."""
     row = collection.study(con, study_id)
     with acting(con, actor, "manage platform ids", f"{study_id}: archive with platform ids", owner=row["created_by"]):
         return studies.archive_zip(con, study_id, platform_ids=True)
+
+
+@door("manage platform ids")
+def demographics(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor):
+    """The study's participants' demographic answers (analysis.studies.demographics: one column per question),
+    personal data shown only to its maker or an owner; reading them is audited."""
+    row = collection.study(con, study_id)
+    with acting(con, actor, "manage platform ids", f"{study_id}: read demographics", owner=row["created_by"]):
+        return studies.demographics(con, study_id)
 
 
 def completion(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> collection.Completion | None:

@@ -224,8 +224,24 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         + ("we excluded participants who " + "; who ".join(rules) if rules else "no rule excluded anyone")
         + f", leaving {_people(kept)} and {answers:,} answers on target items. Mean answer per condition "
         f"(95% CI, bootstrap over participants and items together): {results or 'no answers yet'}. "
+        + _demographics(found)
         + _timing(found, collection.responses_of(con, study_id)[1])
     )
+
+
+def _demographics(found: Design) -> str:
+    """What methods.md says of the demographic questions and the debrief: which were asked, never an answer."""
+    said = ""
+    if found.demographics:
+        asked = "; ".join(
+            f'"{q.question}" ({q.kind}{", " + ", ".join(q.options) if q.options else ""}'
+            f"{', required' if q.required else ', optional'})"
+            for q in found.demographics
+        )
+        said = (
+            f"After the last trial, participants answered {len(found.demographics)} demographic question(s): {asked}. "
+        )
+    return said + ("A debrief was shown after the last answer. " if found.debrief else "")
 
 
 def _timing(found: Design, answers: pd.DataFrame) -> str:
@@ -303,8 +319,9 @@ def archive(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = 
     """The files for a paper's data archive: responses (long format), the design (YAML as declared, and as read,
     with its version), every participant's list, order seed and trials, the exclusion log, per-participant
     exclusions, condition means before and after, and the methods paragraph. Participants are named by the lab's
-    ids only: recruitment platforms' ids are personal data and stay out, unless `platform_ids` (the lab's own
-    records: `platform_ids.csv`, participant id → platform id and the parameters kept)."""
+    ids only: recruitment platforms' ids and demographic answers are personal data and stay out, unless
+    `platform_ids` (the lab's own records: `platform_ids.csv`, participant id → platform id and the parameters kept,
+    and `demographics.csv`, participant id → their demographic answers)."""
     row = collection.study(con, study_id)
     record = {k: (str(v) if v is not None else None) for k, v in row.items() if k not in ("design", "design_text")}
     files = {
@@ -328,7 +345,22 @@ def archive(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = 
         out["power.csv"] = table.to_csv(index=False).encode()
     if platform_ids:
         out["platform_ids.csv"] = store_studies.platform_ids(con, study_id).to_csv(index=False).encode()
+        out["demographics.csv"] = demographics(con, study_id).to_csv(index=False).encode()
     return out
+
+
+def demographics(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """participant_id, answered_at and one column per demographic question of the design (its name, in the design's
+    order; the answer as text, empty when left blank) for every real participant who answered them: personal data,
+    for the study's maker or an owner only (`actions.studies.demographics`)."""
+    asked = [question.name for question in design(con, study_id).demographics]
+    given = store_studies.demographics(con, study_id)
+    wide = given.pivot(index="participant_id", columns="name", values="value").reindex(columns=asked)
+    when = given.groupby("participant_id")["answered_at"].first()
+    table = wide.assign(answered_at=when).reset_index()
+    return table.sort_values(["answered_at", "participant_id"], ignore_index=True)[
+        ["participant_id", "answered_at", *asked]
+    ]
 
 
 def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = False) -> bytes:

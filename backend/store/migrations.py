@@ -20,7 +20,7 @@ from backend.store import backup
 from backend.store.writer import NEW_KEYS, atomic
 
 SCHEMA = Path(__file__).with_name("schema.sql")
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 BACKFILL: dict[int, list[str]] = {
     4: [  # the integer join key of examples and predictions (schema.sql: example_keys)
@@ -43,6 +43,7 @@ BACKFILL: dict[int, list[str]] = {
     12: [],  # study_responses' moved, rt_ms, left_count, left_ms (NULL: answered before browsers measured them)
     13: [],  # the pilot flags (DEFAULT FALSE: every earlier participant was real) and study_deletions (new table)
     14: [],  # links' cap and the participants' platform columns (NULL: joined through a personal link)
+    15: [],  # study_demographics (a new table, nothing to fill)
 }
 
 

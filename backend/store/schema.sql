@@ -371,3 +371,17 @@ ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS platform_id VARCHAR;
 ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS platform_keep JSON;
 ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS general_link VARCHAR;
 ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS browser_link VARCHAR;
+-- Demographics (schema 15, issue 56 item 5): a participant's answers to the design's demographic questions, one row
+-- per question (value NULL when they left an optional one blank), written in one transaction with their finishing.
+-- Personal data: read only by the study's maker or an owner, never in methods.md or the default archive; deleted with
+-- the participant (withdrawal, deletion on request, and again after a restore: store/studies.py REAPPLY). A pilot's
+-- are stored apart like their answers (pilot = TRUE) and never read with the real ones.
+CREATE TABLE IF NOT EXISTS study_demographics (
+    study_id        VARCHAR NOT NULL,
+    participant_id  VARCHAR NOT NULL,
+    name            VARCHAR NOT NULL, -- the question's name in the design
+    value           VARCHAR,          -- as given (a number as text); NULL: left blank
+    answered_at     TIMESTAMP NOT NULL,
+    pilot           BOOLEAN DEFAULT FALSE,
+    PRIMARY KEY (study_id, participant_id, name)
+);

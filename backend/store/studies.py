@@ -1,5 +1,5 @@
 """Judgement studies as the store keeps them (schema.sql: studies, study_participants, study_responses,
-study_deletions).
+study_deletions, study_demographics).
 
 A participant joins in one serialised transaction (`join`: the list with fewest participants so far), so two links
 opened at once get balanced lists. An answer is written with its crowd rating (the study's dataset) in one
@@ -9,8 +9,8 @@ answer a trial twice.
 Pilot participants (the researcher previewing the study) sit in the same tables with `pilot` set, so one code path
 shows and stores their trials; every read here that counts, lists or analyses participants leaves them out (REAL),
 and only `participant`, `answered` and `pilots` see them. Deleting a participant (`forget`) removes their responses,
-their crowd ratings and their row and logs the deletion, in the caller's transaction; `REAPPLY` deletes again every
-participant the log names (a restore runs it after putting a backup's rows back).
+their crowd ratings, their demographics and their row and logs the deletion, in the caller's transaction; `REAPPLY`
+deletes again every participant the log names (a restore runs it after putting a backup's rows back).
 """
 
 from __future__ import annotations
@@ -117,6 +117,7 @@ def replacing(study_id: str, design: dict, text: str) -> list[tuple[str, dict]]:
     pilot answers (the only answers an unfrozen study has) are deleted with their pilot participants."""
     return [
         ("DELETE FROM study_responses WHERE study_id = $s AND pilot", {"s": study_id}),
+        ("DELETE FROM study_demographics WHERE study_id = $s", {"s": study_id}),  # only pilots finish unfrozen
         ("DELETE FROM study_participants WHERE study_id = $s", {"s": study_id}),
         (
             "UPDATE studies SET design = $d, design_text = $t, version = version + 1 "
@@ -254,10 +255,13 @@ def responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
 
 DELETION = ("study_id", "participant_id", "deleted_at", "deleted_by", "reason")
 # Delete every participant the deletions log names (of study $s; NULL: of every study): their responses, their crowd
-# ratings in the study's dataset, their participant row. Run by `forget` and, after a restore, by backup.restore.
+# ratings in the study's dataset, their demographics, their participant row. Run by `forget` and, after a restore, by
+# backup.restore.
 REAPPLY = [
     "DELETE FROM study_responses r USING study_deletions d WHERE r.study_id = d.study_id "
     "AND r.participant_id = d.participant_id AND ($s IS NULL OR d.study_id = $s)",
+    "DELETE FROM study_demographics g USING study_deletions d WHERE g.study_id = d.study_id "
+    "AND g.participant_id = d.participant_id AND ($s IS NULL OR d.study_id = $s)",
     "DELETE FROM ratings t USING study_deletions d WHERE t.dataset_id = d.study_id AND t.rater_id = d.participant_id "
     "AND t.source = 'crowd' AND t.run_id = '' AND ($s IS NULL OR d.study_id = $s)",
     "DELETE FROM study_participants p USING study_deletions d WHERE p.study_id = d.study_id "
@@ -285,8 +289,8 @@ def deletions(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
 
 
 def forget(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, by: str, reason: str) -> dict:
-    """Log the deletion and delete the participant's responses, crowd ratings and row (inside the caller's
-    transaction); what was deleted: {"responses", "ratings"}."""
+    """Log the deletion and delete the participant's responses, crowd ratings, demographics and row (inside the
+    caller's transaction); what was deleted: {"responses", "ratings"}."""
     params = {"s": study_id, "p": participant_id}
     counted = con.execute(
         "SELECT (SELECT count(*) FROM study_responses WHERE study_id = $s AND participant_id = $p), "
@@ -369,5 +373,32 @@ def platform_ids(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
         "SELECT participant_id, platform, platform_id, platform_keep AS kept, started_at, finished_at "
         f"FROM study_participants WHERE study_id = $s AND platform_id IS NOT NULL AND {REAL} "
         "ORDER BY started_at, participant_id",
+        {"s": study_id},
+    ).df()
+
+
+# Demographics (schema 15, issue 56 item 5): personal data, read only through `manage platform ids` (the study's maker
+# or an owner); they leave with the participant (REAPPLY).
+DEMOGRAPHIC = ("study_id", "participant_id", "name", "value", "answered_at", "pilot")
+
+
+def add_demographics(
+    con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, answers: dict, pilot: bool
+) -> None:
+    """A participant's demographic answers (question name → text, None when left blank), one row each, inside the
+    caller's transaction."""
+    at = now()
+    con.executemany(
+        f"INSERT INTO study_demographics ({', '.join(DEMOGRAPHIC)}) VALUES (?, ?, ?, ?, ?, ?)",
+        [(study_id, participant_id, name, value, at, pilot) for name, value in answers.items()],
+    )
+
+
+def demographics(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """participant_id, name, value (text; None: left blank), answered_at of every real participant's demographic
+    answers (pilots' left out)."""
+    return con.execute(
+        f"SELECT participant_id, name, value, answered_at FROM study_demographics WHERE study_id = $s AND {REAL} "
+        "ORDER BY answered_at, participant_id, name",
         {"s": study_id},
     ).df()

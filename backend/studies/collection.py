@@ -1,14 +1,16 @@
 """A study from its design to people's answers: create (the study and its own dataset, one transaction), links
 (one signed link per participant; a link's object is `study:<id>`), join (the next list), the screen a participant
-is on, answer (stored as given, at their next position only), close.
+is on, answer (stored as given, at their next position only), the demographic questions after the last trial
+(`give_demographics`: a participant with questions to answer finishes only with them), close.
 
 A pilot (issue 56, item 4) is the researcher taking the study as a participant through a pilot link (a signed link
 to the study whose person is `pilot-<id>-NNN`, a prefix no real participant's id may have): the same screens and
 checks, stored with `pilot` set, given the lists in turn (pilot n previews list n mod lists) without taking a real
 participant's slot, making no crowd rating and never freezing the design; replacing the design deletes pilot
 answers. A participant's data leave the store when they withdraw (`withdraw`) or a researcher deletes them on
-request (`delete_participant`): responses, crowd ratings and participant row go in one transaction and the deletions
-log keeps who, when and why, so their link shows the withdrawn screen and a restore deletes them again.
+request (`delete_participant`): responses, crowd ratings, demographics and participant row go in one transaction
+and the deletions log keeps who, when and why, so their link shows the withdrawn screen and a restore deletes them
+again.
 
 The study's dataset (named like the study) holds copies of the items it shows — same example ids, so any run on
 the source dataset lines up — with `study_role` (target | control) among their facets, and a description whose
@@ -412,7 +414,7 @@ def general_join(
 # What each platform fills in for a participant when the study URL carries its placeholder (Prolific: "URL
 # parameters" in the study's setup; SONA: %SURVEY_CODE%, in the study's URL; MTurk appends its own parameters to an
 # external question's URL).
-PLACEHOLDERS = {"prolific": "{{%{name}%}}", "sona": "%SURVEY_CODE%"}
+PLACEHOLDERS = {"prolific": "{{{{%{name}%}}}}", "sona": "%SURVEY_CODE%"}  # str.format: {{{{ gives {{
 
 
 def general_url(con: duckdb.DuckDBPyConnection, study_id: str, url: str) -> str:
@@ -477,8 +479,9 @@ def completion(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Co
 
 @dataclass(frozen=True)
 class Screen:
-    """What a participant sees now: `kind` welcome | trial | done | withdrawn; a trial's text, question and scale
-    (never a gold label, a model's answer or anyone else's)."""
+    """What a participant sees now: `kind` welcome | trial | demographics (the design's questions, on one form, after
+    the last trial) | done (with the completion code and the design's debrief) | withdrawn; a trial's text, question
+    and scale (never a gold label, a model's answer or anyone else's)."""
 
     kind: str
     position: int = 0
@@ -488,6 +491,7 @@ class Screen:
     question: str = ""
     code: str = ""
     pilot: bool = False  # a pilot participant's (the page says their answers are not analysed)
+    debrief: str = ""  # done: the design's debrief, shown above the code and before the platform's completion URL
 
 
 def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen:
@@ -503,11 +507,15 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen
         return Screen("welcome")
     trials = participant["trials"]
     done = store_studies.answered(con, study_id, person)
-    if done >= len(trials):
-        return Screen("done", done, len(trials), code=participant["completion_code"] or "", pilot=participant["pilot"])
+    design = design_of(row)
+    asked = done >= len(trials) and participant["finished_at"] is None and bool(design.demographics)
+    if done >= len(trials) and not asked:
+        code = participant["completion_code"] or ""
+        return Screen("done", done, len(trials), code=code, pilot=participant["pilot"], debrief=design.debrief)
     if row["status"] != "open":
         raise StudyRefused("study", "this study was closed before you finished. Thank you for your answers.")
-    design = design_of(row)
+    if asked:
+        return Screen("demographics", done, len(trials), pilot=participant["pilot"])
     trial = trials[done]
     text, question = _texts(con, design, study_id, trial)
     return Screen("trial", done, len(trials), trial["kind"], text, question, pilot=participant["pilot"])
@@ -573,9 +581,60 @@ def answer(
             rating = {"dataset_id": study_id, "example_id": trial["id"], "rater_id": person}
             rating |= {"criterion": design.criterion, "value": value, "label": label, "rated_at": now}
         store_studies.add_response(con, response, rating)
-        if position == len(trials) - 1:
-            code = secrets.token_hex(4).upper() if design.completion_code == "auto" else design.completion_code
-            store_studies.finish(con, study_id, person, code)
+        if position == len(trials) - 1 and not design.demographics:
+            _finish(con, design, study_id, person)
+
+
+def _finish(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, person: str) -> None:
+    """The participant has finished (inside the caller's transaction): the time, and their completion code."""
+    code = secrets.token_hex(4).upper() if design.completion_code == "auto" else design.completion_code
+    store_studies.finish(con, study_id, person, code)
+
+
+def give_demographics(con: duckdb.DuckDBPyConnection, study_id: str, answers: dict, person: str) -> None:
+    """Store the participant's answers to the design's demographic questions (name → answer; a blank or missing one
+    is stored as not given), once, after their last trial, and finish them (time and completion code) in the same
+    transaction. Refused (StudyRefused: the field demographics.<name>, and in plain words the question; nothing
+    written) for a required question left blank, an answer the question does not take, a name the design does not
+    ask, before the last trial, a second time, or once the study is closed. As the participant's act, audited:
+    `actions.studies.give_demographics`."""
+    row = study(con, study_id)
+    if row["status"] != "open":
+        raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
+    _not_withdrawn(con, study_id, person)
+    design = design_of(row)
+    given = _demographic_values(design, answers)
+    participant = store_studies.participant(con, study_id, person)
+    if participant is None:
+        raise StudyRefused("participant", "open the study's first page (your link) before answering")
+    with atomic(con, "ratings"):  # checked inside the transaction: two tabs cannot both send them
+        if store_studies.answered(con, study_id, person) < len(participant["trials"]):
+            raise StudyRefused("demographics", "not every trial is answered yet", "Please answer the questions first.")
+        if store_studies.participant(con, study_id, person)["finished_at"] is not None:
+            raise StudyRefused("demographics", "they were already given", "Your answers were already saved.")
+        store_studies.add_demographics(con, study_id, person, given, participant["pilot"])
+        _finish(con, design, study_id, person)
+
+
+def _demographic_values(design: Design, answers: dict) -> dict[str, str | None]:
+    """question name → the stored text (None: left blank) of each demographic question; StudyRefused naming the
+    question (plain: its text) for a required one left blank or an answer it does not take."""
+    if not design.demographics:
+        raise StudyRefused("demographics", "this study asks no demographic questions")
+    asked = {question.name: question for question in design.demographics}
+    if not isinstance(answers, dict) or set(answers) - set(asked):
+        unknown = sorted(set(answers) - set(asked)) if isinstance(answers, dict) else answers
+        said = f"{unknown!r}; the questions are {list(asked)}"
+        raise StudyRefused("demographics", said, "Your answers were not read.")
+    found = {}
+    for name, question in asked.items():
+        try:
+            found[name] = question.value(answers.get(name))
+        except ValueError as exc:
+            raise StudyRefused(f"demographics.{name}", str(exc), f'"{question.question}": {exc}.') from None
+        if found[name] is None and question.required:
+            raise StudyRefused(f"demographics.{name}", "required", f'Please answer "{question.question}"')
+    return found
 
 
 def timing(measured: dict | None) -> dict:
@@ -604,9 +663,9 @@ def timing(measured: dict | None) -> dict:
 
 
 def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict:
-    """The participant withdraws: their responses, crowd ratings and participant row are deleted and the deletion
-    logged (by them), in one transaction, from any screen (before joining too: their link then takes no answers);
-    {"responses", "ratings"} deleted. As their act: `actions.studies.withdraw`."""
+    """The participant withdraws: their responses, crowd ratings, demographics and participant row are deleted and
+    the deletion logged (by them), in one transaction, from any screen (before joining too: their link then takes no
+    answers); {"responses", "ratings"} deleted. As their act: `actions.studies.withdraw`."""
     study(con, study_id)
     with atomic(con, "ratings"):
         _not_withdrawn(con, study_id, person)

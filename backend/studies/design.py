@@ -27,11 +27,19 @@
                                      #   id parameter, the parameters kept with it, and its completion URL:
                                      #   {name, id: PROLIFIC_PID, keep: [STUDY_ID, SESSION_ID], completion: "...{code}"}
     native_language: English         # optional: ask at the end whether it is their native language
+    demographics:                    # optional: asked once, on one form, after the last trial (personal data)
+      - {preset: age_band}           #   ready-made: age_band (a choice of bands), native_languages (free text)
+      - {name: handedness, question: "Which hand do you write with?", kind: choice, options: [left, right, both],
+         required: true}             #   kind: choice (options) | text | number (min, max); required: false unless said
+    debrief: "..."                   # optional: shown after the last answer, above the completion code
     exclusions:                      # declared before data, applied in this order, logged rule by rule
       - {rule: controls_sd, k: 2, direction: above}  # mean on controls beyond k SD of the group mean
       - {rule: attention, max_failed: 0}
       - {rule: min_seconds, seconds: 60}
       - {rule: non_native}
+
+Demographic answers are personal data (only the study's maker or an owner reads them; collection.demographics);
+a participant has finished only once they are answered.
 
 `parse` checks every field first and names it (StudyError: the file, the line and the field). `lists` makes the
 lists and `order` one participant's sequence of trials; both are pure functions of the design, the items and the
@@ -40,6 +48,7 @@ seed, so a seed reproduces an order.
 
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass, field
 
@@ -126,6 +135,8 @@ class Design:
     exclusions: tuple[dict, ...] = ()
     require_movement: bool = True  # a slider has no answer until it is moved (jsPsych's require_movement)
     platform: Platform | None = None  # where a general link's participants come from (issue 56, item 1)
+    demographics: tuple[Question, ...] = ()  # asked once after the last trial (issue 56, item 5)
+    debrief: str = ""  # shown after the last answer
     source: str = field(default="", compare=False)  # the YAML as written (kept with the study)
 
     def as_dict(self) -> dict:
@@ -153,6 +164,8 @@ class Design:
             "exclusions": list(self.exclusions),
             "require_movement": self.require_movement,
             "platform": None if self.platform is None else self.platform.as_dict(),
+            "demographics": [question.as_dict() for question in self.demographics],
+            "debrief": self.debrief,
         }
 
     def rule_text(self, rule: dict) -> str:
@@ -183,7 +196,7 @@ def parse(text: str, path: str = "study.yaml") -> Design:
     name = str(spec["name"])
     if not (2 <= len(name) <= 40 and name[0].isalpha() and set(name) <= NAME_CHARS):
         fail(f"{name!r}: use 2-40 lower-case letters, digits, '-' or '_', starting with a letter", "name")
-    for key in ("text", "question", "instructions", "consent"):
+    for key in ("text", "question", "instructions", "consent", "debrief"):
         if not isinstance(spec.get(key, ""), str) or len(spec.get(key, "")) > MAX_TEXT:
             fail(f"expected text of at most {MAX_TEXT:,} characters", key)
     assignment = spec.get("assignment", "latin")
@@ -242,6 +255,8 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         exclusions=exclusions,
         require_movement=require_movement,
         platform=_platform(spec.get("platform"), fail),
+        demographics=_demographics(spec.get("demographics"), fail),
+        debrief=str(spec.get("debrief") or ""),
         source=text,
     )
 
@@ -323,6 +338,140 @@ def _platform(raw, fail) -> Platform | None:
     elif name != "mturk":
         fail("completion: mturk (the form POST) is for the mturk platform", "platform", "completion")
     return Platform(name, ident, tuple(keep), completion)
+
+
+# Ready-made demographic questions, so a design writes `{preset: age_band}`; any other field given beside `preset`
+# replaces the preset's (e.g. required: true). The bands are those surveys commonly use, with a way not to say.
+PRESETS = {
+    "age_band": {
+        "name": "age_band",
+        "question": "What is your age?",
+        "kind": "choice",
+        "options": ["18-24", "25-34", "35-44", "45-54", "55-64", "65 or over", "Prefer not to say"],
+    },
+    "native_languages": {
+        "name": "native_languages",
+        "question": "Which language or languages did you speak at home as a child? (Separate several with commas.)",
+        "kind": "text",
+    },
+}
+KINDS = ("choice", "text", "number")
+QUESTION_FIELDS = {"preset", "name", "question", "kind", "options", "required", "min", "max"}
+MAX_ANSWER = 500  # characters of a text answer
+MAX_QUESTIONS = 50
+RESERVED = ("participant_id", "answered_at")  # demographics.csv's own columns beside one per question
+
+
+@dataclass(frozen=True)
+class Question:
+    """A demographic question: `name` (its column in demographics.csv), the `question` shown, its `kind` (choice |
+    text | number), the choice's `options`, whether an answer is `required`, and a number's `min` and `max`."""
+
+    name: str
+    question: str
+    kind: str
+    options: tuple[str, ...] = ()
+    required: bool = False
+    min: float | None = None
+    max: float | None = None
+
+    def as_dict(self) -> dict:
+        found = {"name": self.name, "question": self.question, "kind": self.kind, "required": self.required}
+        return (
+            found
+            | ({"options": list(self.options)} if self.options else {})
+            | {k: v for k, v in (("min", self.min), ("max", self.max)) if v is not None}
+        )
+
+    def value(self, given) -> str | None:
+        """The stored text of an answer (None: not answered); ValueError in plain words saying what it takes."""
+        if given is None or (isinstance(given, str) and not given.strip()):
+            return None
+        if self.kind == "choice":
+            if given not in self.options:
+                raise ValueError(f"choose one of {', '.join(self.options)}")
+            return str(given)
+        if self.kind == "text":
+            text = str(given).strip()
+            if len(text) > MAX_ANSWER:
+                raise ValueError(f"write at most {MAX_ANSWER} characters")
+            return text
+        number = given if isinstance(given, int | float) and not isinstance(given, bool) else _number(given)
+        low = -math.inf if self.min is None else self.min
+        high = math.inf if self.max is None else self.max
+        if number is None or not math.isfinite(number) or not low <= number <= high:
+            ends = [f"from {self.min:g}"] * (self.min is not None) + [f"to {self.max:g}"] * (self.max is not None)
+            raise ValueError(" ".join(["enter a number", *ends]))
+        return str(int(number)) if float(number).is_integer() else repr(float(number))
+
+
+def _number(given) -> float | None:
+    try:
+        return float(str(given).strip())
+    except ValueError:
+        return None
+
+
+def _demographics(raw, fail) -> tuple[Question, ...]:
+    """The design's demographic questions (presets filled in); fail naming demographics.<i>.<field> and its line."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or len(raw) > MAX_QUESTIONS:
+        fail(f"expected a list of at most {MAX_QUESTIONS} questions {{name, question, kind, ...}}", "demographics")
+    found: list[Question] = []
+    for i, given in enumerate(raw):
+        if not isinstance(given, dict):
+            fail("expected {name, question, kind, ...} or {preset: ...}", "demographics", i)
+        unknown = sorted(set(given) - QUESTION_FIELDS)
+        if unknown:
+            known = sorted(QUESTION_FIELDS)
+            fail(f"unknown field {unknown[0]!r}; the fields are {known}", "demographics", i, unknown[0])
+        if "preset" in given and given["preset"] not in PRESETS:
+            fail(f"{given['preset']!r}; expected one of {list(PRESETS)}", "demographics", i, "preset")
+        found.append(_question(PRESETS.get(given.get("preset"), {}) | given, i, fail))
+        if found[-1].name in [q.name for q in found[:-1]]:
+            fail(f"{found[-1].name!r} is asked twice; give each question its own name", "demographics", i, "name")
+    return tuple(found)
+
+
+def _question(given: dict, i: int, fail) -> Question:
+    def at(key: str, problem: str):
+        fail(problem, "demographics", i, key)
+
+    name, kind = given.get("name"), given.get("kind")
+    if not isinstance(name, str) or not (1 <= len(name) <= 40 and name[0].isalpha() and set(name) <= NAME_CHARS):
+        at("name", f"{name!r}: use 1-40 lower-case letters, digits, '-' or '_', starting with a letter")
+    if name in RESERVED:
+        at("name", f"{name!r} names a column of demographics.csv already; choose another name")
+    text = given.get("question")
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
+        at("question", f"expected the question's text (at most {MAX_TEXT:,} characters)")
+    if kind not in KINDS:
+        at("kind", f"{kind!r}; expected one of {list(KINDS)}")
+    required = given.get("required", False)
+    if not isinstance(required, bool):
+        at("required", f"{required!r}; expected true or false")
+    options = given.get("options")
+    if kind == "choice":
+        answers = isinstance(options, list) and all(isinstance(o, str | int | float) for o in options)
+        if not answers or len(options) < 2:
+            at("options", "a choice needs options: a list of 2 or more answers")
+        options = [str(o) for o in options]
+        if len(set(options)) != len(options):
+            at("options", f"{options!r}: each option once")
+    elif options is not None:
+        at("options", f"only a choice has options; this question is {kind}")
+    bounds = {}
+    for key in ("min", "max"):
+        value = given.get(key)
+        if value is not None and kind != "number":
+            at(key, f"only a number has {key}; this question is {kind}")
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+            at(key, f"{value!r}; expected a number")
+        bounds[key] = None if value is None else float(value)
+    if None not in bounds.values() and not bounds["min"] < bounds["max"]:
+        at("max", f"min {bounds['min']:g} must be below max {bounds['max']:g}")
+    return Question(name, text.strip(), kind, tuple(options or ()), required, bounds["min"], bounds["max"])
 
 
 def _scale(raw, fail) -> Scale:

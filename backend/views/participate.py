@@ -1,6 +1,6 @@
 """What a study's participant sees, through their signed link: the welcome (instructions, consent), one trial at a
-time on the study's scale, then their completion code — never gold, models or anyone else's answers
-(backend.studies.collection)."""
+time on the study's scale, the design's demographic questions on one form, then the debrief and their completion
+code — never gold, models or anyone else's answers (backend.studies.collection)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from backend.studies.collection import (  # noqa: F401 — the page's names
     Screen,
     StudyRefused,
 )
-from backend.studies.design import Design
+from backend.studies.design import MAX_ANSWER, Design  # noqa: F401 — the page's names
 
 
 def study_of(actor: Actor) -> str | None:
@@ -46,6 +46,11 @@ def answer(
 ) -> Screen:
     """Store the answer with what the browser measured (moved, rt_ms, left_count, left_ms); the next screen."""
     return study_actions.answer(con, study_id, position, given, measured, actor=actor)
+
+
+def give_demographics(con: duckdb.DuckDBPyConnection, study_id: str, answers: dict, actor: Actor) -> Screen:
+    """Store the answers to the demographic questions (question name → answer; blank: not given); the done screen."""
+    return study_actions.give_demographics(con, study_id, answers, actor=actor)
 
 
 def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> Screen:

@@ -1,0 +1,269 @@
+"""Demographics and a debrief in a judgement study (issue 56, item 5): the design's questions parsed with their faults
+named, asked once after the last trial through the participant's door (a required one left blank refused, nothing
+stored), the participant finished only then, the debrief on the done screen; the answers personal data — read only by
+the study's maker or an owner, out of methods.md and the shareable archive, in the maker's archive — and gone with the
+participant on withdrawal, on deletion and after a restore."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from io import BytesIO
+
+import pandas as pd
+import pytest
+
+from backend.actions import studies as study_actions
+from backend.analysis import studies
+from backend.identity import links
+from backend.identity.actor import Actor
+from backend.identity.permissions import Forbidden
+from backend.imports import datasets as user_datasets
+from backend.imports.files import read
+from backend.store import backup
+from backend.store import links as store_links
+from backend.store import studies as store_studies
+from backend.store.access import session
+from backend.studies import collection
+from backend.studies.design import PRESETS, StudyError, parse
+from tests.helpers.people import LOCAL, give_roles
+from ui import widgets
+
+DESIGN = """\
+name: asked
+dataset: demo-items
+item: item
+condition: variant
+assignment: latin
+text: "{input}"
+question: "How certain is the speaker that {hypothesis}?"
+scale: {kind: slider, min: 0, max: 1}
+native_language: English
+demographics:
+  - {preset: age_band, required: true}
+  - {preset: native_languages}
+  - {name: handedness, question: "Which hand do you write with?", kind: choice, options: [left, right, both]}
+  - {name: years_abroad, question: "How many years have you lived abroad?", kind: number, min: 0, max: 90}
+debrief: "Thank you. This study asked how certain a speaker seems; nothing was a trick."
+"""
+ANSWERS = {"age_band": "25-34", "native_languages": "Welsh, English", "handedness": "left", "years_abroad": "3"}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A new store (no ingest) holding a small item set: 3 items × 2 conditions."""
+    path = tmp_path_factory.mktemp("demographics") / "lab.duckdb"
+    rows = [
+        {"id": f"i{i}-{c}", "premise": f"Speaker {i} says ({c}).", "hypothesis": f"fact {i}", "label": "E"}
+        | {"item": f"i{i}", "variant": c}
+        for i in range(3)
+        for c in ("a", "b")
+    ]
+    options = user_datasets.DatasetOptions(name="demo-items", task="nli", columns={"example_id": "id"})
+    bundle, _ = user_datasets.check(read(pd.DataFrame(rows), name="demo.csv"), options)
+    with session(path, create=True) as con:
+        user_datasets.save(con, bundle)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "line"),
+    [
+        (("{preset: age_band, required: true}", "{preset: shoe_size}"), "demographics.0.preset", 11),
+        (("options: [left, right, both]", "options: [left]"), "demographics.2.options", 13),
+        (("kind: number, min: 0, max: 90", "kind: number, min: 9, max: 1"), "demographics.3.max", 14),
+        (("kind: number, min: 0", "kind: dial, min: 0"), "demographics.3.kind", 14),
+        (("name: handedness", "name: Hand Edness"), "demographics.2.name", 13),
+        (("name: years_abroad", "name: handedness"), "demographics.3.name", 14),  # asked twice
+        (("{preset: native_languages}", "{preset: native_languages, required: maybe}"), "demographics.1.required", 12),
+        (("{preset: native_languages}", "{preset: native_languages, colour: red}"), "demographics.1.colour", 12),
+        (("kind: choice, options", "kind: text, options"), "demographics.2.options", 13),
+        (("name: years_abroad", "name: participant_id"), "demographics.3.name", 14),  # demographics.csv's column
+        (("debrief: ", "debrief: 12345 #"), "debrief", 15),  # a number, not text
+    ],
+)
+def test_a_bad_question_names_its_field_and_line(change, field, line):
+    with pytest.raises(StudyError) as bad:
+        parse(DESIGN.replace(*change), "mine.yaml")
+    assert bad.value.field == field and bad.value.line == line and "mine.yaml" in str(bad.value)
+
+
+def test_a_preset_is_one_line_and_what_is_given_beside_it_wins():
+    design = parse(DESIGN)
+    age, languages = design.demographics[:2]
+    assert (age.name, age.kind, age.required) == ("age_band", "choice", True)  # required: given beside the preset
+    assert list(age.options) == PRESETS["age_band"]["options"] and "Prefer not to say" in age.options
+    assert (languages.name, languages.kind, languages.required) == ("native_languages", "text", False)
+    assert design.debrief.startswith("Thank you.") and design.as_dict()["demographics"][3]["max"] == 90
+
+
+def token_for(con, store, study_id: str, person: str) -> str:
+    """The token of a new link to the study made for `person`."""
+    study_actions.make_links(con, store, study_id, 1, people=[person], actor=LOCAL)
+    found = store_links.listing(con, collection.object_of(study_id))
+    return links.token(store, found[found["person"] == person].to_dict("records")[0])
+
+
+def holder(con, store, study_id: str, person: str) -> Actor:
+    """Who opens a new link to the study made for `person`."""
+    return links.opened(con, store, token_for(con, store, study_id, person))
+
+
+def through_the_trials(con, study_id: str, who: Actor) -> collection.Screen:
+    """`who` joined, every trial answered (0.5; yes to the native question): the screen after the last."""
+    study_actions.join(con, study_id, actor=who)
+    screen = study_actions.screen(con, study_id, actor=who)
+    while screen.kind == "trial":
+        given = "yes" if screen.trial_kind == "native" else 0.5
+        screen = study_actions.answer(con, study_id, screen.position, given, actor=who)
+    return screen
+
+
+def stored(con, study_id: str, person: str) -> int:
+    """How many demographic rows the store holds of the participant."""
+    return con.execute(
+        "SELECT count(*) FROM study_demographics WHERE study_id = $s AND participant_id = $p",
+        {"s": study_id, "p": person},
+    ).fetchone()[0]
+
+
+def every_file(files: dict[str, bytes]) -> str:
+    return "\n".join(data.decode(errors="replace") for data in files.values())
+
+
+def test_a_participant_finishes_only_with_the_questions_answered_and_reads_the_debrief(store):
+    """After the last trial: the demographics screen, not finished (no code, no completion URL, not analysed); a
+    required question left blank and a number out of range are refused in plain words naming the question, with
+    nothing stored; then all stored in one go, finished, and the done screen carries the debrief and the code; a
+    second submission is refused. A pilot's are stored apart and never read with the real ones."""
+    with session(store) as con:
+        study_id = study_actions.create(con, DESIGN, actor=LOCAL)
+        who = holder(con, store, study_id, "asked-001")
+        assert through_the_trials(con, study_id, who).kind == "demographics"
+        row = store_studies.participant(con, study_id, who.id)
+        assert row["finished_at"] is None and row["completion_code"] is None
+        assert collection.analysed(con, study_id).excluded_by == {who.id: "not finished"}
+        for change, field, plain in (
+            ({"age_band": None}, "demographics.age_band", 'Please answer "What is your age?"'),
+            ({"years_abroad": "120"}, "demographics.years_abroad", "from 0 to 90"),
+            ({"handedness": "neither"}, "demographics.handedness", "choose one of left, right, both"),
+        ):
+            with pytest.raises(collection.StudyRefused) as refused:
+                study_actions.give_demographics(con, study_id, ANSWERS | change, actor=who)
+            assert refused.value.field == field and plain in refused.value.plain and "demographics." not in plain
+            assert stored(con, study_id, who.id) == 0
+            assert store_studies.participant(con, study_id, who.id)["finished_at"] is None
+        done = study_actions.give_demographics(con, study_id, ANSWERS | {"handedness": ""}, actor=who)
+        assert done.kind == "done" and done.debrief == parse(DESIGN).debrief
+        assert done.code == store_studies.participant(con, study_id, who.id)["completion_code"] != ""
+        assert study_actions.screen(con, study_id, actor=who) == done
+        given = store_studies.demographics(con, study_id).set_index("name")["value"]
+        assert given.dropna().to_dict() == {k: v for k, v in ANSWERS.items() if k != "handedness"}
+        assert given.isna()["handedness"]  # left blank: a row without a value
+        assert collection.analysed(con, study_id).participants == {who.id}
+        with pytest.raises(collection.StudyRefused, match="already"):
+            study_actions.give_demographics(con, study_id, ANSWERS, actor=who)
+        early = holder(con, store, study_id, "asked-002")
+        study_actions.join(con, study_id, actor=early)
+        with pytest.raises(collection.StudyRefused, match="not every trial"):
+            study_actions.give_demographics(con, study_id, ANSWERS, actor=early)
+
+        pilot = links.opened(con, store, study_actions.pilot_links(con, store, study_id, actor=LOCAL)[0].token)
+        assert through_the_trials(con, study_id, pilot).kind == "demographics"
+        assert study_actions.give_demographics(con, study_id, ANSWERS, actor=pilot).kind == "done"
+        assert stored(con, study_id, pilot.id) == len(ANSWERS)
+        assert list(studies.demographics(con, study_id)["participant_id"]) == [who.id]  # the pilot's stay apart
+
+
+def test_only_the_maker_or_an_owner_reads_them_and_no_shareable_file_holds_them(store, tmp_path):
+    """Demographic answers are personal data: the study's maker and an owner read them (audited), another analyst, a
+    viewer and a participant are refused; methods.md names the questions only, the default archive holds no answer,
+    the maker's archive adds demographics.csv (one column per question)."""
+    path = tmp_path / "lab.duckdb"
+    shutil.copy(store, path)
+    maker, other, viewer, owner = (
+        Actor(f"{role}@lab.example", role.rstrip("2"), "sign-in") for role in ("analyst", "analyst2", "viewer", "owner")
+    )
+    give_roles(path, maker, other, viewer, owner)
+    with session(path) as con:
+        study_id = study_actions.create(con, DESIGN.replace("name: asked", "name: private"), actor=maker)
+        who = holder(con, path, study_id, "private-001")
+        through_the_trials(con, study_id, who)
+        study_actions.give_demographics(con, study_id, ANSWERS, actor=who)
+        for person in (other, viewer, who):
+            with pytest.raises(Forbidden):
+                study_actions.demographics(con, study_id, actor=person)
+        for person in (maker, owner):
+            table = study_actions.demographics(con, study_id, actor=person)
+            assert list(table.columns) == ["participant_id", "answered_at", *ANSWERS]
+            assert table.drop(columns="answered_at").to_dict("records") == [{"participant_id": who.id} | ANSWERS]
+        reads = con.execute(
+            "SELECT actor, outcome FROM audit WHERE target = $t ORDER BY happened_at",
+            {"t": f"{study_id}: read demographics"},
+        ).fetchall()
+        assert reads == [(p.id, "refused") for p in (other, viewer, who)] + [(maker.id, "done"), (owner.id, "done")]
+
+        methods = studies.methods(con, study_id)
+        assert '"What is your age?" (choice, 18-24' in methods and "A debrief was shown" in methods
+        shareable = studies.archive(con, study_id)
+        assert "demographics.csv" not in shareable
+        assert "Welsh" not in every_file(shareable) and "Welsh" not in methods  # an answer; the questions are in
+        assert "handedness" in shareable["design.yaml"].decode()  # the design as declared
+        with zipfile.ZipFile(BytesIO(study_actions.archive_with_platform_ids(con, study_id, actor=maker))) as kept:
+            csv = pd.read_csv(BytesIO(kept.read(f"{study_id}/demographics.csv")), dtype=str)
+        assert csv.drop(columns="answered_at").to_dict("records") == [{"participant_id": who.id} | ANSWERS]
+        with pytest.raises(Forbidden):
+            study_actions.archive_with_platform_ids(con, study_id, actor=other)
+
+
+def test_withdrawal_and_deletion_take_them_and_a_restore_does_not_bring_them_back(store, tmp_path):
+    """A participant's withdrawal and a researcher's deletion delete their demographics in the same transaction as
+    their answers; a restore of a backup taken before keeps them deleted; the others' stay."""
+    path = tmp_path / "lab.duckdb"
+    shutil.copy(store, path)
+    with session(path) as con:
+        study_id = study_actions.create(con, DESIGN.replace("name: asked", "name: leaving"), actor=LOCAL)
+        people = [holder(con, path, study_id, f"leaving-00{n}") for n in (1, 2, 3)]
+        for who in people:
+            through_the_trials(con, study_id, who)
+            study_actions.give_demographics(con, study_id, ANSWERS, actor=who)
+        folder = backup.write(con, "before the deletions", target=tmp_path / "before")
+        assert study_actions.withdraw(con, study_id, actor=people[0]).kind == "withdrawn"
+        study_actions.delete_participant(con, study_id, people[1].id, "asked by e-mail", actor=LOCAL)
+        for _ in range(2):
+            assert [stored(con, study_id, who.id) for who in people] == [0, 0, len(ANSWERS)]
+            assert list(studies.demographics(con, study_id)["participant_id"]) == [people[2].id]
+            backup.restore(con, folder)
+
+
+def test_the_participant_page_asks_on_one_form_then_shows_the_debrief(store, tmp_path, open_page):
+    """The participate page after the last trial: one form with every question (optional ones marked); sent with a
+    required one blank it names that question and keeps what was entered; sent complete, the done screen shows the
+    debrief above the completion code."""
+    path = tmp_path / "lab.duckdb"
+    shutil.copy(store, path)
+    with session(path) as con:
+        study_id = study_actions.create(con, DESIGN.replace("name: asked", "name: paged"), actor=LOCAL)
+        token = token_for(con, path, study_id, "paged-001")
+        through_the_trials(con, study_id, links.opened(con, path, token))
+    at = open_page(path, "pages/participate.py", {"link": token})
+    assert not at.exception and [t.value for t in at.title] == ["A few questions about you"]
+    assert [r.label for r in at.radio] == ["What is your age?", "Which hand do you write with? (optional)"]
+    assert at.text_input(key="demographic-native_languages").label.endswith("(optional)")
+    at.text_input(key="demographic-native_languages").input("Welsh")
+    at = next(b for b in at.button if b.label == "Continue").click().run()
+    assert [e.value for e in at.error] == [widgets.message('Please answer "What is your age?"')]
+    assert at.text_input(key="demographic-native_languages").value == "Welsh"
+    at.radio(key="demographic-age_band").set_value("25-34")
+    at.number_input(key="demographic-years_abroad").set_value(3)
+    at = next(b for b in at.button if b.label == "Continue").click().run()
+    assert not at.exception and not at.error and [t.value for t in at.title] == ["Thank you!"]
+    shown = [m.value for m in at.markdown]
+    debrief = widgets.plain(parse(DESIGN).debrief)
+    assert debrief in shown and shown.index(debrief) < shown.index(
+        "Your completion code (enter it where you found this study):"
+    )
+    with session(path) as con:
+        given = store_studies.demographics(con, study_id).set_index("name")["value"]
+        assert given.dropna().to_dict() == {"age_band": "25-34", "native_languages": "Welsh", "years_abroad": "3"}
+        assert [c.value for c in at.code] == [store_studies.participant(con, study_id, "paged-001")["completion_code"]]
