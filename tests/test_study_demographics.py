@@ -135,7 +135,8 @@ def test_a_participant_finishes_only_with_the_questions_answered_and_reads_the_d
     """After the last trial: the demographics screen, not finished (no code, no completion URL, not analysed); a
     required question left blank and a number out of range are refused in plain words naming the question, with
     nothing stored; then all stored in one go, finished, and the done screen carries the debrief and the code; a
-    second submission is refused. A pilot's are stored apart and never read with the real ones."""
+    second submission is refused, and so is one before the last trial or after the study closed. A pilot's are stored
+    apart and never read with the real ones."""
     with session(store) as con:
         study_id = study_actions.create(con, DESIGN, actor=LOCAL)
         who = holder(con, store, study_id, "asked-001")
@@ -173,6 +174,12 @@ def test_a_participant_finishes_only_with_the_questions_answered_and_reads_the_d
         assert study_actions.give_demographics(con, study_id, ANSWERS, actor=pilot).kind == "done"
         assert stored(con, study_id, pilot.id) == len(ANSWERS)
         assert list(studies.demographics(con, study_id)["participant_id"]) == [who.id]  # the pilot's stay apart
+        late = holder(con, store, study_id, "asked-003")
+        through_the_trials(con, study_id, late)
+        study_actions.close(con, study_id, actor=LOCAL)  # before they sent the questions: they did not finish
+        with pytest.raises(collection.StudyRefused, match="closed"):
+            study_actions.give_demographics(con, study_id, ANSWERS, actor=late)
+        assert stored(con, study_id, late.id) == 0 and late.id not in collection.analysed(con, study_id).participants
 
 
 def test_only_the_maker_or_an_owner_reads_them_and_no_shareable_file_holds_them(store, tmp_path):
@@ -267,3 +274,36 @@ def test_the_participant_page_asks_on_one_form_then_shows_the_debrief(store, tmp
         given = store_studies.demographics(con, study_id).set_index("name")["value"]
         assert given.dropna().to_dict() == {"age_band": "25-34", "native_languages": "Welsh", "years_abroad": "3"}
         assert [c.value for c in at.code] == [store_studies.participant(con, study_id, "paged-001")["completion_code"]]
+
+
+def finished_on_prolific(path, name: str, debrief: bool) -> tuple[str, str]:
+    """A general-link participant of a study `name` (Prolific) who answered every trial and the questions: their
+    token and their completion URL (None before the questions are answered, checked here)."""
+    design = DESIGN.replace("name: asked", f"name: {name}").replace("debrief:", "platform: {name: prolific}\ndebrief:")
+    with session(path) as con:
+        study_id = study_actions.create(con, design if debrief else design.split("debrief:")[0], actor=LOCAL)
+        general = links.opened(con, path, study_actions.general_link(con, path, study_id, 5, actor=LOCAL).token)
+        token = study_actions.join_general(con, path, study_id, {"PROLIFIC_PID": f"P-{name}"}, actor=general)
+        who = links.opened(con, path, token)
+        assert through_the_trials(con, study_id, who).kind == "demographics"
+        assert study_actions.completion(con, study_id, actor=who) is None
+        study_actions.give_demographics(con, study_id, ANSWERS, actor=who)
+        code = store_studies.participant(con, study_id, who.id)["completion_code"]
+        onward = study_actions.completion(con, study_id, actor=who).url
+    assert onward == f"https://app.prolific.com/submissions/complete?cc={code}"
+    return token, onward
+
+
+def test_a_platform_participant_is_sent_on_only_after_the_questions_and_the_debrief(store, tmp_path, open_page):
+    """A general link's participant has no completion URL until the questions are answered; then the done screen
+    shows the debrief and a *Continue* to the platform's completion URL, with no redirect before it is pressed; a
+    design without a debrief redirects at once, as before."""
+    path = tmp_path / "lab.duckdb"
+    shutil.copy(store, path)
+    for name, debrief in (("sent", True), ("sped", False)):
+        token, onward = finished_on_prolific(path, name, debrief)
+        at = open_page(path, "pages/participate.py", {"link": token})
+        assert not at.exception and [b.proto.url for b in at.get("link_button")] == [onward]
+        shown = widgets.plain(parse(DESIGN).debrief) in [m.value for m in at.markdown]
+        followed = [h for h in at.get("html") if "plab-onward" in h.proto.body]  # the script that follows it
+        assert (shown, bool(followed)) == (debrief, not debrief)
