@@ -145,6 +145,75 @@ if row["status"] == "open" and identity.may("pilot study"):  # pilot: take the s
                 f"{widgets.counted(piloted['answers'], 'pilot answer')}: never analysed."
             )
         )
+platform = query(sv.platform, study_id)
+CAP = (
+    "The cap counts everyone the link started whose data are kept, in progress or finished, so it never admits more "
+    "than it says; a withdrawn or deleted participant frees their place, and pilots never count."
+)
+if platform and row["status"] == "open" and identity.may("create general link"):
+    with st.expander(f"General link for {platform}"):
+        st.caption(
+            f"One URL to post on {widgets.plain(platform)}: it adds each participant's id, and the lab starts one "
+            "participant per id, lets only the browser that started continue, and sends them back with the code "
+            "(README: *Recruitment platforms*)."
+        )
+        a, b = st.columns(2)
+        cap = a.number_input("Most participants (cap)", 1, 100_000, 100, key="general_cap", help=CAP)
+        days = b.number_input("Valid for (days)", 1, 365, 30, key="general_days")
+        if st.button("Make the general link"):
+            try:
+                with store() as con:
+                    url = sv.general_link(
+                        con, store_ref(), study_id, int(cap), float(days),
+                        st.session_state.get("link_base") or served(), actor=identity.actor(),
+                    )  # fmt: skip
+            except (sv.StudyRefused, ValueError, PermissionError, StoreLocked, StoreError) as exc:
+                st.error(f"No general link made: {widgets.message(exc)}")
+            else:
+                st.success(f"General link made (cap {int(cap):,}; shown once): paste it as the study's URL.")
+                st.code(url, language=None)
+if platform and identity.may("manage platform ids"):
+    with st.expander("Platform ids (personal data)"):
+        st.caption(
+            "Only the study's maker and owners see these, and each reading is logged; they are in no other page, "
+            "methods.md, export or shareable archive, and leave with a participant who withdraws or is deleted."
+        )
+        if st.button("Show the platform ids"):
+            try:
+                with store() as con:
+                    st.dataframe(sv.platform_ids(con, study_id, actor=identity.actor()), hide_index=True)
+            except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
+                st.error(f"Not shown: {widgets.message(exc)}")
+        freed = st.text_input(
+            "Release a platform id",
+            key="release_id",
+            help="When a participant asks to go on in another browser: the old browser's link stops working, and the "
+            "next browser to open the general link with this id continues the same answers.",
+        )
+        if st.button("Release", disabled=not freed.strip()):
+            try:
+                with store() as con:
+                    person = sv.release(con, study_id, freed.strip(), actor=identity.actor())
+            except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
+                st.error(f"Not released: {widgets.message(exc)}")
+            else:
+                st.success(f"Released: participant {widgets.plain(person)} continues in the next browser.")
+        if st.button("Prepare the archive with platform ids"):
+            try:
+                with store() as con:
+                    made = sv.archive_with_platform_ids(con, study_id, actor=identity.actor())
+                st.session_state["_ids_zip"] = (study_id, made)  # kept for this study only
+            except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
+                st.error(f"Not prepared: {widgets.message(exc)}")
+        prepared = st.session_state.get("_ids_zip")
+        if prepared and prepared[0] == study_id:
+            st.download_button(
+                "Archive with platform ids (zip: for the lab's own records, not to share)",
+                prepared[1],
+                file_name=f"{study_id}-with-platform-ids.zip",
+                mime="application/zip",
+                on_click="ignore",  # no rerun: the file stays until the page is left or prepared again
+            )
 with st.expander("Links"):
     st.dataframe(query(sv.study_links, study_id), hide_index=True)
 closing = row["status"] == "open" and identity.may("close study")

@@ -967,9 +967,10 @@ def answer_all_from_join(con, study_id: str, who: Actor) -> collection.Screen:
     return screen
 
 
-def test_platform_ids_stay_out_of_methods_and_the_archive_and_leave_on_withdrawal(study_store):
+def test_platform_ids_stay_out_of_methods_and_the_archive_and_leave_on_withdrawal(study_store, tmp_path):
     """Platform ids are personal data: not in methods.md nor any file of the default archive; the archive for the
-    lab's own records has them (the study's maker or an owner); a withdrawal deletes them with the row."""
+    lab's own records has them (the study's maker or an owner; the CLI's --with-platform-ids too); a withdrawal
+    deletes them with the row."""
     study_id, general = general_study(study_store, "private", cap=5)
     with session(study_store) as con:
         tokens = [
@@ -985,6 +986,11 @@ def test_platform_ids_stay_out_of_methods_and_the_archive_and_leave_on_withdrawa
         with zipfile.ZipFile(BytesIO(study_actions.archive_with_platform_ids(con, study_id, actor=LOCAL))) as kept:
             ids = kept.read(f"{study_id}/platform_ids.csv").decode()
         assert "PIDALPHA77" in ids and "PIDBETA88" in ids
+    for out, kept in ((tmp_path / "shared", False), (tmp_path / "ours", True)):
+        flag = ["--with-platform-ids"] if kept else []
+        assert main(["--store", str(study_store), "study", "export", study_id, "--out", str(out), *flag]) == 0
+        assert ("PIDALPHA77" in "".join(f.read_text() for f in out.iterdir())) is kept
+    with session(study_store) as con:
         study_actions.withdraw(con, study_id, actor=links.opened(con, study_store, tokens[0]))
         assert (
             con.execute("SELECT count(*) FROM study_participants WHERE platform_id = 'PIDALPHA77'").fetchone()[0] == 0

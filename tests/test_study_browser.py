@@ -6,7 +6,9 @@ page from the shipped example design, makes its links there, watches the answers
 
 from __future__ import annotations
 
+import http.server
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from backend.store.access import session
 from backend.studies import collection
 from backend.studio import templates
 from tests.helpers.browser import CHROMIUM, QUIET, SETTLED, SHOTS, expand, rerun, serve, shows, watched
+from tests.helpers.net import free_port
 from tests.helpers.people import LOCAL
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,14 +210,16 @@ def test_the_slider_needs_a_move_answers_are_timed_leaving_the_tab_counts_and_a_
     track = first.get_by_role("slider").bounding_box()
     first.get_by_role("slider").click(position={"x": track["width"] * 0.8, "y": track["height"] / 2})
     assert not next_button.is_disabled() and first.locator(".plab-slider.untouched").count() == 0
+    first.evaluate(SEEN)  # the page's own record of when the next item appears and when its Next is clicked
+    asked = time.monotonic()  # the next item cannot be shown before this
     next_(first)
     first.locator(".plab-trial[data-key=trial-1]").wait_for(timeout=30_000)
-    shown = time.monotonic()
-    first.wait_for_timeout(1500)
+    first.wait_for_timeout(1500)  # the known wait
     first.get_by_role("slider").press("End")
     before = first.evaluate("() => window.__plabRun.runs")
     first.get_by_role("button", name="Next").click()
-    waited = (time.monotonic() - shown) * 1000
+    within = (time.monotonic() - asked) * 1000  # the most the answer can have taken
+    seen = first.evaluate("() => window.__plabSeen")
     first.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=before, timeout=60_000)
     first.locator(".plab-trial[data-key=trial-2]").wait_for(timeout=30_000)
     first.evaluate("() => window.dispatchEvent(new Event('blur'))")
@@ -238,11 +243,24 @@ def test_the_slider_needs_a_move_answers_are_timed_leaving_the_tab_counts_and_a_
         given = store_studies.responses(con, TIMED).set_index("position")
     assert list(given.index) == [0, 1, 2] and given["moved"].tolist() == [True, True, True]
     assert 0.7 <= given.loc[0, "value"] <= 0.9  # where the track was clicked
-    assert abs(given.loc[1, "rt_ms"] - waited) <= 250, (given.loc[1, "rt_ms"], waited)
+    # the stored RT is the time from the item's display to Next as the page saw it (±250 ms), and at least the
+    # known wait; a loaded machine delays when the test learns of the display, never the page's own record
+    rt = given.loc[1, "rt_ms"]
+    assert abs(rt - (seen["clicked"] - seen["shown"])) <= 250 and 1500 <= rt <= within, (rt, seen, within)
     assert given.loc[1, "left_count"] == 0 and given.loc[2, "left_count"] == 2
     assert 700 <= given.loc[2, "left_ms"] <= 700 + 250, given.loc[2, "left_ms"]
 
 
+SEEN = """() => {
+  const seen = (window.__plabSeen = {});
+  const shown = () => document.querySelector('.plab-trial[data-key="trial-1"]');
+  new MutationObserver((_, watching) => {
+    if (shown()) { seen.shown = performance.now(); watching.disconnect(); }
+  }).observe(document.body, {childList: true, subtree: true});
+  document.addEventListener("click", (event) => {
+    if (event.target.closest('.plab-trial[data-key="trial-1"] .plab-next')) seen.clicked = performance.now();
+  }, true);
+}"""
 HIDDEN = """() => {
   Object.defineProperty(document, "visibilityState", {configurable: true, get: () => "STATE"});
   document.dispatchEvent(new Event("visibilitychange"));
@@ -278,3 +296,97 @@ def test_a_participant_withdraws_from_a_trial_and_their_link_then_says_so(browse
         assert store_studies.responses(con, study_id).empty
         assert not con.execute("SELECT count(*) FROM ratings WHERE dataset_id = $s", {"s": study_id}).fetchone()[0]
         assert store_studies.deletion(con, study_id, person)["deleted_by"] == person
+
+
+class Platform(http.server.BaseHTTPRequestHandler):
+    """A local stand-in for a recruitment platform's completion URL: records each request's path and when it came."""
+
+    seen: list = []
+
+    def do_GET(self):  # noqa: N802 — http.server's name
+        Platform.seen.append((self.path, store_studies.now()))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<h1>Submission complete</h1>")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def platform():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Platform)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def test_a_prolific_general_link_made_on_the_page_starts_resumes_refuses_another_browser_and_sends_back(
+    browser, lab, platform
+):
+    """Issue 56, item 1: the researcher makes the general link on the Study page; a participant opens it as Prolific
+    fills it in (PROLIFIC_PID, STUDY_ID, SESSION_ID) and starts; reopening it in the same browser resumes; another
+    browser with the same id is told it has started and gets no question; after the last answer the browser reaches
+    the (stand-in) completion URL with the code and the id, and the answer was in the store before it did."""
+    study_id = "stop-prolific"
+    design = LIKERT.replace("stop-likert", study_id) + (
+        f'platform: {{name: prolific, completion: "{platform}/submissions/complete?cc={{code}}&pid={{id}}"}}\n'
+    )
+    with session(lab["store"]) as con:
+        collection.create(con, design)
+    page = watched(browser.new_context(viewport={"width": 1400, "height": 2000}).new_page())
+    page.goto(f"{lab['url']}/study?study={study_id}", wait_until="domcontentloaded")
+    page.wait_for_function(SETTLED, timeout=90_000)
+    expand(page, "General link for prolific")
+    cap = page.get_by_role("spinbutton", name="Most participants (cap)")
+    cap.fill("3")
+    rerun(page, lambda: cap.press("Enter"))
+    rerun(page, lambda: page.get_by_role("button", name="Make the general link").click())
+    page.get_by_text("General link made (cap 3").wait_for(timeout=30_000)
+    general = page.locator("[data-testid=stCode] code").last.inner_text().strip()
+    assert general.startswith(lab["url"]) and general.endswith(
+        "&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    )
+    filled = general.replace("{{%PROLIFIC_PID%}}", "5f1PIDA").replace("{{%STUDY_ID%}}", "ST9")
+    filled = filled.replace("{{%SESSION_ID%}}", "SE7")
+
+    mine = watched(browser.new_context(viewport={"width": 1200, "height": 1400}).new_page())
+    mine.goto(filled)
+    mine.wait_for_function(SETTLED, timeout=90_000)
+    start(mine)
+    mine.locator(".plab-trial").wait_for(timeout=30_000)
+    assert question(mine) == "Question 1 of 5" and "PROLIFIC_PID" not in mine.url  # its own link now
+    with session(lab["store"]) as con:
+        came = store_studies.by_platform(con, study_id, "5f1PIDA")
+    assert came["platform_keep"] == {"STUDY_ID": "ST9", "SESSION_ID": "SE7"} and "5f1PIDA" not in came["participant_id"]
+    mine.get_by_text("+2", exact=True).click()
+    next_(mine)
+    again = watched(mine.context.new_page())  # the platform's link again, in the same browser: resumed
+    again.goto(filled)
+    again.wait_for_function(SETTLED, timeout=60_000)
+    again.locator(".plab-trial").wait_for(timeout=30_000)
+    assert question(again) == "Question 2 of 5"
+    again.close()
+    other = watched(browser.new_context().new_page())  # another browser with the same id
+    other.goto(filled)
+    other.get_by_text("You have already started this study").wait_for(timeout=60_000)
+    assert other.get_by_role("button", name="Start").count() == 0 and other.locator(".plab-trial").count() == 0
+    for point in ("-1", "0", "+3 (yes)"):
+        mine.get_by_text(point, exact=True).click()
+        next_(mine)
+    mine.get_by_text("-3 (no)", exact=True).click()
+    mine.get_by_role("button", name="Next").click()  # the last answer: the page then leaves for the platform
+    mine.wait_for_url(f"{platform}/**", timeout=60_000)
+    mine.get_by_text("Submission complete").wait_for()
+    with session(lab["store"]) as con:
+        row = store_studies.participant(con, study_id, came["participant_id"])
+        given = store_studies.responses(con, study_id)
+    path, reached = next(seen for seen in Platform.seen if seen[0].startswith("/submissions"))
+    assert path == "/submissions/complete?cc=C0DE-LIKERT&pid=5f1PIDA"
+    assert len(given) == 5 and row["finished_at"] <= reached  # stored, then sent on
+    page.reload()  # the researcher sees the id (personal data: the study's maker, an owner here)
+    page.wait_for_function(SETTLED, timeout=60_000)
+    expand(page, "Platform ids (personal data)")
+    rerun(page, lambda: page.get_by_role("button", name="Show the platform ids").click())
+    page.get_by_text("5f1PIDA").wait_for(state="attached", timeout=30_000)  # a cell of the table's canvas

@@ -234,3 +234,34 @@ def pilots(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, int]:
 def deletions(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """Whose data were deleted, when, by whom and why (never an answer)."""
     return studies.deletions(con, study_id)
+
+
+@reads(DATA)
+def platform(con: duckdb.DuckDBPyConnection, study_id: str) -> str | None:
+    """The name of the recruitment platform the study's design names (prolific, sona, mturk, other), or None."""
+    found = collection.design_of(collection.study(con, study_id)).platform
+    return None if found is None else found.name
+
+
+def general_link(
+    con: duckdb.DuckDBPyConnection, store: Path, study_id: str, cap: int, days: float, base: str, *, actor: Actor
+) -> str:
+    """A new general link to the study, starting at most `cap` participants: its URL from `base`, with the
+    placeholders its platform fills in (the study's maker or an owner; audited)."""
+    made = study_actions.general_link(con, store, study_id, cap, days, actor=actor)
+    return collection.general_url(con, study_id, made.url(base))
+
+
+def platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> pd.DataFrame:
+    """The participants' platform ids (personal data: the study's maker or an owner; each reading audited)."""
+    return study_actions.platform_ids(con, study_id, actor=actor)
+
+
+def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str, *, actor: Actor) -> str:
+    """Let a platform id continue in another browser; the participant's id."""
+    return study_actions.release(con, study_id, platform_id, actor=actor)
+
+
+def archive_with_platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
+    """The archive with platform_ids.csv, for the lab's own records (the study's maker or an owner; audited)."""
+    return study_actions.archive_with_platform_ids(con, study_id, actor=actor)
