@@ -219,6 +219,13 @@ class Lab:
         with self._session() as con:
             return study_actions.release(con, study, platform_id, actor=self.actor)
 
+    def study_demographics(self, study: str) -> pd.DataFrame:
+        """The participants' answers to the design's demographic questions: participant_id, answered_at and one
+        column per question (empty when left blank). Personal data, for the study's maker or an owner only
+        (audited)."""
+        with self._session() as con:
+            return study_actions.demographics(con, study, actor=self.actor)
+
     def study_delete_participant(self, study: str, participant: str, reason: str = "on the participant's request"):
         """Delete one participant's responses, crowd ratings and row on request (logged without answers; a restore
         deletes them again): {"responses", "ratings"} deleted."""

@@ -15,6 +15,7 @@ import pytest
 
 from backend.actions import studies as study_actions
 from backend.analysis import studies
+from backend.api import Lab
 from backend.identity import links
 from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
@@ -200,6 +201,8 @@ def test_only_the_maker_or_an_owner_reads_them_and_no_shareable_file_holds_them(
         for person in (other, viewer, who):
             with pytest.raises(Forbidden):
                 study_actions.demographics(con, study_id, actor=person)
+        with pytest.raises(Forbidden):  # the notebook's door is the same
+            Lab(path, actor=other).study_demographics(study_id)
         for person in (maker, owner):
             table = study_actions.demographics(con, study_id, actor=person)
             assert list(table.columns) == ["participant_id", "answered_at", *ANSWERS]
@@ -208,7 +211,10 @@ def test_only_the_maker_or_an_owner_reads_them_and_no_shareable_file_holds_them(
             "SELECT actor, outcome FROM audit WHERE target = $t ORDER BY happened_at",
             {"t": f"{study_id}: read demographics"},
         ).fetchall()
-        assert reads == [(p.id, "refused") for p in (other, viewer, who)] + [(maker.id, "done"), (owner.id, "done")]
+        assert [(p.id, "refused") for p in (other, viewer, who, other)] + [
+            (maker.id, "done"),
+            (owner.id, "done"),
+        ] == reads
 
         methods = studies.methods(con, study_id)
         assert '"What is your age?" (choice, 18-24' in methods and "A debrief was shown" in methods
