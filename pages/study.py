@@ -150,8 +150,45 @@ CAP = (
     "The cap counts everyone the link started whose data are kept, in progress or finished, so it never admits more "
     "than it says; a withdrawn or deleted participant frees their place, and pilots never count."
 )
+# What these buttons did is kept for the run they start (their callbacks run first), so the section that shows it
+# opens itself: an expander a rerun redraws may have closed.
+PERSONAL = "_personal_said"
+
+
+def personal(key: str, act, *args) -> None:
+    """Callback of a general-link or personal-data button: run `act(con, study, *args, actor=...)` as whoever
+    presses it; keep (key, result) or (key, refusal in words) for the next run to show in its section."""
+    try:
+        with store() as con:
+            st.session_state[PERSONAL] = (key, study_id, act(con, study_id, *args, actor=identity.actor()), None)
+    except (sv.StudyRefused, ValueError, PermissionError, StoreLocked, StoreError) as exc:
+        st.session_state[PERSONAL] = (key, study_id, None, widgets.message(exc))
+
+
+said = st.session_state.pop(PERSONAL, None)  # shown in the run the press started, once
+said = said if said and said[1] == study_id else None  # and only on its own study
+if said:  # its section opens, and stays open on later runs (a prop turned back to False would close it)
+    st.session_state["_general_open" if said[0] == "general" else "_personal_open"] = True
+
+
+def shown(key: str, refused: str):
+    """What the button `key` did: its result, or None after showing why it was refused (prefixed `refused`)."""
+    if not said or said[0] != key:
+        return None
+    if said[3] is not None:
+        st.error(f"{refused}: {said[3]}")
+        return None
+    return said[2]
+
+
+def general(con, study, cap: int, days: float, *, actor):
+    return sv.general_link(
+        con, store_ref(), study, cap, days, st.session_state.get("link_base") or served(), actor=actor
+    )
+
+
 if platform and row["status"] == "open" and identity.may("create general link"):
-    with st.expander(f"General link for {platform}"):
+    with st.expander(f"General link for {platform}", expanded="_general_open" in st.session_state):
         st.caption(
             f"One URL to post on {widgets.plain(platform)}: it adds each participant's id, and the lab starts one "
             "participant per id, lets only the browser that started continue, and sends them back with the code "
@@ -160,59 +197,45 @@ if platform and row["status"] == "open" and identity.may("create general link"):
         a, b = st.columns(2)
         cap = a.number_input("Most participants (cap)", 1, 100_000, 100, key="general_cap", help=CAP)
         days = b.number_input("Valid for (days)", 1, 365, 30, key="general_days")
-        if st.button("Make the general link"):
-            try:
-                with store() as con:
-                    url = sv.general_link(
-                        con, store_ref(), study_id, int(cap), float(days),
-                        st.session_state.get("link_base") or served(), actor=identity.actor(),
-                    )  # fmt: skip
-            except (sv.StudyRefused, ValueError, PermissionError, StoreLocked, StoreError) as exc:
-                st.error(f"No general link made: {widgets.message(exc)}")
-            else:
-                st.success(f"General link made (cap {int(cap):,}; shown once): paste it as the study's URL.")
-                st.code(url, language=None)
+        st.button("Make the general link", on_click=personal, args=("general", general, int(cap), float(days)))
+        url = shown("general", "No general link made")
+        if url:
+            st.success("General link made (shown once): paste it as the study's URL on the platform.")
+            st.code(url, language=None)
 if platform and identity.may("manage platform ids"):
-    with st.expander("Platform ids (personal data)"):
+    with st.expander("Platform ids and demographics (personal data)", expanded="_personal_open" in st.session_state):
         st.caption(
             "Only the study's maker and owners see these, and each reading is logged; they are in no other page, "
             "methods.md, export or shareable archive, and leave with a participant who withdraws or is deleted."
         )
-        if st.button("Show the platform ids"):
-            try:
-                with store() as con:
-                    st.dataframe(sv.platform_ids(con, study_id, actor=identity.actor()), hide_index=True)
-            except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
-                st.error(f"Not shown: {widgets.message(exc)}")
+        a, b = st.columns(2)
+        a.button("Show the platform ids", on_click=personal, args=("ids", sv.platform_ids))
+        b.button("Show the demographics", on_click=personal, args=("demographics", sv.demographics))
+        for key, refused in (("ids", "Not shown"), ("demographics", "Not shown")):
+            table = shown(key, refused)
+            if table is not None:
+                st.dataframe(table, hide_index=True)
         freed = st.text_input(
             "Release a platform id",
             key="release_id",
             help="When a participant asks to go on in another browser: the old browser's link stops working, and the "
             "next browser to open the general link with this id continues the same answers.",
         )
-        if st.button("Release", disabled=not freed.strip()):
-            try:
-                with store() as con:
-                    person = sv.release(con, study_id, freed.strip(), actor=identity.actor())
-            except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
-                st.error(f"Not released: {widgets.message(exc)}")
-            else:
-                st.success(f"Released: participant {widgets.plain(person)} continues in the next browser.")
-        if st.button("Prepare the archive with platform ids"):
-            try:
-                with store() as con:
-                    made = sv.archive_with_platform_ids(con, study_id, actor=identity.actor())
-                st.session_state["_ids_zip"] = (study_id, made)  # kept for this study only
-            except (sv.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
-                st.error(f"Not prepared: {widgets.message(exc)}")
-        prepared = st.session_state.get("_ids_zip")
-        if prepared and prepared[0] == study_id:
+        st.button("Release", disabled=not freed.strip(), on_click=personal, args=("release", sv.release, freed.strip()))
+        person = shown("release", "Not released")
+        if person:
+            st.success(f"Released: participant {widgets.plain(person)} continues in the next browser.")
+        st.button(
+            "Prepare the archive with platform ids", on_click=personal, args=("zip", sv.archive_with_platform_ids)
+        )
+        prepared = shown("zip", "Not prepared")
+        if prepared:
             st.download_button(
-                "Archive with platform ids (zip: for the lab's own records, not to share)",
-                prepared[1],
+                "Archive with platform ids and demographics (zip: for the lab's own records, not to share)",
+                prepared,
                 file_name=f"{study_id}-with-platform-ids.zip",
                 mime="application/zip",
-                on_click="ignore",  # no rerun: the file stays until the page is left or prepared again
+                on_click="ignore",  # no rerun: the button stays until the page runs again
             )
 with st.expander("Links"):
     st.dataframe(query(sv.study_links, study_id), hide_index=True)

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 from datetime import timedelta
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from backend.actions import jobs as job_actions
 from backend.actions import ratings as rating_actions
 from backend.actions import slices as slice_actions
+from backend.actions import studies as study_actions
 from backend.analysis import mixed_model, rating_tasks
 from backend.identity import links, roles
 from backend.identity.actor import Actor
@@ -24,11 +26,12 @@ from backend.identity.permissions import Forbidden
 from backend.store import access
 from backend.store import links as store_links
 from backend.store.examples import Slice
-from tests.helpers.browser import CHROMIUM, SETTLED, rerun, serve, watched
+from tests.helpers.browser import CHROMIUM, SETTLED, expand, rerun, serve, watched
 from tests.helpers.net import free_port
 from tests.helpers.oidc_provider import provider, secrets_file, sign_in
 
 RUN = "nope/RoBERTa-large/mnli-snli-anli-fever/1"
+ROOT = Path(__file__).resolve().parents[1]
 PEOPLE = {  # sub (the e-mail the provider signs in) → role in the roles file
     "ow@lab.example": "owner",
     "an@lab.example": "analyst",
@@ -418,3 +421,52 @@ def test_a_raters_page_and_frames_name_no_run_model_item_facet_or_split(browser,
     for key in keys:  # facet values and splits only in ids: the item's own text may hold such words
         assert not [f for f in {*facets, "neg", "adv"} if f in key], key
     page.context.close()
+
+
+def test_an_analyst_presses_the_general_link_and_platform_id_controls_of_an_owners_study_and_is_refused(
+    browser, server
+):
+    """Issue 56, items 1 and 5, as an attacker would: on an owner's study with a recruitment platform, an analyst
+    (whose role may do these to their own studies) presses *Make the general link*, *Show the platform ids*, *Show
+    the demographics*, *Release* and *Prepare the archive with platform ids*: each is refused in the backend, shown
+    in words and audited, and nothing is made; a viewer is not offered them."""
+    owner = Actor("ow@lab.example", "owner", "sign-in")
+    design = (ROOT / "data/studies/projective-probability.yaml").read_text().replace("pp-replication", "pp-owned")
+    with access.session(server["store"]) as con:
+        study_id = study_actions.create(con, design + "platform: {name: prolific}\n", actor=owner)
+    page = _signed_in(browser, server, "an@lab.example")
+    page.goto(f"{server['url']}/study?study={study_id}")
+    page.wait_for_function(SETTLED, timeout=60_000)
+    expand(page, "General link for prolific")
+    rerun(page, lambda: page.get_by_role("button", name="Make the general link").click())
+    page.get_by_text("No general link made:").wait_for(timeout=30_000)
+    expand(page, "Platform ids and demographics (personal data)")
+    for button, said in (
+        ("Show the platform ids", "Not shown:"),
+        ("Show the demographics", "Not shown:"),
+        ("Prepare the archive with platform ids", "Not prepared:"),
+    ):
+        rerun(page, lambda: page.get_by_role("button", name=button).click())  # noqa: B023 — called at once
+        page.get_by_text(said).wait_for(timeout=30_000)
+    freed = page.get_by_role("textbox", name="Release a platform id")
+    freed.fill("5f1PIDA")
+    rerun(page, lambda: freed.press("Enter"))
+    rerun(page, lambda: page.get_by_role("button", name="Release", exact=True).click())
+    page.get_by_text("Not released:").wait_for(timeout=30_000)
+    assert page.get_by_role("button", name="Archive with platform ids and demographics").count() == 0
+    page.context.close()
+    viewer = _signed_in(browser, server, "vi@lab.example")
+    viewer.goto(f"{server['url']}/study?study={study_id}")
+    viewer.wait_for_function(SETTLED, timeout=60_000)
+    viewer.get_by_role("heading", name="Participants").wait_for(timeout=30_000)
+    assert "General link for" not in viewer.inner_text("body") and "Platform ids" not in viewer.inner_text("body")
+    viewer.context.close()
+    with access.session(server["store"]) as con:
+        refused = con.execute(
+            "SELECT action FROM audit WHERE actor = 'an@lab.example' AND outcome = 'refused' AND target LIKE $t "
+            "ORDER BY happened_at",
+            {"t": f"%{study_id}%"},
+        ).fetchall()
+        made = links.listing(con, f"study:{study_id}")
+    assert [r[0] for r in refused] == ["create general link"] + ["manage platform ids"] * 4
+    assert made.empty

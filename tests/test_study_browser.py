@@ -343,7 +343,7 @@ def test_a_prolific_general_link_made_on_the_page_starts_resumes_refuses_another
     cap.fill("3")
     rerun(page, lambda: cap.press("Enter"))
     rerun(page, lambda: page.get_by_role("button", name="Make the general link").click())
-    page.get_by_text("General link made (cap 3").wait_for(timeout=30_000)
+    page.get_by_text("General link made").wait_for(timeout=30_000)
     general = page.locator("[data-testid=stCode] code").last.inner_text().strip()
     assert general.startswith(lab["url"]) and general.endswith(
         "&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -387,6 +387,6 @@ def test_a_prolific_general_link_made_on_the_page_starts_resumes_refuses_another
     assert len(given) == 5 and row["finished_at"] <= reached  # stored, then sent on
     page.reload()  # the researcher sees the id (personal data: the study's maker, an owner here)
     page.wait_for_function(SETTLED, timeout=60_000)
-    expand(page, "Platform ids (personal data)")
+    expand(page, "Platform ids and demographics (personal data)")
     rerun(page, lambda: page.get_by_role("button", name="Show the platform ids").click())
     page.get_by_text("5f1PIDA").wait_for(state="attached", timeout=30_000)  # a cell of the table's canvas

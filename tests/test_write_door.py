@@ -255,6 +255,7 @@ ACTS = {
         "delete_participant",
         "general_join",
         "release",
+        "give_demographics",
     ),
     "backend.execution.jobs": ("start", "start_judge", "start_map", "start_training", "start_command"),
     "backend.execution.live": ("ask",),
@@ -264,7 +265,7 @@ ACTS = {
     "backend.models.registry": ("add_endpoint",),
     "backend.store.backup": ("write", "restore"),
     "backend.store.audit": ("entries",),
-    "backend.analysis.studies": ("archive", "archive_zip"),
+    "backend.analysis.studies": ("archive", "archive_zip", "demographics"),
 }
 
 

@@ -9,7 +9,7 @@ python -m backend study delete-participant STUDY PERSON --reason "asked by e-mai
 python -m backend study status STUDY                        # per list; exclusions rule by rule; condition means
 python -m backend study close STUDY                         # no more answers; every page reads the kept participants
 python -m backend study export STUDY --out DIR              # responses, design, orders, exclusions, methods
-python -m backend study export STUDY --out DIR --with-platform-ids   # + platform_ids.csv (personal data, not to share)
+python -m backend study export STUDY --out DIR --with-platform-ids   # + platform ids, demographics (personal data)
 python -m backend study model STUDY [--condition C] [--no-slopes] [--coding sum]   # kept per data version
 python -m backend study power STUDY [--participants 20 40 60] [--sims 200] [--from-fit | --effect b=0.1 --sd-...]
 python -m backend study list
@@ -74,8 +74,8 @@ def add(sub) -> None:
     q.add_argument(
         "--with-platform-ids",
         action="store_true",
-        help="add platform_ids.csv: personal data for the lab's own records, never to share (the study's maker or "
-        "an owner; audited)",
+        help="add platform_ids.csv and demographics.csv: personal data for the lab's own records, never to share "
+        "(the study's maker or an owner; audited)",
     )
     q = action.add_parser(
         "model", help="a mixed-effects model of the answers (participants and items as random effects)"
@@ -195,16 +195,17 @@ def _export(con, args) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         made = study_actions.archive_with_platform_ids if args.with_platform_ids else study_actions.archive_zip
         out.write_bytes(made(con, args.study, actor=terminal()))
-        print(
-            f"wrote {out}" + (" (with platform_ids.csv: personal data, not to share)" if args.with_platform_ids else "")
-        )
+        personal = " (with platform_ids.csv and demographics.csv: personal data, not to share)"
+        print(f"wrote {out}" + (personal if args.with_platform_ids else ""))
         return 0
     out.mkdir(parents=True, exist_ok=True)
     files = study_actions.archive(con, args.study, actor=terminal())
-    if args.with_platform_ids:
-        files["platform_ids.csv"] = (
-            study_actions.platform_ids(con, args.study, actor=terminal()).to_csv(index=False).encode()
-        )
+    if args.with_platform_ids:  # the lab's own records: each read audited, for the study's maker or an owner
+        for name, read in (
+            ("platform_ids.csv", study_actions.platform_ids),
+            ("demographics.csv", study_actions.demographics),
+        ):
+            files[name] = read(con, args.study, actor=terminal()).to_csv(index=False).encode()
     for name, data in files.items():
         (out / name).write_bytes(data)
         print(f"wrote {out / name}")

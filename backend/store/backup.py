@@ -3,9 +3,9 @@
 That is the user's datasets (datasets, examples, pairs), the runs they ran, asked live or imported
 (runs with source other than 'import' and 'baseline', with their predictions and retrieved passages)
 and their ratings (source other than 'crowd', and every rating of their datasets: a study's responses), judge runs
-and their judgements, rating tasks, studies with their participants and responses, saved slices, report items,
-signed links and the audit. A backup is a folder `<store folder>/backups/<stamp>-<reason>/` with one
-Parquet file per table and `manifest.json` (when, why, schema version, row counts).
+and their judgements, rating tasks, studies with their participants, responses and demographic answers, saved
+slices, report items, signed links and the audit. A backup is a folder `<store folder>/backups/<stamp>-<reason>/`
+with one Parquet file per table and `manifest.json` (when, why, schema version, row counts).
 
 `python -m backend backup` writes one; one is also written automatically before anything that
 removes or replaces rows (a re-ingest, replacing or deleting a run or a dataset, a schema upgrade);
@@ -53,6 +53,7 @@ USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "studies": "SELECT * FROM studies",
     "study_participants": "SELECT * FROM study_participants",
     "study_responses": "SELECT * FROM study_responses",
+    "study_demographics": "SELECT * FROM study_demographics",
     "study_deletions": "SELECT * FROM study_deletions",
     "audit": "SELECT * FROM audit",
 }
@@ -189,7 +190,7 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
     ]
     deletes += [
         (f"DELETE FROM {name} WHERE list_contains($ids, study_id)", {"ids": ids["studies"]})
-        for name in ("study_responses", "study_participants", "studies")
+        for name in ("study_demographics", "study_responses", "study_participants", "studies")
     ]
     for name, key in (
         ("saved_slices", "name"),

@@ -265,3 +265,9 @@ def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str, *, 
 def archive_with_platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
     """The archive with platform_ids.csv, for the lab's own records (the study's maker or an owner; audited)."""
     return study_actions.archive_with_platform_ids(con, study_id, actor=actor)
+
+
+def demographics(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> pd.DataFrame:
+    """The participants' answers to the design's demographic questions (personal data: the study's maker or an
+    owner; each reading audited)."""
+    return study_actions.demographics(con, study_id, actor=actor)
