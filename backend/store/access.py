@@ -35,7 +35,8 @@ import duckdb
 
 from backend.store.connection import connect, existing_store, store_path
 
-POLL_S = 0.02
+POLL_S = 0.05  # how often a waiter behind others looks whether its turn has come
+HEAD_POLL_S = 0.002  # how often the first in line tries the lock: a hand-over costs about this, not POLL_S
 
 
 def default_wait() -> float:
@@ -159,10 +160,8 @@ def _leave(shared: _Shared) -> None:
             try:
                 con.close()  # checkpoints the WAL into the store file
             finally:
-                _unlock(shared)
-                if shared.handing_over:
-                    shared.handing_over = False
-                    time.sleep(POLL_S * 2)  # the waiter polls; give it the first turn
+                _unlock(shared)  # the first waiter in line takes it within HEAD_POLL_S; this process's next
+                shared.handing_over = False  # session queues behind it with a ticket of its own (`_turn`)
                 shared.cond.notify_all()
 
 
@@ -193,7 +192,8 @@ def _lock(path: Path, deadline: float, timeout: float) -> int:
     queue = None
     try:
         while True:
-            if _turn(path, ticket):
+            first = _turn(path, ticket)
+            if first:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
@@ -203,12 +203,13 @@ def _lock(path: Path, deadline: float, timeout: float) -> int:
                 ticket = _ticket(path)
                 queue = os.open(_sidecar(path, ".queue"), os.O_RDWR | os.O_CREAT, 0o644)
                 fcntl.flock(queue, fcntl.LOCK_SH)
+                continue  # with a place in the line: whether it is the first
             if time.monotonic() > deadline:
                 raise StoreBusy(
                     f"{path} has been busy for {timeout:.0f} s: {holder(path)} holds it. "
                     "Wait for it to finish (or stop it), then try again."
                 ) from None
-            time.sleep(POLL_S)
+            time.sleep(HEAD_POLL_S if first else POLL_S)
     except BaseException:
         os.close(fd)
         raise
