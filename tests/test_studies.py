@@ -643,8 +643,10 @@ def one_participant(store: Path, name: str) -> tuple[str, Actor]:
 
 
 def test_two_tabs_pressing_start_at_once_make_one_participant(study_store):
-    """Issue 56, item 6: both joins return the same participant (one list, one seed) and neither raises."""
+    """Issue 56, item 6: both joins return the same participant (one list, one seed) and neither raises, and the
+    audit has one row for the one joining."""
     study_id, who = one_participant(study_store, "twice")
+    audited = "SELECT count(*) FROM audit WHERE target = $t AND outcome = 'done'"
     gate, found, failed = threading.Barrier(2), [], []
 
     def press_start():
@@ -659,6 +661,7 @@ def test_two_tabs_pressing_start_at_once_make_one_participant(study_store):
         found.clear()
         with session(study_store) as con:
             con.execute("DELETE FROM study_participants WHERE study_id = $s", {"s": study_id})
+            before = con.execute(audited, {"t": f"{study_id}: joined"}).fetchone()[0]
         pressing = [threading.Thread(target=press_start) for _ in range(2)]
         for thread in pressing:
             thread.start()
@@ -667,6 +670,7 @@ def test_two_tabs_pressing_start_at_once_make_one_participant(study_store):
         assert failed == [] and len(found) == 2 and found[0]["seed"] == found[1]["seed"]
         with session(study_store) as con:
             assert len(store_studies.participants(con, study_id)) == 1
+            assert con.execute(audited, {"t": f"{study_id}: joined"}).fetchone()[0] == before + 1
     # the race as the page met it: this join read "not joined" before the other tab's join committed
     with session(study_store) as con, pytest.MonkeyPatch.context() as patch:
         patch.setattr(collection, "joined", lambda *_: None)

@@ -240,6 +240,8 @@ def test_the_slider_needs_a_move_answers_are_timed_leaving_the_tab_counts_and_a_
     assert second.get_by_role("button", name="Next").is_disabled()  # the End press stayed with the old question
     with session(lab["store"]) as con:
         assert len(store_studies.participants(con, TIMED)) == 1
+        joined = "SELECT count(*) FROM audit WHERE target = $t AND outcome = 'done'"
+        assert con.execute(joined, {"t": f"{TIMED}: joined"}).fetchone()[0] == 1  # one audit row, too
         given = store_studies.responses(con, TIMED).set_index("position")
     assert list(given.index) == [0, 1, 2] and given["moved"].tolist() == [True, True, True]
     assert 0.7 <= given.loc[0, "value"] <= 0.9  # where the track was clicked

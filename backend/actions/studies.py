@@ -15,6 +15,7 @@ from backend.identity import links
 from backend.identity.actor import Actor
 from backend.identity.permissions import acting, check
 from backend.store import studies as store_studies
+from backend.store.writer import atomic
 from backend.studies import collection
 from backend.studies.collection import Screen
 from backend.studies.design import parse
@@ -104,13 +105,15 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> Sc
 
 @door("respond")
 def join(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> dict:
-    """The acting person as a participant: joining is audited, once."""
+    """The acting person as a participant: joining is audited, once (looked up and joined in one serialised
+    transaction, so two tabs pressing *Start* at once make one participant and one audit row)."""
     by = _participant(con, study_id, actor)
-    existing = collection.joined(con, study_id, by.id)
-    if existing is not None:
-        return existing
-    with acting(con, by, "respond", f"{study_id}: joined", scope=collection.object_of(study_id)):
-        return collection.join(con, study_id, by.id, pilot=collection.is_pilot(by.id))
+    with atomic(con, "ratings"):
+        existing = collection.joined(con, study_id, by.id)
+        if existing is not None:
+            return existing
+        with acting(con, by, "respond", f"{study_id}: joined", scope=collection.object_of(study_id)):
+            return collection.join(con, study_id, by.id, pilot=collection.is_pilot(by.id))
 
 
 @door("respond")
