@@ -1041,3 +1041,22 @@ def test_only_the_studys_maker_or_an_owner_makes_a_general_link(study_store, tmp
         ).fetchall()
         assert refused == [(p.id, a) for p in (viewer, other) for a in ("create general link", "manage platform ids")]
         assert store_links.listing(con, f"study:{study_id}")["cap"].notna().sum() == 1  # the maker's only
+
+
+def test_a_participants_only_server_opens_study_links_and_nothing_else(study_store, open_page, monkeypatch):
+    """Issue 56, item 1 (README: *Participants-only server*): PLAB_MODE=server with no [auth] section; a
+    participant's link opens their study's welcome and nothing of the lab; without a link every page says only that
+    sign-in is not configured, and shows no data."""
+    study_id, who = one_participant(study_store, "public")
+    with session(study_store) as con:
+        token = links.token(study_store, links.row_of(con, who.link_id))
+    monkeypatch.setenv("PLAB_MODE", "server")
+    page = open_page(study_store, "pages/participate.py", {"link": token})
+    shown = " ".join(e.value for e in page.title) + " ".join(str(e.value) for e in page.markdown)
+    assert "Welcome" in shown and [b.label for b in page.button] == ["Start", "Yes, withdraw and delete my answers"]
+    assert not page.dataframe and not page.sidebar.button
+    for path in ("pages/study.py", "pages/explore.py"):
+        page = open_page(study_store, path, {"study": study_id})
+        said = " ".join(str(e.value) for e in page.error)
+        assert "sign-in is not configured" in said, said
+        assert not page.dataframe and not page.selectbox and study_id not in str(page.main)
