@@ -218,14 +218,14 @@ if screen.kind == "demographics":
     st.markdown("Last, please answer these questions. Those marked *optional* may be left blank.")
     with st.form("demographics"):
         for question in design.demographics:
-            label = widgets.plain(question.question) + ("" if question.required else " (optional)")
+            asked = widgets.plain(question.question) + ("" if question.required else " (optional)")
             key = f"demographic-{question.name}"
             if question.kind == "choice":
-                st.radio(label, question.options, index=None, key=key, format_func=widgets.plain)
+                st.radio(asked, question.options, index=None, key=key, format_func=widgets.plain)
             elif question.kind == "text":
-                st.text_input(label, max_chars=participate.MAX_ANSWER, key=key)
+                st.text_input(asked, max_chars=participate.MAX_ANSWER, key=key)
             else:
-                st.number_input(label, min_value=question.min, max_value=question.max, value=None, key=key)
+                st.number_input(asked, min_value=question.min, max_value=question.max, value=None, key=key)
         st.form_submit_button("Continue", type="primary", on_click=send_demographics, args=(design.demographics,))
     withdraw_control()
     urls.stop()

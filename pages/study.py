@@ -162,7 +162,7 @@ def personal(key: str, act, *args) -> None:
         with store() as con:
             st.session_state[PERSONAL] = (key, study_id, act(con, study_id, *args, actor=identity.actor()), None)
     except (sv.StudyRefused, ValueError, PermissionError, StoreLocked, StoreError) as exc:
-        st.session_state[PERSONAL] = (key, study_id, None, widgets.message(exc))
+        st.session_state[PERSONAL] = (key, study_id, None, exc)
 
 
 said = st.session_state.pop(PERSONAL, None)  # shown in the run the press started, once
@@ -176,7 +176,7 @@ def shown(key: str, refused: str):
     if not said or said[0] != key:
         return None
     if said[3] is not None:
-        st.error(f"{refused}: {said[3]}")
+        st.error(widgets.message(f"{refused}: {said[3]}"))
         return None
     return said[2]
 
@@ -188,7 +188,7 @@ def general(con, study, cap: int, days: float, *, actor):
 
 
 if platform and row["status"] == "open" and identity.may("create general link"):
-    with st.expander(f"General link for {platform}", expanded="_general_open" in st.session_state):
+    with st.expander(f"General link for {widgets.plain(platform)}", expanded="_general_open" in st.session_state):
         st.caption(
             f"One URL to post on {widgets.plain(platform)}: it adds each participant's id, and the lab starts one "
             "participant per id, lets only the browser that started continue, and sends them back with the code "

@@ -1051,6 +1051,9 @@ def test_a_participants_only_server_opens_study_links_and_nothing_else(study_sto
     with session(study_store) as con:
         token = links.token(study_store, links.row_of(con, who.link_id))
     monkeypatch.setenv("PLAB_MODE", "server")
+    # a server's page latches "sign-in required" for the whole process (backend.identity.actor); this one is
+    # pytest's, so the latch is put back after the test, or every later test in it would be refused
+    monkeypatch.setattr("backend.identity.actor._SIGN_IN_REQUIRED", False)
     page = open_page(study_store, "pages/participate.py", {"link": token})
     shown = " ".join(e.value for e in page.title) + " ".join(str(e.value) for e in page.markdown)
     assert "Welcome" in shown and [b.label for b in page.button] == ["Start", "Yes, withdraw and delete my answers"]
