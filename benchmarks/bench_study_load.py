@@ -86,7 +86,7 @@ def participate(store: Path, token: str, barrier) -> list[tuple[float, float, fl
         asked = time.perf_counter()
         with session(store) as con:
             entered = time.perf_counter()
-            study_actions.answer(con, "load-study", position, 0.5, actor=who)
+            study_actions.answer(con, "load-study", position, 0.5, actor=who, then=False)  # as the page asks
             answered = time.perf_counter()
         timings.append((asked, entered, answered, time.perf_counter()))
     return timings

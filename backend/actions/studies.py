@@ -125,12 +125,14 @@ def answer(
     measured: dict | None = None,
     *,
     actor: Actor,
-) -> Screen:
+    then: bool = True,
+) -> Screen | None:
     """Store the acting participant's answer, with what their browser measured (`collection.timing`), one audit row
-    with it (a refused one too), and return the next screen."""
+    with it (a refused one too), and return the next screen; None with `then=False`, for a caller that reads the
+    next screen itself (the participant page, on its next run), so one answer reads what it needs once."""
     with acting(con, actor, "respond", f"{study_id}: trial {position + 1}", scope=collection.object_of(study_id)) as by:
         collection.answer(con, study_id, position, given, by.id, measured)
-    return collection.screen(con, study_id, by.id)
+    return collection.screen(con, study_id, by.id) if then else None
 
 
 @door("respond")

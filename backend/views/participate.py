@@ -43,9 +43,10 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> None:
 
 def answer(
     con: duckdb.DuckDBPyConnection, study_id: str, position: int, given, measured: dict | None, actor: Actor
-) -> Screen:
-    """Store the answer with what the browser measured (moved, rt_ms, left_count, left_ms); the next screen."""
-    return study_actions.answer(con, study_id, position, given, measured, actor=actor)
+) -> None:
+    """Store the answer with what the browser measured (moved, rt_ms, left_count, left_ms); the page reads the next
+    screen on its next run, so the act does not make it too."""
+    study_actions.answer(con, study_id, position, given, measured, actor=actor, then=False)
 
 
 def give_demographics(con: duckdb.DuckDBPyConnection, study_id: str, answers: dict, actor: Actor) -> Screen:
