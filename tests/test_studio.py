@@ -276,7 +276,8 @@ def test_the_studio_page_makes_a_family_from_one_sentence_or_says_why_not(open_p
 
 
 def finished(store, run_id: str, dataset: str, seconds: float = 180) -> dict:
-    """The job's progress once it completes or stops (or after `seconds`)."""
+    """The job's progress once it completes or stops and its process has exited (the store says complete before
+    the process writes its last log line), or after `seconds`."""
     import time
 
     from backend.execution import jobs
@@ -286,7 +287,7 @@ def finished(store, run_id: str, dataset: str, seconds: float = 180) -> dict:
     while time.monotonic() < deadline:
         with session(store) as con:
             state = jobs.progress(con, run_id, dataset)
-        if state["status"] in ("complete", "stopped"):
+        if state["status"] in ("complete", "stopped") and not jobs.alive(run_id):
             break
         time.sleep(1)
     return state
