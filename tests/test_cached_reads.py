@@ -15,7 +15,7 @@ import streamlit as st
 from backend.store import sessions, writer
 from backend.store.connection import connect
 from backend.store.examples import Slice
-from backend.store.writer import AREAS, BUMP, atomic
+from backend.store.writer import AREAS, atomic
 from backend.views import explore, overview, rate
 from tests.helpers.data import WRITE_RUN
 from tests.helpers.people import LOCAL
@@ -93,7 +93,7 @@ def test_a_write_of_each_kind_changes_the_cache_key_of_exactly_the_functions_tha
     before = {where: resources.store_version(fn) for where, fn in functions.items()}
     con = connect(store_copy)
     with atomic(con, area):  # the writer's own transaction, as every write of that kind makes
-        con.execute(BUMP, {"k": "unrelated:probe"})
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('unrelated:probe', '1')")  # a row no page reads
     con.close()
     after = {where: resources.store_version(fn) for where, fn in functions.items()}
     changed = {where for where in functions if before[where] != after[where]}

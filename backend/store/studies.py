@@ -180,9 +180,10 @@ def answered(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str)
     ).fetchall()[0][0]
 
 
-def add_response(con: duckdb.DuckDBPyConnection, response: dict, rating: dict | None) -> None:
-    """One answer (inside the caller's transaction): the response, the crowd rating it is, the study frozen (a
-    pilot's answer: the response only, no rating, the design left free to change)."""
+def add_response(con: duckdb.DuckDBPyConnection, response: dict, rating: dict | None, frozen: bool = False) -> None:
+    """One answer (inside the caller's transaction): the response, the crowd rating it is, the study frozen unless
+    the caller read it `frozen` already (a study is never unfrozen) (a pilot's answer: the response only, no rating,
+    the design left free to change)."""
     con.execute(
         f"INSERT INTO study_responses ({', '.join(RESPONSE)}) VALUES ({', '.join('$' + c for c in RESPONSE)})",
         {c: response.get(c) for c in RESPONSE},
@@ -193,7 +194,7 @@ def add_response(con: duckdb.DuckDBPyConnection, response: dict, rating: dict | 
             "VALUES ($dataset_id, $example_id, '', $rater_id, 'crowd', $criterion, $value, $label, $rated_at)",
             rating,
         )
-    if response.get("pilot"):
+    if response.get("pilot") or frozen:
         return
     con.execute(
         "UPDATE studies SET frozen_at = $t WHERE study_id = $s AND frozen_at IS NULL",

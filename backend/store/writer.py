@@ -241,8 +241,12 @@ def writes() -> int:
 # second does not throw away every cached Explore slice; the counters live in the store, so writes
 # from other processes count too.
 AREAS = ("data", "ratings", "live", "saved", "audit")  # saved: saved slices and the report; audit: audit and links
-BUMP = """INSERT INTO meta VALUES ($k, '1') ON CONFLICT (key)
-          DO UPDATE SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS VARCHAR)"""
+# One UPDATE for every area a transaction wrote (an upsert per area cost about 4.5 ms each inside an answer's
+# transaction, an UPDATE about 1 ms); an area's first write adds its counter at 1.
+BUMP = "UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS VARCHAR) WHERE list_contains($k, key)"
+FIRST_VERSIONS = (
+    "INSERT INTO meta SELECT k, '1' FROM unnest($k::VARCHAR[]) AS t(k) WHERE k NOT IN (SELECT key FROM meta)"
+)
 
 
 def versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -280,8 +284,9 @@ def atomic(con: duckdb.DuckDBPyConnection, area: str = "data") -> Iterator[None]
         bumped = _BUMPED.set({area})
         try:
             yield
-            for name in sorted(_BUMPED.get()):  # once per transaction: a version says "changed", not how often
-                con.execute(BUMP, {"k": f"version:{name}"})
+            keys = [f"version:{name}" for name in sorted(_BUMPED.get())]  # once per transaction: a version says
+            if con.execute(BUMP, {"k": keys}).fetchone()[0] < len(keys):  # "changed", not how often
+                con.execute(FIRST_VERSIONS, {"k": keys})
             con.execute("COMMIT")
             _WRITES[0] += 1
         except BaseException as exc:

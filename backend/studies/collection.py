@@ -546,9 +546,9 @@ def answer(
     row = study(con, study_id)
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
-    _not_withdrawn(con, study_id, person)
     participant = store_studies.participant(con, study_id, person)
-    if participant is None:
+    if participant is None:  # a withdrawal deletes the participant's row with their data: say which it is
+        _not_withdrawn(con, study_id, person)
         raise StudyRefused("participant", "open the study's first page (your link) before answering")
     design = design_of(row)
     trials = participant["trials"]
@@ -580,7 +580,7 @@ def answer(
         if trial["kind"] in ("target", "control") and not participant["pilot"]:
             rating = {"dataset_id": study_id, "example_id": trial["id"], "rater_id": person}
             rating |= {"criterion": design.criterion, "value": value, "label": label, "rated_at": now}
-        store_studies.add_response(con, response, rating)
+        store_studies.add_response(con, response, rating, frozen=row["frozen_at"] is not None)
         if position == len(trials) - 1 and not design.demographics:
             _finish(con, design, study_id, person)
 
