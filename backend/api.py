@@ -232,13 +232,21 @@ class Lab:
         with self._session() as con:
             return study_actions.delete_participant(con, study, participant, reason, actor=self.actor)
 
-    def study_model(self, name: str, condition: str | None = None, slopes: bool = True, coding: str = "treatment"):
-        """The mixed-effects model of a study's answers (its analysed participants) or of a graded dataset whose
-        rater ids name one person across items: `metrics.mixed_models.Fit` (formula, coding, fixed effects with SE,
-        CI and Wald and likelihood-ratio p, variance components, singularity, notes; `.summary()` in words). The
-        kept fit of the data as it is now, else fitted now (seconds to minutes) and kept."""
+    def study_model(
+        self,
+        name: str,
+        condition: str | None = None,
+        slopes: bool = True,
+        coding: str = "treatment",
+        pilot: bool = False,
+    ):
+        """The mixed-effects model of a study's answers (its analysed participants; with `pilot`, its pilot's) or of
+        a graded dataset whose rater ids name one person across items: `metrics.mixed_models.Fit` (formula, coding,
+        fixed effects with SE, CI and Wald and likelihood-ratio p, variance components, singularity, notes;
+        `.summary()` in words). The kept fit of the data as it is now, else fitted now (seconds to minutes) and
+        kept."""
         with self._session() as con:
-            model = mixed_model.chosen(con, name, condition, slopes=slopes, coding=coding)
+            model = mixed_model.chosen(con, name, condition, slopes=slopes, coding=coding, pilot=pilot)
         return mixed_model.fit(self.store, model)[0]
 
     def study_power(
@@ -248,14 +256,18 @@ class Lab:
         sims: int = power_analysis.DEFAULT_SIMS,
         seed: int = 0,
         from_fit: str | None = None,
+        pilot: bool = False,
         **typed,
     ) -> pd.DataFrame:
         """Power by simulation of the study's design at each participant count: participants, contrast, sims,
         significant, power, low, high (exact binomial 95% CI), test. Assumes what the kept fit of `from_fit`'s
-        answers estimates, or typed values: intercept, effects={condition: difference}, sd_participant, sd_item,
-        sd_slope, sd_residual (and reference)."""
+        answers (with `pilot`, of its pilot's answers: `study_model(from_fit, pilot=True)`) estimates, or typed
+        values: intercept, effects={condition: difference}, sd_participant, sd_item, sd_slope, sd_residual (and
+        reference)."""
         with self._session() as con:
-            request = power_analysis.request(con, study, tuple(counts), sims, seed, from_fit=from_fit, **typed)
+            request = power_analysis.request(
+                con, study, tuple(counts), sims, seed, from_fit=from_fit, pilot=pilot, **typed
+            )
         return power_analysis.run(request)
 
     def study_export(self, study: str, out: Path | str) -> list[Path]:

@@ -254,6 +254,8 @@ if closing and st.button("Close the study", help=KEPT):
 power.section(study_id)  # before launch too: how many participants to pay for
 people = query(sv.participants, study_id)
 if people.empty:
+    if query(sv.pilots, study_id)["answers"]:  # before launch: a model of the pilot's answers, for the power analysis
+        fits.section(study_id, pilot_only=True)
     urls.stop()
 st.subheader("Exclusions")
 st.caption(

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from backend.actions import studies as study_actions
-from backend.analysis import gradient, power_analysis, projection, studies
+from backend.analysis import gradient, mixed_model, power_analysis, projection, studies
 from backend.api import Lab
 from backend.cli.main import main
 from backend.execution import jobs
@@ -245,6 +245,29 @@ def answer_all(con, study_id: str, who: Actor, value_of) -> collection.Screen:
     return screen
 
 
+def noisy_answers(
+    con, study_id: str, person: str, examples: pd.DataFrame, rng, spread: float = 0.05, careless: bool = False
+):
+    """A participant's answers: each target near its condition's TRUE_MEANS (controls near 0.05), shifted by the
+    participant's own offset (SD `spread`), with noise — or, `careless`, at random and high on the controls; yes to
+    the native-language question, 1 to practice and attention."""
+    offset = rng.normal(0, spread)
+
+    def value_of(screen):
+        trial = store_studies.participant(con, study_id, person)["trials"][screen.position]
+        if trial["kind"] == "native":
+            return "yes"
+        if trial["kind"] in ("practice", "attention"):
+            return 1.0
+        condition = examples.loc[trial["id"], "extra"]["variant"]
+        if careless:
+            return float(rng.uniform(0.8, 1.0)) if condition == "control" else float(rng.uniform())
+        mean = 0.05 if condition == "control" else TRUE_MEANS[condition]
+        return float(np.clip(mean + offset + rng.normal(0, 0.1), 0, 1))
+
+    return value_of
+
+
 def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_participants(
     study_store, tmp_path, open_page
 ):
@@ -256,20 +279,7 @@ def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_p
         noisy = {link.person for link in made[::10]}  # 4 of 40: answer at random, and high on the controls
         for link in made:
             who = participant(con, study_store, study_id, link.person)
-            offset = rng.normal(0, 0.03)
-
-            def value_of(screen, person=link.person, offset=offset):
-                trial = store_studies.participant(con, study_id, person)["trials"][screen.position]
-                if trial["kind"] == "native":
-                    return "yes"
-                if trial["kind"] in ("practice", "attention"):
-                    return 1.0
-                condition = examples.loc[trial["id"], "extra"]["variant"]
-                if person in noisy:
-                    return float(rng.uniform(0.8, 1.0)) if condition == "control" else float(rng.uniform())
-                mean = 0.05 if condition == "control" else TRUE_MEANS[condition]
-                return float(np.clip(mean + offset + rng.normal(0, 0.1), 0, 1))
-
+            value_of = noisy_answers(con, study_id, who.id, examples, rng, spread=0.03, careless=who.id in noisy)
             done = answer_all(con, study_id, who, value_of)
             assert done.kind == "done" and len(done.code) == 8
         lists = studies.progress(con, study_id)
@@ -555,19 +565,8 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
         made = study_actions.make_links(con, study_store, study_id, 16, actor=LOCAL)
         examples = store_studies.example_rows(con, study_id).set_index("example_id")
         for link in made:
-            offset = rng.normal(0, 0.05)
-
-            def value_of(screen, person=link.person, offset=offset):
-                trial = store_studies.participant(con, study_id, person)["trials"][screen.position]
-                if trial["kind"] == "native":
-                    return "yes"
-                if trial["kind"] in ("practice", "attention"):
-                    return 1.0
-                condition = examples.loc[trial["id"], "extra"]["variant"]
-                mean = 0.05 if condition == "control" else TRUE_MEANS[condition]
-                return float(np.clip(mean + offset + rng.normal(0, 0.1), 0, 1))
-
-            answer_all(con, study_id, participant(con, study_store, study_id, link.person), value_of)
+            who = participant(con, study_store, study_id, link.person)
+            answer_all(con, study_id, who, noisy_answers(con, study_id, who.id, examples, rng))
         collection.close(con, study_id)
         kept = collection.analysed(con, study_id).participants
         stored = store_studies.responses(con, study_id)
@@ -629,6 +628,63 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
     assert pd.read_csv(BytesIO(files["power.csv"]))["power"].tolist() == again["power"].tolist()
     methods = files["methods.md"].decode()
     assert fitted.summary() in methods and "Power was estimated by simulation: 60 simulated studies" in methods
+
+
+def test_a_pilot_s_answers_give_a_power_analysis_its_assumptions_only_when_chosen(
+    study_store, tmp_path, monkeypatch, open_page, capsys
+):
+    """Issue 55, item 3 (pilots came with issue 56): `study model --pilot` keeps a fit of the pilot's answers, equal to
+    a fit on a pandas frame of them; `study power --from-fit S --pilot` and the API assume what it estimates, and the
+    Study page offers it under Assume; the real answers' model never reads them."""
+    monkeypatch.setenv("PLAB_DATA_DIR", str(tmp_path / "data"))
+    rng = np.random.default_rng(5)
+    with session(study_store) as con:
+        study_id = collection.create(con, DESIGN.replace("name: sim-study", "name: piloted-power"))
+        with pytest.raises(ValueError, match="piloted-power has no pilot answers; make pilot links"):
+            mixed_model.chosen(con, study_id, pilot=True)
+        examples = store_studies.example_rows(con, study_id).set_index("example_id")
+        for link in study_actions.pilot_links(con, study_store, study_id, 8, actor=LOCAL):
+            who = links.opened(con, study_store, link.token)
+            answer_all(con, study_id, who, noisy_answers(con, study_id, who.id, examples, rng))
+        targets = con.execute(
+            "SELECT participant_id, trial, value FROM study_responses "
+            "WHERE study_id = $s AND pilot AND kind = 'target'",
+            {"s": study_id},
+        ).df()
+        assert mixed_model.frame(con, mixed_model.chosen(con, study_id)).empty  # the real answers: none
+        bounds = power_analysis.scale(con, study_id)
+    frame = pd.DataFrame(
+        {
+            "participant": targets["participant_id"],
+            "item": targets["trial"].map(lambda e: examples.loc[e, "extra"]["item"]),
+            "condition": targets["trial"].map(lambda e: examples.loc[e, "extra"]["variant"]),
+            "value": targets["value"],
+        }
+    ).sort_values(["participant", "item", "condition", "value"], ignore_index=True)  # as the kept fit's rows are
+    expected = mixed_models.fit(frame)
+    assert main(["--store", str(study_store), "study", "model", study_id, "--pilot"]) == 0
+    assert "Participants: the study's pilot, 8 (never analysed" in capsys.readouterr().out
+    fitted = Lab(study_store).study_model(study_id, pilot=True)  # the command's kept fit
+    assert (fitted.n, fitted.participants) == (len(frame), 8)
+    pd.testing.assert_frame_equal(fitted.fixed, expected.fixed, rtol=1e-6)
+    pd.testing.assert_frame_equal(fitted.variance, expected.variance, rtol=1e-5)
+    asked = ["--from-fit", study_id, "--pilot", "--sims", "20", "--participants", "8"]
+    assert main(["--store", str(study_store), "study", "power", study_id, *asked]) == 0
+    said = f"assumed (the mixed-model fit of {study_id}'s pilot answers ({len(frame):,} answers, 8 participants))"
+    assert said in capsys.readouterr().out
+    with session(study_store) as con:
+        request = power_analysis.request(con, study_id, (8,), 20, from_fit=study_id, pilot=True)
+    assert request.assumed == power_analysis.assumed_from_fit(fitted, request.plan.conditions, bounds)
+    assert power_analysis.arguments(request)[-3:] == ["--from-fit", study_id, "--pilot"]  # as a page's job runs it
+    table = Lab(study_store).study_power(study_id, counts=(8,), sims=20, from_fit=study_id, pilot=True)
+    assert len(table) == 3 and table["power"].between(0, 1).all()
+    page = open_page(study_store, "pages/study.py", {"study": study_id})
+    assert not page.exception
+    assert f"{study_id} (pilot answers)" in page.selectbox(key="power_source").options
+    # before launch the model section is the pilot's: its kept fit, so named
+    assert any(list(d.value.columns[:2]) == ["term", "estimate"] for d in page.dataframe)
+    shown = [c.value.replace("\\", "") for c in page.caption]  # captions are Markdown-escaped
+    assert any(f"dataset {study_id} (pilot answers): value ~ condition" in c for c in shown)
 
 
 def one_participant(store: Path, name: str) -> tuple[str, Actor]:
@@ -817,7 +873,9 @@ def test_a_withdrawal_and_a_deletion_remove_exactly_that_participant_even_after_
             assert set(studies.condition_means(con, study_id)["participants"]) == {1}
             shown = archived(con, study_id)
             assert people[2] in shown and people[0] not in shown and people[1] not in shown
-            assert "0.123" not in shown and "0.223" not in shown  # their answers, as exported
+            exported = pd.read_csv(BytesIO(studies.archive(con, study_id)["responses.csv"]))
+            values = set(exported["value"].dropna())  # their answers gone (compared as values: the text holds time
+            assert 0.323 in values and not values & {0.123, 0.223}  # stamps whose digits can read "0.123" by chance)
 
         deleted_and_kept()
         log = store_studies.deletions(con, study_id)

@@ -16,8 +16,9 @@ from ui.resources import query, store_ref
 JOB = "_fit_job"
 
 
-def section(dataset: str, analysed: str = "") -> None:
-    """The model of `dataset`'s answers (`analysed`: what the page says of a study's participants)."""
+def section(dataset: str, analysed: str = "", pilot_only: bool = False) -> None:
+    """The model of `dataset`'s answers (`analysed`: what the page says of a study's participants); `pilot_only`:
+    a study before launch, whose pilot's answers are all there is to fit."""
     st.subheader("Mixed-effects model")
     found = query(fv.choices, dataset)
     if isinstance(found, str):
@@ -34,13 +35,27 @@ def section(dataset: str, analysed: str = "") -> None:
         "when the fit with slopes does not converge, intercepts only, with a note.",
     )
     coding = right.radio("Contrast coding", ["treatment", "sum"], key="fit_coding", horizontal=True)
-    model = replace(labels[pick], slopes=slopes, coding=coding)
+    pilot = pilot_only or (
+        query(fv.pilot_answers, dataset) > 0
+        and st.toggle(
+            "Pilot answers",
+            key="fit_pilot",
+            help="Fit the pilot's answers instead (never analysed with the real ones): what a power analysis may "
+            "assume before launch.",
+        )
+    )
+    if pilot_only:
+        st.caption("Before launch: a model of the pilot's answers (never analysed with the real ones), whose estimates "
+                   "the power analysis above can assume once it is fitted.")  # fmt: skip
+    model = replace(labels[pick], slopes=slopes, coding=coding, pilot=pilot)
     target = query(fv.kept_path, model)
     fitted = fv.load(target)
     if fitted is None:
         _start(model)
         return
-    _show(fitted, dataset, analysed, query(fv.scale_note, dataset))
+    if pilot:  # what the export says it is
+        dataset, analysed = f"{dataset} (pilot answers)", "its pilots (never analysed with the real answers)"
+    _show(fitted, dataset, analysed, query(fv.scale_note, model.dataset))
 
 
 def _start(model) -> None:
@@ -52,7 +67,7 @@ def _start(model) -> None:
         "No fit of the answers as they are now. A fit takes seconds to a few minutes here (statsmodels: about 10 s "
         "for 5,000 ratings with slopes); it runs in a process of its own and is kept until the answers change. In a "
         f"terminal: python -m backend study model {widgets.plain(model.dataset)} --condition "
-        f"{widgets.plain(model.condition)}."
+        f"{widgets.plain(model.condition)}{' --pilot' if model.pilot else ''}."
     )
     if job:  # the job ended without a fit of this model: say why
         st.error(f"The last fit did not finish: {widgets.plain(fv.last_line(job))}")

@@ -40,12 +40,14 @@ def section(study_id: str) -> None:
 def _request(study_id: str, design: dict):
     conditions, own = design["conditions"], design["items"]
     k = len(conditions) if design["assignment"] == "latin" else 1
+    fitted = query(sv.fitted_studies)
     source = st.selectbox(
         "Assume",
-        [TYPED, *query(sv.fitted_studies)],
+        [TYPED, *fitted],
         key="power_source",
-        help="Typed effects and SDs, or what a study's kept mixed-model fit estimates (an earlier study's, or this "
-        "one's so far; its reference condition is then the fit's).",
+        help="Typed effects and SDs, or what a study's kept mixed-model fit estimates (an earlier study's, this "
+        "one's so far, or its pilot's answers — fit them under Mixed-effects model with Pilot answers on; the fit's "
+        "reference condition is then the reference).",
     )
     left, middle, right = st.columns(3)
     counts_text = left.text_input(
@@ -66,7 +68,7 @@ def _request(study_id: str, design: dict):
     try:
         if source == TYPED:
             return _typed(study_id, conditions, counts, int(sims), int(count))
-        request = query(sv.power_request, study_id, counts, int(sims), int(count), source)
+        request = query(sv.power_request, study_id, counts, int(sims), int(count), *fitted[source])
     except ValueError as exc:
         st.error(widgets.message(exc))
         return None

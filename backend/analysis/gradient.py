@@ -34,6 +34,7 @@ from backend.metrics import gradient as gradient_metrics
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
+from backend.store import studies as store_studies
 from backend.studies import collection
 
 PEOPLE = "people"
@@ -66,18 +67,32 @@ def ratings(con: duckdb.DuckDBPyConnection, dataset_id: str) -> pd.DataFrame:
     """Every crowd rating of the spec's criterion: rater, item, value, split and the spec's facets (controls
     left out); a rater numbered within its item is that item's own."""
     rule = spec(con, dataset_id)
-    keys = tuple(
-        dict.fromkeys([*rule["by"], *[rule[k] for k in ("prior", "item") if rule.get(k)], *rule.get("leave_out", {})])
-    )
-    frame = queries.crowd_values(con, dataset_id, rule["criterion"], keys)
-    for facet, values in rule.get("leave_out", {}).items():
-        frame = frame[~frame[facet].isin(values)]
+    frame = _left_out(rule, queries.crowd_values(con, dataset_id, rule["criterion"], _keys(rule)))
     found = collection.analysed(con, dataset_id)  # a study's: only its analysed participants (open: finished so far)
     if found is not None:
         frame = frame[frame["rater"].isin(found.participants)]
     if rule.get("raters") == "per item":
         frame = frame.assign(rater=frame["item"] + "/" + frame["rater"])
     return frame.reset_index(drop=True)
+
+
+def pilot_ratings(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """A study's pilot answers in `ratings`' columns (controls left out): never analysed with the real ones, read only
+    where a researcher chooses them (a mixed model of the pilot, whose estimates a power analysis may assume)."""
+    rule = spec(con, study_id)
+    return _left_out(rule, store_studies.pilot_values(con, study_id, _keys(rule))).reset_index(drop=True)
+
+
+def _keys(rule: dict) -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys([*rule["by"], *[rule[k] for k in ("prior", "item") if rule.get(k)], *rule.get("leave_out", {})])
+    )
+
+
+def _left_out(rule: dict, frame: pd.DataFrame) -> pd.DataFrame:
+    for facet, values in rule.get("leave_out", {}).items():
+        frame = frame[~frame[facet].isin(values)]
+    return frame
 
 
 def facet_column(facet: str) -> str:

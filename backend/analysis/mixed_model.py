@@ -37,7 +37,8 @@ CODINGS = ("treatment", "sum")
 class Model:
     """What is fitted: on `dataset`'s ratings in `split` (None: every split), the facet `condition` as the fixed
     effect, the facet `item` as the items (EXAMPLE: each example), by-participant slopes when `slopes` (and the design
-    supports them), in `coding`."""
+    supports them), in `coding`; with `pilot`, a study's pilot answers instead of its analysed participants' (for a
+    power analysis's assumptions before launch)."""
 
     dataset: str
     condition: str
@@ -45,10 +46,11 @@ class Model:
     split: str | None = None
     slopes: bool = True
     coding: str = "treatment"
+    pilot: bool = False
 
     def label(self) -> str:
         where = f" (split {self.split})" if self.split else ""
-        return f"{self.condition}{where}"
+        return f"{self.condition}{where}{' — pilot answers' if self.pilot else ''}"
 
 
 def choices(con: duckdb.DuckDBPyConnection, dataset_id: str) -> list[Model]:
@@ -84,13 +86,21 @@ def chosen(con: duckdb.DuckDBPyConnection, dataset_id: str, condition: str | Non
         raise ValueError(f"condition: {dataset_id} is modelled by one of {names}, not {condition!r}")
     if options.get("coding", "treatment") not in CODINGS:
         raise ValueError(f"coding: expected one of {', '.join(CODINGS)}, got {options['coding']!r}")
+    if options.get("pilot"):
+        if store_studies.study(con, dataset_id) is None:
+            raise ValueError(f"pilot: {dataset_id} is not a study, so it has no pilot answers")
+        if not store_studies.pilots(con, dataset_id)["answers"]:
+            raise ValueError(
+                f"pilot: {dataset_id} has no pilot answers; make pilot links "
+                f"(`python -m backend study links {dataset_id} --pilot`, or the Study page's Pilot) and answer them"
+            )
     return Model(**(asdict(pick[0]) | options))
 
 
 def frame(con: duckdb.DuckDBPyConnection, model: Model) -> pd.DataFrame:
-    """participant, item, condition, value: the ratings the model is fitted on (a study's analysed participants,
-    controls left out), in a fixed order."""
-    ratings = gradient.ratings(con, model.dataset)
+    """participant, item, condition, value: the ratings the model is fitted on (a study's analysed participants, or
+    its pilot's; controls left out), in a fixed order."""
+    ratings = gradient.pilot_ratings(con, model.dataset) if model.pilot else gradient.ratings(con, model.dataset)
     if model.split is not None:
         ratings = ratings[ratings["split"] == model.split]
     items = ratings["item"] if model.item == EXAMPLE else ratings[gradient.facet_column(model.item)]
@@ -113,7 +123,8 @@ def version(rows: pd.DataFrame, model: Model) -> str:
 
 
 def path(model: Model, data_version: str) -> Path:
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{model.dataset}-{model.condition}")
+    name = f"{model.dataset}-{model.condition}{'-pilot' if model.pilot else ''}"
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
     return settings().data_dir / "fits" / f"{safe}-{data_version[:16]}.json"
 
 

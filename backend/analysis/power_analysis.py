@@ -42,6 +42,7 @@ class Request:
     assumed: power.Assumed
     source: str  # "typed", or which fit, in words
     fit: str | None = None  # the study or dataset whose kept fit was read (`study power --from-fit`)
+    pilot: bool = False  # the kept fit was of that study's pilot answers (`--from-fit NAME --pilot`)
     counts: tuple[int, ...] = DEFAULT_COUNTS
     sims: int = DEFAULT_SIMS
     seed: int = 0
@@ -56,7 +57,7 @@ def arguments(request: Request) -> list[str]:
     args = ["study", "power", request.study, "--participants", *map(str, request.counts)]
     args += ["--sims", str(request.sims), "--seed", str(request.seed), "--items", str(request.plan.items)]
     if request.fit:
-        return [*args, "--from-fit", request.fit]
+        return [*args, "--from-fit", request.fit, *(["--pilot"] if request.pilot else [])]
     given = request.assumed
     args += ["--reference", request.plan.conditions[0], "--intercept", repr(given.intercept)]
     args += ["--effect", *[f"{name}={value!r}" for name, value in given.effects.items()]]
@@ -74,6 +75,7 @@ def request(
     *,
     items_count: int | None = None,
     from_fit: str | None = None,
+    pilot: bool = False,
     reference: str | None = None,
     intercept: float | None = None,
     effects: dict[str, float] | None = None,
@@ -83,20 +85,21 @@ def request(
     sd_residual: float | None = None,
 ) -> Request:
     """A power analysis of `study_id`'s design: assuming what the kept fit of `from_fit`'s answers (a study or a
-    graded dataset's default model) estimates, or the typed values (the intercept, each other condition's effect
-    against the reference, the SDs); `items_count`: simulate the design with that many items instead of its own;
-    ValueError naming what is missing or wrong."""
+    graded dataset's default model; with `pilot`, of that study's pilot answers) estimates, or the typed values (the
+    intercept, each other condition's effect against the reference, the SDs); `items_count`: simulate the design with
+    that many items instead of its own; ValueError naming what is missing or wrong."""
     bounds = scale(con, study_id)
     if from_fit:
-        fitted = mixed_model.kept(con, mixed_model.chosen(con, from_fit))
+        fitted = mixed_model.kept(con, mixed_model.chosen(con, from_fit, pilot=pilot))
+        whose = f"{from_fit}'s pilot answers" if pilot else f"{from_fit}'s answers"
         if fitted is None:
             raise ValueError(
-                f"from-fit: {from_fit} has no kept fit of its answers as they are now; fit it first "
-                f"(`python -m backend study model {from_fit}`, or its page)"
+                f"from-fit: there is no kept fit of {whose} as they are now; fit it first "
+                f"(`python -m backend study model {from_fit}{' --pilot' if pilot else ''}`, or its page)"
             )
         found = plan(con, study_id, fitted.reference, items_count)
         assumed = assumed_from_fit(fitted, found.conditions, bounds)
-        source = f"the mixed-model fit of {from_fit} ({fitted.n:,} answers)"
+        source = f"the mixed-model fit of {whose} ({fitted.n:,} answers, {fitted.participants:,} participants)"
     else:
         found = plan(con, study_id, reference, items_count)
         typed = {"intercept": intercept, "sd-participant": sd_participant, "sd-item": sd_item}
@@ -108,7 +111,9 @@ def request(
             raise ValueError(f"effect: give each of {others} (against {found.conditions[0]!r}), got {effects}")
         assumed = power.Assumed(intercept, dict(effects), sd_participant, sd_item, sd_slope, sd_residual, bounds)
         source = "typed"
-    return Request(study_id, found, assumed, source, from_fit, tuple(counts), int(sims), int(seed))
+    return Request(
+        study_id, found, assumed, source, from_fit, bool(from_fit and pilot), tuple(counts), int(sims), int(seed)
+    )
 
 
 def design(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:

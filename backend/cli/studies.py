@@ -10,8 +10,8 @@ python -m backend study status STUDY                        # per list; exclusio
 python -m backend study close STUDY                         # no more answers; every page reads the kept participants
 python -m backend study export STUDY --out DIR              # responses, design, orders, exclusions, methods
 python -m backend study export STUDY --out DIR --with-platform-ids   # + platform ids, demographics (personal data)
-python -m backend study model STUDY [--condition C] [--no-slopes] [--coding sum]   # kept per data version
-python -m backend study power STUDY [--participants 20 40 60] [--sims 200] [--from-fit | --effect b=0.1 --sd-...]
+python -m backend study model STUDY [--condition C] [--no-slopes] [--coding sum] [--pilot]   # kept per data version
+python -m backend study power STUDY [--participants 20 40 60] [--sims 200] [--from-fit NAME [--pilot] | --effect ...]
 python -m backend study list
 
 `study model` also takes a graded dataset whose rater ids name one person across items (projective_probability).
@@ -84,6 +84,7 @@ def add(sub) -> None:
     q.add_argument("--condition", help="the fixed effect (a graded dataset: one of its grouping facets or its prior)")
     q.add_argument("--no-slopes", action="store_true", help="random intercepts only")
     q.add_argument("--coding", choices=mixed_model.CODINGS, default="treatment")
+    q.add_argument("--pilot", action="store_true", help="the study's pilot answers (never analysed with the real ones)")
     q = action.add_parser("power", help="power by simulation at several participant counts, before launch")
     q.add_argument("study")
     q.add_argument("--participants", type=int, nargs="+", default=list(power_analysis.DEFAULT_COUNTS))
@@ -93,6 +94,7 @@ def add(sub) -> None:
     q.add_argument(
         "--from-fit", metavar="NAME", help="assume what the kept mixed-model fit of NAME (a study) estimates"
     )
+    q.add_argument("--pilot", action="store_true", help="with --from-fit: the kept fit of NAME's pilot answers")
     q.add_argument("--reference", help="the reference condition (default: the first in sorted order)")
     q.add_argument("--intercept", type=float, help="the reference condition's mean answer")
     q.add_argument("--effect", nargs="+", default=[], metavar="CONDITION=DIFFERENCE", help="each other condition's")
@@ -214,10 +216,13 @@ def _export(con, args) -> int:
 
 def _model(args) -> int:
     with session(args.store) as con:
-        model = mixed_model.chosen(con, args.study, args.condition, slopes=not args.no_slopes, coding=args.coding)
+        model = mixed_model.chosen(
+            con, args.study, args.condition, slopes=not args.no_slopes, coding=args.coding, pilot=args.pilot
+        )
         note = mixed_model.scale_note(con, args.study)
         said = studies.analysed(con, args.study) if collection.analysed(con, args.study) is not None else ""
     fitted, kept = mixed_model.fit(args.store, model)
+    said = f"the study's pilot, {fitted.participants:,} (never analysed with the real answers)" if args.pilot else said
     print(fitted.summary())
     print("\n".join(line for line in (note, f"Participants: {said}." if said else "") if line))
     print(f"kept at {kept}")
@@ -248,6 +253,7 @@ def power_request(con, args) -> power_analysis.Request:
         args.seed,
         items_count=args.items,
         from_fit=args.from_fit,
+        pilot=args.pilot,
         reference=args.reference,
         intercept=args.intercept,
         effects=dict(_effect(text) for text in args.effect),

@@ -154,18 +154,32 @@ def power_design(con: duckdb.DuckDBPyConnection, study_id: str) -> dict | str:
 
 
 @reads(DATA)
-def fitted_studies(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The studies whose answers, as they are now, have a kept mixed-model fit (assumptions for a power analysis)."""
-    return [s for s in studies.listing(con)["study_id"] if mixed_model.kept(con, mixed_model.chosen(con, s))]
+def fitted_studies(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, bool]]:
+    """The kept mixed-model fits of studies' answers as they are now, and of their pilots' (assumptions for a power
+    analysis): a label → (study, pilot)."""
+    found = {}
+    for study_id in studies.listing(con)["study_id"]:
+        if mixed_model.kept(con, mixed_model.chosen(con, study_id)):
+            found[study_id] = (study_id, False)
+        piloted = studies.pilots(con, study_id)["answers"] > 0
+        if piloted and mixed_model.kept(con, mixed_model.chosen(con, study_id, pilot=True)):
+            found[f"{study_id} (pilot answers)"] = (study_id, True)
+    return found
 
 
 @reads(DATA)
 def power_request(
-    con: duckdb.DuckDBPyConnection, study_id: str, counts: tuple[int, ...], sims: int, items_count: int, from_fit: str
+    con: duckdb.DuckDBPyConnection,
+    study_id: str,
+    counts: tuple[int, ...],
+    sims: int,
+    items_count: int,
+    from_fit: str,
+    pilot: bool = False,
 ) -> power_analysis.Request:
     """A power analysis of the study's design (with `items_count` items) assuming what the kept fit of `from_fit`'s
-    answers estimates."""
-    return power_analysis.request(con, study_id, counts, sims, items_count=items_count, from_fit=from_fit)
+    answers (with `pilot`, its pilot's) estimates."""
+    return power_analysis.request(con, study_id, counts, sims, items_count=items_count, from_fit=from_fit, pilot=pilot)
 
 
 @reads(DATA)
