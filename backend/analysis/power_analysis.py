@@ -94,7 +94,8 @@ def request(
         whose = f"{from_fit}'s pilot answers" if pilot else f"{from_fit}'s answers"
         if fitted is None:
             raise ValueError(
-                f"from-fit: there is no kept fit of {whose} as they are now; fit it first "
+                f"from-fit: there is no kept fit of {whose} as they are now by the default model (by-participant "
+                "slopes, treatment coding); fit it first "
                 f"(`python -m backend study model {from_fit}{' --pilot' if pilot else ''}`, or its page)"
             )
         found = plan(con, study_id, fitted.reference, items_count)
