@@ -118,7 +118,10 @@ def frame(con: duckdb.DuckDBPyConnection, model: Model) -> pd.DataFrame:
 def version(rows: pd.DataFrame, model: Model) -> str:
     """The data version: SHA-256 of the rows and the model's options (and this module's VERSION)."""
     digest = hashlib.sha256(rows.to_csv(index=False).encode())
-    digest.update(json.dumps([VERSION, asdict(model)], sort_keys=True).encode())
+    options = asdict(model)
+    if not model.pilot:
+        del options["pilot"]  # so fits kept before pilot fits existed stay the fits of their data
+    digest.update(json.dumps([VERSION, options], sort_keys=True).encode())
     return digest.hexdigest()
 
 
