@@ -10,6 +10,7 @@ from dataclasses import replace
 import streamlit as st
 
 from backend.views import fits as fv
+from backend.views import study as sv
 from ui import export, identity, widgets
 from ui.resources import query, store_ref
 
@@ -36,7 +37,7 @@ def section(dataset: str, analysed: str = "", pilot_only: bool = False) -> None:
     )
     coding = right.radio("Contrast coding", ["treatment", "sum"], key="fit_coding", horizontal=True)
     pilot = pilot_only or (
-        query(fv.pilot_answers, dataset) > 0
+        query(sv.pilots, dataset)["answers"] > 0
         and st.toggle(
             "Pilot answers",
             key="fit_pilot",

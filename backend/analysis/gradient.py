@@ -34,7 +34,6 @@ from backend.metrics import gradient as gradient_metrics
 from backend.models import contamination
 from backend.store import queries
 from backend.store import runs as store_runs
-from backend.store import studies as store_studies
 from backend.studies import collection
 
 PEOPLE = "people"
@@ -80,7 +79,7 @@ def pilot_ratings(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame
     """A study's pilot answers in `ratings`' columns (controls left out): never analysed with the real ones, read only
     where a researcher chooses them (a mixed model of the pilot, whose estimates a power analysis may assume)."""
     rule = spec(con, study_id)
-    return _left_out(rule, store_studies.pilot_values(con, study_id, _keys(rule))).reset_index(drop=True)
+    return _left_out(rule, queries.pilot_values(con, study_id, _keys(rule))).reset_index(drop=True)
 
 
 def _keys(rule: dict) -> tuple[str, ...]:

@@ -376,8 +376,8 @@ def crowd_values(
     con: duckdb.DuckDBPyConnection, dataset_id: str, criterion: str, keys: tuple[str, ...]
 ) -> pd.DataFrame:
     """Every crowd rating on `criterion`: rater, item (example id), value, the item's split and `extra` keys."""
-    extra = "".join(f', json_extract_string(e.extra, $k{i}) AS "{key}"' for i, key in enumerate(keys))
-    params = {"d": dataset_id, "c": criterion} | {f"k{i}": "$." + json.dumps(key) for i, key in enumerate(keys)}
+    extra, params = _extra_columns(keys)
+    params |= {"d": dataset_id, "c": criterion}
     return con.execute(
         f"""
         SELECT r.rater_id AS rater, r.example_id AS item, r.value, e.split{extra}
@@ -386,3 +386,24 @@ def crowd_values(
     """,
         params,
     ).df()
+
+
+def pilot_values(con: duckdb.DuckDBPyConnection, study_id: str, keys: tuple[str, ...]) -> pd.DataFrame:
+    """A study's pilot participants' answers to target trials, in `crowd_values`' columns (pilot answers make no
+    crowd rating: they are read from here, and only for what a researcher chooses them for)."""
+    extra, params = _extra_columns(keys)
+    params |= {"s": study_id}
+    return con.execute(
+        f"""
+        SELECT r.participant_id AS rater, r.trial AS item, r.value, e.split{extra}
+        FROM study_responses r JOIN examples e ON e.dataset_id = r.study_id AND e.example_id = r.trial
+        WHERE r.study_id = $s AND r.pilot AND r.kind = 'target' ORDER BY r.trial, r.participant_id
+    """,
+        params,
+    ).df()
+
+
+def _extra_columns(keys: tuple[str, ...]) -> tuple[str, dict]:
+    """The select list's `extra` keys of the examples `e`, one column each, and their parameters."""
+    extra = "".join(f', json_extract_string(e.extra, $k{i}) AS "{key}"' for i, key in enumerate(keys))
+    return extra, {f"k{i}": "$." + json.dumps(key) for i, key in enumerate(keys)}

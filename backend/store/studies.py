@@ -172,22 +172,6 @@ def pilots(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, int]:
     return {"participants": int(found[0]), "answers": int(found[1])}
 
 
-def pilot_values(con: duckdb.DuckDBPyConnection, study_id: str, keys: tuple[str, ...]) -> pd.DataFrame:
-    """The pilot participants' answers to target trials, in `queries.crowd_values`' columns: rater, item (example
-    id), value, the item's split and `extra` keys (pilot answers make no crowd rating: they are read from here, and
-    only for what a researcher chooses them for)."""
-    extra = "".join(f', json_extract_string(e.extra, $k{i}) AS "{key}"' for i, key in enumerate(keys))
-    params = {"s": study_id} | {f"k{i}": "$." + json.dumps(key) for i, key in enumerate(keys)}
-    return con.execute(
-        f"""
-        SELECT r.participant_id AS rater, r.trial AS item, r.value, e.split{extra}
-        FROM study_responses r JOIN examples e ON e.dataset_id = r.study_id AND e.example_id = r.trial
-        WHERE r.study_id = $s AND r.pilot AND r.kind = 'target' ORDER BY r.trial, r.participant_id
-    """,
-        params,
-    ).df()
-
-
 def answered(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> int:
     """How many trials the participant has answered (their next position)."""
     return con.execute(

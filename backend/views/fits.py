@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from backend.actions import jobs as job_actions
-from backend.analysis import mixed_model, studies
+from backend.analysis import mixed_model
 from backend.analysis.mixed_model import Model  # noqa: F401 — the page's names
 from backend.execution import jobs
 from backend.identity.actor import Actor
@@ -30,12 +30,6 @@ def choices(con: duckdb.DuckDBPyConnection, dataset_id: str) -> list[mixed_model
 def kept_path(con: duckdb.DuckDBPyConnection, model: mixed_model.Model) -> Path:
     """Where the fit of the data as it is now is kept (it may not exist yet)."""
     return mixed_model.path(model, mixed_model.version(mixed_model.frame(con, model), model))
-
-
-@reads(DATA)
-def pilot_answers(con: duckdb.DuckDBPyConnection, dataset_id: str) -> int:
-    """How many pilot answers the dataset has (0 for one that is not a study)."""
-    return studies.pilots(con, dataset_id)["answers"]
 
 
 @reads(DATA)
