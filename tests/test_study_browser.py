@@ -173,8 +173,8 @@ def test_the_researcher_watches_closes_and_reads_people_beside_the_design(browse
     assert page.get_by_role("button", name="Close the study").count() == 0
     shows(page, lab["url"], None, "Before and after the exclusions", "study")
     body = page.inner_text("body")
-    assert "1 participant started and 1 finished" in body and "finished in less than 20 s (1 participant)" in body
-    assert "leaving 0 participants" in body and "no answers yet" in body  # nobody left: no means are made up
+    assert "1 participant started and 1 finished" in body and "; 1 participant who finished in less than 20 s" in body
+    assert "leaving 0 participants" in body and "no answers analysed" in body  # nobody left: no means are made up
 
 
 def test_a_link_opened_after_the_study_closed_is_refused(browser, lab):

@@ -175,21 +175,23 @@ def long_responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFram
 
 
 def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
-    """A methods paragraph with the study's numbers filled in (design, lists, order, scale, exclusions, means)."""
+    """A methods paragraph with the study's numbers filled in, each labelled with what it counts: design, lists, order,
+    scale; who started, withdrew, was deleted on request, did not finish, was excluded by each declared rule and was
+    analysed (pilots never counted); the means after exclusions (the mean alone, saying why, where no interval can be
+    estimated); and the analysed participants' response times."""
     row = collection.study(con, study_id)
     found, rated, kept_rows, applied = _rated(con, study_id)
-    log = exclusions.log(found, *collection.responses_of(con, study_id))
+    people, answers = collection.responses_of(con, study_id)
+    log = exclusions.log(found, people, answers)
     means = _means(rated, kept_rows)
     after = means[means["stage"] == AFTER]
-    finished = int((applied["excluded_by"] != exclusions.NOT_FINISHED).sum())
-    kept, answers = len(exclusions.kept(applied)), len(kept_rows)
+    kept = exclusions.kept(applied)
     grid = items(found, store_studies.example_rows(con, study_id))
     conditions, item_count = len(grid.grid.columns), len(grid.grid)
     assignment = {
-        "latin": f"one of {conditions} lists of a Latin square: every item once, in one of its {conditions} "
-        f"conditions, each condition on {_share(item_count, conditions)} items",
-        "crossed": f"every item in every condition ({item_count * conditions} trials)",
-        "random": f"{found.k} items drawn at random, conditions rotated from a random start",
+        "latin": _latin(conditions, item_count),
+        "crossed": f"every item in every condition ({_count(item_count * conditions, 'trial')})",
+        "random": f"{_count(found.k or 0, 'item')} drawn at random, conditions rotated from a random start",
     }[found.assignment]
     scale = found.scale
     if scale.kind == "choice":
@@ -200,33 +202,114 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         answered = f"on {kind} from {scale.min:g} to {scale.max:g}{ends}"
     extras = []
     if grid.controls:
-        extras.append(f"{len(grid.controls)} control items (expected answer {found.controls['expected']})")
+        extras.append(f"{_count(len(grid.controls), 'control item')} (expected answer {found.controls['expected']})")
     if found.attention:
-        extras.append(f"{len(found.attention)} attention check(s)")
+        extras.append(_count(len(found.attention), "attention check"))
     if found.practice:
-        extras.append(f"after {len(found.practice)} practice item(s)")
-    rules = [
-        f"{r.declared} ({_named(r.names, r.newly_excluded)})"
-        for r in log.itertuples()
-        if r.rule != exclusions.NOT_FINISHED
-    ]
-    results = "; ".join(f"{r.condition}: {r.mean:.2f} [{r.low:.2f}, {r.high:.2f}]" for r in after.itertuples())
+        extras.append(f"after {_count(len(found.practice), 'practice item')}")
+    missing = after["low"].isna() | after["high"].isna()
+    results = "; ".join(_estimate(r) for r in after.itertuples())
+    least = gradient_metrics.MIN_EACH
+    interval = f"; an interval needs at least {_people(least)} and {_count(least, 'item')}"
     return (
         f"Study {study_id} (design version {row['version']}, frozen at its first response"
         f"{' on ' + format(row['frozen_at'], '%Y-%m-%d') if row['frozen_at'] is not None else ''}) showed items of "
         f"the dataset {found.dataset}"
         f"{' (split ' + found.split + ')' if found.split else ''}. Each participant saw {assignment}"
         f"{', plus ' + ', '.join(extras) if extras else ''}, in an order randomised per participant "
-        f"(seed recorded{', no two items of one ' + found.separate + ' in a row' if found.separate else ''}). "
+        f"(seed recorded{', no two trials of one ' + found.separate + ' in a row' if found.separate else ''}). "
         f'They answered the question "{found.question}" (filled in from each item) {answered}. '
-        f"{_people(len(applied))} started and {finished} finished. Following the exclusion criteria declared "
-        f"with the design before data collection, "
-        + ("we excluded participants who " + "; who ".join(rules) if rules else "no rule excluded anyone")
-        + f", leaving {_people(kept)} and {answers:,} answers on target items. Mean answer per condition "
-        f"(95% CI, bootstrap over participants and items together): {results or 'no answers yet'}. "
+        + _flow(applied, deletions(con, study_id), row["status"] == "closed")
+        + _excluded(found, log, len(kept), len(kept_rows))
+        + "Mean answer per condition after exclusions (95% CI, bootstrap over participants and items together"
+        f"{interval if missing.any() else ''}): {results or 'none (no answers analysed)'}. "
         + _demographics(found)
-        + _timing(found, collection.responses_of(con, study_id)[1])
+        + _timing(found, answers, kept)
     )
+
+
+def _latin(conditions: int, item_count: int) -> str:
+    """What a Latin square's participant saw: 'one of 4 lists of a Latin square: every item once, in one of its 4
+    conditions, each condition on 3 items'."""
+    if conditions == 1:
+        return f"the one list: every item once, in its one condition ({_count(item_count, 'item')})"
+    return (
+        f"one of {_count(conditions, 'list')} of a Latin square: every item once, in one of its {conditions} "
+        f"conditions, each condition on {_share(item_count, conditions)}"
+    )
+
+
+def _flow(applied: pd.DataFrame, deleted: pd.DataFrame, closed: bool) -> str:
+    """Who started (those present, those who withdrew, those deleted on request: a deleted participant's row is gone,
+    the deletions log keeps them), and what became of them; pilots are never counted.
+
+    >>> log = pd.DataFrame({"participant_id": ["a", "b", "pilot-s-001"], "deleted_by": ["a", "me", "pilot-s-001"]})
+    >>> present = pd.DataFrame({"excluded_by": ["", "not finished", "attention"]})
+    >>> _flow(present, log, closed=True).split(";")[0]
+    '5 participants started: 1 withdrew, 1 had their data deleted on request, 1 did not finish and 2 finished'
+    >>> _flow(present.iloc[[0]], log.iloc[:0], closed=False)
+    '1 participant started and 1 finished. '
+    """
+    real = deleted[~deleted["participant_id"].map(collection.is_pilot).astype(bool)]
+    withdrew = int((real["deleted_by"] == real["participant_id"]).sum())
+    on_request = len(real) - withdrew
+    unfinished = int((applied["excluded_by"] == exclusions.NOT_FINISHED).sum())
+    started, finished = len(applied) + len(real), len(applied) - unfinished
+    parts = [f"{withdrew:,} withdrew"] if withdrew else []
+    parts += [f"{on_request:,} had their data deleted on request"] if on_request else []
+    if unfinished:
+        parts.append(f"{unfinished:,} did not finish" if closed else f"{unfinished:,} had not finished yet")
+    parts.append(f"{finished:,} finished")
+    said = f"{_people(started)} started" + (f": {', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else "")
+    if len(parts) == 1:
+        said += f" and {parts[0]}"
+    if len(real):
+        said += "; the answers of those who withdrew or whose data were deleted are neither kept nor analysed"
+    return said + ". "
+
+
+def _excluded(found: Design, log: pd.DataFrame, kept: int, answers: int) -> str:
+    """How many each declared rule excluded (in its order, each counting only those no earlier rule excluded), and how
+    many participants and answers on target items are left for the analysis."""
+    given = f"with {_count(answers, 'answer')} on target items"
+    rules = log[log["rule"] != exclusions.NOT_FINISHED]
+    if not found.exclusions:
+        return (
+            "No exclusion criteria were declared with the design, so everyone who finished was analysed: "
+            f"{_people(kept)}, {given}. "
+        )
+    clauses = [
+        f"{_people(r.newly_excluded)} who {_rule(found, rule)}"
+        + ("" if r.names == r.newly_excluded else f" ({_named(r.names, r.newly_excluded)})")
+        for rule, r in zip(found.exclusions, rules.itertuples(), strict=True)
+    ]
+    listed = clauses[0] if len(clauses) == 1 else "; ".join(clauses[:-1]) + "; and " + clauses[-1]
+    return (
+        "Following the exclusion criteria declared with the design before data collection, applied in their order, "
+        f"we excluded {listed}, leaving {_people(kept)} analysed, {given}. "
+    )
+
+
+def _rule(found: Design, rule: dict) -> str:
+    """A declared rule in words, its count of attention checks singular or plural as it should be."""
+    if rule["rule"] == "attention":
+        return f"failed more than {_count(int(rule['max_failed']), 'attention check')}"
+    return found.rule_text(rule)
+
+
+def _estimate(row) -> str:
+    """'a: 0.52 [0.40, 0.63]', or the mean alone saying why no interval was estimated: 'a: 0.52 (no interval: 1
+    participant)'.
+
+    >>> row = {"condition": "a", "mean": 0.5, "low": float("nan"), "high": float("nan"), "participants": 2, "items": 12}
+    >>> _estimate(next(pd.DataFrame([row]).itertuples()))
+    'a: 0.50 (no interval: 2 participants)'
+    """
+    if pd.notna(row.low) and pd.notna(row.high):
+        return f"{row.condition}: {row.mean:.2f} [{row.low:.2f}, {row.high:.2f}]"
+    few = [_people(row.participants)] if row.participants < gradient_metrics.MIN_EACH else []
+    few += [_count(row.items, "item")] if row.items < gradient_metrics.MIN_EACH else []
+    return f"{row.condition}: {row.mean:.2f} (no interval: {', '.join(few) or 'too few answers'})"
 
 
 def _demographics(found: Design) -> str:
@@ -239,27 +322,35 @@ def _demographics(found: Design) -> str:
             for q in found.demographics
         )
         said = (
-            f"After the last trial, participants answered {len(found.demographics)} demographic question(s): {asked}. "
+            f"After the last trial, participants answered {_count(len(found.demographics), 'demographic question')}: "
+            f"{asked}. "
         )
     return said + ("A debrief was shown after the last answer. " if found.debrief else "")
 
 
-def _timing(found: Design, answers: pd.DataFrame) -> str:
-    """What methods.md says of the answers' timing: how response times were measured, their median, and leaving the
-    tab; and whether a slider had to be moved."""
+def _timing(found: Design, answers: pd.DataFrame, kept: set[str]) -> str:
+    """What methods.md says of the answers' timing: how response times were measured, their median over the answers
+    of the analysed participants (`kept`) only, and leaving the tab; and whether a slider had to be moved."""
     slider = (
         "The slider showed no value, and the answer could not be given, until the participant moved it. "
         if found.scale.kind == "slider" and found.require_movement
         else ""
     )
-    timed = answers.dropna(subset=["rt_ms"])
-    if timed.empty:
+    if answers.dropna(subset=["rt_ms"]).empty:
         return slider + "No response times were measured (answers given outside a browser)."
-    away = int((timed["left_count"].fillna(0) > 0).sum())
-    n = len(timed)
-    return slider + (
+    how = (
         "Response times were measured in the participant's browser (performance.now) from the item's display to the "
-        f"answer: median {timed['rt_ms'].median() / 1000:.1f} s over {n:,} answer{'' if n == 1 else 's'}; "
+        "answer"
+    )
+    if not kept:
+        return slider + how + "; no participant is analysed, so no median is given."
+    timed = answers[answers["participant_id"].isin(kept)].dropna(subset=["rt_ms"])
+    analysed = f"the {_count(len(kept), 'analysed participant')}"
+    if timed.empty:
+        return slider + how + f", but none of the answers of {analysed} was timed (answered outside a browser)."
+    away = int((timed["left_count"].fillna(0) > 0).sum())
+    return slider + (
+        f"{how}: median {timed['rt_ms'].median() / 1000:.1f} s over {_count(len(timed), 'answer')} of {analysed}; "
         f"participants left the page (another tab or window) during {away:,} of them."
     )
 
@@ -298,21 +389,33 @@ def analyses(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[str, mixed_
 
 
 def _named(names: int, newly: int) -> str:
-    """'5 participants, 2 of them not excluded by an earlier rule' (one number when the two are the same).
+    """What a rule named beside what it excluded, when the two differ (an earlier rule had excluded some).
 
-    >>> _named(5, 2), _named(4, 4)
-    ('5 participants, 2 of them not excluded by an earlier rule', '4 participants')
+    >>> _named(5, 2)
+    'the rule named 5 participants, 3 of them already excluded by an earlier rule'
     """
-    return _people(names) if names == newly else f"{_people(names)}, {newly:,} of them not excluded by an earlier rule"
+    return f"the rule named {_people(names)}, {names - newly:,} of them already excluded by an earlier rule"
 
 
 def _people(n: int) -> str:
-    return f"{n:,} participant{'' if n == 1 else 's'}"
+    return _count(n, "participant")
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 item', '2 items', '1,200 answers': a count with its noun, singular or plural as it should be."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _share(items: int, conditions: int) -> str:
+    """How many items each condition of a Latin square list has, with the noun.
+
+    >>> _share(4, 4), _share(8, 4), _share(6, 4), _share(3, 4)
+    ('1 item', '2 items', '1 or 2 items', 'at most 1 item')
+    """
     low, high = items // conditions, -(-items // conditions)
-    return f"{low}" if low == high else f"{low} or {high}"
+    if low == high:
+        return _count(low, "item")
+    return f"at most {_count(high, 'item')}" if low == 0 else f"{low:,} or {high:,} items"
 
 
 def archive(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = False) -> dict[str, bytes]:
