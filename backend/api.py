@@ -236,18 +236,33 @@ class Lab:
         self,
         name: str,
         condition: str | None = None,
-        slopes: bool = True,
+        formula: str | None = None,
         coding: str = "treatment",
+        reference: str | None = None,
         pilot: bool = False,
     ):
         """The mixed-effects model of a study's answers (its analysed participants; with `pilot`, its pilot's) or of
-        a graded dataset whose rater ids name one person across items: `metrics.mixed_models.Fit` (formula, coding,
-        fixed effects with SE, CI and Wald and likelihood-ratio p, variance components, singularity, notes;
-        `.summary()` in words). The kept fit of the data as it is now, else fitted now (seconds to minutes) and
-        kept."""
+        a graded dataset whose rater ids name one person across items, as `formula` in lme4's syntax over the
+        columns of `study_model_frame` (None: the maximal structure the design justifies, `study_model_formula`):
+        `metrics.mixed_models.Fit` (formula, coding, fixed effects with Satterthwaite t tests, each term's
+        likelihood-ratio test, pairwise comparisons, variance components and correlations, convergence and
+        singularity; `.summary()` in words; no estimates when it did not converge). The kept fit of the data as it
+        is now, else fitted now (seconds) and kept."""
         with self._session() as con:
-            model = mixed_model.chosen(con, name, condition, slopes=slopes, coding=coding, pilot=pilot)
+            model = mixed_model.chosen(
+                con, name, condition, formula=formula, coding=coding, reference=reference, pilot=pilot
+            )
         return mixed_model.fit(self.store, model)[0]
+
+    def study_model_frame(self, name: str, condition: str | None = None, pilot: bool = False) -> pd.DataFrame:
+        """The rows a model of `name` is fitted on: participant, item, each facet by its name, value."""
+        with self._session() as con:
+            return mixed_model.frame(con, mixed_model.chosen(con, name, condition, pilot=pilot))
+
+    def study_model_formula(self, name: str, condition: str | None = None) -> str:
+        """The default model's formula: the maximal random-effects structure the design justifies."""
+        with self._session() as con:
+            return mixed_model.formula(con, mixed_model.chosen(con, name, condition))
 
     def study_power(
         self,

@@ -5,9 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 unset PYTHONDONTWRITEBYTECODE  # Python writes each module's bytecode on first import (setup.sh installs without it)
 # The browser tests drive Debian's chromium (no browser download), the LaTeX tests compile the exports with its
-# pdflatex (texlive-latex-recommended: booktabs, longtable, array, pdflscape), the mixed-model tests check statsmodels
-# against R's lme4 (r-cran-lme4, 52 packages without recommends); install them once where we may, with
-# apt working beside pip below (downloads and unpacking overlap; nothing is shared), one after the other (one dpkg).
+# pdflatex (texlive-latex-recommended: booktabs, longtable, array, pdflscape), the mixed-model tests check mixedlm
+# against R's lme4 and lmerTest (r-cran-lme4 r-cran-lmertest, without recommends); install them once where we may,
+# with apt working beside pip below (downloads and unpacking overlap; nothing is shared), one after the other (one dpkg).
 apt_install() {
   apt-get update -qq >/dev/null 2>&1 || true
   if [ ! -x /usr/bin/chromium ]; then
@@ -18,15 +18,15 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends texlive-latex-recommended \
       >/dev/null 2>&1 || echo "Could not install TeX: the LaTeX tests will be skipped." >&2
   fi
-  if ! command -v Rscript >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends r-cran-lme4 \
-      >/dev/null 2>&1 || echo "Could not install R's lme4: the mixed-model oracle tests will be skipped." >&2
+  if ! Rscript -e 'library(lmerTest)' >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends r-cran-lme4 r-cran-lmertest \
+      >/dev/null 2>&1 || echo "Could not install R's lme4 and lmerTest: the mixed-model oracle tests will be skipped." >&2
   fi
 }
-if { [ ! -x /usr/bin/chromium ] || ! command -v pdflatex >/dev/null || ! command -v Rscript >/dev/null; } \
+if { [ ! -x /usr/bin/chromium ] || ! command -v pdflatex >/dev/null || ! Rscript -e 'library(lmerTest)' >/dev/null 2>&1; } \
   && [ "$(id -u)" = 0 ] \
   && command -v apt-get >/dev/null; then
-  echo "Installing Debian's chromium, TeX and R's lme4 for the browser, LaTeX and mixed-model tests (beside the Python set-up) ..."
+  echo "Installing Debian's chromium, TeX and R's lme4 and lmerTest for the browser, LaTeX and mixed-model tests (beside the Python set-up) ..."
   apt_install &
   installing=$!
 fi

@@ -5,6 +5,7 @@ the Gradient page on the real store, and the template-against-people cell items 
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pandas as pd
@@ -16,9 +17,13 @@ from backend.analysis import gradient as gv
 from backend.analysis import mixed_model, projection
 from backend.api import Lab
 from backend.datasets import commitmentbank as cb
+from backend.execution import jobs
 from backend.metrics import gradient as gradient_metrics
+from backend.metrics import mixed_models
 from backend.store.connection import connect
 from tests.helpers.data import shared
+
+PAPER = "value ~ prior + (1 | participant) + (1 | predicate) + (1 | content)"  # Degen & Tonhauser's prior model
 
 
 @pytest.fixture(scope="module")
@@ -108,9 +113,47 @@ def test_a_point_that_is_not_there_or_a_grouping_the_dataset_lacks_is_named(real
 def test_a_mixed_model_reads_the_prior_experiment_with_contents_as_items(real_con):
     """Issue 55: the model of the prior is fitted on the fact experiment's 5,320 target ratings from 266 participants,
     its items the contents, each shown after a high-prior and a low-prior fact (so the prior varies within items)."""
-    rows = mixed_model.frame(real_con, mixed_model.chosen(real_con, "projective_probability", "prior"))
+    model = mixed_model.chosen(real_con, "projective_probability", "prior")
+    rows = mixed_model.frame(real_con, model)
     assert len(rows) == 5320 and rows["participant"].nunique() == 266
-    assert (rows.groupby("item")["condition"].nunique() == 2).all() and set(rows["condition"]) == {"high", "low"}
+    assert list(rows.columns) == ["participant", "item", "prior", "predicate", "content", "value"]  # facets by name
+    assert (rows.groupby("item")["prior"].nunique() == 2).all() and set(rows["prior"]) == {"high", "low"}
+    assert mixed_model.formula(real_con, model) == (
+        "value ~ prior + (1 + prior | participant) + (1 + prior | item)"
+    )  # the maximal structure: the prior varies within participants and within contents
+    assert mixed_model.groups(rows, model)["item"] == "the 20 content values"
+    with pytest.raises(mixed_models.FormulaError, match="no column 'verb'; the columns are participant, item, prior"):
+        mixed_model.chosen(real_con, "projective_probability", "prior", formula="value ~ verb + (1 | participant)")
+
+
+def test_a_researcher_writes_the_paper_s_model_on_the_gradient_page(open_page, store_copy, tmp_path, monkeypatch):
+    """Issue 62: the prior experiment's model with by-predicate and by-content intercepts, written on the page,
+    fitted as a job, gives lme4's estimate (0.1824, SE 0.0079: lme4 1.1-31 on the same rows) with its Satterthwaite
+    t test and the term's likelihood-ratio test once; a formula naming a column that does not exist is refused on
+    the page, naming the columns."""
+    monkeypatch.setenv("PLAB_DATA_DIR", str(tmp_path))  # the kept fit and the job's log
+    at = open_page(store_copy, "pages/gradient.py", {"dataset": "projective_probability"})
+    at.selectbox(key="fit_condition").select("prior (split fact)").run()
+    at.text_input(key="fit_formula_prior").input("value ~ prior + (1 | person)").run()
+    assert any("no column 'person'; the columns are participant, item, prior, predicate" in e.value for e in at.error)
+    assert not any(b.key == "fit_start" for b in at.button)
+    at.text_input(key="fit_formula_prior").input(PAPER).run()
+    at.selectbox(key="fit_reference").select("low").run()
+    at.button(key="fit_start").click().run()
+    assert not at.exception
+    key = "model-projective_probability-prior"
+    for _ in range(600):
+        if not jobs.alive(key):
+            break
+        time.sleep(0.2)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.code[0].value == PAPER  # the formula as text to copy
+    tables = {tuple(d.value.columns[:2]): d.value for d in at.dataframe}
+    fixed, terms = tables[("term", "estimate")], tables[("term", "chi2")]
+    high = fixed.set_index("term").loc["priorhigh"]
+    assert (high["estimate"], high["se"], high["p"]) == (0.1824, 0.0079, "< .001") and 5000 < high["df"] < 5400
+    assert terms["term"].tolist() == ["prior"] and terms["p"].tolist() == ["< .001"]
 
 
 def test_the_gradient_page_shows_people_a_run_rho_and_a_point_s_items(open_page, cb_run):
@@ -132,7 +175,7 @@ def test_the_gradient_page_shows_people_a_run_rho_and_a_point_s_items(open_page,
     assert set(tables[-1]["split"]) == {"no-fact", "fact"}  # a point lists the fact experiment's items too
     # issue 55: a mixed model of the predicates or of the prior (items: the contents), offered, not fitted here
     assert at.selectbox(key="fit_condition").options == ["predicate (split no-fact)", "prior (split fact)"]
-    assert any("No fit of the answers as they are now" in i.value for i in at.info)
+    assert any("No fit of this model on the answers as they are now" in i.value for i in at.info)
     at = open_page(store, "pages/gradient.py", {"dataset": "commitmentbank"})
     said = [i.value for i in at.info]
     assert any("No mixed model: commitmentbank's rater ids are numbered within each item" in i for i in said), said

@@ -1,17 +1,21 @@
-"""Linear mixed models (issue 55, item 2) checked against R's lme4 as an oracle: a simulated Latin-square study
-with by-participant slopes (treatment and sum coding) and the projective-probability prior experiment (Degen &
-Tonhauser 2021, Exp. 2b), fixed effects and SEs within 1e-3, variance components within 1e-2 (REML), lme4's
-isSingular and anova(m0, m1) likelihood-ratio test; the simulated study's effects recovered without R; bad input
-named; the JSON round trip."""
+"""Linear mixed models in lme4's formula syntax (issue 62) against R's lme4 and lmerTest as oracles, on an oracle
+set fitted once per run in one R process: the prior experiment (Degen & Tonhauser 2021, Exp. 2b) with correlated
+by-participant slopes and by-predicate and by-content intercepts; the predicate data (the projection experiment,
+20 predicates) in treatment and in sum coding; a simulated Latin-square study with correlated slopes in treatment
+and Helmert coding; uncorrelated slopes over a factor (against lme4 on the numeric contrast columns); one singular
+fit. Each must match: fixed effects within 1e-4, SEs and variance components within 1e-3 relative, the REML
+criterion within 1e-4, Satterthwaite df within 1% and p within 1e-3 (lmerTest), each term's likelihood-ratio test
+(lme4's drop1 on the ML refit), pairwise comparisons (lmerTest's contest1D), isSingular. Then what R cannot tell:
+convergence told truly, formulas named in errors, p values printed as papers print them, the JSON round trip."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
+import mixedlm
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,200 +25,231 @@ from backend.datasets.base import Source
 from backend.metrics import mixed_models as mm
 from tests.helpers.data import shared
 
-TRUTH = {"intercept": 4.0, "b": 0.5, "c": -0.8}  # condition means minus the reference a's, on a 7-point-like scale
-SDS = {"participant": 0.6, "slope_b": 0.4, "slope_c": 0.3, "item": 0.5, "residual": 1.0}
-ORACLE = r"""
-suppressMessages(library(lme4))
-args <- commandArgs(trailingOnly = TRUE)
-d <- read.csv(args[1], stringsAsFactors = FALSE)
-formula <- as.formula(args[2]); reference <- args[3]; coding <- args[4]; out <- args[5]
-levels <- sort(unique(d$condition)); others <- setdiff(levels, reference)
-d$condition <- factor(d$condition, levels = c(others, reference))
-if (coding == "treatment") {
-  d$condition <- relevel(d$condition, reference); contrasts(d$condition) <- contr.treatment(length(levels))
-} else contrasts(d$condition) <- contr.sum(length(levels))
-colnames(contrasts(d$condition)) <- others
-m <- lmer(formula, data = d, REML = TRUE)
-m1 <- update(m, REML = FALSE); m0 <- update(m1, . ~ . - condition); a <- anova(m0, m1)
-vc <- as.data.frame(VarCorr(m))
-rows <- rbind(
-  data.frame(kind = "fixed", group = "", term = names(fixef(m)), value = unname(fixef(m)),
-             se = unname(sqrt(diag(as.matrix(vcov(m)))))),
-  data.frame(kind = "variance", group = sub("\\.[0-9]+$", "", vc$grp),
-             term = ifelse(is.na(vc$var1), "", vc$var1), value = vc$vcov, se = NA),
-  data.frame(kind = c("singular", "chi2", "df", "p_lrt"), group = "", term = "",
-             value = c(isSingular(m), a$Chisq[2], a$Df[2], a[["Pr(>Chisq)"]][2]), se = NA))
-write.csv(rows, out, row.names = FALSE)
-"""
+PRIOR = "value ~ prior + (1 + prior | participant) + (1 | predicate) + (1 | content)"
+PREDICATE = "value ~ predicate + (1 | participant) + (1 | content)"
+LATIN = "value ~ condition + (1 + condition | participant) + (1 | item)"
+SEPARATE = "value ~ condition + (1 + condition || participant) + (1 | item)"
+ORACLE = Path(__file__).parent / "oracles" / "lme4.R"
 
 
-def simulated(seed: int = 55) -> pd.DataFrame:
-    """40 participants × 24 items, conditions a/b/c in a Latin square (each participant sees 8 items per
-    condition, each item is seen in every condition), with participant intercepts and slopes and item intercepts."""
+def simulated(seed: int = 62, participants: int = 48, items: int = 24, levels=("a", "b", "c", "d")) -> pd.DataFrame:
+    """A Latin square: each participant sees every item once, conditions rotating by list; correlated
+    by-participant intercepts and slopes, item intercepts, normal noise."""
     rng = np.random.default_rng(seed)
-    participants, items, levels = 40, 24, ["a", "b", "c"]
-    p_int = rng.normal(0, SDS["participant"], participants)
-    p_b, p_c = rng.normal(0, SDS["slope_b"], participants), rng.normal(0, SDS["slope_c"], participants)
-    i_int = rng.normal(0, SDS["item"], items)
+    k = len(levels)
+    effects = np.array([0.0, 0.5, -0.8, 0.2])[:k]
+    cov = np.array([[0.36, 0.1, -0.05, 0.02], [0.1, 0.16, 0.02, 0], [-0.05, 0.02, 0.09, 0.01], [0.02, 0, 0.01, 0.04]])
+    person = rng.multivariate_normal(np.zeros(k), cov[:k, :k], participants)
+    item = rng.normal(0, 0.5, items)
     rows = []
     for p in range(participants):
         for i in range(items):
-            level = levels[(p + i) % 3]
-            mean = TRUTH["intercept"] + p_int[p] + i_int[i]
-            mean += (TRUTH["b"] + p_b[p]) * (level == "b") + (TRUTH["c"] + p_c[p]) * (level == "c")
-            rows.append((f"p{p}", f"i{i}", level, mean + rng.normal(0, SDS["residual"])))
-    return pd.DataFrame(rows, columns=["participant", "item", "condition", "value"])
+            j = (p + i) % k
+            mean = 4 + effects[j] + person[p, 0] + (person[p, j] if j else 0) + item[i]
+            rows.append((f"p{p:02d}", f"i{i:02d}", levels[j], f"L{p % k}", mean + rng.normal(0, 1)))
+    return pd.DataFrame(rows, columns=["participant", "item", "condition", "list", "value"])
 
 
-def lme4_available() -> None:
-    """Skip unless Rscript runs and loads lme4."""
-    if shutil.which("Rscript") is None:
-        pytest.skip("Rscript is not installed: the lme4 oracle checks need R with lme4 (r-cran-lme4)")
-    probe = subprocess.run(["Rscript", "-e", "library(lme4)"], capture_output=True, text=True, timeout=60)
-    if probe.returncode:
-        pytest.skip(f"R's lme4 does not load ({probe.stderr.strip()[-200:]}): the oracle checks need r-cran-lme4")
+def singular_data() -> pd.DataFrame:
+    """Two conditions, participant intercepts only in truth: the slope variance's estimate hits the boundary."""
+    frame = simulated(seed=5, participants=30, items=12, levels=("a", "b"))
+    rng = np.random.default_rng(1)
+    person = {p: rng.normal(0, 0.5) for p in frame["participant"].unique()}
+    noise = rng.normal(0, 1, len(frame))
+    return frame.assign(value=3 + (frame["condition"] == "b") * 0.4 + frame["participant"].map(person) + noise)
 
 
-def oracle(frame: pd.DataFrame, fit: mm.Fit, coding: str, tmp_path: Path) -> pd.DataFrame:
-    """lme4's fit of `fit.formula` on `frame` (with the contrast columns its slopes name, computed here from the
-    coding): fixed effects and SEs, VarCorr, isSingular, anova(m0, m1)."""
-    data = frame.copy()
-    for level in sorted(data["condition"].unique()):
-        if level != fit.reference:
-            column = (data["condition"] == level).astype(float)
-            if coding == "sum":
-                column[data["condition"] == fit.reference] = -1.0
-            data[f"c_{level}"] = column
-    data.to_csv(tmp_path / "data.csv", index=False)
-    (tmp_path / "oracle.R").write_text(ORACLE)
-    args = [str(tmp_path / "data.csv"), fit.formula, fit.reference, coding, str(tmp_path / "out.csv")]
-    done = subprocess.run(["Rscript", str(tmp_path / "oracle.R"), *args], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return pd.read_csv(tmp_path / "out.csv", keep_default_na=False, na_values=["NA"])
-
-
-def assert_equals_lme4(fit: mm.Fit, lme4: pd.DataFrame) -> None:
-    """Fixed effects and SEs within 1e-3, variance components within 1e-2, isSingular, the LRT."""
-    fixed = lme4[lme4["kind"] == "fixed"].set_index("term")
-    ours = fit.fixed.set_index("term")
-    assert list(ours.index) == list(fixed.index)
-    assert np.allclose(ours["estimate"], fixed["value"], rtol=0, atol=1e-3)
-    assert np.allclose(ours["se"], fixed["se"].astype(float), rtol=0, atol=1e-3)
-    variance = lme4[lme4["kind"] == "variance"].set_index(["group", "term"])["value"]
-    mine = fit.variance.set_index(["group", "term"])["variance"]
-    assert sorted(mine.index) == sorted(variance.index)
-    assert np.allclose(mine.sort_index(), variance.sort_index(), rtol=0, atol=1e-2)
-    other = lme4[~lme4["kind"].isin(["fixed", "variance"])].set_index("kind")["value"].astype(float)
-    assert fit.singular == bool(other["singular"])
-    lrt = fit.fixed.iloc[1]
-    assert lrt["df"] == other["df"] and abs(lrt["chi2"] - other["chi2"]) < 1e-2 * max(1.0, other["chi2"])
-    assert abs(lrt["p_lrt"] - other["p_lrt"]) < 1e-3
-    assert fit.converged
-
-
-@pytest.fixture(scope="module")
-def study():
-    frame = simulated()
-    started = time.perf_counter()
-    result = mm.fit(frame, reference="a")
-    print(f"\nsimulated study, treatment coding with slopes: {time.perf_counter() - started:.2f} s")
-    return frame, result
-
-
-def test_simulated_study_recovers_the_known_effects(study):
-    frame, fit = study
-    assert (fit.n, fit.participants, fit.items) == (960, 40, 24) and fit.method == "REML" and fit.converged
-    assert fit.formula == "value ~ condition + (1 + c_b + c_c || participant) + (1 | item)"
-    assert fit.reference == "a" and "'a'" in fit.coding and mm.UNCORRELATED in fit.notes
-    rows = fit.fixed.set_index("term")
-    for term, truth in (("(Intercept)", TRUTH["intercept"]), ("conditionb", TRUTH["b"]), ("conditionc", TRUTH["c"])):
-        assert abs(rows.loc[term, "estimate"] - truth) < 3 * rows.loc[term, "se"], term
-    # the Wald test and CI are statsmodels' normal ones: recompute them from the estimate and SE
-    assert np.allclose(rows["z"], rows["estimate"] / rows["se"])
-    assert np.allclose(rows["high"] - rows["estimate"], 1.959964 * rows["se"], atol=1e-6)
-    assert rows.loc["conditionc", "p_wald"] < 1e-4 and rows.loc["conditionc", "p_lrt"] < 1e-4
-    assert rows.loc["conditionb", "p_lrt"] == rows.loc["conditionc", "p_lrt"] and rows.loc["conditionb", "df"] == 2
-    sd = fit.variance.set_index(["group", "term"])["sd"]
-    assert abs(sd["Residual", ""] - SDS["residual"]) < 0.1 and abs(sd["participant", "(Intercept)"] - 0.6) < 0.25
-    assert not fit.singular
-    text = fit.summary()
-    assert fit.formula in text and "Wald z" in text and "likelihood-ratio" in text and "conditionc" in text
-
-
-def test_simulated_study_equals_lme4(study, tmp_path):
-    lme4_available()
-    frame, fit = study
-    assert_equals_lme4(fit, oracle(frame, fit, "treatment", tmp_path))
-
-
-def test_sum_coding_equals_lme4(tmp_path):
-    lme4_available()
-    frame = simulated(seed=7)
-    started = time.perf_counter()
-    fit = mm.fit(frame, coding="sum")
-    print(f"\nsimulated study, sum coding with slopes: {time.perf_counter() - started:.2f} s")
-    assert fit.reference == "c" and "'c' left out" in fit.coding
-    assert list(fit.fixed["term"]) == ["(Intercept)", "conditiona", "conditionb"]
-    assert_equals_lme4(fit, oracle(frame, fit, "sum", tmp_path))
-
-
-def test_slopes_are_left_out_with_a_note_where_the_design_does_not_support_them():
-    frame = simulated()
-    frame = frame[(frame["participant"] != "p0") | (frame["condition"] == "a")]
-    fit = mm.fit(frame, reference="a")
-    assert fit.formula == "value ~ condition + (1 | participant) + (1 | item)"
-    assert any("no by-participant slopes: 1 participant(s) saw only one condition" in note for note in fit.notes)
-    assert list(fit.variance["group"]) == ["participant", "item", "Residual"]
-
-
-@pytest.fixture(scope="module")
-def prior():
-    """The prior experiment: split fact without the controls, certainty by prior, rater, and predicate/content."""
-    root = shared("projective_probability")
-    bundle = pp.load({"projective_probability": Source("projective_probability", root, "shared")})
+@pytest.fixture(scope="session")
+def projective() -> pd.DataFrame:
+    """The projective-probability ratings with their facets: split, participant, predicate, content, prior."""
+    bundle = pp.load(
+        {"projective_probability": Source("projective_probability", shared("projective_probability"), "shared")}
+    )
     examples = {e["example_id"]: e for e in bundle.examples}
     rows = []
     for rating in bundle.ratings:
         example = examples[rating["example_id"]]
         extra = example["extra"]
-        if example["split"] == "fact" and extra["predicate"] != "control":
-            item = f"{extra['predicate']}/{extra['content']}"
-            rows.append((rating["rater_id"], item, extra["prior"], rating["value"]))
-    return pd.DataFrame(rows, columns=["participant", "item", "condition", "value"])
+        facets = (extra["predicate"], str(extra["content"]), extra.get("prior"))
+        rows.append((example["split"], rating["rater_id"], *facets, rating["value"]))
+    frame = pd.DataFrame(rows, columns=["split", "participant", "predicate", "content", "prior", "value"])
+    return frame[frame["predicate"] != "control"]
 
 
-def test_prior_experiment_equals_lme4(prior, tmp_path):
-    assert len(prior) == 5_320 and prior["participant"].nunique() == 266
-    # intercepts only: with slopes statsmodels takes about 40 s here (three fits with the LRT), over the budget
-    started = time.perf_counter()
-    fit = mm.fit(prior, slopes=False, reference="high")
-    print(f"\nprior experiment, intercepts only: {time.perf_counter() - started:.2f} s")
-    assert fit.formula == "value ~ condition + (1 | participant) + (1 | item)"
-    assert (fit.n, fit.participants, fit.items) == (5_320, 266, 400)
-    rows = fit.fixed.set_index("term")
-    assert rows.loc["conditionlow", "estimate"] < 0  # a low prior lowers certainty (Degen & Tonhauser 2021)
+def cases(projective: pd.DataFrame) -> dict[str, dict]:
+    """The oracle set: name → frame, formula, coding, reference, and the formula R fits (the same but for `||`)."""
+    prior = projective[projective["split"] == "fact"].drop(columns="split")
+    predicate = projective[projective["split"] == "no-fact"].drop(columns=["split", "prior"])
+    latin = simulated()
+    numeric = latin.assign(**{f"c_{lv}": (latin["condition"] == lv).astype(float) for lv in "bcd"})
+    return {
+        "prior": {"frame": prior, "formula": PRIOR, "coding": "treatment", "reference": {"prior": "low"}},
+        "predicate treatment": {"frame": predicate, "formula": PREDICATE, "coding": "treatment", "reference": {}},
+        "predicate sum": {"frame": predicate, "formula": PREDICATE, "coding": "sum", "reference": {}},
+        "latin treatment": {"frame": latin, "formula": LATIN, "coding": "treatment", "reference": {"condition": "a"}},
+        "latin helmert": {"frame": latin, "formula": LATIN, "coding": "helmert", "reference": {}},
+        "uncorrelated": {"frame": numeric, "formula": SEPARATE, "coding": "treatment", "reference": {},
+                             "r_formula": "value ~ condition + (1 + c_b + c_c + c_d || participant) + (1 | item)"},
+        "singular": {"frame": singular_data(), "formula": LATIN, "coding": "treatment", "reference": {}},
+    }  # fmt: skip
+
+
+def lme4_available() -> None:
+    """Skip unless Rscript runs and loads lme4 and lmerTest."""
+    if shutil.which("Rscript") is None:
+        pytest.skip("Rscript is not installed: the oracle checks need R with lme4 and lmerTest (r-cran-lmertest)")
+    probe = subprocess.run(["Rscript", "-e", "library(lme4); library(lmerTest)"], capture_output=True, text=True)
+    if probe.returncode:
+        pytest.skip(f"R's lme4 or lmerTest does not load ({probe.stderr.strip()[-200:]}): see scripts/test.sh")
+
+
+@pytest.fixture(scope="session")
+def oracle_set(projective, tmp_path_factory):
+    """Each case fitted here and by R (one Rscript process for all): {name: (Fit, R's rows)}."""
     lme4_available()
-    assert_equals_lme4(fit, oracle(prior, fit, "treatment", tmp_path))
+    folder = tmp_path_factory.mktemp("lme4")
+    found, manifest = {}, []
+    for j, (name, case) in enumerate(cases(projective).items()):
+        fitted = mm.fit(case["frame"], case["formula"], coding=case["coding"], reference=case["reference"])
+        found[name] = fitted
+        case["frame"].to_csv(folder / f"{j}.csv", index=False)
+        (factor,) = fitted.factors  # one factor per case
+        spec = fitted.factors[factor]
+        manifest.append({
+            "case": name, "data": str(folder / f"{j}.csv"), "formula": case.get("r_formula", case["formula"]),
+            "factor": factor, "coding": spec["coding"], "levels": "|".join(spec["levels"]),
+            "names": "|".join(spec["names"]), "out": str(folder / f"{j}.out.csv"),
+        })  # fmt: skip
+    pd.DataFrame(manifest).to_csv(folder / "manifest.csv", index=False)
+    done = subprocess.run(["Rscript", str(ORACLE), str(folder / "manifest.csv")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {row["case"]: (found[row["case"]], pd.read_csv(row["out"], keep_default_na=False, na_values=["NA"]))
+            for row in manifest}  # fmt: skip
 
 
-def test_bad_input_names_the_column():
-    frame = simulated()
-    with pytest.raises(ValueError, match="'rating' is missing"):
-        mm.fit(frame, response="rating")
-    with pytest.raises(ValueError, match="'condition' has 1 condition"):
-        mm.fit(frame.assign(condition="a"))
-    with pytest.raises(ValueError, match="'participant' has 2 participants"):
-        mm.fit(frame[frame["participant"].isin(["p0", "p1"])])
-    with pytest.raises(ValueError, match="'value' is not numeric"):
-        mm.fit(frame.assign(value="high"))
-    with pytest.raises(ValueError, match="reference 'z' is not a level of column 'condition'"):
-        mm.fit(frame, reference="z")
+def r_part(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
+    return rows[rows["kind"] == kind].reset_index(drop=True)
 
 
-def test_round_trip_through_json(study):
-    _, fit = study
+@pytest.mark.parametrize(
+    "case",
+    ["prior", "predicate treatment", "predicate sum", "latin treatment", "latin helmert", "uncorrelated", "singular"],
+)
+def test_every_fit_of_the_oracle_set_equals_lme4_and_lmertest(oracle_set, case):
+    fit, r = oracle_set[case]
+    assert fit.converged, fit.checks
+    fixed = r_part(r, "fixed").set_index("name")
+    ours = fit.fixed.set_index("term")
+    assert list(ours.index) == list(fixed.index)
+    assert np.allclose(ours["estimate"], fixed["value"], rtol=0, atol=1e-4)
+    assert np.allclose(ours["se"], fixed["se"], rtol=1e-3, atol=0)
+    assert np.allclose(ours["df"], fixed["df"], rtol=0.01, atol=0), (ours["df"], fixed["df"])
+    assert np.allclose(ours["p"], fixed["p"], rtol=0, atol=1e-3)
+    other = r_part(r, "scalar").set_index("name")["value"]
+    assert abs(fit.reml - other["REMLcrit"]) < 1e-4
+    assert fit.singular == bool(other["singular"])
+    variance = r_part(r, "variance")
+    if case == "uncorrelated":  # R names the numeric contrast columns; the values are the factor's contrasts'
+        variance["name"] = variance["name"].str.replace(r"^c_", "condition", regex=True)
+    r_variance = variance.set_index(["group", "name"])["value"].sort_index()
+    mine = fit.variance.set_index(["group", "term"])["variance"].sort_index()
+    assert list(mine.index) == list(r_variance.index)
+    assert np.allclose(mine, r_variance, rtol=1e-3, atol=1e-7)
+    lrt = r_part(r, "lrt").set_index("name")
+    terms = fit.terms.set_index("term")
+    assert list(terms.index) == list(lrt.index) and (terms["note"] == "").all()
+    assert np.allclose(terms["chi2"], lrt["value"], rtol=1e-3) and (terms["df"] == lrt["df"]).all()
+    assert np.allclose(terms["p"], lrt["p"], rtol=0, atol=1e-3)
+
+
+def test_pairwise_comparisons_equal_lmertest_contrasts_with_holm_s_correction(oracle_set):
+    fit, r = oracle_set["latin treatment"]
+    pairs = r_part(r, "pair").set_index("name")
+    ours = fit.pairwise.set_index("contrast")
+    assert len(ours) == 6 and list(ours.index) == list(pairs.index)
+    assert np.allclose(ours["estimate"], pairs["value"], atol=1e-4) and np.allclose(ours["se"], pairs["se"], rtol=1e-3)
+    assert np.allclose(ours["df"], pairs["df"], rtol=0.01) and np.allclose(ours["p"], pairs["p"], atol=1e-3)
+    holm = r_part(r, "holm").set_index("name")["value"]
+    assert np.allclose(ours["p_adjusted"], holm, atol=1e-3)
+    # the comparisons do not depend on the coding: Helmert's pairs are treatment's
+    helmert = oracle_set["latin helmert"][0].pairwise.set_index("contrast")
+    assert np.allclose(helmert["estimate"], ours["estimate"], atol=1e-6)
+
+
+def test_the_paper_s_model_of_the_prior_experiment(oracle_set):
+    """Degen & Tonhauser's prior effect, as lme4 gives it, with one test per term printed once."""
+    fit, _ = oracle_set["prior"]
+    assert fit.formula == PRIOR and fit.groups == {"participant": 266, "predicate": 20, "content": 20}
+    row = fit.fixed.set_index("term").loc["priorhigh"]
+    assert round(row["estimate"], 4) == 0.1827 and round(row["se"], 4) == 0.0134
+    text = fit.summary({"content": "the 20 contents"})
+    assert text.count("χ²(1)") == 1 and "prior: χ²(1) = " in text and "t(264.8) = 13.67, p < .001" in text
+    assert "content: 20 levels (the 20 contents)" in text and "nan" not in text.lower()
+    assert "mixedlm " + fit.versions["mixedlm"] in text and "Satterthwaite" in text
+    assert f"`{PRIOR}`" in text  # the formula as text to copy, not escaped
+
+
+def test_a_fit_that_does_not_converge_reports_no_estimate_and_offers_simpler_models():
+    """The optimiser stopped at 5 iterations (the real optimiser, capped as lme4's maxfun caps it): nothing is
+    reported but why and what to try; and the derivative check finds the same fit's gradient far from zero."""
+    frame = simulated(participants=16, items=8)
+    fit = mm.fit(frame, LATIN, iterations=5)
+    assert not fit.converged and "REML fit: the optimiser stopped without converging" in fit.checks[0]
+    with pytest.warns(UserWarning, match="failed to converge"):
+        stopped = mixedlm.lmer(LATIN, frame, control=mixedlm.lmerControl(maxiter=5))
+    ok, found = mm.derivatives_check(stopped, "capped fit")
+    assert not ok and "capped fit: max|grad| = " in found[0], found
+    assert mm.derivatives_check(mixedlm.lmer(LATIN, frame), "full fit")[0]
+    assert fit.fixed.empty and fit.terms.empty and fit.pairwise.empty and fit.variance.empty
+    text = fit.summary()
+    assert "did not converge" in text and "Estimate" not in text and "χ²" not in text
+    names = dict(fit.simpler)
+    assert names["uncorrelated slopes by participant"] == SEPARATE
+    assert names["no slopes by participant"] == "value ~ condition + (1 | participant) + (1 | item)"
     back = mm.Fit.from_dict(json.loads(json.dumps(fit.as_dict(), allow_nan=False)))
-    assert back == fit and back.as_dict() == fit.as_dict()
-    pd.testing.assert_frame_equal(back.fixed, fit.fixed)
-    pd.testing.assert_frame_equal(back.variance, fit.variance)
-    assert back.summary() == fit.summary() and set(back.versions) >= {"statsmodels", "numpy"}
+    assert back == fit
+
+
+def test_formula_errors_name_the_term_and_the_columns():
+    frame = simulated(participants=6, items=4)
+    with pytest.raises(mm.FormulaError, match=r"term 'cond': no column 'cond'; the columns are participant, item"):
+        mm.fit(frame, "value ~ cond + (1 | participant)")
+    with pytest.raises(mm.FormulaError, match=r"term '1 \| person': no column 'person'"):
+        mm.fit(frame, "value ~ condition + (1 | person)")
+    with pytest.raises(mm.FormulaError, match="not lme4's syntax"):
+        mm.fit(frame, "value ~ condition + (1 | participant")
+    with pytest.raises(mm.FormulaError, match="no random-effects term"):
+        mm.fit(frame, "value ~ condition")
+    with pytest.raises(mm.FormulaError, match="response 'condition' is not numeric"):
+        mm.fit(frame, "condition ~ 1 + (1 | participant)")
+    with pytest.raises(mm.FormulaError, match="reference 'z' is not a level of 'condition': a, b, c, d"):
+        mm.fit(frame, LATIN, reference={"condition": "z"})
+    with pytest.raises(mm.FormulaError, match="grouping factor 'list' has 2 levels"):
+        mm.fit(frame[frame["list"].isin(["L0", "L1"])], "value ~ condition + (1 | list)")
+    with pytest.raises(ValueError, match="coding: expected one of treatment, sum, helmert"):
+        mm.fit(frame, LATIN, coding="poly")
+
+
+def test_the_maximal_structure_the_design_justifies():
+    latin = simulated(participants=8, items=8)
+    assert mm.maximal(latin, "value", ["condition"], ["participant", "item"]) == (
+        "value ~ condition + (1 + condition | participant) + (1 + condition | item)"
+    )
+    between = latin.assign(condition=latin["participant"].map(lambda p: "x" if p < "p04" else "y"))
+    assert mm.maximal(between, "value", ["condition"], ["participant", "item"]) == (
+        "value ~ condition + (1 | participant) + (1 + condition | item)"
+    )
+
+
+def test_p_values_print_as_a_paper_prints_them():
+    assert [mm.p_text(p) for p in (1e-40, 0.000999, 0.001, 0.04567, 0.099996, 0.5)] == [
+        "< .001", "< .001", "= .00100", "= .0457", "= .100", "= .500",
+    ]  # fmt: skip
+
+
+def test_round_trip_through_json(oracle_set):
+    fit, _ = oracle_set["latin treatment"]
+    back = mm.Fit.from_dict(json.loads(json.dumps(fit.as_dict(), allow_nan=False)))
+    assert back == fit and back.summary() == fit.summary()
+    for name in ("fixed", "terms", "pairwise", "variance", "correlations"):
+        pd.testing.assert_frame_equal(getattr(back, name), getattr(fit, name), check_dtype=False)

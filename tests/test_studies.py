@@ -576,14 +576,16 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
             {
                 "participant": targets["participant_id"],
                 "item": targets["trial"].map(lambda e: examples.loc[e, "extra"]["item"]),
-                "condition": targets["trial"].map(lambda e: examples.loc[e, "extra"]["variant"]),
+                "variant": targets["trial"].map(lambda e: examples.loc[e, "extra"]["variant"]),
                 "value": targets["value"],
             }
-        )
-    expected = mixed_models.fit(frame)
+        ).sort_values(["participant", "item", "variant", "value"], ignore_index=True)  # as the kept fit's rows are
+    maximal = "value ~ variant + (1 + variant | participant) + (1 + variant | item)"
+    expected = mixed_models.fit(frame, maximal)
     page = open_page(study_store, "pages/study.py", {"study": study_id})
     assert not page.exception
-    assert any("No fit of the answers as they are now" in i.value for i in page.info)
+    assert page.text_input(key="fit_formula_variant").value == maximal  # the proposed model, to edit
+    assert any("No fit of this model on the answers as they are now" in i.value for i in page.info)
     page.button(key="fit_start").click().run()  # the job: `study model` in a process of its own
     assert not page.exception
     key = f"model-{study_id}-variant"
@@ -592,15 +594,13 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
             break
         time.sleep(0.2)
     fitted = Lab(study_store).study_model(study_id)  # the job's kept fit: no fit here
-    assert fitted.participants == len(kept) and fitted.n == len(frame)
+    assert fitted.groups["participant"] == len(kept) and fitted.n == len(frame) and fitted.formula == maximal
     pd.testing.assert_frame_equal(fitted.fixed, expected.fixed, rtol=1e-6)
     pd.testing.assert_frame_equal(fitted.variance, expected.variance, rtol=1e-5)
-    assert fitted.fixed.set_index("term").loc["conditiond", "estimate"] == pytest.approx(0.6, abs=0.08)
+    assert fitted.fixed.set_index("term").loc["variantd", "estimate"] == pytest.approx(0.6, abs=0.08)
     assert main(["--store", str(study_store), "study", "model", study_id]) == 0
     out = capsys.readouterr().out
-    assert (
-        "value ~ condition" in out and f"Participants: {len(kept)} participants analysed (the study is closed)" in out
-    )
+    assert f"`{maximal}`" in out and f"Participants: {len(kept)} participants analysed (the study is closed)" in out
     page = open_page(study_store, "pages/study.py", {"study": study_id})
     assert not page.exception
     shown = {len(d.value): d.value for d in page.dataframe}
@@ -613,7 +613,7 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
     assert (table["low"] <= table["power"]).all() and (table["power"] <= table["high"]).all()
     assert main(["--store", str(study_store), "study", "power", study_id, "--from-fit", study_id, "--sims", "20",
                  "--participants", "8"]) == 0  # fmt: skip
-    assert "assumed (the mixed-model fit of model-study" in capsys.readouterr().out
+    assert f"assumed (the mixed-model fit `{maximal}` of model-study" in capsys.readouterr().out
     again = Lab(study_store).study_power(study_id, counts=(8, 16), sims=60, **{
         "intercept": 0.2, "effects": {"b": 0.05, "c": 0.1, "d": 0.2}, "sd_participant": 0.05, "sd_item": 0.02,
         "sd_residual": 0.1})  # fmt: skip
@@ -658,24 +658,28 @@ def test_a_pilot_s_answers_give_a_power_analysis_its_assumptions_only_when_chose
         {
             "participant": targets["participant_id"],
             "item": targets["trial"].map(lambda e: examples.loc[e, "extra"]["item"]),
-            "condition": targets["trial"].map(lambda e: examples.loc[e, "extra"]["variant"]),
+            "variant": targets["trial"].map(lambda e: examples.loc[e, "extra"]["variant"]),
             "value": targets["value"],
         }
-    ).sort_values(["participant", "item", "condition", "value"], ignore_index=True)  # as the kept fit's rows are
-    expected = mixed_models.fit(frame)
+    ).sort_values(["participant", "item", "variant", "value"], ignore_index=True)  # as the kept fit's rows are
+    maximal = "value ~ variant + (1 + variant | participant) + (1 + variant | item)"
+    expected = mixed_models.fit(frame, maximal)
     assert main(["--store", str(study_store), "study", "model", study_id, "--pilot"]) == 0
     assert "Participants: the study's pilot, 8 (never analysed" in capsys.readouterr().out
     fitted = Lab(study_store).study_model(study_id, pilot=True)  # the command's kept fit
-    assert (fitted.n, fitted.participants) == (len(frame), 8)
+    assert (fitted.n, fitted.groups["participant"]) == (len(frame), 8)
     pd.testing.assert_frame_equal(fitted.fixed, expected.fixed, rtol=1e-6)
     pd.testing.assert_frame_equal(fitted.variance, expected.variance, rtol=1e-5)
     asked = ["--from-fit", study_id, "--pilot", "--sims", "20", "--participants", "8"]
     assert main(["--store", str(study_store), "study", "power", study_id, *asked]) == 0
-    said = f"assumed (the mixed-model fit of {study_id}'s pilot answers ({len(frame):,} answers, 8 participants))"
+    said = (
+        f"assumed (the mixed-model fit `{maximal}` of {study_id}'s pilot answers ({len(frame):,} answers, "
+        "8 participants; slopes drawn uncorrelated))"
+    )
     assert said in capsys.readouterr().out
     with session(study_store) as con:
         request = power_analysis.request(con, study_id, (8,), 20, from_fit=study_id, pilot=True)
-    assert request.assumed == power_analysis.assumed_from_fit(fitted, request.plan.conditions, bounds)
+    assert request.assumed == power_analysis.assumed_from_fit(fitted, "variant", request.plan.conditions, bounds)
     assert power_analysis.arguments(request)[-3:] == ["--from-fit", study_id, "--pilot"]  # as a page's job runs it
     table = Lab(study_store).study_power(study_id, counts=(8,), sims=20, from_fit=study_id, pilot=True)
     assert len(table) == 3 and table["power"].between(0, 1).all()
@@ -685,7 +689,7 @@ def test_a_pilot_s_answers_give_a_power_analysis_its_assumptions_only_when_chose
     # before launch the model section is the pilot's: its kept fit, so named
     assert any(list(d.value.columns[:2]) == ["term", "estimate"] for d in page.dataframe)
     shown = [c.value.replace("\\", "") for c in page.caption]  # captions are Markdown-escaped
-    assert any(f"dataset {study_id} (pilot answers): value ~ condition" in c for c in shown)
+    assert any(f"dataset {study_id} (pilot answers): {maximal}" in c for c in shown)
 
 
 def one_participant(store: Path, name: str) -> tuple[str, Actor]:

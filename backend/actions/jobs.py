@@ -54,7 +54,9 @@ def start_model(store: Path | str, model: mixed_model.Model, *, actor: Actor) ->
     """Fit a mixed model (`study model`) as `actor`, in a process of its own; its job key. The fit is kept per data
     version (`analysis.mixed_model.kept` reads it)."""
     args = ["study", "model", model.dataset, "--condition", model.condition, "--coding", model.coding]
-    args += ([] if model.slopes else ["--no-slopes"]) + (["--pilot"] if model.pilot else [])
+    args += ["--formula", model.formula] if model.formula else []
+    args += ["--reference", model.reference] if model.reference else []
+    args += ["--pilot"] if model.pilot else []
     key = f"model-{model.dataset}-{model.condition}{'-pilot' if model.pilot else ''}"
     return jobs.start_command(store, key, args, act=_act(actor, "fit model"))
 

@@ -1,9 +1,11 @@
-"""A mixed-effects model of people's graded answers (issue 55, item 2): a study's (its analysed participants,
+"""A mixed-effects model of people's graded answers (issues 55 and 62): a study's (its analysed participants,
 `studies.collection.analysed`) or a graded dataset's whose rater ids name one person across items (not
-CommitmentBank's, numbered per item). `value ~ condition + (1 + slopes || participant) + (1 | item)`, fitted by
-`metrics.mixed_models` (statsmodels' MixedLM, checked against lme4).
+CommitmentBank's, numbered per item). The researcher writes the model in lme4's syntax over the data's own columns
+(`frame`: participant, item, value and every facet by its name, e.g. predicate, content, prior); without one, the
+maximal random-effects structure the design justifies (`default_formula`, Barr et al. 2013). Fitted by
+`metrics.mixed_models` (mixedlm, checked against lme4 and lmerTest).
 
-A fit takes seconds to minutes, so it runs as a job (`python -m backend study model NAME`, started by a page through
+A fit takes seconds, so it runs as a job (`python -m backend study model NAME`, started by a page through
 `actions.jobs.start_model`) and is kept as JSON under `<data_dir>/fits/`, keyed by the data version: the SHA-256 of
 the very rows it is fitted on and of the model's options. A page shows the kept fit of the data it shows, or offers
 to start one — it never fits while rendering; a new answer, a closed study or a re-ingested dataset is a new
@@ -28,24 +30,27 @@ from backend.store import studies as store_studies
 from backend.store.access import StoreRef, opener
 from backend.studies import collection
 
-VERSION = "1"  # bump when what a kept fit holds changes: older ones are then fitted again
+VERSION = "2"  # bump when what a kept fit holds changes: older ones are then fitted again (2: formulas, mixedlm)
 EXAMPLE = "example"  # the item facet of a dataset whose examples are its items
-CODINGS = ("treatment", "sum")
+CODINGS = mixed_models.CODINGS
+FIXED = ("participant", "item", "value")  # the frame's columns besides the facets
 
 
 @dataclass(frozen=True)
 class Model:
-    """What is fitted: on `dataset`'s ratings in `split` (None: every split), the facet `condition` as the fixed
-    effect, the facet `item` as the items (EXAMPLE: each example), by-participant slopes when `slopes` (and the design
-    supports them), in `coding`; with `pilot`, a study's pilot answers instead of its analysed participants' (for a
-    power analysis's assumptions before launch)."""
+    """What is fitted: on `dataset`'s ratings in `split` (None: every split), `formula` in lme4's syntax over the
+    frame's columns ("": the maximal structure for `condition` the design justifies), each factor in `coding` with
+    `reference` as the condition's reference level ("": the coding's default); the facet `item` gives the item
+    column (EXAMPLE: each example); with `pilot`, a study's pilot answers instead of its analysed participants' (for
+    a power analysis's assumptions before launch)."""
 
     dataset: str
     condition: str
     item: str
     split: str | None = None
-    slopes: bool = True
+    formula: str = ""
     coding: str = "treatment"
+    reference: str = ""
     pilot: bool = False
 
     def label(self) -> str:
@@ -78,7 +83,8 @@ def choices(con: duckdb.DuckDBPyConnection, dataset_id: str) -> list[Model]:
 
 def chosen(con: duckdb.DuckDBPyConnection, dataset_id: str, condition: str | None = None, **options) -> Model:
     """The dataset's model with `condition` as its fixed effect (None: the first of `choices`), with `options`
-    (slopes, coding); ValueError naming what can be chosen."""
+    (formula, coding, reference, pilot); ValueError naming what can be chosen, and FormulaError naming a formula's
+    term that is not a column."""
     found = choices(con, dataset_id)
     pick = [m for m in found if condition in (None, m.condition)]
     if not pick:
@@ -94,34 +100,66 @@ def chosen(con: duckdb.DuckDBPyConnection, dataset_id: str, condition: str | Non
                 f"pilot: {dataset_id} has no pilot answers; make pilot links "
                 f"(`python -m backend study links {dataset_id} --pilot`, or the Study page's Pilot) and answer them"
             )
-    return Model(**(asdict(pick[0]) | options))
+    model = Model(**(asdict(pick[0]) | {k: v for k, v in options.items() if v is not None}))
+    if model.formula:
+        mixed_models.parsed_formula(model.formula, columns(con, model))
+    return model
 
 
 def frame(con: duckdb.DuckDBPyConnection, model: Model) -> pd.DataFrame:
-    """participant, item, condition, value: the ratings the model is fitted on (a study's analysed participants, or
-    its pilot's; controls left out), in a fixed order."""
+    """participant, item, value and each facet of the dataset by its name (the condition among them): the ratings
+    the model is fitted on (a study's analysed participants, or its pilot's; controls left out), in a fixed order."""
     ratings = gradient.pilot_ratings(con, model.dataset) if model.pilot else gradient.ratings(con, model.dataset)
     if model.split is not None:
         ratings = ratings[ratings["split"] == model.split]
     items = ratings["item"] if model.item == EXAMPLE else ratings[gradient.facet_column(model.item)]
-    out = pd.DataFrame(
-        {
-            "participant": ratings["rater"].astype(str),
-            "item": items.astype(str),
-            "condition": ratings[gradient.facet_column(model.condition)].astype(str),
-            "value": ratings["value"].astype(float),
-        }
-    )
-    return out.sort_values(["participant", "item", "condition", "value"], ignore_index=True)
+    out = pd.DataFrame({"participant": ratings["rater"].astype(str), "item": items.astype(str)})
+    for facet in _facets(con, model):
+        out[facet] = ratings[gradient.facet_column(facet)].astype(str)
+    out["value"] = ratings["value"].astype(float)
+    return out.sort_values(list(out.columns), ignore_index=True)
+
+
+def columns(con: duckdb.DuckDBPyConnection, model: Model) -> list[str]:
+    """The columns a formula may name."""
+    return [*FIXED[:2], *_facets(con, model), FIXED[2]]
+
+
+def _facets(con: duckdb.DuckDBPyConnection, model: Model) -> list[str]:
+    """The dataset's facets in its ratings, the condition first; those that vary, and none named like FIXED."""
+    rule = gradient.spec(con, model.dataset)
+    keys = dict.fromkeys([model.condition, *rule["by"], *[rule[k] for k in ("prior", "item") if rule.get(k)]])
+    return [k for k in keys if k not in FIXED and not k.startswith("_")]
+
+
+def formula(con: duckdb.DuckDBPyConnection, model: Model, rows: pd.DataFrame | None = None) -> str:
+    """The formula fitted: the model's own, or the maximal structure for its condition over participants and items."""
+    if model.formula:
+        return model.formula
+    rows = frame(con, model) if rows is None else rows
+    return default_formula(rows, model)
+
+
+def default_formula(rows: pd.DataFrame, model: Model) -> str:
+    """`value ~ condition + (1 + condition | participant) + (1 + condition | item)`, each slope where the design
+    has the condition vary within that grouping factor (mixed_models.maximal)."""
+    return mixed_models.maximal(rows, "value", [model.condition], ["participant", "item"])
+
+
+def groups(rows: pd.DataFrame, model: Model) -> dict[str, str]:
+    """What each column that can group answers is, in words: 'item: the 20 content values'."""
+    described = {"participant": f"the {rows['participant'].nunique():,} people who answered"}
+    what = "examples" if model.item == EXAMPLE else f"{model.item} values"
+    described["item"] = f"the {rows['item'].nunique():,} {what}"
+    for facet in rows.columns.drop(list(FIXED)):
+        described[facet] = f"the {rows[facet].nunique():,} {facet} values"
+    return described
 
 
 def version(rows: pd.DataFrame, model: Model) -> str:
     """The data version: SHA-256 of the rows and the model's options (and this module's VERSION)."""
     digest = hashlib.sha256(rows.to_csv(index=False).encode())
-    options = asdict(model)
-    if not model.pilot:
-        del options["pilot"]  # so fits kept before pilot fits existed stay the fits of their data
-    digest.update(json.dumps([VERSION, options], sort_keys=True).encode())
+    digest.update(json.dumps([VERSION, asdict(model)], sort_keys=True).encode())
     return digest.hexdigest()
 
 
@@ -137,8 +175,11 @@ def kept(con: duckdb.DuckDBPyConnection, model: Model) -> mixed_models.Fit | Non
 
 
 def load(target: Path) -> mixed_models.Fit | None:
-    """The fit kept at `target`, or None when there is none."""
-    return mixed_models.Fit.from_dict(json.loads(target.read_text())["fit"]) if target.is_file() else None
+    """The fit kept at `target`, or None when there is none (or it was kept by an older version of this module)."""
+    if not target.is_file():
+        return None
+    found = json.loads(target.read_text())
+    return mixed_models.Fit.from_dict(found["fit"]) if found.get("version") == VERSION else None
 
 
 def fit(store: StoreRef, model: Model) -> tuple[mixed_models.Fit, Path]:
@@ -149,10 +190,11 @@ def fit(store: StoreRef, model: Model) -> tuple[mixed_models.Fit, Path]:
     target = path(model, version(rows, model))
     if (found := load(target)) is not None:
         return found, target
-    found = mixed_models.fit(rows, slopes=model.slopes, coding=model.coding)
+    reference = {model.condition: model.reference} if model.reference else {}
+    found = mixed_models.fit(rows, formula(None, model, rows), coding=model.coding, reference=reference)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.part")  # written whole, then renamed: a reader never sees half
-    partial.write_text(json.dumps({"model": asdict(model), "fit": found.as_dict()}))
+    partial.write_text(json.dumps({"version": VERSION, "model": asdict(model), "fit": found.as_dict()}))
     partial.replace(target)
     return found, target
 

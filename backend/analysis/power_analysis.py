@@ -90,17 +90,22 @@ def request(
     that many items instead of its own; ValueError naming what is missing or wrong."""
     bounds = scale(con, study_id)
     if from_fit:
-        fitted = mixed_model.kept(con, mixed_model.chosen(con, from_fit, pilot=pilot))
+        model = mixed_model.chosen(con, from_fit, pilot=pilot)
+        fitted = mixed_model.kept(con, model)
         whose = f"{from_fit}'s pilot answers" if pilot else f"{from_fit}'s answers"
         if fitted is None:
             raise ValueError(
-                f"from-fit: there is no kept fit of {whose} as they are now by the default model (by-participant "
-                "slopes, treatment coding); fit it first "
+                f"from-fit: there is no kept fit of {whose} as they are now by the default model (the maximal "
+                "structure the design justifies, treatment coding); fit it first "
                 f"(`python -m backend study model {from_fit}{' --pilot' if pilot else ''}`, or its page)"
             )
-        found = plan(con, study_id, fitted.reference, items_count)
-        assumed = assumed_from_fit(fitted, found.conditions, bounds)
-        source = f"the mixed-model fit of {whose} ({fitted.n:,} answers, {fitted.participants:,} participants)"
+        spec = fitted.factors.get(model.condition, {})
+        found = plan(con, study_id, spec.get("reference"), items_count)
+        assumed = assumed_from_fit(fitted, model.condition, found.conditions, bounds)
+        source = (
+            f"the mixed-model fit `{fitted.formula}` of {whose} ({fitted.n:,} answers, "
+            f"{fitted.groups.get('participant', 0):,} participants; slopes drawn uncorrelated)"
+        )
     else:
         found = plan(con, study_id, reference, items_count)
         typed = {"intercept": intercept, "sd-participant": sd_participant, "sd-item": sd_item}
@@ -150,16 +155,22 @@ def scale(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[float, float]:
     return float(found.min), float(found.max)
 
 
-def assumed_from_fit(fit: mixed_models.Fit, conditions: tuple[str, ...], bounds: tuple[float, float]) -> power.Assumed:
+def assumed_from_fit(
+    fit: mixed_models.Fit, condition: str, conditions: tuple[str, ...], bounds: tuple[float, float]
+) -> power.Assumed:
     """What a fit estimates, as the simulation's assumptions: the intercept and each condition's effect against the
-    reference (treatment coding, the fit's reference first in `conditions`), the participants' and items' SDs, the
-    mean SD of the by-participant slopes (0 without slopes) and the residual SD; answers clipped to `bounds`."""
-    if not fit.coding.startswith("treatment"):
-        raise ValueError("fit: power reads effects against a reference; refit with treatment coding")
-    if conditions[0] != fit.reference:
-        raise ValueError(f"fit: its reference is {fit.reference!r}, the design's first condition {conditions[0]!r}")
+    reference (treatment coding, the fit's reference first in `conditions`), the participants' and items' intercept
+    SDs, the mean SD of the by-participant slopes (0 without slopes) and the residual SD; answers clipped to
+    `bounds`. The simulation draws slopes uncorrelated: the fit's correlations are not assumed (the request's source
+    says so)."""
+    if not fit.converged:
+        raise ValueError("fit: it did not converge, so it has no estimates to assume; fit a simpler model first")
+    spec = fit.factors.get(condition)
+    if spec is None or spec["coding"] != "treatment":
+        raise ValueError(f"fit: power reads {condition}'s effects against a reference; refit with treatment coding")
+    if conditions[0] != spec["reference"]:
+        raise ValueError(f"fit: its reference is {spec['reference']!r}, the design's first condition {conditions[0]!r}")
     fixed = fit.fixed.set_index("term")["estimate"]
-    condition = fit.formula.split("~")[1].split("+")[0].strip()
     effects = {}
     for level in conditions[1:]:
         term = f"{condition}{level}"
@@ -167,13 +178,16 @@ def assumed_from_fit(fit: mixed_models.Fit, conditions: tuple[str, ...], bounds:
             raise ValueError(f"fit: it has no effect of {level!r} (its terms are {list(fixed.index)})")
         effects[level] = float(fixed[term])
     variance = fit.variance
+    missing = {"participant", "item"} - set(variance["group"])
+    if missing:
+        raise ValueError(f"fit: it has no random intercepts by {sorted(missing)[0]}, which the simulation draws")
     sd = {group: variance[variance["group"] == group] for group in ("participant", "item", "Residual")}
     slopes = sd["participant"][sd["participant"]["term"] != mixed_models.INTERCEPT]["sd"]
     return power.Assumed(
         intercept=float(fixed[mixed_models.INTERCEPT]),
         effects=effects,
         sd_participant=float(sd["participant"].loc[sd["participant"]["term"] == mixed_models.INTERCEPT, "sd"].iloc[0]),
-        sd_item=float(sd["item"]["sd"].iloc[0]),
+        sd_item=float(sd["item"].loc[sd["item"]["term"] == mixed_models.INTERCEPT, "sd"].iloc[0]),
         sd_slope=float(slopes.mean()) if len(slopes) else 0.0,
         sd_residual=float(sd["Residual"]["sd"].iloc[0]),
         scale=bounds,

@@ -442,6 +442,8 @@ def archive(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = 
     out["methods.md"] = (methods(con, study_id) + "\n\n" + said + "\n").encode()
     if fitted is not None:
         out["model_fixed_effects.csv"] = fitted.fixed.to_csv(index=False).encode()
+        out["model_term_tests.csv"] = fitted.terms.to_csv(index=False).encode()
+        out["model_pairwise.csv"] = fitted.pairwise.to_csv(index=False).encode()
         out["model_variance_components.csv"] = fitted.variance.to_csv(index=False).encode()
         out["model.json"] = json.dumps(fitted.as_dict(), indent=2).encode()
     if table is not None:

@@ -10,7 +10,7 @@ python -m backend study status STUDY                        # per list; exclusio
 python -m backend study close STUDY                         # no more answers; every page reads the kept participants
 python -m backend study export STUDY --out DIR              # responses, design, orders, exclusions, methods
 python -m backend study export STUDY --out DIR --with-platform-ids   # + platform ids, demographics (personal data)
-python -m backend study model STUDY [--condition C] [--no-slopes] [--coding sum] [--pilot]   # kept per data version
+python -m backend study model STUDY [--condition C] [--formula 'value ~ ...'] [--coding sum] [--pilot]  # kept
 python -m backend study power STUDY [--participants 20 40 60] [--sims 200] [--from-fit NAME [--pilot] | --effect ...]
 python -m backend study list
 
@@ -82,8 +82,14 @@ def add(sub) -> None:
     )
     q.add_argument("study", help="a study, or a graded dataset whose rater ids name one person across items")
     q.add_argument("--condition", help="the fixed effect (a graded dataset: one of its grouping facets or its prior)")
-    q.add_argument("--no-slopes", action="store_true", help="random intercepts only")
-    q.add_argument("--coding", choices=mixed_model.CODINGS, default="treatment")
+    q.add_argument(
+        "--formula",
+        help="the model in lme4's syntax over participant, item, value and the data's facets, e.g. 'value ~ prior + "
+        "(1 + prior | participant) + (1 | predicate) + (1 | content)' (default: the maximal structure the design "
+        "justifies, printed with the fit)",
+    )
+    q.add_argument("--coding", choices=mixed_model.CODINGS, default="treatment", help="of every factor")
+    q.add_argument("--reference", help="the condition's reference level (default: the coding's)")
     q.add_argument("--pilot", action="store_true", help="the study's pilot answers (never analysed with the real ones)")
     q = action.add_parser("power", help="power by simulation at several participant counts, before launch")
     q.add_argument("study")
@@ -217,16 +223,19 @@ def _export(con, args) -> int:
 def _model(args) -> int:
     with session(args.store) as con:
         model = mixed_model.chosen(
-            con, args.study, args.condition, slopes=not args.no_slopes, coding=args.coding, pilot=args.pilot
-        )
+            con, args.study, args.condition, formula=args.formula, coding=args.coding, reference=args.reference,
+            pilot=args.pilot,
+        )  # fmt: skip
         note = mixed_model.scale_note(con, args.study)
         said = studies.analysed(con, args.study) if collection.analysed(con, args.study) is not None else ""
+        described = mixed_model.groups(mixed_model.frame(con, model), model)
     fitted, kept = mixed_model.fit(args.store, model)
-    said = f"the study's pilot, {fitted.participants:,} (never analysed with the real answers)" if args.pilot else said
-    print(fitted.summary())
+    if args.pilot:
+        said = f"the study's pilot, {fitted.groups['participant']:,} (never analysed with the real answers)"
+    print(fitted.summary(described))
     print("\n".join(line for line in (note, f"Participants: {said}." if said else "") if line))
     print(f"kept at {kept}")
-    return 0
+    return 0 if fitted.converged else 1
 
 
 def _power(args) -> int:
