@@ -267,30 +267,37 @@ class Lab:
     def study_power(
         self,
         study: str,
-        counts: tuple[int, ...] = power_analysis.DEFAULT_COUNTS,
+        counts: tuple[int, ...] | None = None,
         sims: int = power_analysis.DEFAULT_SIMS,
         seed: int = 0,
         from_fit: str | None = None,
         pilot: bool = False,
+        test: str = "model",
+        formula: str = "",
         **typed,
     ) -> pd.DataFrame:
-        """Power by simulation of the study's design at each participant count: participants, contrast, sims,
-        significant, power, low, high (exact binomial 95% CI), test. Assumes what the kept fit of `from_fit`'s
-        answers (with `pilot`, of its pilot's answers: `study_model(from_fit, pilot=True)`) estimates, or typed
-        values: intercept, effects={condition: difference}, sd_participant, sd_item, sd_slope, sd_residual (and
-        reference)."""
+        """Power by simulation of the study's design at each participant count (None: five multiples of its lists
+        from 20): participants, contrast, sims, failed, significant, power, low, high (exact binomial 95% CI), test.
+        Each simulated study is analysed by `test`: "model", the analysis's mixed model (`formula`, default the
+        generating model's structure) and its Satterthwaite t tests, or "f1", the fast by-participant t test.
+        Assumes what the kept fit of `from_fit`'s answers (with `pilot`, of its pilot's answers:
+        `study_model(from_fit, pilot=True)`) estimates, or typed values: intercept, effects={condition: difference},
+        sd_participant, sd_item, sd_slope, sd_residual (and reference)."""
         with self._session() as con:
             request = power_analysis.request(
-                con, study, tuple(counts), sims, seed, from_fit=from_fit, pilot=pilot, **typed
-            )
+                con, study, None if counts is None else tuple(counts), sims, seed, test=test, formula=formula,
+                from_fit=from_fit, pilot=pilot, **typed,
+            )  # fmt: skip
         return power_analysis.run(request)
 
-    def study_export(self, study: str, out: Path | str) -> list[Path]:
-        """The archive's files (responses, design, orders, exclusions, means, methods.md) into the folder `out`."""
+    def study_export(self, study: str, out: Path | str, formula: str = "", power: str | None = None) -> list[Path]:
+        """The archive's files (responses, design, orders, exclusions, means, the model, methods.md) into the folder
+        `out`; methods.md reports the kept fit of `formula` ("": the default model) and the power run `power` (a key
+        of `study power`; None: none, and it says how to choose)."""
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
         with self._session() as con:
-            files = study_actions.archive(con, study, actor=self.actor)
+            files = study_actions.archive(con, study, formula, power, actor=self.actor)
         for name, data in files.items():
             (folder / name).write_bytes(data)
         return [folder / name for name in files]

@@ -16,9 +16,15 @@ from ui.resources import StoreError, StoreLocked, computed, query, store, store_
 
 
 def archive(study_id: str) -> bytes:
-    """The archive's bytes when the button is pressed, for whoever presses it (the backend checks their role)."""
+    """The archive's bytes when the button is pressed, for whoever presses it (the backend checks their role),
+    reporting the model and power run chosen on the page."""
     with store() as con:
-        return sv.archive_zip(con, study_id, actor=identity.actor())
+        return sv.archive_zip(con, study_id, *paper(), actor=identity.actor())
+
+
+def paper() -> tuple[str, str | None]:
+    """What "For the paper" reports: the model section's formula ("": the default) and the chosen power run."""
+    return st.session_state.get(fits.PAPER, ""), st.session_state.get(power.PAPER) or None
 
 
 st.title("Studies")
@@ -343,7 +349,7 @@ fits.section(study_id, query(sv.analysed, study_id))
 st.subheader("For the paper")
 st.markdown(widgets.plain(query(sv.methods, study_id)))
 with store() as con:
-    st.text(sv.analyses(con, study_id))
+    st.text(sv.analyses(con, study_id, *paper()))
 st.download_button(
     "Archive (zip): responses, design, orders, exclusions, means, the model and power, methods",
     lambda: archive(study_id),

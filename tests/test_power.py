@@ -13,7 +13,16 @@ import statsmodels.formula.api as smf
 from scipy import stats
 from statsmodels.stats.power import TTestPower
 
-from backend.metrics.power import TEST, Assumed, Plan, analyse, paired_t_power, simulate, simulated_study
+from backend.metrics import mixed_models, power
+from backend.metrics.power import (
+    Assumed,
+    Plan,
+    analyse,
+    default_counts,
+    paired_t_power,
+    simulate,
+    simulated_study,
+)
 
 ITEMS = 24
 SD_SLOPE, SD_RESIDUAL = 0.1, 0.25
@@ -42,7 +51,7 @@ def test_simulated_power_contains_the_exact_t_power(assignment):
     conservative here and miss."""
     plan = Plan(("a", "b"), ITEMS, assignment)
     effect, counts = 0.08, [10, 20]
-    table = simulate(plan, assumed({"b": effect}), counts, sims=3000, seed=3)
+    table = simulate(plan, assumed({"b": effect}), counts, sims=3000, seed=3, test="f1")
     for row in table.itertuples():
         n, sd = row.participants, sd_difference(plan)
         if assignment == "crossed":
@@ -57,19 +66,19 @@ def test_simulated_power_contains_the_exact_t_power(assignment):
 
 def test_power_rises_with_participants_and_a_zero_effect_gives_alpha():
     plan = Plan(("a", "b", "c"), ITEMS, "latin")
-    table = simulate(plan, assumed({"b": 0.08, "c": 0.0}), [7, 13, 25], sims=1500, seed=1)
+    table = simulate(plan, assumed({"b": 0.08, "c": 0.0}), [7, 13, 25], sims=1500, seed=1, test="f1")
     rising = table[table["contrast"] == "b vs a"]
     assert rising["power"].is_monotonic_increasing
     assert rising["high"].iloc[0] < rising["low"].iloc[-1]
     null = table[table["contrast"] == "c vs a"]
     assert ((null["low"] <= 0.05) & (null["high"] >= 0.05)).all(), null
-    assert set(table.columns) == {"participants", "contrast", "sims", "significant", "power", "low", "high", "test"}
-    assert (table["test"] == TEST).all() and (table["sims"] == 1500).all()
+    assert list(table.columns) == power.COLUMNS and (table["failed"] == 0).all()
+    assert (table["test"] == power.test_words("f1", "")).all() and (table["sims"] == 1500).all()
 
 
 def test_simulate_applies_analyse_to_each_simulated_study():
     plan, model = Plan(("a", "b"), 12, "latin"), assumed({"b": 0.1}, scale=(0.0, 1.0))
-    table = simulate(plan, model, [9], sims=40, seed=5, alpha=0.1)
+    table = simulate(plan, model, [9], sims=40, seed=5, alpha=0.1, test="f1")
     rng = np.random.default_rng([5, 9])
     frames = [simulated_study(plan, model, 9, rng) for _ in range(40)]
     assert all(f["value"].between(0, 1).all() and len(f) == 9 * 12 for f in frames)
@@ -108,8 +117,9 @@ def test_analyse_latin_is_the_list_factor_ols(missing):
 def test_progress_is_called_after_every_simulated_study():
     calls = []
     simulate(
-        Plan(("a", "b"), 4, "crossed"), assumed({"b": 0.1}), [3, 5, 8], sims=7, progress=lambda *a: calls.append(a)
-    )
+        Plan(("a", "b"), 4, "crossed"), assumed({"b": 0.1}), [3, 5, 8], sims=7, progress=lambda *a: calls.append(a),
+        test="f1",
+    )  # fmt: skip
     assert calls == [(done, 21) for done in range(1, 22)]
 
 
@@ -137,10 +147,12 @@ def test_bad_plans_name_the_field(build, field):
 
 def test_same_seed_same_table():
     plan, model = Plan(("a", "b"), 8, "latin"), assumed({"b": 0.1})
-    first = simulate(plan, model, [6, 12], sims=50, seed=7)
-    pd.testing.assert_frame_equal(first, simulate(plan, model, [6, 12], sims=50, seed=7))
-    assert not first.equals(simulate(plan, model, [6, 12], sims=50, seed=8))
-    pd.testing.assert_frame_equal(first.iloc[1:].reset_index(drop=True), simulate(plan, model, [12], sims=50, seed=7))
+    first = simulate(plan, model, [6, 12], sims=50, seed=7, test="f1")
+    pd.testing.assert_frame_equal(first, simulate(plan, model, [6, 12], sims=50, seed=7, test="f1"))
+    assert not first.equals(simulate(plan, model, [6, 12], sims=50, seed=8, test="f1"))
+    pd.testing.assert_frame_equal(
+        first.iloc[1:].reset_index(drop=True), simulate(plan, model, [12], sims=50, seed=7, test="f1")
+    )
 
 
 def test_a_latin_square_needs_a_multiple_of_the_conditions():
@@ -149,3 +161,39 @@ def test_a_latin_square_needs_a_multiple_of_the_conditions():
     plan is refused, saying why and what to do."""
     with pytest.raises(ValueError, match="^items: a Latin square needs a multiple of 5 .* with a multiple of 5 items"):
         Plan(("a", "b", "c", "d", "e"), 4, "latin")
+
+
+def test_the_analysis_s_own_model_gives_the_power_the_fast_test_gives_on_the_same_studies():
+    """Issue 62, item 5: each simulated study analysed by the mixed model and its Satterthwaite t test (the lab's
+    analysis) — power inside the fast test's CI on the same simulated studies (the same seed draws the same
+    studies), and a zero effect significant about alpha of the time; no fit failed here."""
+    plan = Plan(("a", "b", "c"), 12, "latin")
+    model = assumed({"b": 0.12, "c": 0.0})
+    fitted = simulate(plan, model, [18], sims=80, seed=4, test="model").set_index("contrast")
+    fast = simulate(plan, model, [18], sims=80, seed=4, test="f1").set_index("contrast")
+    assert (fitted["failed"] == 0).all() and fitted["test"].str.contains("value ~ condition").all()
+    assert fast.loc["b vs a", "low"] <= fitted.loc["b vs a", "power"] <= fast.loc["b vs a", "high"]
+    assert fitted.loc["b vs a", "power"] > 0.3 and fitted.loc["c vs a", "power"] < 0.12
+
+
+def test_the_model_test_takes_the_analysis_s_formula_and_refuses_one_without_the_condition():
+    plan = Plan(("a", "b", "c"), 6, "latin")
+    table = simulate(plan, assumed({"b": 0.1, "c": 0.0}), [9], sims=3, test="model",
+                     formula="value ~ condition + (1 | participant) + (1 | item) + (1 | list)")  # fmt: skip
+    assert table["test"].iloc[0].startswith("the analysis's mixed model (value ~ condition + (1 | participant)")
+    with pytest.raises(mixed_models.FormulaError, match="the condition must be a fixed effect"):
+        simulate(plan, assumed({"b": 0.1, "c": 0.0}), [9], sims=3, formula="value ~ 1 + (1 | participant)")
+
+
+def test_the_default_counts_always_run():
+    """The page's defaults: multiples of the lists, above them; a 20-condition Latin square starts at 40, not 20
+    (which the fast test refuses: it needs a participant more than the lists)."""
+    assert default_counts(1) == (20, 40, 60, 80, 100) and default_counts(5) == (20, 40, 60, 80, 100)
+    assert default_counts(3) == (21, 42, 63, 84, 105) and default_counts(20) == (40, 60, 80, 100, 120)
+    conditions = tuple(f"c{j:02d}" for j in range(20))
+    plan = Plan(conditions, 20, "latin")
+    effects = dict.fromkeys(conditions[1:], 0.1)
+    table = simulate(
+        plan, Assumed(0.5, effects, 0.1, 0.1, 0.0, 0.2), list(default_counts(plan.lists)), sims=2, test="f1"
+    )
+    assert sorted(set(table["participants"])) == [40, 60, 80, 100, 120]

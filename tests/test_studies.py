@@ -553,7 +553,11 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
         study_id = collection.create(con, design)
     page = open_page(study_store, "pages/study.py", {"study": study_id})  # before launch: power, no model
     assert not page.exception and "Power analysis" in [h.value for h in page.subheader]
-    page.button(key="power_start").click().run()  # typed defaults: `study power` as a job
+    assert page.text_input(key="power_counts").value == "20 40 60 80 100"  # multiples of the 4 lists
+    assert page.radio(key="power_test").value == "model"  # the analysis's own model and test, by default
+    page.text_input(key="power_counts").input("8 12").run()
+    page.number_input(key="power_sims").set_value(20).run()
+    page.button(key="power_start").click().run()  # typed defaults otherwise: `study power` as a job
     assert not page.exception
     key = page.session_state["_power_job"]
     for _ in range(300):
@@ -561,7 +565,12 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
             break
         time.sleep(0.2)
     ran = power_analysis.status(key)["table"]
-    assert len(ran) == 5 * 3 and ran["participants"].tolist()[::3] == [20, 40, 60, 80, 100]
+    assert len(ran) == 2 * 3 and ran["participants"].tolist()[::3] == [8, 12]
+    assert (
+        ran["test"]
+        .str.startswith("the analysis's mixed model (value ~ condition + (1 + condition || participant)")
+        .all()
+    )
     with session(study_store) as con:
         made = study_actions.make_links(con, study_store, study_id, 16, actor=LOCAL)
         examples = store_studies.example_rows(con, study_id).set_index("example_id")
@@ -606,7 +615,7 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
     shown = {len(d.value): d.value for d in page.dataframe}
     assert any(list(t.columns[:3]) == ["term", "estimate", "se"] for t in shown.values())
     typed = ["--intercept", "0.2", "--effect", "b=0.05", "c=0.1", "d=0.2", "--sd-participant", "0.05"]
-    typed += ["--sd-item", "0.02", "--sd-residual", "0.1", "--participants", "8", "16", "--sims", "60"]
+    typed += ["--sd-item", "0.02", "--sd-residual", "0.1", "--participants", "8", "16", "--sims", "60", "--test", "f1"]
     assert main(["--store", str(study_store), "study", "power", study_id, *typed]) == 0
     table = power_analysis.status(power_analysis.latest(study_id))["table"].set_index(["participants", "contrast"])
     assert table.loc[(16, "b vs a"), "power"] > table.loc[(8, "b vs a"), "power"]
@@ -616,19 +625,24 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
     assert f"assumed (the mixed-model fit `{maximal}` of model-study" in capsys.readouterr().out
     again = Lab(study_store).study_power(study_id, counts=(8, 16), sims=60, **{
         "intercept": 0.2, "effects": {"b": 0.05, "c": 0.1, "d": 0.2}, "sd_participant": 0.05, "sd_item": 0.02,
-        "sd_residual": 0.1})  # fmt: skip
+        "sd_residual": 0.1}, test="f1")  # fmt: skip
     pd.testing.assert_frame_equal(again.set_index(["participants", "contrast"]), table)  # the same seed, the same
     page = open_page(study_store, "pages/study.py", {"study": study_id})
     assert not page.exception
     shown = [d.value for d in page.dataframe if "power" in d.value.columns]  # the latest run: the API's
     assert len(shown) == 1 and len(shown[0]) == 6 and shown[0]["power"].tolist() == again["power"].round(4).tolist()
     with session(study_store) as con:  # the archive: the fit's tables, the power table, and both in methods.md
-        files = studies.archive(con, study_id)
+        unchosen = studies.archive(con, study_id)["methods.md"].decode()
+        files = studies.archive(con, study_id, power_key=power_analysis.latest(study_id))
+    assert "3 power analyses of this study kept; none is chosen for this text" in unchosen
     fixed = pd.read_csv(BytesIO(files["model_fixed_effects.csv"]))
     assert fixed["estimate"].tolist() == pytest.approx(fitted.fixed["estimate"].tolist())
     assert pd.read_csv(BytesIO(files["power.csv"]))["power"].tolist() == again["power"].tolist()
     methods = files["methods.md"].decode()
-    assert fitted.summary() in methods and "Power was estimated by simulation: 60 simulated studies" in methods
+    assert f"`{maximal}`" in methods and "The model is the maximal random-effects structure the design" in methods
+    assert "Power was estimated by simulation: 60 simulated studies of this design per participant count" in methods
+    assert "analysed by the fast approximation: a by-participant paired t test" in methods
+    assert "{" not in methods.split("Power was estimated")[1] and "nan" not in methods.lower()
 
 
 def test_a_pilot_s_answers_give_a_power_analysis_its_assumptions_only_when_chosen(

@@ -19,6 +19,7 @@ from ui import export, identity, widgets
 from ui.resources import query, store_ref
 
 JOB = "_fit_job"
+PAPER = "_fit_paper_formula"
 CODINGS = {"treatment": "treatment", "sum": "sum (deviation)", "helmert": "Helmert"}
 
 
@@ -74,6 +75,7 @@ def section(dataset: str, analysed: str = "", pilot_only: bool = False) -> None:
         st.caption("Before launch: a model of the pilot's answers (never analysed with the real ones), whose estimates "
                    "the power analysis above can assume once it is fitted.")  # fmt: skip
     formula = "" if written.strip() == known["default"] else written.strip()
+    st.session_state[PAPER] = formula  # what the page's "For the paper" reports
     model = replace(base, formula=formula, coding=coding, reference="" if coding == "helmert" else reference,
                     pilot=pilot)  # fmt: skip
     problem = query(fv.formula_problem, replace(model, formula=written.strip()))

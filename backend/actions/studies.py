@@ -156,16 +156,21 @@ def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> 
 
 
 @door("export")
-def archive(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> dict[str, bytes]:
-    """The study's archive files, once `actor` may export (a read: a refusal is audited, an export is not)."""
+def archive(
+    con: duckdb.DuckDBPyConnection, study_id: str, formula: str = "", power_key: str | None = None, *, actor: Actor
+) -> dict[str, bytes]:
+    """The study's archive files, once `actor` may export (a read: a refusal is audited, an export is not); its
+    methods.md reports the kept fit of `formula` ("": the default model) and the power run `power_key`."""
     check(con, actor, "export", f"study:{study_id}")
-    return studies.archive(con, study_id)
+    return studies.archive(con, study_id, formula=formula, power_key=power_key)
 
 
 @door("export")
-def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
+def archive_zip(
+    con: duckdb.DuckDBPyConnection, study_id: str, formula: str = "", power_key: str | None = None, *, actor: Actor
+) -> bytes:
     check(con, actor, "export", f"study:{study_id}")
-    return studies.archive_zip(con, study_id)
+    return studies.archive_zip(con, study_id, formula=formula, power_key=power_key)
 
 
 @door("create general link")
@@ -261,12 +266,14 @@ def platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor)
 
 
 @door("manage platform ids")
-def archive_with_platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
+def archive_with_platform_ids(
+    con: duckdb.DuckDBPyConnection, study_id: str, formula: str = "", power_key: str | None = None, *, actor: Actor
+) -> bytes:
     """The study's archive with `platform_ids.csv` and `demographics.csv` added, for the lab's own records (the
     study's maker or an owner; audited): the shareable archive never holds them."""
     row = collection.study(con, study_id)
     with acting(con, actor, "manage platform ids", f"{study_id}: archive with platform ids", owner=row["created_by"]):
-        return studies.archive_zip(con, study_id, platform_ids=True)
+        return studies.archive_zip(con, study_id, True, formula, power_key)
 
 
 @door("manage platform ids")

@@ -27,7 +27,6 @@ from backend.store import studies as store_studies
 from backend.studies import collection
 from backend.studies.design import items
 
-DEFAULT_COUNTS = (20, 40, 60, 80, 100)
 DEFAULT_SIMS = 200
 EVERY = 1.0  # seconds between progress writes
 
@@ -35,7 +34,8 @@ EVERY = 1.0  # seconds between progress writes
 @dataclass(frozen=True)
 class Request:
     """One power analysis: the study whose design is simulated, what is assumed (and where it came from), the
-    participant counts, simulations per count and the seed."""
+    participant counts, simulations per count, the seed, and what each simulated study is analysed by (`test`, one
+    of `power.TESTS`; `formula`: the model's, "" for `power.analysis_formula`)."""
 
     study: str
     plan: power.Plan
@@ -43,9 +43,15 @@ class Request:
     source: str  # "typed", or which fit, in words
     fit: str | None = None  # the study or dataset whose kept fit was read (`study power --from-fit`)
     pilot: bool = False  # the kept fit was of that study's pilot answers (`--from-fit NAME --pilot`)
-    counts: tuple[int, ...] = DEFAULT_COUNTS
+    counts: tuple[int, ...] = ()
     sims: int = DEFAULT_SIMS
     seed: int = 0
+    test: str = "model"
+    formula: str = ""
+
+    def analysis(self) -> str:
+        """What each simulated study was analysed by, in words."""
+        return power.test_words(self.test, self.formula or power.analysis_formula(self.assumed))
 
     def key(self) -> str:
         digest = hashlib.sha256(json.dumps(asdict(self), sort_keys=True, default=str).encode()).hexdigest()
@@ -56,6 +62,7 @@ def arguments(request: Request) -> list[str]:
     """The `python -m backend` arguments that make this request again (a job started from a page runs them)."""
     args = ["study", "power", request.study, "--participants", *map(str, request.counts)]
     args += ["--sims", str(request.sims), "--seed", str(request.seed), "--items", str(request.plan.items)]
+    args += ["--test", request.test, *(["--formula", request.formula] if request.formula else [])]
     if request.fit:
         return [*args, "--from-fit", request.fit, *(["--pilot"] if request.pilot else [])]
     given = request.assumed
@@ -69,10 +76,12 @@ def arguments(request: Request) -> list[str]:
 def request(
     con: duckdb.DuckDBPyConnection,
     study_id: str,
-    counts: tuple[int, ...] = DEFAULT_COUNTS,
+    counts: tuple[int, ...] | None = None,
     sims: int = DEFAULT_SIMS,
     seed: int = 0,
     *,
+    test: str = "model",
+    formula: str = "",
     items_count: int | None = None,
     from_fit: str | None = None,
     pilot: bool = False,
@@ -87,7 +96,10 @@ def request(
     """A power analysis of `study_id`'s design: assuming what the kept fit of `from_fit`'s answers (a study or a
     graded dataset's default model; with `pilot`, of that study's pilot answers) estimates, or the typed values (the
     intercept, each other condition's effect against the reference, the SDs); `items_count`: simulate the design with
-    that many items instead of its own; ValueError naming what is missing or wrong."""
+    that many items instead of its own; `counts` None: `power.default_counts` of the design; each simulated study
+    analysed by `test` (`formula` for the model); ValueError naming what is missing or wrong."""
+    if test not in power.TESTS:
+        raise ValueError(f"test: expected one of {', '.join(power.TESTS)}, got {test!r}")
     bounds = scale(con, study_id)
     if from_fit:
         model = mixed_model.chosen(con, from_fit, pilot=pilot)
@@ -117,9 +129,11 @@ def request(
             raise ValueError(f"effect: give each of {others} (against {found.conditions[0]!r}), got {effects}")
         assumed = power.Assumed(intercept, dict(effects), sd_participant, sd_item, sd_slope, sd_residual, bounds)
         source = "typed"
+    counts = power.default_counts(found.lists) if counts is None else counts
     return Request(
-        study_id, found, assumed, source, from_fit, bool(from_fit and pilot), tuple(counts), int(sims), int(seed)
-    )
+        study_id, found, assumed, source, from_fit, bool(from_fit and pilot), tuple(counts), int(sims), int(seed),
+        test, formula,
+    )  # fmt: skip
 
 
 def design(con: duckdb.DuckDBPyConnection, study_id: str) -> dict:
@@ -222,10 +236,17 @@ def run(request: Request) -> pd.DataFrame:
 
     _write(target, record)
     table = power.simulate(
-        request.plan, request.assumed, list(request.counts), request.sims, request.seed, progress=progress
-    )
+        request.plan, request.assumed, list(request.counts), request.sims, request.seed, progress=progress,
+        test=request.test, formula=request.formula or None,
+    )  # fmt: skip
     _write(target, record | {"done": record["total"], "finished": time.time(), "table": table.to_dict("records")})
     return table
+
+
+def described(assumed: dict) -> str:
+    """A kept run's assumptions (its request's `assumed`, as JSON keeps it) in words."""
+    scale = assumed.get("scale")
+    return power.describe(power.Assumed(**(assumed | {"scale": tuple(scale) if scale else None})))
 
 
 def _plain(request: Request) -> dict:
@@ -253,12 +274,21 @@ def status(key: str) -> dict | None:
     return {"done": done, "total": total, "seconds": seconds, "eta": eta, "request": record["request"], "table": table}
 
 
-def latest(study_id: str) -> str | None:
-    """The key of the study's most recently started power run, or None."""
+def finished(study_id: str) -> list[str]:
+    """The keys of the study's finished power runs, oldest first."""
+    return [key for key in _keys(study_id) if (status(key) or {}).get("table") is not None]
+
+
+def _keys(study_id: str) -> list[str]:
     found = (
         sorted(_folder().glob(f"power-{study_id}-*.json"), key=lambda p: p.stat().st_mtime)
         if _folder().is_dir()
         else []
     )
-    mine = [p for p in found if p.stem.rsplit("-", 1)[0] == f"power-{study_id}"]
-    return mine[-1].stem if mine else None
+    return [p.stem for p in found if p.stem.rsplit("-", 1)[0] == f"power-{study_id}"]
+
+
+def latest(study_id: str) -> str | None:
+    """The key of the study's most recently started power run, or None."""
+    keys = _keys(study_id)
+    return keys[-1] if keys else None

@@ -16,7 +16,7 @@ import pandas as pd
 
 from backend.analysis import gradient, mixed_model, power_analysis
 from backend.metrics import gradient as gradient_metrics
-from backend.metrics import mixed_models, power
+from backend.metrics import mixed_models
 from backend.store import studies as store_studies
 from backend.studies import collection, exclusions
 from backend.studies.collection import general_url  # noqa: F401 — a general link's URL, for the API and views
@@ -355,37 +355,59 @@ def _timing(found: Design, answers: pd.DataFrame, kept: set[str]) -> str:
     )
 
 
-def analyses(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[str, mixed_models.Fit | None, pd.DataFrame | None]:
-    """What the methods section says of the mixed model and the power analysis — the kept fit of the answers as
-    they are now (its summary, the scale note) and the study's latest finished power run — or how to make them;
-    with the fit and the power table themselves (None when there are none)."""
-    fitted = mixed_model.kept(con, mixed_model.chosen(con, study_id))
+def analyses(
+    con: duckdb.DuckDBPyConnection, study_id: str, formula: str = "", power_key: str | None = None
+) -> tuple[str, mixed_models.Fit | None, pd.DataFrame | None]:
+    """What the methods section says of the mixed model and the power analysis — the kept fit of `formula` (""
+    the default model: the maximal structure the design justifies) on the answers as they are now, its summary, why
+    that model and the scale note; the power run `power_key` the researcher chose (None: none is chosen, and the
+    text says how many there are and how to choose) — or how to make them; with the fit and the power table
+    themselves (None when there are none)."""
+    model = mixed_model.chosen(con, study_id, formula=formula or None)
+    rows = mixed_model.frame(con, model)
+    fitted = mixed_model.kept(con, model)
     note = mixed_model.scale_note(con, study_id)
     if fitted is None:
-        model = (
-            f"No mixed-effects model has been fitted on these answers yet (`python -m backend study model {study_id}`, "
-            "or the Study page's *Fit the model*)."
+        said = (
+            f"No mixed-effects model `{mixed_model.formula(con, model, rows)}` has been fitted on these answers as "
+            f"they are now (`python -m backend study model {study_id}`, or the Study page's *Fit the model*)."
         )
     else:
-        model = fitted.summary() + (f"\n\n{note}" if note else "")
-    key = power_analysis.latest(study_id)
-    found = power_analysis.status(key) if key else None
-    table = found["table"] if found else None
-    if table is None:
-        return model, fitted, None
-    given = found["request"]["assumed"]
+        why = (
+            "the model as the researchers wrote it"
+            if formula
+            else "the maximal random-effects structure the design justifies (Barr et al. 2013), as proposed by the lab"
+        )
+        said = (
+            f"The model is {why}.\n\n"
+            + fitted.summary(mixed_model.groups(rows, model))
+            + (f"\n\n{note}" if note else "")
+        )
+    runs = power_analysis.finished(study_id)
+    if power_key is None:
+        if runs:
+            kept = f"{len(runs):,} power {'analysis' if len(runs) == 1 else 'analyses'} of this study kept"
+            said += (
+                f"\n\n{kept}; none is chosen for this text (choose one on the Study page under Power analysis, or "
+                "`python -m backend study export "
+                f"{study_id} --power KEY` with a key of: {', '.join(runs)})."
+            )
+        return said, fitted, None
+    found = power_analysis.status(power_key) if power_key in runs else None
+    if found is None:
+        raise ValueError(f"power: {power_key!r} is not a finished power analysis of {study_id}; there are {runs}")
+    table, asked = found["table"], found["request"]
     curve = "; ".join(
         f"{row.contrast} with {row.participants} participants: {row.power:.2f} [{row.low:.2f}, {row.high:.2f}]"
+        + (f" ({row.failed} of {row.sims} fits did not converge and are left out)" if row.failed else "")
         for row in table.itertuples()
     )
-    sds = ", ".join(f"{name} {given['sd_' + name]:.3g}" for name in ("participant", "item", "slope", "residual"))
     power_text = (
-        f"Power was estimated by simulation: {int(table['sims'].iloc[0]):,} simulated studies per participant count "
-        f"of this design, assuming {found['request']['source']} (intercept {given['intercept']:.3g}, effects "
-        f"{given['effects']}, SDs {sds}), each analysed by {power.TEST} at α = 0.05. Power per contrast (exact "
-        f"binomial 95% CI): {curve}."
+        f"Power was estimated by simulation: {int(table['sims'].iloc[0]):,} simulated studies of this design per "
+        f"participant count, assuming {asked['source']} ({power_analysis.described(asked['assumed'])}), each "
+        f"analysed by {table['test'].iloc[0]} at α = 0.05. Power per contrast (exact binomial 95% CI): {curve}."
     )
-    return model + "\n\n" + power_text, fitted, table
+    return said + "\n\n" + power_text, fitted, table
 
 
 def _named(names: int, newly: int) -> str:
@@ -418,7 +440,13 @@ def _share(items: int, conditions: int) -> str:
     return f"at most {_count(high, 'item')}" if low == 0 else f"{low:,} or {high:,} items"
 
 
-def archive(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = False) -> dict[str, bytes]:
+def archive(
+    con: duckdb.DuckDBPyConnection,
+    study_id: str,
+    platform_ids: bool = False,
+    formula: str = "",
+    power_key: str | None = None,
+) -> dict[str, bytes]:
     """The files for a paper's data archive: responses (long format), the design (YAML as declared, and as read,
     with its version), every participant's list, order seed and trials, the exclusion log, per-participant
     exclusions, condition means before and after, and the methods paragraph. Participants are named by the lab's
@@ -438,7 +466,7 @@ def archive(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = 
     out = {name: frame.to_csv(index=False).encode() for name, frame in files.items()}
     out["design.yaml"] = row["design_text"].encode()
     out["design.json"] = json.dumps(record | {"design": row["design"]}, indent=2).encode()
-    said, fitted, table = analyses(con, study_id)
+    said, fitted, table = analyses(con, study_id, formula, power_key)
     out["methods.md"] = (methods(con, study_id) + "\n\n" + said + "\n").encode()
     if fitted is not None:
         out["model_fixed_effects.csv"] = fitted.fixed.to_csv(index=False).encode()
@@ -468,9 +496,15 @@ def demographics(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     ]
 
 
-def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, platform_ids: bool = False) -> bytes:
+def archive_zip(
+    con: duckdb.DuckDBPyConnection,
+    study_id: str,
+    platform_ids: bool = False,
+    formula: str = "",
+    power_key: str | None = None,
+) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
-        for name, data in archive(con, study_id, platform_ids).items():
+        for name, data in archive(con, study_id, platform_ids, formula, power_key).items():
             out.writestr(f"{study_id}/{name}", data)
     return buffer.getvalue()

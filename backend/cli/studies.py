@@ -77,6 +77,8 @@ def add(sub) -> None:
         help="add platform_ids.csv and demographics.csv: personal data for the lab's own records, never to share "
         "(the study's maker or an owner; audited)",
     )
+    q.add_argument("--formula", default="", help="methods.md reports the kept fit of this model (default: the default)")
+    q.add_argument("--power", metavar="KEY", help="methods.md reports this power run (`study power` prints its key)")
     q = action.add_parser(
         "model", help="a mixed-effects model of the answers (participants and items as random effects)"
     )
@@ -93,7 +95,15 @@ def add(sub) -> None:
     q.add_argument("--pilot", action="store_true", help="the study's pilot answers (never analysed with the real ones)")
     q = action.add_parser("power", help="power by simulation at several participant counts, before launch")
     q.add_argument("study")
-    q.add_argument("--participants", type=int, nargs="+", default=list(power_analysis.DEFAULT_COUNTS))
+    q.add_argument(
+        "--participants", type=int, nargs="+", help="counts to simulate (default: five multiples of the lists from 20)"
+    )
+    q.add_argument(
+        "--test", choices=list(power.TESTS), default="model",
+        help="model: each simulated study by the analysis's mixed model and its Satterthwaite t tests (default); "
+        "f1: the fast by-participant t test",
+    )  # fmt: skip
+    q.add_argument("--formula", default="", help="the analysis's model (default: the generating model's structure)")
     q.add_argument("--sims", type=int, default=power_analysis.DEFAULT_SIMS, help="simulated studies per count")
     q.add_argument("--seed", type=int, default=0)
     q.add_argument("--items", type=int, help="simulate the design with this many target items (default: its own)")
@@ -202,12 +212,12 @@ def _export(con, args) -> int:
     if out.suffix == ".zip":
         out.parent.mkdir(parents=True, exist_ok=True)
         made = study_actions.archive_with_platform_ids if args.with_platform_ids else study_actions.archive_zip
-        out.write_bytes(made(con, args.study, actor=terminal()))
+        out.write_bytes(made(con, args.study, args.formula, args.power, actor=terminal()))
         personal = " (with platform_ids.csv and demographics.csv: personal data, not to share)"
         print(f"wrote {out}" + (personal if args.with_platform_ids else ""))
         return 0
     out.mkdir(parents=True, exist_ok=True)
-    files = study_actions.archive(con, args.study, actor=terminal())
+    files = study_actions.archive(con, args.study, args.formula, args.power, actor=terminal())
     if args.with_platform_ids:  # the lab's own records: each read audited, for the study's maker or an owner
         for name, read in (
             ("platform_ids.csv", study_actions.platform_ids),
@@ -243,12 +253,13 @@ def _power(args) -> int:
         request = power_request(con, args)
     print(
         f"{request.study}: {request.sims} simulated studies at each of {list(request.counts)} participants; assumed "
-        f"({request.source}): {request.assumed}"
+        f"({request.source}): {power.describe(request.assumed)}"
     )
     table = power_analysis.run(request)
+    print(f"kept as {request.key()} (the key `study export {request.study} --power` takes)")
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table.drop(columns="test").round(3).to_string(index=False))
-    print(f"test: {power.TEST}")
+    print(f"each simulated study analysed by {request.analysis()}")
     return 0
 
 
@@ -257,9 +268,11 @@ def power_request(con, args) -> power_analysis.Request:
     return power_analysis.request(
         con,
         args.study,
-        tuple(args.participants),
+        tuple(args.participants) if args.participants else None,
         args.sims,
         args.seed,
+        test=args.test,
+        formula=args.formula,
         items_count=args.items,
         from_fit=args.from_fit,
         pilot=args.pilot,

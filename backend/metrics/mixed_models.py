@@ -227,15 +227,9 @@ def fit(
     Raises FormulaError naming the term and the frame's columns (or the levels) when the formula does not fit the
     frame; ValueError for a coding or correction that does not exist."""
     started = time.perf_counter()
-    if coding not in CODINGS:
-        raise ValueError(f"coding: expected one of {', '.join(CODINGS)}, got {coding!r}")
     if correction not in CORRECTIONS:
         raise ValueError(f"correction: expected one of {', '.join(CORRECTIONS)}, got {correction!r}")
-    parsed = parsed_formula(formula, frame.columns)
-    data, factors, contrasts, notes = _data(frame, parsed, coding, reference or {})
-    control = mixedlm.lmerControl() if iterations is None else mixedlm.lmerControl(maxiter=iterations)
-    model, caught = _lmer(formula, data, contrasts, reml=True, control=control)
-    notes += caught
+    parsed, data, factors, contrasts, notes, control, model = _reml(frame, formula, coding, reference, iterations)
     names = _names(factors, model.matrices.fixed_names)
     groups = {str(k): int(v) for k, v in model.ngrps().items()}
     singular = bool(model.isSingular())
@@ -263,6 +257,29 @@ def fit(
         reml=float(model.REMLcrit()), converged=True, checks=tuple(checks + term_checks), simpler=(),
         seconds=round(time.perf_counter() - started, 3), **common,
     )  # fmt: skip
+
+
+def coefficient_tests(
+    frame: pd.DataFrame, formula: str, *, coding: str = "treatment", reference: dict[str, str] | None = None
+) -> pd.DataFrame | None:
+    """What `fit` reports of the coefficients — each one's Satterthwaite t test (`FIXED_COLUMNS`) — on the same REML
+    fit with the same convergence check, without the term tests and pairs; None when the fit did not converge. A
+    power simulation analyses each simulated study by it."""
+    _, _, factors, _, _, _, model = _reml(frame, formula, coding, reference, None)
+    if not converges(model, "REML fit")[0]:
+        return None
+    return _fixed(model, _names(factors, model.matrices.fixed_names), _Satterthwaite(model))
+
+
+def _reml(frame: pd.DataFrame, formula: str, coding: str, reference: dict[str, str] | None, iterations: int | None):
+    """The formula parsed and checked, the rows coded, the optimiser's control and the REML fit."""
+    if coding not in CODINGS:
+        raise ValueError(f"coding: expected one of {', '.join(CODINGS)}, got {coding!r}")
+    parsed = parsed_formula(formula, frame.columns)
+    data, factors, contrasts, notes = _data(frame, parsed, coding, reference or {})
+    control = mixedlm.lmerControl() if iterations is None else mixedlm.lmerControl(maxiter=iterations)
+    model, caught = _lmer(formula, data, contrasts, reml=True, control=control)
+    return parsed, data, factors, contrasts, notes + caught, control, model
 
 
 def parsed_formula(formula: str, columns) -> Formula:

@@ -3,20 +3,22 @@ variance components (`Assumed`), simulate the study many times at each participa
 study, and report the share of studies in which each contrast is significant, with its exact (Clopper–Pearson)
 binomial 95% interval.
 
-The generating model is the mixed model the lab fits (backend.metrics.mixed_models):
-value = intercept + effect[condition] + participant + participant's slope[condition] + item + residual, every random
-part normal and independent (slopes uncorrelated with the intercepts, as `(1 + slopes || participant)`), answers
-clipped to the scale's range when one is given.
+The generating model: value = intercept + effect[condition] + participant + participant's slope[condition] + item +
+residual, every random part normal and independent (slopes uncorrelated with the intercepts and each other, as
+`(1 + condition || participant)`), answers clipped to the scale's range when one is given.
 
-Each simulated study is analysed by the fast test `TEST` rather than a full mixed-model fit (seconds each; power needs
-thousands): a by-participant paired t test (F1) on each participant's condition-mean difference, with the list as a
-between-participant factor (Pollatsek & Well 1995) when items rotate through conditions. In a Latin square every
-list's item set sits in each condition once, so the list means' unweighted average is free of item effects and the
-pooled within-list variance carries none of them: the test is exact t for this model, where plain F1 overstates the
-variance by the item variance (conservative) and min F′ (Clark 1973) is conservative as well.
-benchmarks/bench_power.py compares its power with the full model's on the same simulated studies (BENCHMARKS.md).
-The test is a few numpy sums rather than statsmodels' OLS `d ~ C(list, Sum)` (the same t, checked in
-tests/test_power.py) because it runs once per simulated study.
+Each simulated study is analysed by one of `TESTS`:
+- "model" (the default): the analysis's own model and test — `metrics.mixed_models.coefficient_tests`, the REML fit
+  of the formula the analysis takes (default `analysis_formula`: the generating model's structure) with its
+  convergence checked as every fit is, and each condition's coefficient by its Satterthwaite t test, exactly what
+  the lab reports for a real study. A simulated study whose fit did not converge is counted in `failed` and left out
+  of the share (simr does the same), so the share is of the studies the analysis could report.
+- "f1", the fast approximation (milliseconds a study): a by-participant paired t test (F1) on each participant's
+  condition-mean difference, with the list as a between-participant factor (Pollatsek & Well 1995) when items
+  rotate through conditions. In a Latin square every list's item set sits in each condition once, so the list
+  means' unweighted average is free of item effects and the pooled within-list variance carries none of them: the
+  test is exact t for this model. benchmarks/bench_power.py compares its power with the model's on the same
+  simulated studies (BENCHMARKS.md). It is a few numpy sums because it runs once per simulated study.
 """
 
 from __future__ import annotations
@@ -30,12 +32,20 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from backend.metrics import mixed_models
+
 ASSIGNMENTS = ("latin", "crossed")
 TEST = (
     "by-participant paired t test (F1) on each participant's condition-mean difference from the reference, "
     "with the list as a between-participant factor (Pollatsek & Well 1995)"
 )
-COLUMNS = ["participants", "contrast", "sims", "significant", "power", "low", "high", "test"]
+TESTS = {
+    "model": "the analysis's mixed model ({formula}), each contrast by its t test with Satterthwaite's degrees of "
+    "freedom, as the lab reports a real study; studies whose fit did not converge left out and counted",
+    "f1": "the fast approximation: a " + TEST,
+}
+COLUMNS = ["participants", "contrast", "sims", "failed", "significant", "power", "low", "high", "test"]
+FEWEST = 20  # participant counts start near here, at a multiple of the lists
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,37 @@ class Assumed:
             raise ValueError(f"effects: need finite numbers, got intercept {self.intercept!r} and {self.effects!r}")
         if self.scale is not None and not (len(self.scale) == 2 and self.scale[0] < self.scale[1]):
             raise ValueError(f"scale: need (low, high) with low < high, got {self.scale!r}")
+
+
+def describe(assumed: Assumed) -> str:
+    """The assumptions in words: 'intercept 0.5; effects b +0.05, c +0.1; SDs: participant 0.1, item 0.1, slope
+    0.05, residual 0.25; answers kept within 0 to 1'."""
+    effects = ", ".join(f"{name} {value:+.3g}" for name, value in assumed.effects.items())
+    sds = ", ".join(
+        f"{name} {getattr(assumed, 'sd_' + name):.3g}" for name in ("participant", "item", "slope", "residual")
+    )
+    clipped = f"; answers kept within {assumed.scale[0]:g} to {assumed.scale[1]:g}" if assumed.scale else ""
+    return f"intercept {assumed.intercept:.3g}; effects {effects}; SDs: {sds}{clipped}"
+
+
+def default_counts(lists: int) -> tuple[int, ...]:
+    """Five participant counts the simulation takes for a design of `lists` lists: multiples of the lists (each list
+    equally filled), the first at least FEWEST and above the lists (the fast test needs a participant more)."""
+    step = lists * -(-FEWEST // lists)
+    first = step if step > lists else 2 * step
+    return tuple(first + step * j for j in range(5))
+
+
+def analysis_formula(assumed: Assumed) -> str:
+    """The model with the generating model's random-effects structure: by-participant slopes (uncorrelated) when
+    the assumed slopes vary, participant and item intercepts."""
+    slopes = "1 + condition || participant" if assumed.sd_slope > 0 else "1 | participant"
+    return f"value ~ condition + ({slopes}) + (1 | item)"
+
+
+def test_words(test: str, formula: str) -> str:
+    """What each simulated study was analysed by, in words."""
+    return TESTS[test].format(formula=formula)
 
 
 def _design(plan: Plan, participants: int) -> tuple[np.ndarray, ...]:
@@ -210,26 +251,64 @@ def simulate(
     seed: int = 0,
     alpha: float = 0.05,
     progress: Callable[[int, int], None] | None = None,
+    test: str = "model",
+    formula: str | None = None,
 ) -> pd.DataFrame:
-    """Power per participant count and contrast: columns participants, contrast ("b vs a"), sims, significant
-    (studies with p < alpha), power, low, high (Clopper–Pearson 95%), test (`TEST`). Each count draws from its own
-    stream seeded by (seed, count), so a count's rows do not depend on which other counts were asked for.
-    progress(done, total) is called after each simulated study."""
+    """Power per participant count and contrast: columns participants, contrast ("b vs a"), sims, failed (studies
+    whose model did not converge, left out), significant (studies with p < alpha), power (significant / (sims -
+    failed)), low, high (Clopper–Pearson 95%), test (in words). Each simulated study is analysed by `test` (`TESTS`;
+    "model": by `formula` over the columns participant, item, condition, list, value, default
+    `analysis_formula`). Each count draws from its own stream seeded by (seed, count), so a count's rows do not depend
+    on which other counts were asked for, and both tests see the same studies. progress(done, total) is called
+    after each simulated study."""
     _check(plan, assumed, counts, sims, alpha)
+    if test not in TESTS:
+        raise ValueError(f"test: expected one of {', '.join(TESTS)}, got {test!r}")
+    formula = formula or analysis_formula(assumed)
+    if test == "model":
+        parsed = mixed_models.parsed_formula(formula, ["participant", "item", "condition", "list", "value"])
+        if "condition" not in parsed.fixed_variables:
+            raise mixed_models.FormulaError(f"formula {formula!r}: the condition must be a fixed effect, to be tested")
     k, total, done, rows = len(plan.conditions), sims * len(counts), 0, []
     contrasts = [f"{name} vs {plan.conditions[0]}" for name in plan.conditions[1:]]
+    words = test_words(test, formula)
     for n in counts:
         design, rng = _design(plan, n), np.random.default_rng([seed, n])
-        significant = np.zeros(k - 1, dtype=int)
+        significant, failed = np.zeros(k - 1, dtype=int), 0
         for _ in range(sims):
-            significant += _p_values(design[0], design[2], design[3], _draw(plan, assumed, design, rng), k) < alpha
+            value = _draw(plan, assumed, design, rng)
+            if test == "f1":
+                found = _p_values(design[0], design[2], design[3], value, k)
+            else:
+                found = _model_p_values(plan, design, value, formula)
+                failed += found is None
+            if found is not None:
+                significant += found < alpha
             done += 1
             if progress is not None:
                 progress(done, total)
         for contrast, hits in zip(contrasts, significant.tolist(), strict=True):
-            low, high = proportion_confint(hits, sims, alpha=0.05, method="beta")
-            rows.append([n, contrast, sims, hits, hits / sims, float(low), float(high), TEST])
+            kept = sims - failed
+            low, high = proportion_confint(hits, kept, alpha=0.05, method="beta") if kept else (math.nan, math.nan)
+            power = hits / kept if kept else math.nan
+            rows.append([n, contrast, sims, failed, hits, power, float(low), float(high), words])
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _model_p_values(plan: Plan, design: tuple[np.ndarray, ...], value: np.ndarray, formula: str) -> np.ndarray | None:
+    """p of each condition's coefficient (against the reference) by the analysis's model; None when its fit did not
+    converge."""
+    p, i, c, lists = design
+    names = np.asarray(plan.conditions, dtype=object)
+    frame = pd.DataFrame({
+        "participant": np.char.add("p", p.astype(str)), "item": np.char.add("i", i.astype(str)),
+        "condition": names[c], "list": np.char.add("L", lists.astype(str)), "value": value,
+    })  # fmt: skip
+    fixed = mixed_models.coefficient_tests(frame, formula, reference={"condition": plan.conditions[0]})
+    if fixed is None:
+        return None
+    found = fixed.set_index("term")["p"]
+    return np.array([found[f"condition{name}"] for name in plan.conditions[1:]])
 
 
 def paired_t_power(n: int, effect: float, sd_difference: float, alpha: float = 0.05) -> float:

@@ -13,13 +13,14 @@ import yaml
 from backend.actions import jobs as job_actions
 from backend.actions import studies as study_actions
 from backend.analysis import gradient, mixed_model, power_analysis, studies
-from backend.analysis.power_analysis import DEFAULT_COUNTS, DEFAULT_SIMS, Request  # noqa: F401 — the page's names
+from backend.analysis.power_analysis import DEFAULT_SIMS, Request  # noqa: F401 — the page's names
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
 from backend.execution import jobs
 from backend.identity import links
 from backend.identity.actor import Actor
+from backend.metrics import power
 from backend.metrics.gradient import MIN_EACH  # noqa: F401 — the page's names
-from backend.metrics.power import TEST  # noqa: F401 — the page's names
+from backend.metrics.power import TESTS, describe  # noqa: F401 — the page's names
 from backend.store import queries
 from backend.store.sessions import AUDIT, DATA, reads
 from backend.studies import collection
@@ -104,16 +105,25 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     return studies.methods(con, study_id)
 
 
-def analyses(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
-    """The methods section's mixed-model and power paragraphs (not cached: a job may have just kept a fit or a power
-    run, which no store write announces)."""
-    return studies.analyses(con, study_id)[0]
+def analyses(con: duckdb.DuckDBPyConnection, study_id: str, formula: str = "", power_key: str | None = None) -> str:
+    """The methods section's mixed-model and power paragraphs: the kept fit of `formula` ("": the default model) and
+    the power run `power_key` (not cached: a job may have just kept a fit or a power run, which no store write
+    announces)."""
+    return studies.analyses(con, study_id, formula, power_key)[0]
 
 
-def archive_zip(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
-    """The archive, made when asked for (not cached: who asks is checked each time), once the actor's role may
-    export; Forbidden, audited, otherwise."""
-    return study_actions.archive_zip(con, study_id, actor=actor)
+def power_runs(study_id: str) -> dict[str, str]:
+    """The study's finished power runs, newest first: a label (when, counts, test, source) → key."""
+    found = {}
+    for key in reversed(power_analysis.finished(study_id)):
+        run = power_analysis.status(key)
+        asked, table = run["request"], run["table"]
+        counts = ", ".join(map(str, sorted(set(table["participants"]))))
+        found[f"{key}: {counts} participants; {asked.get('test', 'f1')}; {asked['source']}"] = key
+    return found
+
+
+archive_zip = study_actions.archive_zip  # made when asked for (not cached: who asks is checked each time)
 
 
 @reads(DATA, AUDIT)  # links are written with the audit: a link made shows at once
@@ -145,12 +155,14 @@ def scale(con: duckdb.DuckDBPyConnection, study_id: str) -> list[float]:
 
 @reads(DATA)
 def power_design(con: duckdb.DuckDBPyConnection, study_id: str) -> dict | str:
-    """conditions, items and assignment of the study's design, as a power analysis starts from; or why it cannot
-    simulate it (in words)."""
+    """conditions, items and assignment of the study's design, as a power analysis starts from, and the participant
+    counts it simulates by default; or why it cannot simulate it (in words)."""
     try:
-        return power_analysis.design(con, study_id)
+        found = power_analysis.design(con, study_id)
     except ValueError as exc:
         return str(exc)
+    lists = len(found["conditions"]) if found["assignment"] == "latin" else 1
+    return found | {"counts": power.default_counts(lists)}
 
 
 @reads(DATA)
@@ -174,12 +186,17 @@ def power_request(
     counts: tuple[int, ...],
     sims: int,
     items_count: int,
+    analysis: tuple[str, str],
     from_fit: str,
     pilot: bool = False,
 ) -> power_analysis.Request:
     """A power analysis of the study's design (with `items_count` items) assuming what the kept fit of `from_fit`'s
-    answers (with `pilot`, its pilot's) estimates."""
-    return power_analysis.request(con, study_id, counts, sims, items_count=items_count, from_fit=from_fit, pilot=pilot)
+    answers (with `pilot`, its pilot's) estimates; each simulated study analysed by `analysis` (test, formula)."""
+    test, formula = analysis
+    return power_analysis.request(
+        con, study_id, counts, sims, test=test, formula=formula, items_count=items_count, from_fit=from_fit,
+        pilot=pilot,
+    )  # fmt: skip
 
 
 @reads(DATA)
@@ -189,6 +206,7 @@ def typed_request(
     counts: tuple[int, ...],
     sims: int,
     items_count: int,
+    analysis: tuple[str, str],
     reference: str,
     intercept: float,
     effects: tuple[tuple[str, float], ...],
@@ -197,10 +215,15 @@ def typed_request(
     """A power analysis of the study's design (with `items_count` items) assuming typed values: the reference
     condition's mean, each other condition's effect, and the SDs of participants, items, slopes and the residual."""
     names = ("sd_participant", "sd_item", "sd_slope", "sd_residual")
+    test, formula = analysis
     return power_analysis.request(
-        con, study_id, counts, sims, items_count=items_count, reference=reference, intercept=intercept,
-        effects=dict(effects), **dict(zip(names, sds, strict=True)),
+        con, study_id, counts, sims, test=test, formula=formula, items_count=items_count, reference=reference,
+        intercept=intercept, effects=dict(effects), **dict(zip(names, sds, strict=True)),
     )  # fmt: skip
+
+
+def describe_assumed(assumed: dict) -> str:
+    return power_analysis.described(assumed)
 
 
 def start_power(store: Path | str, request: power_analysis.Request, *, actor: Actor) -> str:
