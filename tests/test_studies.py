@@ -641,7 +641,7 @@ def test_a_study_s_mixed_model_and_power_from_the_commands_the_pages_and_the_api
     methods = files["methods.md"].decode()
     assert f"`{maximal}`" in methods and "The model is the maximal random-effects structure the design" in methods
     assert "Power was estimated by simulation: 60 simulated studies of this design per participant count" in methods
-    assert "analysed by the fast approximation: a by-participant paired t test" in methods
+    assert "analysed at α = 0.05 by the fast approximation: a by-participant paired t test" in methods
     assert "{" not in methods.split("Power was estimated")[1] and "nan" not in methods.lower()
 
 

@@ -367,7 +367,9 @@ def analyses(
     rows = mixed_model.frame(con, model)
     fitted = mixed_model.kept(con, model)
     note = mixed_model.scale_note(con, study_id)
-    if fitted is None:
+    if rows.empty:
+        said = "No answers to fit a mixed-effects model on yet."
+    elif fitted is None:
         said = (
             f"No mixed-effects model `{mixed_model.formula(con, model, rows)}` has been fitted on these answers as "
             f"they are now (`python -m backend study model {study_id}`, or the Study page's *Fit the model*)."
@@ -405,7 +407,7 @@ def analyses(
     power_text = (
         f"Power was estimated by simulation: {int(table['sims'].iloc[0]):,} simulated studies of this design per "
         f"participant count, assuming {asked['source']} ({power_analysis.described(asked['assumed'])}), each "
-        f"analysed by {table['test'].iloc[0]} at α = 0.05. Power per contrast (exact binomial 95% CI): {curve}."
+        f"analysed at α = 0.05 by {table['test'].iloc[0]}. Power per contrast (exact binomial 95% CI): {curve}."
     )
     return said + "\n\n" + power_text, fitted, table
 
