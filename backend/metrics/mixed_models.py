@@ -6,8 +6,8 @@ the frame's own columns: crossed and nested grouping factors (`(1 | a/b)`), corr
 uncorrelated `(1 + x || g)` slopes, interactions. A text column in the fixed part is a factor, coded by `coding`
 (treatment, sum or Helmert, with a chosen reference level); R's column names are kept (`condition<level>`).
 One difference from lme4 1.1-31, stated in every output that has it: `||` over a factor gives each contrast its own
-uncorrelated variance (as afex's `expand_re` and lme4 from 1.1-35 on), where lme4 1.1-31 kept a factor's dummies
-correlated; the tests check it against lme4 fitted on the numeric contrast columns.
+uncorrelated variance (as afex's `expand_re` does), where lme4 1.1-31 keeps a factor's dummies correlated; the
+tests check it against lme4 fitted on the numeric contrast columns.
 
 What a fit reports, each checked against R in the tests:
 - each coefficient's t test with Satterthwaite degrees of freedom (lmerTest's `summary`), and a 95% CI on them;
@@ -98,10 +98,6 @@ class Fit:
         return isinstance(other, Fit) and self.as_dict() == other.as_dict()
 
     __hash__ = None  # mutable DataFrames inside: not hashable
-
-    @property
-    def response(self) -> str:
-        return self.formula.split("~", 1)[0].strip()
 
     @property
     def coding(self) -> str:
@@ -230,6 +226,7 @@ def fit(
     if correction not in CORRECTIONS:
         raise ValueError(f"correction: expected one of {', '.join(CORRECTIONS)}, got {correction!r}")
     parsed, data, factors, contrasts, notes, control, model = _reml(frame, formula, coding, reference, iterations)
+    notes += _caveats(parsed, factors)
     names = _names(factors, model.matrices.fixed_names)
     groups = {str(k): int(v) for k, v in model.ngrps().items()}
     singular = bool(model.isSingular())
@@ -462,6 +459,27 @@ def _coding_words(name: str, spec: dict) -> str:
         "helmert": f"{name} in Helmert coding, each level against the mean of the levels before it "
         f"({', '.join(spec['levels'])})",
     }[spec["coding"]]
+
+
+def _caveats(parsed: Formula, factors: dict) -> list[str]:
+    """What the output must say of this formula: `||` over a factor (where lme4 1.1-31 differs), and factors in an
+    interaction, whose levels are not compared pairwise."""
+    notes = []
+    for bar in parsed.random:
+        split = [v for t in bar.expr for v in _variables(t) if v in factors]
+        if not bar.correlated and split:
+            notes.append(
+                f"({_bar_text(bar)}) gives each contrast of {', '.join(dict.fromkeys(split))} its own variance, "
+                "uncorrelated (as afex's expand_re does); lme4 1.1-31, the tests' oracle, keeps a factor's dummies "
+                "correlated under ||"
+            )
+    inside = {v for t in _fixed_terms(parsed) if isinstance(t, InteractionTerm) for v in _variables(t)} & set(factors)
+    if inside:
+        notes.append(
+            f"no pairwise comparisons of {', '.join(sorted(inside))}: in an interaction, a level's mean depends on the "
+            "other factor's level (compare within its levels: emmeans' by=)"
+        )
+    return notes
 
 
 def _lmer(formula: str, data: pd.DataFrame, contrasts: dict, *, reml: bool, control):
