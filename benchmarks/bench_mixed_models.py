@@ -12,9 +12,9 @@ start, within 2× of lme4's fit of the same rows"). Two things are timed per cas
    `lme4::lmer`, R's cheaper way, which also checks each fit's convergence), `contest1D` for each pair of the
    factor's levels and `p.adjust(..., "holm")`.
 
-In each process the first fit is timed alone and reported as "first fit in a process" (it pays any
-one-time cost of a first call), then --repeats timed fits, of which the median is the figure; the whole analysis likewise, after
-the REML fits (so its "first" is the first whole analysis, not the first fit). Wall seconds are the table; CPU
+In each process the first fit is timed alone and reported as "first fit in a process" (it pays any one-time cost of
+a first call), then --repeats timed fits, of which the median is the figure; the whole analysis likewise, after the
+REML fits (so its "first" is the first whole analysis, not the first fit). Wall seconds are the table; CPU
 seconds (numpy's BLAS may use every core, R's reference BLAS uses one) are printed after it. Each pair's REML
 criterion (and the first term's χ² for the whole analysis) is printed from both sides to show they fitted the same
 model to the same optimum. Cases: the oracle set of tests/test_mixed_models.py (the prior experiment with and
