@@ -41,6 +41,7 @@ from mixedlm.formula.terms import Formula, InteractionTerm, RandomTerm, Variable
 from mixedlm.inference.ddf import _vcov_derivatives
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+from threadpoolctl import threadpool_limits
 
 FIXED_COLUMNS = ["term", "estimate", "se", "df", "t", "p", "low", "high"]
 TERM_COLUMNS = ["term", "chi2", "df", "p", "note"]
@@ -205,6 +206,9 @@ class Fit:
         return "\n".join(lines + [""] + [f"Note: {note}." for note in self.notes]).rstrip()
 
 
+# One BLAS thread: on 2 cores numpy's two OpenBLAS threads never sped a fit and under load made one 6x slower
+# (benchmarks/bench_mixed_models.py --blas-threads, BENCHMARKS.md "Issue 62").
+@threadpool_limits.wrap(limits=1, user_api="blas")
 def fit(
     frame: pd.DataFrame,
     formula: str,
@@ -256,6 +260,7 @@ def fit(
     )  # fmt: skip
 
 
+@threadpool_limits.wrap(limits=1, user_api="blas")
 def coefficient_tests(
     frame: pd.DataFrame, formula: str, *, coding: str = "treatment", reference: dict[str, str] | None = None
 ) -> pd.DataFrame | None:
