@@ -928,6 +928,55 @@ def test_a_withdrawal_and_a_deletion_remove_exactly_that_participant_even_after_
         assert len(store_studies.deletions(con, study_id)) == 2
 
 
+def test_a_restore_during_a_running_study_keeps_every_answer_given_since(study_store, tmp_path):
+    """Issue 63, item 2: a backup is taken mid-study; then one participant goes on and finishes, another starts and
+    finishes, a third withdraws. Restoring the backup keeps every answer and participant row given since (finished
+    stays finished), leaves no crowd rating without its answer, and the withdrawn participant stays deleted; a
+    study deleted since comes back whole."""
+    design = DESIGN.replace("sim-study", "restored").replace(
+        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", ""
+    )
+    people = ["restored-001", "restored-002", "restored-003"]
+    with session(study_store) as con:
+        study_id = collection.create(con, design)
+        study_actions.make_links(con, study_store, study_id, 3, people=people, actor=LOCAL)
+        first, second, third = (participant(con, study_store, study_id, person) for person in people)
+        answer_all(con, study_id, third, answered_as(0.3))
+        study_actions.join(con, study_id, actor=first)
+        screen = study_actions.screen(con, study_id, actor=first)
+        for _ in range(3):  # three answers before the backup
+            screen = study_actions.answer(con, study_id, screen.position, answered_as(0.1)(screen), actor=first)
+        folder = backup.write(con, "mid-study", target=tmp_path / "mid")
+        assert answer_all_from_join(con, study_id, first).kind != "trial"
+        answer_all(con, study_id, second, answered_as(0.2))
+        assert study_actions.withdraw(con, study_id, actor=third).kind == "withdrawn"
+        before = {person: held(con, study_id, person) for person in people}
+        finished = con.execute(
+            "SELECT participant_id, finished_at FROM study_participants WHERE study_id = $s ORDER BY 1", {"s": study_id}
+        ).fetchall()
+        answers = con.execute("SELECT count(*) FROM study_responses WHERE study_id = $s", {"s": study_id}).fetchone()
+
+        backup.restore(con, folder)
+        assert {person: held(con, study_id, person) for person in people} == before
+        assert before[people[2]] == (0, 0, False) and before[people[1]][0] > 3 and before[people[0]][0] > 3
+        assert con.execute(
+            "SELECT participant_id, finished_at FROM study_participants WHERE study_id = $s ORDER BY 1", {"s": study_id}
+        ).fetchall() == finished and all(when is not None for _, when in finished)
+        assert (
+            con.execute("SELECT count(*) FROM study_responses WHERE study_id = $s", {"s": study_id}).fetchone()
+            == answers
+        )
+        orphans = con.execute(
+            "SELECT count(*) FROM ratings r WHERE r.dataset_id = $s AND NOT EXISTS (SELECT 1 FROM study_responses a "
+            "WHERE a.study_id = r.dataset_id AND a.participant_id = r.rater_id AND a.trial = r.example_id)",
+            {"s": study_id},
+        ).fetchone()[0]
+        assert orphans == 0
+        con.execute("DELETE FROM study_responses WHERE study_id = $s", {"s": study_id})  # lost since the backup
+        backup.restore(con, folder)
+        assert held(con, study_id, people[0])[0] == 3  # what the backup held comes back
+
+
 def test_only_the_studys_maker_or_an_owner_pilots_it_or_deletes_a_participant(study_store, tmp_path):
     """'pilot study' and 'delete participant data' are the study's maker's or an owner's: a viewer and another
     analyst are refused (audited, nothing deleted); the maker may."""

@@ -11,9 +11,12 @@ with one Parquet file per table and `manifest.json` (when, why, schema version, 
 removes or replaces rows (a re-ingest, replacing or deleting a run or a dataset, a schema upgrade);
 the newest KEEP automatic ones are kept. `restore` puts a backup's rows back in one transaction: rows
 with the same keys are replaced, every other row stays. It runs on an older backup too (columns a
-backup lacks get their defaults). In the same transaction it deletes again every study participant the
-deletions log names (`study_deletions`, which a restore only adds to): a participant who withdrew or was
-deleted after the backup was taken does not come back with it.
+backup lacks get their defaults). Studies are the exception (issue 63, item 2): people go on answering a running
+study after any backup, so a study's rows (`STUDY_KEYS`: the study, its participants, their answers and demographic
+answers) are put back only where the store lacks them — a restore brings back what was lost and never takes away or
+rolls back an answer given since; their crowd ratings are kept with them. In the same transaction it deletes again
+every study participant the deletions log names (`study_deletions`, which a restore only adds to): a participant who
+withdrew or was deleted after the backup was taken does not come back with it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from backend.store import studies as store_studies
@@ -56,6 +60,12 @@ USER_ROWS = {  # table → the user's rows, in the order a restore inserts them
     "study_demographics": "SELECT * FROM study_demographics",
     "study_deletions": "SELECT * FROM study_deletions",
     "audit": "SELECT * FROM audit",
+}
+STUDY_KEYS = {  # a study's tables and their primary keys: a restore adds the rows the store lacks, never replaces one
+    "studies": ("study_id",),
+    "study_participants": ("study_id", "participant_id"),
+    "study_responses": ("study_id", "participant_id", "position"),
+    "study_demographics": ("study_id", "participant_id", "name"),
 }
 RATING_COLUMNS = ("dataset_id", "example_id", "run_id", "rater_id", "criterion")  # the primary key
 RATING_KEY = f"concat_ws(chr(31), {', '.join(RATING_COLUMNS)})"
@@ -166,7 +176,6 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
             ("runs", "run_id"),
             ("judge_runs", "judge_run_id"),
             ("rating_tasks", "task_id"),
-            ("studies", "study_id"),
         )
     }
     rated = tables.get("ratings")
@@ -188,10 +197,6 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
         (f"DELETE FROM {name} WHERE list_contains($ids, task_id)", {"ids": ids["rating_tasks"]})
         for name in ("rating_task_items", "rating_tasks")
     ]
-    deletes += [
-        (f"DELETE FROM {name} WHERE list_contains($ids, study_id)", {"ids": ids["studies"]})
-        for name in ("study_demographics", "study_responses", "study_participants", "studies")
-    ]
     for name, key in (
         ("saved_slices", "name"),
         ("report_items", "item_id"),
@@ -210,10 +215,20 @@ def restore(con: duckdb.DuckDBPyConnection, backup: Path) -> dict[str, int]:
         ]
         deletes.append((f"DELETE FROM study_deletions WHERE list_contains($k, {DELETION_KEY})", {"k": pairs}))
     with atomic(con):
+        for name, key in STUDY_KEYS.items():  # inside the transaction: an answer given meanwhile waits for it
+            if name in tables:
+                tables[name] = _missing(con, name, key, tables[name])
         transaction(con, deletes, {name: table for name, table in tables.items() if len(table)})
         for statement in store_studies.REAPPLY:  # deletions made after the backup was taken hold
             con.execute(statement, {"s": None})
     return {name: len(table) for name, table in tables.items()}
+
+
+def _missing(con: duckdb.DuckDBPyConnection, name: str, key: tuple[str, ...], table: pa.Table) -> pa.Table:
+    """The backup's rows of `name` whose key the store does not hold."""
+    held = {tuple(row) for row in con.execute(f"SELECT {', '.join(key)} FROM {name}").fetchall()}
+    keys = zip(*(table.column(column).to_pylist() for column in key), strict=True)
+    return table.filter(pa.array([tuple(k) not in held for k in keys], pa.bool_()))
 
 
 def _prune(store: Path) -> None:

@@ -113,7 +113,7 @@ def analyses(con: duckdb.DuckDBPyConnection, study_id: str, formula: str = "", p
 
 
 def power_runs(study_id: str) -> dict[str, str]:
-    """The study's finished power runs, newest first: a label (when, counts, test, source) → key."""
+    """The study's finished power runs, newest first: a label (key, counts, test, source) → key."""
     found = {}
     for key in reversed(power_analysis.finished(study_id)):
         run = power_analysis.status(key)
