@@ -81,7 +81,7 @@ def general_page() -> None:
         urls.stop()
     if kind == "withdrawn":
         st.title("Your answers were withdrawn")
-        st.info(participate.WITHDRAWN)
+        st.info(participate.withdrawn(shown))
         urls.stop()
     st.title("Welcome")
     if shown.instructions:
@@ -195,7 +195,7 @@ if "_study_error" in st.session_state:
 
 if screen.kind == "withdrawn":
     st.title("Your answers were withdrawn")
-    st.info(participate.WITHDRAWN)
+    st.info(participate.withdrawn(design))
     urls.stop()
 
 if screen.pilot:

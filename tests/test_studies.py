@@ -1170,6 +1170,22 @@ def test_only_the_studys_maker_or_an_owner_makes_a_general_link(study_store, tmp
         assert store_links.listing(con, f"study:{study_id}")["cap"].notna().sum() == 1  # the maker's only
 
 
+def test_a_withdrawn_prolific_participant_is_told_to_return_the_submission(study_store, open_page):
+    """Issue 63, item 3: after withdrawing, a participant who came from Prolific reads, on their link's page, that
+    their answers are gone and that they should return the submission on Prolific; a study without a platform says
+    only the first."""
+    study_id, general = general_study(study_store, "returning")
+    url = {"PROLIFIC_PID": "5f00bb", "STUDY_ID": "st1", "SESSION_ID": "se1"}
+    with session(study_store) as con:
+        token = study_actions.join_general(con, study_store, study_id, url, actor=general)
+        assert study_actions.withdraw(con, study_id, actor=links.opened(con, study_store, token)).kind == "withdrawn"
+    page = open_page(study_store, "pages/participate.py", {"link": token})
+    assert not page.exception and [t.value for t in page.title] == ["Your answers were withdrawn"]
+    (said,) = [i.value for i in page.info]
+    assert said.startswith(collection.WITHDRAWN) and "please return your submission there" in said
+    assert collection.withdrawn(parse(DESIGN)) == collection.WITHDRAWN
+
+
 def test_a_participants_only_server_opens_study_links_and_nothing_else(study_store, open_page, monkeypatch):
     """Issue 56, item 1 (README: *Participants-only server*): PLAB_MODE=server with no [auth] section; a
     participant's link opens their study's welcome and nothing of the lab; without a link every page says only that

@@ -58,6 +58,13 @@ NATIVE = ("yes", "no")
 
 
 WITHDRAWN = "Your answers were withdrawn from this study and deleted. Thank you for your time."
+LEAVING = {  # what a withdrawn participant does on the platform they came from (issue 63, item 3)
+    "prolific": "If you came from Prolific, please return your submission there (the study's page on Prolific has a "
+    "Return button), so that your place can go to someone else.",
+    "mturk": "If you came from MTurk, please return the HIT there, so that it can go to another worker.",
+    "sona": "If you signed up through SONA, you need not do anything more here; write to the researcher there if "
+    "you have a question about your credit.",
+}
 PILOT = "pilot-"  # the start of every pilot participant's id; no real participant's may start so
 GENERAL = "general-"  # the start of every general link's person (one URL for a platform's participants)
 TAKEN = (
@@ -660,6 +667,12 @@ def timing(measured: dict | None) -> dict:
             raise StudyRefused(name, f"{number!r}; expected {kind}, 0 or more", "Your answer was not read.")
         found[name] = None if number is None else (int(number) if whole else float(number))
     return found
+
+
+def withdrawn(found: Design) -> str:
+    """What a withdrawn participant reads: that their answers are gone, and what to do on the design's platform."""
+    leaving = LEAVING.get(found.platform.name) if found.platform is not None else None
+    return f"{WITHDRAWN} {leaving}" if leaving else WITHDRAWN
 
 
 def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict:

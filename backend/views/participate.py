@@ -28,6 +28,10 @@ def study_of(actor: Actor) -> str | None:
     return ident if kind == "study" else None
 
 
+def withdrawn(found: Design) -> str:
+    return collection.withdrawn(found)
+
+
 def design(con: duckdb.DuckDBPyConnection, study_id: str) -> Design:
     """What the page needs of the design: the texts and the scale (no items, no gold)."""
     return collection.design_of(collection.study(con, study_id))
