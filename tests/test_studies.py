@@ -1170,10 +1170,13 @@ def test_only_the_studys_maker_or_an_owner_makes_a_general_link(study_store, tmp
         assert store_links.listing(con, f"study:{study_id}")["cap"].notna().sum() == 1  # the maker's only
 
 
-def test_a_withdrawn_prolific_participant_is_told_to_return_the_submission(study_store, open_page):
+def test_a_withdrawn_prolific_participant_is_told_to_return_the_submission_and_cannot_start_again(
+    study_store, open_page
+):
     """Issue 63, item 3: after withdrawing, a participant who came from Prolific reads, on their link's page, that
-    their answers are gone and that they should return the submission on Prolific; a study without a platform says
-    only the first."""
+    their answers are gone and that they should return the submission on Prolific (a study without a platform says
+    only the first); the same Prolific id cannot start again from another browser — only a digest of it is kept —
+    until the researcher releases it, and then starts as a new participant."""
     study_id, general = general_study(study_store, "returning")
     url = {"PROLIFIC_PID": "5f00bb", "STUDY_ID": "st1", "SESSION_ID": "se1"}
     with session(study_store) as con:
@@ -1184,6 +1187,20 @@ def test_a_withdrawn_prolific_participant_is_told_to_return_the_submission(study
     (said,) = [i.value for i in page.info]
     assert said.startswith(collection.WITHDRAWN) and "please return your submission there" in said
     assert collection.withdrawn(parse(DESIGN)) == collection.WITHDRAWN
+    with session(study_store) as con:  # the same id from another browser: not started again
+        assert study_actions.arrive(con, study_store, study_id, url, None, actor=general) == ("withdrawn", None)
+        with pytest.raises(collection.StudyRefused) as refused:
+            study_actions.join_general(con, study_store, study_id, url, actor=general)
+        assert refused.value.plain == collection.WITHDREW
+        kept = con.execute("SELECT platform_key FROM study_deletions WHERE study_id = $s", {"s": study_id}).fetchall()
+        assert "5f00bb" not in str(kept) and kept[0][0] == store_studies.platform_key(study_id, "5f00bb")
+        gone = store_studies.deletions(con, study_id)["participant_id"].tolist()
+        assert study_actions.release(con, study_id, "5f00bb", actor=LOCAL) == gone[0]  # the researcher allows it
+        assert study_actions.arrive(con, study_store, study_id, url, None, actor=general) == ("welcome", None)
+        again = links.opened(
+            con, study_store, study_actions.join_general(con, study_store, study_id, url, actor=general)
+        )
+        assert again.id != gone[0] and store_studies.participant(con, study_id, again.id) is not None
 
 
 def test_a_participants_only_server_opens_study_links_and_nothing_else(study_store, open_page, monkeypatch):

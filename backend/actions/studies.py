@@ -217,6 +217,8 @@ def arrive(
     if ours and store_studies.deletion(con, study_id, mine.id) is not None:
         return "withdrawn", None
     existing = store_studies.by_platform(con, study_id, came.platform_id)
+    if existing is None and store_studies.withdrawn_platform(con, study_id, came.platform_id) is not None:
+        return "withdrawn", None  # the id withdrew (in any browser): not started again unless a researcher allows it
     if existing is None or existing["browser_link"] is None:
         return "welcome", None
     if mine is not None and mine.id == existing["participant_id"] and mine.link_id == existing["browser_link"]:
@@ -245,8 +247,9 @@ def join_general(con: duckdb.DuckDBPyConnection, store: Path, study_id: str, par
 @door("manage platform ids")
 def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str, *, actor: Actor) -> str:
     """Free a platform id for another browser on request (the study's maker or an owner): the old browser's link
-    is revoked, the answers stay, and the next browser to open the general link with that id continues them. The
-    participant's id; audited naming the participant, not the platform id."""
+    is revoked, the answers stay, and the next browser to open the general link with that id continues them; or let
+    an id that withdrew start again as a new participant. The participant's id; audited naming the participant, not
+    the platform id."""
     row = collection.study(con, study_id)
     with acting(con, actor, "manage platform ids", f"{study_id}: release", owner=row["created_by"]) as by:
         found = store_studies.by_platform(con, study_id, str(platform_id))

@@ -170,7 +170,10 @@ def _links(con, args) -> int:
 
 def _release(con, args) -> int:
     person = study_actions.release(con, args.study, args.platform_id, actor=terminal())
-    print(f"released {person}: the next browser that opens the general link with that id continues their answers")
+    print(
+        f"released {person}: the next browser that opens the general link with that id continues their answers "
+        "(or, if they withdrew, starts again as a new participant)"
+    )
     return 0
 
 

@@ -359,6 +359,10 @@ CREATE TABLE IF NOT EXISTS study_deletions (
     reason          VARCHAR,
     PRIMARY KEY (study_id, participant_id)
 );
+-- A withdrawn or deleted general-link participant's platform id as a digest (schema 16, issue 63 item 3): SHA-256 of
+-- the study id and the platform id. The id itself leaves with the participant's row; the digest only lets the same
+-- id be refused a new start, until a researcher releases it (`study release`: then NULL).
+ALTER TABLE study_deletions ADD COLUMN IF NOT EXISTS platform_key VARCHAR;
 -- General links and recruitment platforms (schema 14, issue 56 item 1). A general link (one URL for everyone on
 -- Prolific, SONA or MTurk) is a links row whose person starts general- and whose cap is the most participants it may
 -- start (NULL for a personal link). Each participant it starts records the platform's id for them (platform_id,

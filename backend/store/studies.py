@@ -15,6 +15,7 @@ deletes again every participant the log names (a restore runs it after putting a
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime
 
@@ -293,14 +294,18 @@ def forget(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, b
     """Log the deletion and delete the participant's responses, crowd ratings, demographics and row (inside the
     caller's transaction); what was deleted: {"responses", "ratings"}."""
     params = {"s": study_id, "p": participant_id}
+    came = con.execute(
+        "SELECT platform_id FROM study_participants WHERE study_id = $s AND participant_id = $p", params
+    ).fetchall()
+    key = platform_key(study_id, came[0][0]) if came and came[0][0] is not None else None
     counted = con.execute(
         "SELECT (SELECT count(*) FROM study_responses WHERE study_id = $s AND participant_id = $p), "
         "(SELECT count(*) FROM ratings WHERE dataset_id = $s AND rater_id = $p AND source = 'crowd' AND run_id = '')",
         params,
     ).fetchall()[0]
     con.execute(
-        f"INSERT INTO study_deletions ({', '.join(DELETION)}) VALUES ($s, $p, $t, $by, $why)",
-        params | {"t": now(), "by": by, "why": reason},
+        f"INSERT INTO study_deletions ({', '.join(DELETION)}, platform_key) VALUES ($s, $p, $t, $by, $why, $k)",
+        params | {"t": now(), "by": by, "why": reason, "k": key},
     )
     for statement in REAPPLY:
         con.execute(statement, {"s": study_id})
@@ -328,6 +333,29 @@ def _platform_row(cursor_rows: list) -> dict | None:
         return None
     found = dict(zip(PLATFORM, cursor_rows[0]))
     return found | {"platform_keep": json.loads(found["platform_keep"] or "{}")}
+
+
+def platform_key(study_id: str, platform_id: str) -> str:
+    """The digest a deletion keeps of a platform id (the id itself leaves with the participant)."""
+    return hashlib.sha256(f"{study_id}\x1f{platform_id}".encode()).hexdigest()
+
+
+def withdrawn_platform(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str) -> str | None:
+    """The participant id under which this platform id withdrew or was deleted and is still kept from starting
+    again, or None."""
+    rows = con.execute(
+        "SELECT participant_id FROM study_deletions WHERE study_id = $s AND platform_key = $k",
+        {"s": study_id, "k": platform_key(study_id, platform_id)},
+    ).fetchall()
+    return rows[0][0] if rows else None
+
+
+def allow_platform(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str) -> None:
+    """Let a withdrawn platform id start again (inside the caller's transaction)."""
+    con.execute(
+        "UPDATE study_deletions SET platform_key = NULL WHERE study_id = $s AND platform_key = $k",
+        {"s": study_id, "k": platform_key(study_id, platform_id)},
+    )
 
 
 def by_platform(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str) -> dict | None:

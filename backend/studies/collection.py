@@ -58,6 +58,10 @@ NATIVE = ("yes", "no")
 
 
 WITHDRAWN = "Your answers were withdrawn from this study and deleted. Thank you for your time."
+WITHDREW = (
+    "You withdrew from this study earlier, so it cannot be started again with your id. If you think this is a "
+    "mistake, please write to the researcher."
+)
 LEAVING = {  # what a withdrawn participant does on the platform they came from (issue 63, item 3)
     "prolific": "If you came from Prolific, please return your submission there (the study's page on Prolific has a "
     "Return button), so that your place can go to someone else.",
@@ -398,6 +402,8 @@ def general_join(
             link_id, token = issue(existing["participant_id"])
             store_studies.bind_browser(con, study_id, existing["participant_id"], link_id)
             return store_studies.participant(con, study_id, existing["participant_id"]), token
+        if store_studies.withdrawn_platform(con, study_id, came.platform_id) is not None:
+            raise StudyRefused("platform", f"{came.platform_id} withdrew from this study", WITHDREW)
         if store_studies.general_count(con, general["link_id"]) >= general["cap"]:
             raise StudyRefused("cap", f"the general link's cap of {general['cap']} is reached", FULL)
         person = f"{study_id}-{secrets.token_hex(6)}"  # random: the platform id never names them in the data
@@ -437,12 +443,17 @@ def general_url(con: duckdb.DuckDBPyConnection, study_id: str, url: str) -> str:
 
 def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str) -> str:
     """Free a platform id for another browser on request (their old browser's link is revoked by the caller, the
-    answers stay, and the next browser that opens the general link with the id continues them); the participant's
-    id. StudyRefused when no participant has it. As an act: `actions.studies.release`."""
+    answers stay, and the next browser that opens the general link with the id continues them), or let an id that
+    withdrew start again as a new participant; the participant's id. StudyRefused when no participant has it. As an
+    act: `actions.studies.release`."""
     study(con, study_id)
     with atomic(con, "ratings"):
         found = store_studies.by_platform(con, study_id, str(platform_id))
         if found is None:
+            gone = store_studies.withdrawn_platform(con, study_id, str(platform_id))
+            if gone is not None:
+                store_studies.allow_platform(con, study_id, str(platform_id))
+                return gone
             raise StudyRefused("platform_id", f"study {study_id!r} has no participant with that platform id")
         store_studies.bind_browser(con, study_id, found["participant_id"], None)
     return found["participant_id"]
