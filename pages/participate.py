@@ -36,6 +36,15 @@ def refused(exc: Exception) -> None:
 # issues this browser a personal link's token, kept in a cookie and put in the URL in place of the general link, so
 # only this browser goes on as that participant; reopening the general link here finds the cookie and resumes.
 COOKIE_DAYS = 60
+# Inside a platform's frame on another site (MTurk's HIT) a SameSite=Lax cookie is a third-party one and is not
+# kept, so there the token goes in a partitioned cookie (CHIPS: SameSite=None; Secure; Partitioned), kept for the
+# worker site alone: a reload of the HIT resumes, and no other site or browser holds it. Secure cookies need https,
+# or localhost.
+KEEP = (
+    "const kept = document.getElementById('plab-kept').dataset; const framed = window.self !== window.top; "
+    "document.cookie = kept.name + '=' + kept.token + '; path=/; max-age=' + kept.age + "
+    "(framed ? '; SameSite=None; Secure; Partitioned' : '; SameSite=Lax');"
+)
 
 
 def switch_to(token: str) -> None:
@@ -102,9 +111,8 @@ if participate.is_general(who):
 if "_study_cookie" in st.session_state:  # this browser keeps its participant token for the general link
     kept_as = {"name": participate.cookie(study_id), "token": st.session_state.pop("_study_cookie")}
     st.html(  # the values as escaped attributes, read by a constant script (never text inside the script)
-        f'<div id="plab-kept" data-name="{html.escape(kept_as["name"])}" data-token="{html.escape(kept_as["token"])}">'
-        f"</div><script>const kept = document.getElementById('plab-kept').dataset; document.cookie = kept.name + '=' "
-        f"+ kept.token + '; path=/; max-age={COOKIE_DAYS * 86400:d}; SameSite=Lax';</script>",
+        f'<div id="plab-kept" data-name="{html.escape(kept_as["name"])}" data-token="{html.escape(kept_as["token"])}" '
+        f'data-age="{COOKIE_DAYS * 86400:d}"></div><script>{KEEP}</script>',
         unsafe_allow_javascript=True,
     )
 

@@ -6,6 +6,7 @@ page from the shipped example design, makes its links there, watches the answers
 
 from __future__ import annotations
 
+import html
 import http.server
 import shutil
 import threading
@@ -392,3 +393,68 @@ def test_a_prolific_general_link_made_on_the_page_starts_resumes_refuses_another
     expand(page, "Platform ids and demographics (personal data)")
     rerun(page, lambda: page.get_by_role("button", name="Show the platform ids").click())
     page.get_by_text("5f1PIDA").wait_for(state="attached", timeout=30_000)  # a cell of the table's canvas
+
+
+class Framing(http.server.BaseHTTPRequestHandler):
+    """A stand-in for MTurk's worker site: a page on another site (127.0.0.1, where the dashboard is localhost) that
+    shows the HIT's external question, the study's general link, in an iframe, as MTurk does."""
+
+    src = ""
+
+    def do_GET(self):  # noqa: N802 — http.server's name
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        frame = f'<iframe src="{html.escape(Framing.src)}" width="1200" height="1400"></iframe>'
+        self.wfile.write(f"<h1>Your HIT</h1>{frame}".encode())
+
+    def log_message(self, *args):
+        pass
+
+
+def hit_frame(page):
+    """The study's frame inside the worker site's page, once its script has settled."""
+    page.wait_for_function("() => window.frames.length > 0", timeout=60_000)
+    frame = next(f for f in page.frames if f.url.startswith("http://localhost"))
+    frame.wait_for_function(SETTLED, timeout=90_000)
+    return frame
+
+
+def test_an_mturk_worker_resumes_inside_the_hit_frame_after_a_reload_and_no_one_else_takes_the_place(
+    browser, lab, platform
+):
+    """Issue 63, item 1: MTurk shows the study inside a cross-site iframe, where a cookie written the usual way
+    (SameSite=Lax) is a third-party one and is not kept, so a worker who reloaded the HIT was told they had already
+    started. The frame keeps the worker's personal token in a partitioned cookie of the worker site's own: after a
+    reload of the HIT the worker is back at their next question, and another browser with the same worker id is
+    refused."""
+    study_id = "stop-mturk"
+    with session(lab["store"]) as con:
+        collection.create(con, LIKERT.replace("stop-likert", study_id) + "platform: {name: mturk}\n")
+        made = study_actions.general_link(con, lab["store"], study_id, 3, actor=LOCAL)
+        general = collection.general_url(con, study_id, made.url(lab["url"]))
+    Framing.src = f"{general}&workerId=W0RKER1&assignmentId=A55IGN1&hitId=H1T&turkSubmitTo={platform}"
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Framing)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        top = watched(browser.new_context(viewport={"width": 1300, "height": 1600}).new_page())
+        top.goto(f"http://127.0.0.1:{site.server_port}/hit")
+        frame = hit_frame(top)
+        start(frame)
+        frame.locator(".plab-trial").wait_for(timeout=30_000)
+        assert question(frame) == "Question 1 of 5"
+        frame.get_by_text("+2", exact=True).click()
+        next_(frame)
+        assert question(frame) == "Question 2 of 5"
+        top.reload()  # the worker reloads the HIT: the frame opens the general link again
+        frame = hit_frame(top)
+        frame.locator(".plab-trial").wait_for(timeout=60_000)
+        assert question(frame) == "Question 2 of 5"
+        other = watched(browser.new_context().new_page())  # another browser with the same worker id
+        other.goto(f"http://127.0.0.1:{site.server_port}/hit")
+        hit_frame(other).get_by_text("You have already started this study").wait_for(timeout=60_000)
+        with session(lab["store"]) as con:
+            came = store_studies.by_platform(con, study_id, "W0RKER1")
+            assert len(store_studies.responses(con, study_id)) == 1 and came["browser_link"] is not None
+    finally:
+        site.shutdown()
