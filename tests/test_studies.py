@@ -1203,6 +1203,56 @@ def test_a_withdrawn_prolific_participant_is_told_to_return_the_submission_and_c
         assert again.id != gone[0] and store_studies.participant(con, study_id, again.id) is not None
 
 
+def test_a_place_held_past_the_time_limit_or_returned_is_free_again(study_store):
+    """Issue 63, item 4: with a 30-minute time limit, a participant who has not finished 31 minutes after starting is
+    timed out when the next one arrives: the cap and their list's balance count them no more, their link says their
+    time ran out and takes no answer, and the per-list progress reports them; a submission the researcher marks
+    returned (by its Prolific id) frees its place the same way, and a finished one cannot be marked returned.
+    (The 31 minutes are written into started_at: the test does not wait half an hour.)"""
+    study_id, general = general_study(study_store, "limited", platform=PROLIFIC + "time_limit: 30\n", cap=2)
+    url = {"STUDY_ID": "st1", "SESSION_ID": "se1"}
+
+    def arrive(pid: str) -> Actor:
+        token = study_actions.join_general(con, study_store, study_id, url | {"PROLIFIC_PID": pid}, actor=general)
+        return links.opened(con, study_store, token)
+
+    with session(study_store) as con:
+        late, kept = arrive("pid-late"), arrive("pid-kept")
+        with pytest.raises(collection.StudyRefused) as full:
+            arrive("pid-third")
+        assert full.value.plain == collection.FULL
+        con.execute(
+            "UPDATE study_participants SET started_at = started_at - INTERVAL 31 MINUTE WHERE participant_id = $p",
+            {"p": late.id},
+        )
+        third = arrive("pid-third")  # the late one's place is free: they are timed out now
+        assert (
+            store_studies.ended(con, study_id, late.id) == "timed out"
+            and store_studies.ended(con, study_id, kept.id) is None
+        )
+        lists = store_studies.list_counts(con, study_id)
+        assert (
+            sum(lists.values()) == 2 and lists.get(store_studies.participant(con, study_id, late.id)["list_no"], 0) <= 1
+        )
+        with pytest.raises(collection.StudyRefused) as ran_out:
+            study_actions.screen(con, study_id, actor=late)
+        assert ran_out.value.plain == collection.ENDED["timed out"]
+        with pytest.raises(collection.StudyRefused):
+            study_actions.answer(con, study_id, 0, 0.5, actor=late)
+        table = studies.progress(con, study_id)
+        assert table["timed_out"].sum() == 1 and table["returned"].sum() == 0 and table["started"].sum() == 3
+        assert study_actions.mark_returned(con, study_id, "pid-kept", actor=LOCAL) == kept.id
+        fourth = arrive("pid-fourth")  # the returned submission's place
+        assert studies.progress(con, study_id)["returned"].sum() == 1
+        with pytest.raises(collection.StudyRefused) as returned:
+            study_actions.screen(con, study_id, actor=kept)
+        assert returned.value.plain == collection.ENDED["returned"]
+        assert answer_all_from_join(con, study_id, fourth).kind == "done"
+        with pytest.raises(collection.StudyRefused, match="has finished"):
+            study_actions.mark_returned(con, study_id, "pid-fourth", actor=LOCAL)
+        assert answer_all_from_join(con, study_id, third).kind == "done"
+
+
 def test_a_participants_only_server_opens_study_links_and_nothing_else(study_store, open_page, monkeypatch):
     """Issue 56, item 1 (README: *Participants-only server*): PLAB_MODE=server with no [auth] section; a
     participant's link opens their study's welcome and nothing of the lab; without a link every page says only that

@@ -260,6 +260,16 @@ def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str, *, 
 
 
 @door("manage platform ids")
+def mark_returned(con: duckdb.DuckDBPyConnection, study_id: str, who: str, *, actor: Actor) -> str:
+    """Mark a participant's submission returned on the platform (the study's maker or an owner; by platform id or
+    participant id): their place and list slot are freed, their answers stay. The participant's id; audited naming
+    the participant, not the platform id."""
+    row = collection.study(con, study_id)
+    with acting(con, actor, "manage platform ids", f"{study_id}: returned", owner=row["created_by"]):
+        return collection.mark_returned(con, study_id, who)
+
+
+@door("manage platform ids")
 def platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor):
     """The study's participants' platform ids (store_studies.platform_ids), shown only to its maker or an owner;
     reading them is audited."""

@@ -5,6 +5,7 @@ python -m backend study links STUDY --count 40 --base-url https://lab.example [-
 python -m backend study links STUDY --pilot                 # a pilot link: take the study yourself, never analysed
 python -m backend study links STUDY --general --cap 100     # one URL for Prolific / SONA / MTurk (design: platform)
 python -m backend study release STUDY PLATFORM_ID           # let that platform id continue in another browser
+python -m backend study returned STUDY PLATFORM_ID          # the submission was returned: its place is free again
 python -m backend study delete-participant STUDY PERSON --reason "asked by e-mail"   # their data, on request
 python -m backend study status STUDY                        # per list; exclusions rule by rule; condition means
 python -m backend study close STUDY                         # no more answers; every page reads the kept participants
@@ -57,6 +58,9 @@ def add(sub) -> None:
     q = action.add_parser("release", help="let a platform id that started in one browser continue in another")
     q.add_argument("study")
     q.add_argument("platform_id", help="the participant's platform id (e.g. their Prolific id)")
+    q = action.add_parser("returned", help="mark a submission returned on the platform: its place is free again")
+    q.add_argument("study")
+    q.add_argument("who", help="the participant's platform id (e.g. their Prolific id) or participant id")
     q = action.add_parser(
         "delete-participant", help="delete one participant's answers and ratings on request (logged, no answers)"
     )
@@ -174,6 +178,12 @@ def _release(con, args) -> int:
         f"released {person}: the next browser that opens the general link with that id continues their answers "
         "(or, if they withdrew, starts again as a new participant)"
     )
+    return 0
+
+
+def _returned(con, args) -> int:
+    person = study_actions.mark_returned(con, args.study, args.who, actor=terminal())
+    print(f"marked {person} returned: their place and list slot are free again; their answers stay (not analysed)")
     return 0
 
 
@@ -314,6 +324,7 @@ ACTIONS = {
     "links": _links,
     "release": _release,
     "delete-participant": _delete_participant,
+    "returned": _returned,
     "status": _status,
     "close": _close,
     "export": _export,

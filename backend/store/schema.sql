@@ -359,6 +359,11 @@ CREATE TABLE IF NOT EXISTS study_deletions (
     reason          VARCHAR,
     PRIMARY KEY (study_id, participant_id)
 );
+-- Places that free themselves (schema 17, issue 63 item 4): a participant who did not finish within the design's
+-- time_limit (timed out), or whose submission the researcher marked returned on the platform, holds no place under
+-- the cap nor in their list's balance any more; their answers stay (never analysed: they did not finish).
+ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS ended VARCHAR;      -- timed out | returned
+ALTER TABLE study_participants ADD COLUMN IF NOT EXISTS ended_at TIMESTAMP;
 -- A withdrawn or deleted general-link participant's platform id as a digest (schema 16, issue 63 item 3): SHA-256 of
 -- the study id and the platform id. The id itself leaves with the participant's row; the digest only lets the same
 -- id be refused a new start, until a researcher releases it (`study release`: then NULL).

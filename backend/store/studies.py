@@ -34,6 +34,8 @@ PARTICIPANT = (
     "pilot",
 )
 REAL = "pilot IS NOT TRUE"  # the participants and responses every count, list, analysis and export reads
+HOLDING = "ended IS NULL"  # a participant who still holds a place: not timed out, not returned (issue 63, item 4)
+ENDED = ("timed out", "returned")
 
 
 RESPONSE = (
@@ -140,9 +142,10 @@ def participant(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: s
 
 
 def list_counts(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[int, int]:
-    """list number → participants given it."""
+    """list number → participants given it who still hold their place (a timed-out or returned one does not)."""
     rows = con.execute(
-        f"SELECT list_no, count(*) FROM study_participants WHERE study_id = $s AND {REAL} GROUP BY list_no",
+        f"SELECT list_no, count(*) FROM study_participants WHERE study_id = $s AND {REAL} AND {HOLDING} "
+        "GROUP BY list_no",
         {"s": study_id},
     ).fetchall()
     return dict(rows)
@@ -223,12 +226,13 @@ def close(con: duckdb.DuckDBPyConnection, study_id: str) -> bool:
 
 
 def participants(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
-    """Every participant: list, seed, started, finished, completion code, trials and answers so far."""
+    """Every participant: list, seed, started, finished, completion code, trials, answers so far, and why they no
+    longer hold a place (ended: timed out | returned; None while they do)."""
     return con.execute(
         """SELECT p.participant_id, p.list_no, p.seed, p.started_at, p.finished_at, p.completion_code,
                   json_array_length(p.trials) AS trials,
                   (SELECT count(*) FROM study_responses r WHERE r.study_id = p.study_id
-                     AND r.participant_id = p.participant_id) AS answered
+                     AND r.participant_id = p.participant_id) AS answered, p.ended
            FROM study_participants p WHERE p.study_id = $s AND p.pilot IS NOT TRUE
            ORDER BY p.started_at, p.participant_id""",
         {"s": study_id},
@@ -388,11 +392,39 @@ def bind_browser(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: 
 
 
 def general_count(con: duckdb.DuckDBPyConnection, link_id: str) -> int:
-    """How many participants a general link has started whose data are kept (in progress or finished; a withdrawn
-    or deleted one's row is gone and frees the place; pilots never come through one)."""
+    """How many participants a general link has started who hold a place (in progress or finished; a withdrawn or
+    deleted one's row is gone and frees the place, and so does one timed out or returned; pilots never come through
+    one)."""
     return con.execute(
-        f"SELECT count(*) FROM study_participants WHERE general_link = $l AND {REAL}", {"l": link_id}
+        f"SELECT count(*) FROM study_participants WHERE general_link = $l AND {REAL} AND {HOLDING}", {"l": link_id}
     ).fetchall()[0][0]
+
+
+def time_out(con: duckdb.DuckDBPyConnection, study_id: str, cutoff: datetime) -> int:
+    """Mark 'timed out' (inside the caller's transaction) every real participant who started before `cutoff` and
+    has not finished nor ended; how many."""
+    return con.execute(
+        "UPDATE study_participants SET ended = 'timed out', ended_at = $t WHERE study_id = $s AND "
+        f"{REAL} AND {HOLDING} AND finished_at IS NULL AND started_at < $c",
+        {"s": study_id, "c": cutoff, "t": now()},
+    ).fetchall()[0][0]
+
+
+def end(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, why: str) -> None:
+    """Mark the participant ended (`why`: one of ENDED), inside the caller's transaction."""
+    con.execute(
+        "UPDATE study_participants SET ended = $w, ended_at = $t WHERE study_id = $s AND participant_id = $p",
+        {"s": study_id, "p": participant_id, "w": why, "t": now()},
+    )
+
+
+def ended(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> str | None:
+    """Why the participant no longer holds a place ('timed out', 'returned'), or None."""
+    rows = con.execute(
+        "SELECT ended FROM study_participants WHERE study_id = $s AND participant_id = $p",
+        {"s": study_id, "p": participant_id},
+    ).fetchall()
+    return rows[0][0] if rows else None
 
 
 def platform_ids(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:

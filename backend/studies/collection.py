@@ -28,6 +28,7 @@ import math
 import secrets
 import string
 from dataclasses import dataclass
+from datetime import timedelta
 from urllib.parse import quote
 
 import duckdb
@@ -58,6 +59,11 @@ NATIVE = ("yes", "no")
 
 
 WITHDRAWN = "Your answers were withdrawn from this study and deleted. Thank you for your time."
+ENDED = {  # what a participant reads once they no longer hold a place (issue 63, item 4)
+    "timed out": "Your time for this study ran out, so your place went to someone else. Thank you for your time.",
+    "returned": "Your submission was returned on the recruitment site, so this study has ended for you. Thank you "
+    "for your time.",
+}
 WITHDREW = (
     "You withdrew from this study earlier, so it cannot be started again with your id. If you think this is a "
     "mistake, please write to the researcher."
@@ -299,11 +305,33 @@ def _not_withdrawn(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -
         raise StudyRefused("participant", f"{person}'s data were deleted {gone['deleted_at']:%Y-%m-%d}", WITHDRAWN)
 
 
+def expire(con: duckdb.DuckDBPyConnection, study_id: str, design: Design) -> int:
+    """Time out (inside the caller's transaction) every participant who has not finished within the design's
+    time_limit, freeing their place and list slot; how many. Done where places are counted and answers taken."""
+    if design.time_limit is None:
+        return 0
+    return store_studies.time_out(con, study_id, store_studies.now() - timedelta(minutes=design.time_limit))
+
+
+def _still_holding(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, participant: dict) -> None:
+    """StudyRefused in the participant's plain words once they no longer hold a place: timed out (by the time
+    limit, whether or not it was marked yet) or returned."""
+    why = store_studies.ended(con, study_id, participant["participant_id"])
+    late = design.time_limit is not None and participant["started_at"] < store_studies.now() - timedelta(
+        minutes=design.time_limit
+    )
+    if why is None and late and participant["finished_at"] is None and not participant["pilot"]:
+        why = "timed out"
+    if why is not None and participant["finished_at"] is None:
+        raise StudyRefused("participant", f"{participant['participant_id']} {why}", ENDED[why])
+
+
 def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person: str, pilot: bool = False) -> dict:
     with atomic(con, "ratings"):  # counted inside the serialised transaction: two joins at once get two lists
         existing = store_studies.participant(con, study_id, person)
         if existing is not None:  # two tabs pressed Start at once: the first one's participant is the one
             return existing
+        expire(con, study_id, design)  # a place held past the time limit is free again
         found = items(design, store_studies.example_rows(con, study_id))
         index = store_studies.participant_count(con, study_id, pilot)
         lists = list_count(design, found)
@@ -402,6 +430,7 @@ def general_join(
             link_id, token = issue(existing["participant_id"])
             store_studies.bind_browser(con, study_id, existing["participant_id"], link_id)
             return store_studies.participant(con, study_id, existing["participant_id"]), token
+        expire(con, study_id, design_of(row))  # places held past the time limit count no more
         if store_studies.withdrawn_platform(con, study_id, came.platform_id) is not None:
             raise StudyRefused("platform", f"{came.platform_id} withdrew from this study", WITHDREW)
         if store_studies.general_count(con, general["link_id"]) >= general["cap"]:
@@ -457,6 +486,24 @@ def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str) -> 
             raise StudyRefused("platform_id", f"study {study_id!r} has no participant with that platform id")
         store_studies.bind_browser(con, study_id, found["participant_id"], None)
     return found["participant_id"]
+
+
+def mark_returned(con: duckdb.DuckDBPyConnection, study_id: str, who: str) -> str:
+    """The researcher marks a participant's submission returned on the platform (`who`: their platform id or
+    participant id): they no longer hold a place under the cap nor in their list's balance, and their link says the
+    study has ended for them; their answers stay. The participant's id. StudyRefused for no such participant or one
+    who has finished. As an act: `actions.studies.mark_returned`."""
+    study(con, study_id)
+    with atomic(con, "ratings"):
+        found = store_studies.by_platform(con, study_id, str(who))
+        person = found["participant_id"] if found is not None else str(who)
+        row = store_studies.participant(con, study_id, person)
+        if row is None or row["pilot"]:
+            raise StudyRefused("participant", f"study {study_id!r} has no participant or platform id {who!r}")
+        if row["finished_at"] is not None:
+            raise StudyRefused("participant", f"{person} has finished: a finished submission is not returned")
+        store_studies.end(con, study_id, person, "returned")
+    return person
 
 
 @dataclass(frozen=True)
@@ -526,6 +573,7 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen
     trials = participant["trials"]
     done = store_studies.answered(con, study_id, person)
     design = design_of(row)
+    _still_holding(con, study_id, design, participant)
     asked = done >= len(trials) and participant["finished_at"] is None and bool(design.demographics)
     if done >= len(trials) and not asked:
         code = participant["completion_code"] or ""
@@ -571,6 +619,8 @@ def answer(
     design = design_of(row)
     trials = participant["trials"]
     with atomic(con, "ratings"):  # the position is checked inside the transaction: two tabs cannot both answer it
+        expire(con, study_id, design)
+        _still_holding(con, study_id, design, participant)
         expected = store_studies.answered(con, study_id, person)
         if position != expected:
             what = "was already answered" if position < expected else "is not shown yet"

@@ -32,6 +32,8 @@
       - {name: handedness, question: "Which hand do you write with?", kind: choice, options: [left, right, both],
          required: true}             #   kind: choice (options) | text | number (min, max); required: false unless said
     debrief: "..."                   # optional: shown after the last answer, above the completion code
+    time_limit: 60                   # optional: minutes (as Prolific's maximum time); one not finished by then is
+                                     #   timed out: their place and list slot go to someone else
     exclusions:                      # declared before data, applied in this order, logged rule by rule
       - {rule: controls_sd, k: 2, direction: above}  # mean on controls beyond k SD of the group mean
       - {rule: attention, max_failed: 0}
@@ -137,6 +139,7 @@ class Design:
     platform: Platform | None = None  # where a general link's participants come from (issue 56, item 1)
     demographics: tuple[Question, ...] = ()  # asked once after the last trial (issue 56, item 5)
     debrief: str = ""  # shown after the last answer
+    time_limit: float | None = None  # minutes to finish in; then timed out, the place freed (issue 63, item 4)
     source: str = field(default="", compare=False)  # the YAML as written (kept with the study)
 
     def as_dict(self) -> dict:
@@ -166,7 +169,7 @@ class Design:
             "platform": None if self.platform is None else self.platform.as_dict(),
             "demographics": [question.as_dict() for question in self.demographics],
             "debrief": self.debrief,
-        }
+        } | ({"time_limit": self.time_limit} if self.time_limit is not None else {})
 
     def rule_text(self, rule: dict) -> str:
         """A declared exclusion rule in words."""
@@ -230,6 +233,11 @@ def parse(text: str, path: str = "study.yaml") -> Design:
     require_movement = spec.get("require_movement", True)
     if not isinstance(require_movement, bool):
         fail(f"{require_movement!r}; expected true or false", "require_movement")
+    time_limit = spec.get("time_limit")
+    if time_limit is not None and (
+        isinstance(time_limit, bool) or not isinstance(time_limit, int | float) or not 1 <= time_limit <= 7 * 24 * 60
+    ):
+        fail(f"{time_limit!r}; expected minutes to finish in, 1 to 10,080 (a week)", "time_limit")
     return Design(
         name=name,
         dataset=str(spec["dataset"]),
@@ -257,6 +265,7 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         platform=_platform(spec.get("platform"), fail),
         demographics=_demographics(spec.get("demographics"), fail),
         debrief=str(spec.get("debrief") or ""),
+        time_limit=None if time_limit is None else float(time_limit),
         source=text,
     )
 
