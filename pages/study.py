@@ -231,6 +231,20 @@ if platform and identity.may("manage platform ids"):
         person = shown("release", "Not released")
         if person:
             st.success(f"Released: participant {widgets.plain(person)} continues in the next browser.")
+        back = st.text_input(
+            "A submission returned on the platform (its platform id)",
+            key="returned_id",
+            help="Frees its place under the general link's cap and its list slot; the answers stay, never analysed.",
+        )
+        st.button(
+            "Mark returned",
+            disabled=not back.strip(),
+            on_click=personal,
+            args=("returned", sv.mark_returned, back.strip()),
+        )
+        person = shown("returned", "Not marked")
+        if person:
+            st.success(f"Marked returned: participant {widgets.plain(person)}; their place is free again.")
         st.button(
             "Prepare the archive with platform ids", on_click=personal, args=("zip", sv.archive_with_platform_ids)
         )

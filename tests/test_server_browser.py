@@ -429,7 +429,8 @@ def test_an_analyst_presses_the_general_link_and_platform_id_controls_of_an_owne
 ):
     """Issue 56, items 1 and 5, as an attacker would: on an owner's study with a recruitment platform, an analyst
     (whose role may do these to their own studies) presses *Make the general link*, *Show the platform ids*, *Show
-    the demographics*, *Release* and *Prepare the archive with platform ids*: each is refused in the backend, shown
+    the demographics*, *Release*, *Mark returned* and *Prepare the archive with platform ids*: each is refused in the
+    backend, shown
     in words and audited, and nothing is made; a viewer is not offered them."""
     owner = Actor("ow@lab.example", "owner", "sign-in")
     design = (ROOT / "data/studies/projective-probability.yaml").read_text().replace("pp-replication", "pp-owned")
@@ -454,6 +455,11 @@ def test_an_analyst_presses_the_general_link_and_platform_id_controls_of_an_owne
     rerun(page, lambda: freed.press("Enter"))
     rerun(page, lambda: page.get_by_role("button", name="Release", exact=True).click())
     page.get_by_text("Not released:").wait_for(timeout=30_000)
+    back = page.get_by_role("textbox", name="A submission returned on the platform (its platform id)")
+    back.fill("5f1PIDA")  # issue 63, item 4: marking someone's submission returned is the maker's or an owner's
+    rerun(page, lambda: back.press("Enter"))
+    rerun(page, lambda: page.get_by_role("button", name="Mark returned", exact=True).click())
+    page.get_by_text("Not marked:").wait_for(timeout=30_000)
     assert page.get_by_role("button", name="Archive with platform ids and demographics").count() == 0
     page.context.close()
     viewer = _signed_in(browser, server, "vi@lab.example")
@@ -469,5 +475,5 @@ def test_an_analyst_presses_the_general_link_and_platform_id_controls_of_an_owne
             {"t": f"%{study_id}%"},
         ).fetchall()
         made = links.listing(con, f"study:{study_id}")
-    assert [r[0] for r in refused] == ["create general link"] + ["manage platform ids"] * 4
+    assert [r[0] for r in refused] == ["create general link"] + ["manage platform ids"] * 5
     assert made.empty

@@ -299,6 +299,9 @@ def release(con: duckdb.DuckDBPyConnection, study_id: str, platform_id: str, *, 
     return study_actions.release(con, study_id, platform_id, actor=actor)
 
 
+mark_returned = study_actions.mark_returned  # a returned submission frees its place (the maker or an owner)
+
+
 def archive_with_platform_ids(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> bytes:
     """The archive with platform_ids.csv, for the lab's own records (the study's maker or an owner; audited)."""
     return study_actions.archive_with_platform_ids(con, study_id, actor=actor)
