@@ -430,8 +430,7 @@ def test_an_analyst_presses_the_general_link_and_platform_id_controls_of_an_owne
     """Issue 56, items 1 and 5, as an attacker would: on an owner's study with a recruitment platform, an analyst
     (whose role may do these to their own studies) presses *Make the general link*, *Show the platform ids*, *Show
     the demographics*, *Release*, *Mark returned* and *Prepare the archive with platform ids*: each is refused in the
-    backend, shown
-    in words and audited, and nothing is made; a viewer is not offered them."""
+    backend, shown in words and audited, and nothing is made; a viewer is not offered them."""
     owner = Actor("ow@lab.example", "owner", "sign-in")
     design = (ROOT / "data/studies/projective-probability.yaml").read_text().replace("pp-replication", "pp-owned")
     with access.session(server["store"]) as con:
