@@ -132,7 +132,8 @@ live()
 if row["status"] == "open" and identity.may("pilot study"):  # pilot: take the study yourself, never analysed
     piloted = query(sv.pilots, study_id)
     if st.button(
-        "Pilot",
+        "Make a pilot link",
+        icon=":material/link:",
         help="A link that opens the study for you as a participant: every list in turn, answers stored apart, never "
         "analysed or exported; the design can still be replaced (which deletes pilot answers).",
     ):
@@ -261,7 +262,10 @@ with st.expander("Links"):
     st.dataframe(query(sv.study_links, study_id), hide_index=True)
 closing = row["status"] == "open" and identity.may("close study")
 KEPT = "No one joins or answers any more; from then on every page reads only the participants the exclusions keep."
-if closing and st.button("Close the study", help=KEPT):
+sure = closing and st.checkbox(  # issue 63, item 7: closing was one click, and cannot be undone
+    "Close it for good: no one joins or answers after this", key="close_sure", help=KEPT
+)
+if closing and st.button("Close the study", help=KEPT, disabled=not sure):
     try:
         with store() as con:
             closed = sv.close(con, study_id, actor=identity.actor())

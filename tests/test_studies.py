@@ -762,6 +762,7 @@ BAD_TIMING = [
     ({"left_count": True}, "left_count"),
     ({"moved": "yes"}, "moved"),
     ({"moved": False}, "moved"),  # the design requires the slider to be moved
+    ({"rt_ms": 900.0}, "moved"),  # issue 63, item 7: a browser's answer that does not say it moved, likewise
     ({"typed": 3}, "timing"),
 ]
 

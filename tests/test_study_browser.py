@@ -169,6 +169,8 @@ def test_the_researcher_watches_closes_and_reads_people_beside_the_design(browse
     page = watched(browser.new_context(viewport={"width": 1400, "height": 2400}).new_page())
     page.goto(f"{lab['url']}/study?study=stop-study", wait_until="domcontentloaded")
     page.get_by_text("1 started, 1 finished").wait_for(timeout=90_000)
+    assert page.get_by_role("button", name="Close the study").is_disabled()  # one click does not close it
+    rerun(page, lambda: page.get_by_text("Close it for good: no one joins or answers after this").click())
     rerun(page, lambda: page.get_by_role("button", name="Close the study").click())
     page.get_by_text("Closed: 1 participant left out").wait_for(timeout=30_000)  # faster than the 20 s floor
     assert page.get_by_role("button", name="Close the study").count() == 0

@@ -98,7 +98,8 @@ def chosen(con: duckdb.DuckDBPyConnection, dataset_id: str, condition: str | Non
         if not store_studies.pilots(con, dataset_id)["answers"]:
             raise ValueError(
                 f"pilot: {dataset_id} has no pilot answers; make pilot links "
-                f"(`python -m backend study links {dataset_id} --pilot`, or the Study page's Pilot) and answer them"
+                f"(`python -m backend study links {dataset_id} --pilot`, or the Study page's Make a pilot link) and "
+                "answer them"
             )
     model = Model(**(asdict(pick[0]) | {k: v for k, v in options.items() if v is not None}))
     if model.formula:

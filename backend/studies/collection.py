@@ -638,8 +638,10 @@ def answer(
                 value, label = design.scale.value(given)
             except ValueError as exc:
                 raise StudyRefused("answer", str(exc)) from None
-            if design.require_movement and design.scale.kind == "slider" and timed["moved"] is False:
-                raise StudyRefused("moved", "the slider was not moved", "Move the slider to give your answer.")
+            browser = measured is not None  # a script's answer (measured None) has nothing to say of movement
+            if design.require_movement and design.scale.kind == "slider" and browser and timed["moved"] is not True:
+                said = "the slider was not moved" if timed["moved"] is False else "the browser did not say it moved"
+                raise StudyRefused("moved", said, "Move the slider to give your answer.")
         now = store_studies.now()
         response = {"study_id": study_id, "participant_id": person, "position": position, "kind": trial["kind"]}
         response |= {"trial": trial["id"], "value": value, "label": label, "answered_at": now} | timed
