@@ -47,6 +47,13 @@ KEEP = (
 )
 
 
+def withdrawn(found) -> None:
+    """What a withdrawn participant reads: their answers are gone, and what to do on the platform they came from."""
+    st.info(participate.WITHDRAWN)
+    if found.platform is not None and found.platform.name in participate.LEAVING:
+        st.info(participate.LEAVING.get(found.platform.name, ""))
+
+
 def switch_to(token: str) -> None:
     """Go on as the participant whose personal token this browser holds: the URL and the session carry it now."""
     st.query_params.clear()
@@ -90,7 +97,7 @@ def general_page() -> None:
         urls.stop()
     if kind == "withdrawn":
         st.title("Your answers were withdrawn")
-        st.info(participate.withdrawn(shown))
+        withdrawn(shown)
         urls.stop()
     st.title("Welcome")
     if shown.instructions:
@@ -203,7 +210,7 @@ if "_study_error" in st.session_state:
 
 if screen.kind == "withdrawn":
     st.title("Your answers were withdrawn")
-    st.info(participate.withdrawn(design))
+    withdrawn(design)
     urls.stop()
 
 if screen.pilot:

@@ -1175,9 +1175,9 @@ def test_a_withdrawn_prolific_participant_is_told_to_return_the_submission_and_c
     study_store, open_page
 ):
     """Issue 63, item 3: after withdrawing, a participant who came from Prolific reads, on their link's page, that
-    their answers are gone and that they should return the submission on Prolific (a study without a platform says
-    only the first); the same Prolific id cannot start again from another browser — only a digest of it is kept —
-    until the researcher releases it, and then starts as a new participant."""
+    their answers are gone and that they should return the submission on Prolific; the same Prolific id cannot start
+    again from another browser — only a digest of it is kept — until the researcher releases it, and then starts as
+    a new participant."""
     study_id, general = general_study(study_store, "returning")
     url = {"PROLIFIC_PID": "5f00bb", "STUDY_ID": "st1", "SESSION_ID": "se1"}
     with session(study_store) as con:
@@ -1185,9 +1185,8 @@ def test_a_withdrawn_prolific_participant_is_told_to_return_the_submission_and_c
         assert study_actions.withdraw(con, study_id, actor=links.opened(con, study_store, token)).kind == "withdrawn"
     page = open_page(study_store, "pages/participate.py", {"link": token})
     assert not page.exception and [t.value for t in page.title] == ["Your answers were withdrawn"]
-    (said,) = [i.value for i in page.info]
-    assert said.startswith(collection.WITHDRAWN) and "please return your submission there" in said
-    assert collection.withdrawn(parse(DESIGN)) == collection.WITHDRAWN
+    assert [i.value for i in page.info] == [collection.WITHDRAWN, collection.LEAVING["prolific"]]
+    assert "please return your submission there" in collection.LEAVING["prolific"]
     with session(study_store) as con:  # the same id from another browser: not started again
         assert study_actions.arrive(con, study_store, study_id, url, None, actor=general) == ("withdrawn", None)
         with pytest.raises(collection.StudyRefused) as refused:

@@ -225,12 +225,16 @@ def test_the_slider_needs_a_move_answers_are_timed_leaving_the_tab_counts_and_a_
     seen = first.evaluate("() => window.__plabSeen")
     first.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=before, timeout=60_000)
     first.locator(".plab-trial[data-key=trial-2]").wait_for(timeout=30_000)
+    left = time.monotonic()  # the most the page can have been left: from before the first event to after the last
     first.evaluate("() => window.dispatchEvent(new Event('blur'))")
-    first.wait_for_timeout(300)
+    first.wait_for_timeout(300)  # the known time away, measured by the page
     first.evaluate("() => window.dispatchEvent(new Event('focus'))")
+    away = time.monotonic() - left
+    left = time.monotonic()
     first.evaluate(HIDDEN.replace("STATE", "hidden"))
     first.wait_for_timeout(400)
     first.evaluate(HIDDEN.replace("STATE", "visible"))
+    away += time.monotonic() - left
     first.get_by_role("slider").press("Home")
     next_(first)
     # the second tab still shows the first question, answered in the first tab: a move there and Next
@@ -253,7 +257,8 @@ def test_the_slider_needs_a_move_answers_are_timed_leaving_the_tab_counts_and_a_
     rt = given.loc[1, "rt_ms"]
     assert abs(rt - (seen["clicked"] - seen["shown"])) <= 250 and 1500 <= rt <= within, (rt, seen, within)
     assert given.loc[1, "left_count"] == 0 and given.loc[2, "left_count"] == 2
-    assert 700 <= given.loc[2, "left_ms"] <= 700 + 250, given.loc[2, "left_ms"]
+    # at least the known waits, at most what the test saw pass around them (a loaded machine stretches both)
+    assert 700 <= given.loc[2, "left_ms"] <= away * 1000, (given.loc[2, "left_ms"], away)
 
 
 SEEN = """() => {

@@ -37,7 +37,7 @@ def section(dataset: str, analysed: str = "", pilot_only: bool = False) -> None:
     base = labels[pick]
     known = query(fv.columns, base)
     coding = middle.radio(
-        "Contrast coding", list(CODINGS), format_func=CODINGS.get, key="fit_coding", horizontal=True,
+        "Contrast coding", list(CODINGS), format_func=lambda v: CODINGS.get(v, ""), key="fit_coding", horizontal=True,
         help="Of every factor in the fixed part. Treatment: each level against the reference; sum: each level "
         "against the mean of the level means (the reference coded -1); Helmert: each level against the mean of the "
         "levels before it.",
@@ -100,7 +100,7 @@ def _start(model, formula: str) -> None:
         "No fit of this model on the answers as they are now. A fit takes seconds here (about 1 s for 5,000 "
         "ratings with correlated slopes, with every test); it runs in a process of its own and is kept until the "
         f"answers change. In a terminal: python -m backend study model {widgets.plain(model.dataset)} --condition "
-        f"{widgets.plain(model.condition)} --formula '{widgets.plain(formula)}' --coding {model.coding}"
+        f"{widgets.plain(model.condition)} --formula '{widgets.plain(formula)}' --coding {widgets.plain(model.coding)}"
         f"{' --reference ' + widgets.plain(model.reference) if model.reference else ''}"
         f"{' --pilot' if model.pilot else ''}."
     )

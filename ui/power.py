@@ -14,6 +14,7 @@ from ui.charts import power as power_charts
 from ui.resources import query, store_ref
 
 JOB = "_power_job"
+TEST_NAMES = {"model": "the analysis's mixed model", "f1": "the fast F1 test"}
 PAPER = "power_paper"
 TYPED = "typed values"
 
@@ -72,7 +73,7 @@ def _request(study_id: str, design: dict):
         st.caption(f"The study has {own:,} target items; this simulates the same design with {int(count):,}.")
     test = st.radio(
         "Each simulated study analysed by", list(sv.TESTS), key="power_test", horizontal=True,
-        format_func={"model": "the analysis's mixed model", "f1": "the fast F1 test"}.get,
+        format_func=lambda v: TEST_NAMES.get(v, ""),
         help="The mixed model: each simulated study fitted by the model below and each contrast tested as the lab "
         "reports a real study (Satterthwaite t); about 0.05 s a study. F1: a by-participant t test, milliseconds a "
         "study; BENCHMARKS.md shows where it agrees with the model.",

@@ -732,12 +732,6 @@ def timing(measured: dict | None) -> dict:
     return found
 
 
-def withdrawn(found: Design) -> str:
-    """What a withdrawn participant reads: that their answers are gone, and what to do on the design's platform."""
-    leaving = LEAVING.get(found.platform.name) if found.platform is not None else None
-    return f"{WITHDRAWN} {leaving}" if leaving else WITHDRAWN
-
-
 def withdraw(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict:
     """The participant withdraws: their responses, crowd ratings, demographics and participant row are deleted and
     the deletion logged (by them), in one transaction, from any screen (before joining too: their link then takes no

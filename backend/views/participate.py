@@ -12,6 +12,7 @@ from backend.actions import studies as study_actions
 from backend.identity.actor import Actor
 from backend.studies import collection
 from backend.studies.collection import (  # noqa: F401 — the page's names
+    LEAVING,
     NATIVE,
     TAKEN,
     WITHDRAWN,
@@ -26,10 +27,6 @@ def study_of(actor: Actor) -> str | None:
     """The study a participant's link opens (None for anyone else)."""
     kind, _, ident = (actor.scope or "").partition(":")
     return ident if kind == "study" else None
-
-
-def withdrawn(found: Design) -> str:
-    return collection.withdrawn(found)
 
 
 def design(con: duckdb.DuckDBPyConnection, study_id: str) -> Design:
