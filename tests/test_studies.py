@@ -688,7 +688,8 @@ def test_a_pilot_s_answers_give_a_power_analysis_its_assumptions_only_when_chose
     assert main(["--store", str(study_store), "study", "power", study_id, *asked]) == 0
     said = (
         f"assumed (the mixed-model fit `{maximal}` of {study_id}'s pilot answers ({len(frame):,} answers, "
-        "8 participants; slopes drawn uncorrelated))"
+        "8 participants; by-participant slopes drawn with their mean SD, uncorrelated; not drawn: item variantb, "
+        "item variantc, item variantd))"  # what the simulation does not draw as fitted, said
     )
     assert said in capsys.readouterr().out
     with session(study_store) as con:

@@ -116,7 +116,7 @@ def request(
         assumed = assumed_from_fit(fitted, model.condition, found.conditions, bounds)
         source = (
             f"the mixed-model fit `{fitted.formula}` of {whose} ({fitted.n:,} answers, "
-            f"{fitted.groups.get('participant', 0):,} participants; slopes drawn uncorrelated)"
+            f"{fitted.groups.get('participant', 0):,} participants; {_not_drawn(fitted)})"
         )
     else:
         found = plan(con, study_id, reference, items_count)
@@ -206,6 +206,21 @@ def assumed_from_fit(
         sd_residual=float(sd["Residual"]["sd"].iloc[0]),
         scale=bounds,
     )
+
+
+def _not_drawn(fit: mixed_models.Fit) -> str:
+    """What of a fit the simulation does not draw as fitted (its generating model has participant and item
+    intercepts and uncorrelated by-participant slopes of one SD), in words."""
+    variance = fit.variance[fit.variance["group"] != "Residual"]
+    slopes = variance[(variance["group"] == "participant") & (variance["term"] != mixed_models.INTERCEPT)]
+    said = ["by-participant slopes drawn with their mean SD, uncorrelated"] if len(slopes) > 1 else []
+    said += ["slopes drawn uncorrelated"] if len(slopes) == 1 and len(fit.correlations) else []
+    left = variance[~variance["group"].isin(["participant", "item"]) | (
+        (variance["group"] == "item") & (variance["term"] != mixed_models.INTERCEPT)
+    )]  # fmt: skip
+    if len(left):
+        said.append("not drawn: " + ", ".join(f"{g} {t}" for g, t in zip(left["group"], left["term"], strict=True)))
+    return "; ".join(said) or "drawn as fitted"
 
 
 def _folder() -> Path:
