@@ -47,6 +47,9 @@ KEEP = (
 )
 
 
+CONTINUE = "display:inline-block;padding:0.4rem 1rem;border-radius:0.5rem;background:#ff4b4b;color:white"
+
+
 def withdrawn(found) -> None:
     """What a withdrawn participant reads: their answers are gone, and what to do on the platform they came from."""
     st.info(participate.WITHDRAWN)
@@ -202,7 +205,8 @@ def send_on(onward, at_once: bool) -> None:
             "<script>window.location.assign(document.getElementById('plab-onward').href);</script>",
             unsafe_allow_javascript=True,
         )
-    st.link_button("Continue", onward.url, type="primary")
+    # a plain link, followed in this tab (a link button opens a new one, leaving the study's tab behind: issue 63)
+    st.html(f'<a id="plab-continue" href="{html.escape(onward.url)}" style="{CONTINUE}">Continue</a>')
 
 
 if "_study_error" in st.session_state:

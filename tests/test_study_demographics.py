@@ -6,6 +6,7 @@ participant on withdrawal, on deletion and after a restore."""
 
 from __future__ import annotations
 
+import html
 import shutil
 import zipfile
 from io import BytesIO
@@ -311,7 +312,9 @@ def test_a_platform_participant_is_sent_on_only_after_the_questions_and_the_debr
     for name, debrief in (("sent", True), ("sped", False)):
         token, onward = finished_on_prolific(path, name, debrief)
         at = open_page(path, "pages/participate.py", {"link": token})
-        assert not at.exception and [b.proto.url for b in at.get("link_button")] == [onward]
+        anchors = [h.proto.body for h in at.get("html") if 'id="plab-continue"' in h.proto.body]  # in this tab
+        assert not at.exception and len(anchors) == 1 and f'href="{html.escape(onward)}"' in anchors[0]
+        assert "target=" not in anchors[0] and not at.get("link_button")  # a link button opened a new tab
         shown = widgets.plain(parse(DESIGN).debrief) in [m.value for m in at.markdown]
         followed = [h for h in at.get("html") if "plab-onward" in h.proto.body]  # the script that follows it
         assert (shown, bool(followed)) == (debrief, not debrief)
