@@ -343,7 +343,7 @@ def _timing(found: Design, answers: pd.DataFrame, kept: set[str]) -> str:
         return slider + "No response times were measured (answers given outside a browser)."
     how = (
         "Response times were measured in the participant's browser (performance.now) from the item's display to the "
-        "answer"
+        "answer (after a reload of the page, from the item's display again)"
     )
     if not kept:
         return slider + how + "; no participant is analysed, so no median is given."
