@@ -47,6 +47,7 @@ KEEP = (
 )
 
 
+ANSWERED = "_study_answered"  # this session gave an answer (issue 63, item 3: a finished link reopens to withdraw)
 CONTINUE = "display:inline-block;padding:0.4rem 1rem;border-radius:0.5rem;background:#ff4b4b;color:white"
 
 
@@ -156,6 +157,7 @@ def submit(position: int, key: str) -> None:
     sent = trial.answer_of(key) or {}
     measured = {name: sent.get(name) for name in ("moved", "rt_ms", "left_count", "left_ms")}
     acted(lambda con, study, now: participate.answer(con, study, position, sent.get("value"), measured, now))
+    st.session_state[ANSWERED] = True  # a done screen right after this is sent on at once; reopened later, it waits
 
 
 def send_demographics(questions) -> None:
@@ -163,6 +165,7 @@ def send_demographics(questions) -> None:
     (a refusal names the question; the form keeps what was entered)."""
     answers = {question.name: st.session_state.get(f"demographic-{question.name}") for question in questions}
     acted(lambda con, study, now: participate.give_demographics(con, study, answers, now))
+    st.session_state[ANSWERED] = True
 
 
 def withdraw() -> None:
@@ -263,7 +266,8 @@ if screen.kind == "done":
     except (participate.StudyRefused, PermissionError, StoreLocked, StoreError):
         onward = None
     if onward is not None:
-        send_on(onward, at_once=not screen.debrief)
+        # at once only straight after the last answer: a link reopened later (to withdraw, say) waits for Continue
+        send_on(onward, at_once=not screen.debrief and st.session_state.pop(ANSWERED, False))
     withdraw_control()
     urls.stop()
 
