@@ -67,12 +67,26 @@ def switch_to(token: str) -> None:
     st.rerun()
 
 
-def start_general(params: dict) -> None:
-    """Callback of Start on a general link: join with the URL's platform id; the token is switched to next run."""
+def screening(found) -> dict | None:
+    """The design's screening questions (issue 63, item 5), asked with the welcome: the answers, or None until every
+    one is answered."""
+    answers = {
+        q.name: st.radio(
+            widgets.plain(q.question), q.options, index=None, key=f"screen-{q.name}", format_func=widgets.plain
+        )
+        for q in found.screening
+    }
+    return None if None in answers.values() else answers
+
+
+def start_general(params: dict, answers: dict | None = None) -> None:
+    """Callback of Start on a general link: join with the URL's platform id (and the screening answers); the token
+    is switched to next run."""
+    st.session_state[ANSWERED] = True  # screened out at once: sent on to the platform straight away
     try:
         now = identity.actor()
         with store() as con:
-            token = participate.join_general(con, store_ref(), participate.study_of(now), params, now)
+            token = participate.join_general(con, store_ref(), participate.study_of(now), params, now, answers)
         st.session_state["_study_switch"] = token
     except (participate.StudyRefused, PermissionError, StoreLocked, StoreError) as exc:
         st.session_state["_study_error"] = participate.said(exc)
@@ -85,6 +99,7 @@ def general_page() -> None:
         switch_to(st.session_state.pop("_study_switch"))
     params = {name: st.query_params.get(name) for name in st.query_params if name != urls.LINK}
     kept = st.context.cookies.get(participate.cookie(study_id))
+    kept = kept if isinstance(kept, str) else None  # (a page run without a browser, as AppTest's, has no cookie)
     try:
         with store() as con:
             shown = participate.design(con, study_id)
@@ -113,7 +128,14 @@ def general_page() -> None:
         st.subheader("Consent")
         st.markdown(widgets.plain(shown.consent))
     agreed = st.checkbox("I have read this and agree to take part.", key="consent") if shown.consent else True
-    st.button("Start", type="primary", disabled=not agreed, on_click=start_general, args=(params,))
+    answers = screening(shown)
+    ready = agreed and answers is not None
+    st.button("Start", type="primary", disabled=not ready, on_click=start_general, args=(params, answers))
+    if shown.consent and "no_consent" in shown.completion_codes:
+        onward = participate.no_consent(shown, params)
+        if onward is not None and st.button("I do not agree", key="no_consent"):
+            st.info("Thank you for your time. You are taken back to where you found this study.")
+            send_on(onward, at_once=True)
     urls.stop()
 
 
@@ -147,9 +169,10 @@ def acted(act) -> None:
         st.session_state["_study_error"] = participate.said(exc)
 
 
-def start() -> None:
-    """Callback of Start: join."""
-    acted(participate.join)
+def start(answers: dict | None = None) -> None:
+    """Callback of Start: join (with the screening answers)."""
+    st.session_state[ANSWERED] = True
+    acted(lambda con, study, now: participate.join(con, study, now, answers))
 
 
 def submit(position: int, key: str) -> None:
@@ -231,8 +254,24 @@ if screen.kind == "welcome":
         st.subheader("Consent")
         st.markdown(widgets.plain(design.consent))
     agreed = st.checkbox("I have read this and agree to take part.", key="consent") if design.consent else True
-    st.button("Start", type="primary", disabled=not agreed, on_click=start)
+    answers = screening(design)
+    st.button("Start", type="primary", disabled=not agreed or answers is None, on_click=start, args=(answers,))
     withdraw_control()
+    urls.stop()
+
+if screen.kind == "screened":
+    st.title("Thank you")
+    st.info(participate.ENDED.get(participate.SCREENED, ""))
+    if screen.code:
+        st.markdown("Your code (enter it where you found this study):")
+        st.code(screen.code, language=None)
+    try:
+        with store() as con:
+            onward = participate.completion(con, study_id, who)
+    except (participate.StudyRefused, PermissionError, StoreLocked, StoreError):
+        onward = None
+    if onward is not None:
+        send_on(onward, at_once=st.session_state.pop(ANSWERED, False))
     urls.stop()
 
 if screen.kind == "demographics":

@@ -1254,6 +1254,66 @@ def test_a_place_held_past_the_time_limit_or_returned_is_free_again(study_store)
         assert answer_all_from_join(con, study_id, third).kind == "done"
 
 
+SCREENING = (
+    'screening:\n  - {name: english, question: "Is English your first language?", options: [yes, no], accept: [yes]}\n'
+    "completion_codes: {screened_out: SCR1, failed_attention: ATT1, no_consent: NOC1}\n"
+)
+
+
+def test_screening_and_a_completion_code_per_path(study_store, open_page):
+    """Issue 63, item 5: screening questions asked with the welcome; an answer the design does not accept ends the
+    study politely at once, with the screened_out code sent to the platform's URL and no place or list slot held;
+    an unanswered question is refused naming it; a participant who failed the attention check finishes with the
+    failed_attention code, one who passed with the completed code; one who does not consent is sent on with the
+    no_consent code and makes no participant; the welcome page asks the questions and keeps Start off until each is
+    answered."""
+    design_text = DESIGN.replace("sim-study", "screened").replace(
+        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", PROLIFIC + SCREENING
+    )
+    url = {"STUDY_ID": "st1", "SESSION_ID": "se1"}
+    with session(study_store) as con:
+        study_id = study_actions.create(con, design_text, actor=LOCAL)
+        made = study_actions.general_link(con, study_store, study_id, 3, actor=LOCAL)
+        general = links.opened(con, study_store, made.token)
+        with pytest.raises(collection.StudyRefused) as unanswered:
+            study_actions.join_general(con, study_store, study_id, url | {"PROLIFIC_PID": "p-out"}, actor=general)
+        assert unanswered.value.field == "screening.english"
+        token = study_actions.join_general(
+            con, study_store, study_id, url | {"PROLIFIC_PID": "p-out"}, {"english": "no"}, actor=general
+        )
+        out = links.opened(con, study_store, token)
+        shown = study_actions.screen(con, study_id, actor=out)
+        assert (shown.kind, shown.code) == ("screened", "SCR1") and store_studies.ended(
+            con, study_id, out.id
+        ) == "screened out"
+        onward = study_actions.completion(con, study_id, actor=out).url
+        assert onward == "https://app.prolific.com/submissions/complete?cc=SCR1&p=p-out"
+        assert sum(store_studies.list_counts(con, study_id).values()) == 0  # no place, no list slot held
+        assert studies.progress(con, study_id)["screened_out"].sum() == 1
+        design = collection.design_of(collection.study(con, study_id))
+        arrival = collection.arrival(design, url | {"PROLIFIC_PID": "p-no"})
+        assert collection.no_consent(design, arrival).url.endswith("cc=NOC1&p=p-no")
+        careless, careful = (
+            links.opened(con, study_store, study_actions.join_general(
+                con, study_store, study_id, url | {"PROLIFIC_PID": pid}, {"english": "yes"}, actor=general))
+            for pid in ("p-careless", "p-careful")
+        )  # fmt: skip
+        for who, attention in ((careless, 0.0), (careful, 1.0)):
+            screen = study_actions.screen(con, study_id, actor=who)
+            while screen.kind == "trial":
+                given = (
+                    "yes" if screen.trial_kind == "native" else attention if screen.trial_kind == "attention" else 0.5
+                )
+                screen = study_actions.answer(con, study_id, screen.position, given, actor=who)
+        assert study_actions.screen(con, study_id, actor=careless).code == "ATT1"
+        assert study_actions.screen(con, study_id, actor=careful).code not in ("ATT1", "SCR1", "")
+    page = open_page(study_store, "pages/participate.py", url | {"link": made.token, "PROLIFIC_PID": "p-new"})
+    assert not page.exception and [r.label for r in page.radio] == ["Is English your first language?"]
+    assert page.button(key="no_consent").label == "I do not agree"
+    start = next(b for b in page.button if b.label == "Start")
+    assert start.disabled
+
+
 def test_a_participants_only_server_opens_study_links_and_nothing_else(study_store, open_page, monkeypatch):
     """Issue 56, item 1 (README: *Participants-only server*): PLAB_MODE=server with no [auth] section; a
     participant's link opens their study's welcome and nothing of the lab; without a link every page says only that

@@ -465,3 +465,36 @@ def test_an_mturk_worker_resumes_inside_the_hit_frame_after_a_reload_and_no_one_
             assert len(store_studies.responses(con, study_id)) == 1 and came["browser_link"] is not None
     finally:
         site.shutdown()
+
+
+def test_a_screened_out_participant_reaches_the_platform_with_the_screened_out_code(browser, lab, platform):
+    """Issue 63, item 5: the welcome asks the design's screening question; an answer it does not accept ends the
+    study at once, politely, and the browser reaches the platform's completion URL with the screened_out code."""
+    study_id = "stop-screened"
+    design = LIKERT.replace("stop-likert", study_id) + (
+        f'platform: {{name: prolific, completion: "{platform}/submissions/complete?cc={{code}}&pid={{id}}"}}\n'
+        'screening:\n  - {name: english, question: "Is English your first language?", options: [yes, no], '
+        "accept: [yes]}\ncompletion_codes: {screened_out: SCR-OUT}\n"
+    )
+    with session(lab["store"]) as con:
+        collection.create(con, design)
+        made = study_actions.general_link(con, lab["store"], study_id, 3, actor=LOCAL)
+        general = collection.general_url(con, study_id, made.url(lab["url"]))
+    filled = (
+        general.replace("{{%PROLIFIC_PID%}}", "5cr33n").replace("{{%STUDY_ID%}}", "S").replace("{{%SESSION_ID%}}", "E")
+    )
+    page = watched(browser.new_context(viewport={"width": 1200, "height": 1400}).new_page())
+    page.goto(filled)
+    page.wait_for_function(SETTLED, timeout=90_000)
+    page.get_by_text("Welcome").wait_for(timeout=60_000)
+    rerun(page, lambda: page.get_by_text("I have read this and agree to take part.").click())
+    assert page.get_by_role("button", name="Start").is_disabled()  # the question is not answered yet
+    rerun(page, lambda: page.get_by_text("no", exact=True).click())
+    page.get_by_role("button", name="Start").click()
+    page.wait_for_url(f"{platform}/**", timeout=60_000)
+    page.get_by_text("Submission complete").wait_for()
+    assert any(path == "/submissions/complete?cc=SCR-OUT&pid=5cr33n" for path, _ in Platform.seen)
+    with session(lab["store"]) as con:
+        came = store_studies.by_platform(con, study_id, "5cr33n")
+        assert store_studies.ended(con, study_id, came["participant_id"]) == "screened out"
+        assert store_studies.responses(con, study_id).empty

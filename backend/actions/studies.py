@@ -104,16 +104,17 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> Sc
 
 
 @door("respond")
-def join(con: duckdb.DuckDBPyConnection, study_id: str, *, actor: Actor) -> dict:
-    """The acting person as a participant: joining is audited, once (looked up and joined in one serialised
-    transaction, so two tabs pressing *Start* at once make one participant and one audit row)."""
+def join(con: duckdb.DuckDBPyConnection, study_id: str, screening: dict | None = None, *, actor: Actor) -> dict:
+    """The acting person as a participant (with their answers to the design's screening questions): joining is
+    audited, once (looked up and joined in one serialised transaction, so two tabs pressing *Start* at once make
+    one participant and one audit row)."""
     by = _participant(con, study_id, actor)
     with atomic(con, "ratings"):
         existing = collection.joined(con, study_id, by.id)
         if existing is not None:
             return existing
         with acting(con, by, "respond", f"{study_id}: joined", scope=collection.object_of(study_id)):
-            return collection.join(con, study_id, by.id, pilot=collection.is_pilot(by.id))
+            return collection.join(con, study_id, by.id, pilot=collection.is_pilot(by.id), screening=screening)
 
 
 @door("respond")
@@ -227,7 +228,15 @@ def arrive(
 
 
 @door("respond")
-def join_general(con: duckdb.DuckDBPyConnection, store: Path, study_id: str, params: dict, *, actor: Actor) -> str:
+def join_general(
+    con: duckdb.DuckDBPyConnection,
+    store: Path,
+    study_id: str,
+    params: dict,
+    screening: dict | None = None,
+    *,
+    actor: Actor,
+) -> str:
     """The general link's holder joins as a new participant with the platform id their URL carries (or takes over
     a released one); the token of the personal link their browser keeps from now on. Audited once, naming the
     study, never the platform id."""
@@ -241,7 +250,7 @@ def join_general(con: duckdb.DuckDBPyConnection, store: Path, study_id: str, par
         return made.link_id, made.token
 
     with acting(con, by, "respond", target, scope=collection.object_of(study_id)):
-        return collection.general_join(con, study_id, row, came, issue)[1]
+        return collection.general_join(con, study_id, row, came, issue, screening)[1]
 
 
 @door("manage platform ids")

@@ -46,14 +46,15 @@ def design(con: duckdb.DuckDBPyConnection, study_id: str) -> Design:
 
 
 def progress(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
-    """Per list: participants who started, who finished, who timed out or whose submission was returned (their
-    places freed), and answers given."""
+    """Per list: participants who started, who finished, who timed out, whose submission was returned or who were
+    screened out (holding no place), and answers given."""
     people = store_studies.participants(con, study_id)
     table = people.groupby("list_no").agg(
         started=("participant_id", "size"),
         finished=("finished_at", lambda s: int(s.notna().sum())),
         timed_out=("ended", lambda s: int((s == "timed out").sum())),
         returned=("ended", lambda s: int((s == "returned").sum())),
+        screened_out=("ended", lambda s: int((s == "screened out").sum())),
         answers=("answered", "sum"),
     )
     return table.reset_index().rename(columns={"list_no": "list"})

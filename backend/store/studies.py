@@ -35,7 +35,7 @@ PARTICIPANT = (
 )
 REAL = "pilot IS NOT TRUE"  # the participants and responses every count, list, analysis and export reads
 HOLDING = "ended IS NULL"  # a participant who still holds a place: not timed out, not returned (issue 63, item 4)
-ENDED = ("timed out", "returned")
+ENDED = ("timed out", "returned", "screened out")
 
 
 RESPONSE = (
@@ -174,6 +174,16 @@ def pilots(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, int]:
         {"s": study_id},
     ).fetchall()[0]
     return {"participants": int(found[0]), "answers": int(found[1])}
+
+
+def participant_responses(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> pd.DataFrame:
+    """One participant's responses (kind, trial, value, label), in the order given (inside the caller's transaction
+    too: the answer just written is among them)."""
+    return con.execute(
+        "SELECT kind, trial, value, label FROM study_responses WHERE study_id = $s AND participant_id = $p "
+        "ORDER BY position",
+        {"s": study_id, "p": participant_id},
+    ).df()
 
 
 def answered(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str) -> int:
@@ -410,11 +420,13 @@ def time_out(con: duckdb.DuckDBPyConnection, study_id: str, cutoff: datetime) ->
     ).fetchall()[0][0]
 
 
-def end(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, why: str) -> None:
-    """Mark the participant ended (`why`: one of ENDED), inside the caller's transaction."""
+def end(con: duckdb.DuckDBPyConnection, study_id: str, participant_id: str, why: str, code: str | None = None) -> None:
+    """Mark the participant ended (`why`: one of ENDED; `code`: the completion code of that path, if any), inside the
+    caller's transaction."""
     con.execute(
-        "UPDATE study_participants SET ended = $w, ended_at = $t WHERE study_id = $s AND participant_id = $p",
-        {"s": study_id, "p": participant_id, "w": why, "t": now()},
+        "UPDATE study_participants SET ended = $w, ended_at = $t, completion_code = coalesce($c, completion_code) "
+        "WHERE study_id = $s AND participant_id = $p",
+        {"s": study_id, "p": participant_id, "w": why, "t": now(), "c": code},
     )
 
 

@@ -46,6 +46,7 @@ from backend.studies.design import (
     MTURK_PREVIEW,
     Design,
     Items,
+    Platform,
     StudyError,
     items,
     list_count,
@@ -59,7 +60,10 @@ NATIVE = ("yes", "no")
 
 
 WITHDRAWN = "Your answers were withdrawn from this study and deleted. Thank you for your time."
-ENDED = {  # what a participant reads once they no longer hold a place (issue 63, item 4)
+SCREENED = "screened out"
+ENDED = {  # what a participant reads once they no longer hold a place (issue 63, items 4 and 5)
+    SCREENED: "Thank you for your interest. This study is looking for participants with other answers, so it ends "
+    "here for you.",
     "timed out": "Your time for this study ran out, so your place went to someone else. Thank you for your time.",
     "returned": "Your submission was returned on the recruitment site, so this study has ended for you. Thank you "
     "for your time.",
@@ -279,7 +283,21 @@ def joined(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> dict |
     return store_studies.participant(con, study_id, person)
 
 
-def join(con: duckdb.DuckDBPyConnection, study_id: str, person: str, pilot: bool = False) -> dict:
+def screened(design: Design, answers: dict | None) -> bool:
+    """Whether the screening answers (question name → option) let the participant take part; StudyRefused naming
+    the question when one is unanswered or not an option. True for a design without screening."""
+    answers = answers or {}
+    for question in design.screening:
+        given = answers.get(question.name)
+        if given not in question.options:
+            expected = f"{given!r}; expected one of {list(question.options)}"
+            raise StudyRefused(f"screening.{question.name}", expected, "Please answer every question before you start.")
+    return all(answers[q.name] in q.accept for q in design.screening)
+
+
+def join(
+    con: duckdb.DuckDBPyConnection, study_id: str, person: str, pilot: bool = False, screening: dict | None = None
+) -> dict:
     """The person as a participant (joined now, given the list with fewest participants, ties to the lowest number,
     and an order from their recorded seed), or as they were when they joined before. A `pilot` participant takes
     the next list in turn and no real participant's slot. Refused once their data were withdrawn or deleted. As a
@@ -292,7 +310,7 @@ def join(con: duckdb.DuckDBPyConnection, study_id: str, person: str, pilot: bool
     if row["status"] != "open":
         raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
     try:
-        return _join(con, study_id, design_of(row), person, pilot)
+        return _join(con, study_id, design_of(row), person, pilot, screening)
     except duckdb.ConstraintException:  # another tab's join committed first (its own transaction): theirs holds
         if in_transaction(con):
             raise  # the outer transaction is spoilt: the act that opened it reports it
@@ -326,7 +344,17 @@ def _still_holding(con: duckdb.DuckDBPyConnection, study_id: str, design: Design
         raise StudyRefused("participant", f"{participant['participant_id']} {why}", ENDED[why])
 
 
-def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person: str, pilot: bool = False) -> dict:
+def _join(
+    con: duckdb.DuckDBPyConnection,
+    study_id: str,
+    design: Design,
+    person: str,
+    pilot: bool = False,
+    screening: dict | None = None,
+) -> dict:
+    """Join the person (see `join`); one whose screening answers the design does not accept is joined and ended at
+    once as screened out (no place, no list slot held), with the screened_out completion code."""
+    passed = screened(design, screening)  # checked before anything is written
     with atomic(con, "ratings"):  # counted inside the serialised transaction: two joins at once get two lists
         existing = store_studies.participant(con, study_id, person)
         if existing is not None:  # two tabs pressed Start at once: the first one's participant is the one
@@ -353,6 +381,8 @@ def _join(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, person:
             "pilot": pilot,
         }
         store_studies.add_participant(con, participant)
+        if not passed:
+            store_studies.end(con, study_id, person, SCREENED, design.completion_codes.get("screened_out", ""))
     return participant
 
 
@@ -410,7 +440,7 @@ def arrival(design: Design, params: dict) -> Arrival:
 
 
 def general_join(
-    con: duckdb.DuckDBPyConnection, study_id: str, general: dict, came: Arrival, issue
+    con: duckdb.DuckDBPyConnection, study_id: str, general: dict, came: Arrival, issue, screening: dict | None = None
 ) -> tuple[dict, str]:
     """A general link's arrival as a participant: a new one (joined as `join` does, under a new random id, the
     platform's id stored with them) unless the link's cap is reached, or the one with this platform id when a
@@ -436,7 +466,7 @@ def general_join(
         if store_studies.general_count(con, general["link_id"]) >= general["cap"]:
             raise StudyRefused("cap", f"the general link's cap of {general['cap']} is reached", FULL)
         person = f"{study_id}-{secrets.token_hex(6)}"  # random: the platform id never names them in the data
-        participant = _join(con, study_id, design_of(row), person)
+        participant = _join(con, study_id, design_of(row), person, screening=screening)
         link_id, token = issue(person)
         store_studies.set_platform(
             con,
@@ -524,21 +554,34 @@ def completion(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Co
     parameter their URL lacked (MTurk: a turkSubmitTo other than mturk.com or its sandbox)."""
     came = store_studies.platform_of(con, study_id, person)
     platform = design_of(study(con, study_id)).platform
-    if came is None or came["finished_at"] is None or platform is None:
+    if came is None or platform is None:
+        return None
+    if came["finished_at"] is None and store_studies.ended(con, study_id, person) != SCREENED:
         return None
     code = store_studies.participant(con, study_id, person)["completion_code"] or ""
-    kept = came["platform_keep"]
+    return _sent_to(platform, came["platform_keep"], came["platform_id"], code)
+
+
+def no_consent(design: Design, came: Arrival) -> Completion | None:
+    """Where an arrival who does not consent is sent: the platform's completion URL with the design's no_consent
+    code (no participant is made); None without that code or a platform URL."""
+    code = design.completion_codes.get("no_consent")
+    if code is None or design.platform is None or came.preview:
+        return None
+    return _sent_to(design.platform, came.keep, came.platform_id, code)
+
+
+def _sent_to(platform: Platform, kept: dict, platform_id: str, code: str) -> Completion | None:
+    """The platform's completion URL (or MTurk's form) for one participant's code."""
     if platform.completion == "mturk":
         base = str(kept.get("turkSubmitTo", "")).rstrip("/")
         if base not in MTURK_HOSTS or "assignmentId" not in kept:
             return None
         return Completion(f"{base}/mturk/externalSubmit", {"assignmentId": kept["assignmentId"], "code": code})
-    values = {
-        name: quote(str(value), safe="") for name, value in (kept | {"code": code, "id": came["platform_id"]}).items()
-    }
+    values = {name: quote(str(value), safe="") for name, value in (kept | {"code": code, "id": platform_id}).items()}
     try:
         return Completion(platform.completion.format_map(values), {})
-    except KeyError:
+    except (KeyError, AttributeError):  # a template naming a parameter the URL lacked; no completion URL at all
         return None
 
 
@@ -573,6 +616,8 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen
     trials = participant["trials"]
     done = store_studies.answered(con, study_id, person)
     design = design_of(row)
+    if store_studies.ended(con, study_id, person) == SCREENED:
+        return Screen("screened", 0, len(trials), code=participant["completion_code"] or "", pilot=participant["pilot"])
     _still_holding(con, study_id, design, participant)
     asked = done >= len(trials) and participant["finished_at"] is None and bool(design.demographics)
     if done >= len(trials) and not asked:
@@ -656,8 +701,16 @@ def answer(
 
 
 def _finish(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, person: str) -> None:
-    """The participant has finished (inside the caller's transaction): the time, and their completion code."""
+    """The participant has finished (inside the caller's transaction): the time, and their completion code — the
+    failed_attention one when the design has it and they failed more attention checks than its attention rule
+    allows (none, without the rule)."""
     code = secrets.token_hex(4).upper() if design.completion_code == "auto" else design.completion_code
+    if "failed_attention" in design.completion_codes and design.attention:
+        allowed = next((r.get("max_failed", 0) for r in design.exclusions if r["rule"] == "attention"), 0)
+        given = store_studies.participant_responses(con, study_id, person)
+        failed = exclusions.attention_failures(design, given.assign(participant_id=person)).get(person, 0)
+        if failed > allowed:
+            code = design.completion_codes["failed_attention"]
     store_studies.finish(con, study_id, person, code)
 
 

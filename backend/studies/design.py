@@ -34,6 +34,11 @@
     debrief: "..."                   # optional: shown after the last answer, above the completion code
     time_limit: 60                   # optional: minutes (as Prolific's maximum time); one not finished by then is
                                      #   timed out: their place and list slot go to someone else
+    screening:                       # optional: asked with the welcome, before the first trial; an answer outside
+      - {name: english, question: "Is English your first language?", options: [yes, no], accept: [yes]}
+                                     #   `accept` ends the study politely, with the screened_out code
+    completion_codes: {screened_out: SCR1, failed_attention: ATT1, no_consent: NOC1}   # optional, besides
+                                     #   completion_code (completed): each sent to the platform's URL for its path
     exclusions:                      # declared before data, applied in this order, logged rule by rule
       - {rule: controls_sd, k: 2, direction: above}  # mean on controls beyond k SD of the group mean
       - {rule: attention, max_failed: 0}
@@ -140,6 +145,8 @@ class Design:
     demographics: tuple[Question, ...] = ()  # asked once after the last trial (issue 56, item 5)
     debrief: str = ""  # shown after the last answer
     time_limit: float | None = None  # minutes to finish in; then timed out, the place freed (issue 63, item 4)
+    screening: tuple[Screener, ...] = ()  # asked with the welcome (issue 63, item 5)
+    completion_codes: dict = field(default_factory=dict)  # path (CODE_PATHS) → its code, besides completion_code
     source: str = field(default="", compare=False)  # the YAML as written (kept with the study)
 
     def as_dict(self) -> dict:
@@ -169,7 +176,11 @@ class Design:
             "platform": None if self.platform is None else self.platform.as_dict(),
             "demographics": [question.as_dict() for question in self.demographics],
             "debrief": self.debrief,
-        } | ({"time_limit": self.time_limit} if self.time_limit is not None else {})
+        } | (
+            ({"time_limit": self.time_limit} if self.time_limit is not None else {})
+            | ({"screening": [s.as_dict() for s in self.screening]} if self.screening else {})
+            | ({"completion_codes": dict(self.completion_codes)} if self.completion_codes else {})
+        )  # only when set: a design without them keeps its record as it was
 
     def rule_text(self, rule: dict) -> str:
         """A declared exclusion rule in words."""
@@ -266,6 +277,8 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         demographics=_demographics(spec.get("demographics"), fail),
         debrief=str(spec.get("debrief") or ""),
         time_limit=None if time_limit is None else float(time_limit),
+        screening=_screening(spec.get("screening"), fail),
+        completion_codes=_codes(spec.get("completion_codes"), fail),
         source=text,
     )
 
@@ -419,6 +432,70 @@ def _number(given) -> float | None:
         return float(str(given).strip())
     except ValueError:
         return None
+
+
+CODE_PATHS = ("screened_out", "failed_attention", "no_consent")  # completion paths besides completed
+
+
+@dataclass(frozen=True)
+class Screener:
+    """A screening question asked with the welcome: its name, the question, its options, and those it accepts."""
+
+    name: str
+    question: str
+    options: tuple[str, ...]
+    accept: tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "question": self.question,
+            "options": list(self.options),
+            "accept": list(self.accept),
+        }
+
+
+def _screening(raw, fail) -> tuple[Screener, ...]:
+    """The design's screening questions; fail naming screening.<i>.<field> and its line."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_QUESTIONS:
+        fail(f"expected a list of 1 to {MAX_QUESTIONS} questions {{name, question, options, accept}}", "screening")
+    found = []
+    for i, given in enumerate(raw):
+        if not isinstance(given, dict) or set(given) != {"name", "question", "options", "accept"}:
+            fail("expected {name, question, options: [...], accept: [...]}", "screening", i)
+        name, question = str(given["name"]), str(given["question"])
+        if not name.isidentifier() or name in {s.name for s in found}:
+            fail(f"{name!r}; expected a distinct name of letters, digits and _", "screening", i, "name")
+        if not question.strip() or len(question) > MAX_TEXT:
+            fail(f"expected a question of at most {MAX_TEXT:,} characters", "screening", i, "question")
+        options, accept = _words(given["options"]), _words(given["accept"])
+        if not isinstance(options, list) or len(options) < 2 or len({str(o) for o in options}) != len(options):
+            fail(f"{options!r}; expected a list of at least 2 distinct options", "screening", i, "options")
+        if not isinstance(accept, list) or not accept or not {str(a) for a in accept} < {str(o) for o in options}:
+            fail(f"{accept!r}; expected some, not all, of the options {options!r}", "screening", i, "accept")
+        found.append(Screener(name, question, tuple(map(str, options)), tuple(map(str, accept))))
+    return tuple(found)
+
+
+def _words(values):
+    """A YAML list of options as written: unquoted yes/no (which YAML reads as true/false) back to yes/no."""
+    if not isinstance(values, list):
+        return values
+    return [("yes" if v else "no") if isinstance(v, bool) else v for v in values]
+
+
+def _codes(raw, fail) -> dict[str, str]:
+    """The design's completion codes per path (CODE_PATHS); fail naming completion_codes.<path>."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not set(raw) <= set(CODE_PATHS):
+        fail(f"{raw!r}; expected codes for some of {list(CODE_PATHS)}", "completion_codes")
+    for path, code in raw.items():
+        if not str(code).strip() or len(str(code)) > 64:
+            fail(f"{code!r}; expected a code of at most 64 characters", "completion_codes", path)
+    return {path: str(code).strip() for path, code in raw.items()}
 
 
 def _demographics(raw, fail) -> tuple[Question, ...]:

@@ -12,8 +12,10 @@ from backend.actions import studies as study_actions
 from backend.identity.actor import Actor
 from backend.studies import collection
 from backend.studies.collection import (  # noqa: F401 — the page's names
+    ENDED,
     LEAVING,
     NATIVE,
+    SCREENED,
     TAKEN,
     WITHDRAWN,
     Completion,
@@ -38,8 +40,8 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> Scree
     return study_actions.screen(con, study_id, actor=actor)
 
 
-def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> None:
-    study_actions.join(con, study_id, actor=actor)
+def join(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor, screening: dict | None = None) -> None:
+    study_actions.join(con, study_id, screening, actor=actor)
 
 
 def answer(
@@ -77,9 +79,22 @@ def arrive(
     return study_actions.arrive(con, store, study_id, params, kept, actor=actor)
 
 
-def join_general(con: duckdb.DuckDBPyConnection, store: Path, study_id: str, params: dict, actor: Actor) -> str:
-    """Join through the general link with the URL's platform id; the personal token the browser keeps."""
-    return study_actions.join_general(con, store, study_id, params, actor=actor)
+def join_general(
+    con: duckdb.DuckDBPyConnection,
+    store: Path,
+    study_id: str,
+    params: dict,
+    actor: Actor,
+    screening: dict | None = None,
+) -> str:
+    """Join through the general link with the URL's platform id (and the screening answers); the personal token the
+    browser keeps."""
+    return study_actions.join_general(con, store, study_id, params, screening, actor=actor)
+
+
+def no_consent(design: Design, params: dict) -> Completion | None:
+    """Where an arrival through the general link who does not consent is sent (None: nowhere, say so instead)."""
+    return collection.no_consent(design, collection.arrival(design, params))
 
 
 def completion(con: duckdb.DuckDBPyConnection, study_id: str, actor: Actor) -> Completion | None:
