@@ -43,10 +43,8 @@ import mixedlm
 import pandas as pd
 
 from backend.config import settings
-from backend.datasets import projective_probability as pp
-from backend.datasets.base import Source
 from backend.metrics import mixed_models as mm
-from tests.test_mixed_models import LATIN, PREDICATE, PRIOR, simulated
+from tests.test_mixed_models import LATIN, PREDICATE, PRIOR, projective_ratings, simulated
 
 PRIOR_INTERCEPTS = "value ~ prior + (1 | participant) + (1 | predicate) + (1 | content)"
 # name → (data, formula, reference); coding is treatment throughout
@@ -103,21 +101,25 @@ write.csv(out, args[7], row.names = FALSE)
 """
 
 
+def side_by_side(table: list[dict], measure: str, labels: list[str], rows: bool = False) -> pd.DataFrame:
+    """Per case, the fit and the whole analysis by `measure` (wall | cpu) on each side with their ratios, under
+    `labels` (Python fit, R fit, Python whole, R whole)."""
+    out = []
+    for t in table:
+        row = {"case": t["case"]} | ({"rows": t["rows"]} if rows else {})
+        for part, (mine, theirs), ratio in (("fit", labels[:2], "ratio"), ("whole", labels[2:], "ratio ")):
+            py, r = t["py"][f"{part} {measure}"], t["r"][f"{part} {measure}"]
+            row |= {mine: py, theirs: r, ratio: py / r}
+        out.append(row)
+    return pd.DataFrame(out)
+
+
 def projective() -> pd.DataFrame:
     """The projective-probability ratings with their facets, as tests/test_mixed_models.py's `projective` fixture."""
     folder = settings().shared_datasets / "projective_probability"
     if not folder.is_dir():
         raise SystemExit(f"{folder} is missing: the prior and predicate cases need ../shared/datasets")
-    bundle = pp.load({"projective_probability": Source("projective_probability", folder, "shared")})
-    examples = {e["example_id"]: e for e in bundle.examples}
-    rows = []
-    for rating in bundle.ratings:
-        example = examples[rating["example_id"]]
-        extra = example["extra"]
-        facets = (extra["predicate"], str(extra["content"]), extra.get("prior"))
-        rows.append((example["split"], rating["rater_id"], *facets, rating["value"]))
-    frame = pd.DataFrame(rows, columns=["split", "participant", "predicate", "content", "prior", "value"])
-    return frame[frame["predicate"] != "control"]
+    return projective_ratings(folder)
 
 
 def frame_of(data: str) -> pd.DataFrame:
@@ -235,22 +237,11 @@ def main() -> None:
             r = summary(r_case(name, args.repeats, Path(folder)))
             table.append({"case": name, "rows": len(prepared(name)[3]), "py": py, "r": r})
             print(f"  {name}: done ({time.perf_counter() - started:.0f} s)", flush=True)
-    wall = pd.DataFrame([{
-        "case": t["case"], "rows": t["rows"],
-        "Python REML fit (s)": t["py"]["fit wall"], "lme4 fit (s)": t["r"]["fit wall"],
-        "ratio": t["py"]["fit wall"] / t["r"]["fit wall"],
-        "Python whole analysis (s)": t["py"]["whole wall"], "R whole analysis (s)": t["r"]["whole wall"],
-        "ratio ": t["py"]["whole wall"] / t["r"]["whole wall"],
-    } for t in table])  # fmt: skip
+    wall = side_by_side(table, "wall", ["Python REML fit (s)", "lme4 fit (s)", "Python whole analysis (s)",
+                                        "R whole analysis (s)"], rows=True)  # fmt: skip
     print("\nWall seconds, median (ratio: Python / R; the target is the REML fit's ratio ≤ 2)")
     print(wall.to_string(index=False, float_format="%.3f"))
-    cpu = pd.DataFrame([{
-        "case": t["case"],
-        "Python fit CPU": t["py"]["fit cpu"], "lme4 fit CPU": t["r"]["fit cpu"],
-        "ratio": t["py"]["fit cpu"] / t["r"]["fit cpu"],
-        "Python whole CPU": t["py"]["whole cpu"], "R whole CPU": t["r"]["whole cpu"],
-        "ratio ": t["py"]["whole cpu"] / t["r"]["whole cpu"],
-    } for t in table])  # fmt: skip
+    cpu = side_by_side(table, "cpu", ["Python fit CPU", "lme4 fit CPU", "Python whole CPU", "R whole CPU"])
     print("\nCPU seconds (all threads), median")
     print(cpu.to_string(index=False, float_format="%.3f"))
     first = pd.DataFrame([{

@@ -206,6 +206,17 @@ def withdraw_control() -> None:
         st.button("Yes, withdraw and delete my answers", type="primary", key="withdraw", on_click=withdraw)
 
 
+def to_platform(at_once: bool) -> None:
+    """Send the participant on to their platform's completion URL, when they came through a general link."""
+    try:
+        with store() as con:
+            onward = participate.completion(con, study_id, who)
+    except (participate.StudyRefused, PermissionError, StoreLocked, StoreError):
+        return
+    if onward is not None:
+        send_on(onward, at_once)
+
+
 def send_on(onward, at_once: bool) -> None:
     """Send a finished general-link participant on to their platform: the browser follows the completion URL (for
     MTurk: posts the form to turkSubmitTo) `at_once`, and a visible link or button does it when a script cannot, or
@@ -265,13 +276,7 @@ if screen.kind == "screened":
     if screen.code:
         st.markdown("Your code (enter it where you found this study):")
         st.code(screen.code, language=None)
-    try:
-        with store() as con:
-            onward = participate.completion(con, study_id, who)
-    except (participate.StudyRefused, PermissionError, StoreLocked, StoreError):
-        onward = None
-    if onward is not None:
-        send_on(onward, at_once=st.session_state.pop(ANSWERED, False))
+    to_platform(at_once=st.session_state.pop(ANSWERED, False))
     urls.stop()
 
 if screen.kind == "demographics":
@@ -299,14 +304,8 @@ if screen.kind == "done":
     if screen.code:
         st.markdown("Your completion code (enter it where you found this study):")
         st.code(screen.code, language=None)
-    try:
-        with store() as con:
-            onward = participate.completion(con, study_id, who)
-    except (participate.StudyRefused, PermissionError, StoreLocked, StoreError):
-        onward = None
-    if onward is not None:
-        # at once only straight after the last answer: a link reopened later (to withdraw, say) waits for Continue
-        send_on(onward, at_once=not screen.debrief and st.session_state.pop(ANSWERED, False))
+    # at once only straight after the last answer: a link reopened later (to withdraw, say) waits for Continue
+    to_platform(at_once=not screen.debrief and st.session_state.pop(ANSWERED, False))
     withdraw_control()
     urls.stop()
 

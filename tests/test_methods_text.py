@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
 import pytest
 
 from backend.actions import studies as study_actions
 from backend.analysis import studies
 from backend.identity import links
 from backend.identity.actor import Actor
-from backend.imports import datasets as user_datasets
-from backend.imports.files import read
-from backend.store import links as store_links
 from backend.store.access import session
 from backend.studies import collection
 from tests.helpers.people import LOCAL
+from tests.helpers.studies import holder, item_store
 
 DESIGN = """\
 name: {name}
@@ -45,27 +42,7 @@ FAST, SLOW = 1000.0, 9000.0  # the analysed participant's response times, and ev
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """A new store holding 2 items × 2 conditions and 1 control: each Latin-square list has 1 item per condition."""
-    path = tmp_path_factory.mktemp("methods") / "lab.duckdb"
-    rows = [
-        {"id": f"i{i}-{c}", "premise": f"Speaker {i} says ({c}).", "hypothesis": f"fact {i}", "label": "E"}
-        | {"item": f"i{i}", "variant": c}
-        for i in range(2)
-        for c in ("a", "b")
-    ]
-    rows.append({"id": "ctl0", "premise": "Is fact 0 true?", "hypothesis": "fact 0", "label": "N"})
-    rows[-1] |= {"item": "ctl0", "variant": "control"}
-    options = user_datasets.DatasetOptions(name="two-items", task="nli", columns={"example_id": "id"})
-    bundle, _ = user_datasets.check(read(pd.DataFrame(rows), name="two.csv"), options)
-    with session(path, create=True) as con:
-        user_datasets.save(con, bundle)
-    return path
-
-
-def holder(con, store, study_id: str, person: str) -> Actor:
-    """Who opens a new link to the study made for `person`."""
-    study_actions.make_links(con, store, study_id, 1, people=[person], actor=LOCAL)
-    found = store_links.listing(con, collection.object_of(study_id))
-    return links.opened(con, store, links.token(store, found[found["person"] == person].to_dict("records")[0]))
+    return item_store(tmp_path_factory.mktemp("methods") / "lab.duckdb", "two-items", 2, control=True)
 
 
 def respond(con, study_id: str, who: Actor, rt_ms: float, attention: float = 1.0, trials: int | None = None):

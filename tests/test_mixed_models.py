@@ -61,10 +61,13 @@ def singular_data() -> pd.DataFrame:
 
 @pytest.fixture(scope="session")
 def projective() -> pd.DataFrame:
-    """The projective-probability ratings with their facets: split, participant, predicate, content, prior."""
-    bundle = pp.load(
-        {"projective_probability": Source("projective_probability", shared("projective_probability"), "shared")}
-    )
+    return projective_ratings(shared("projective_probability"))
+
+
+def projective_ratings(folder: Path) -> pd.DataFrame:
+    """The projective-probability ratings in `folder` with their facets: split, participant, predicate, content,
+    prior (controls left out); benchmarks/bench_mixed_models.py fits the same rows."""
+    bundle = pp.load({"projective_probability": Source("projective_probability", folder, "shared")})
     examples = {e["example_id"]: e for e in bundle.examples}
     rows = []
     for rating in bundle.ratings:

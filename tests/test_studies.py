@@ -59,6 +59,15 @@ exclusions:
   - {rule: controls_sd, k: 2, direction: above}
 """
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def unexcluded(name: str, instead: str = "") -> str:
+    """DESIGN as the study `name`, its exclusion rules replaced by `instead` (e.g. a platform's lines)."""
+    return DESIGN.replace("sim-study", name).replace(
+        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", instead
+    )
+
+
 TRUE_MEANS = {"a": 0.2, "b": 0.4, "c": 0.6, "d": 0.8}
 
 
@@ -328,9 +337,7 @@ def test_a_simulated_study_recovers_the_condition_means_and_excludes_the_noise_p
 
 
 def test_answers_out_of_turn_out_of_range_or_after_closing_are_refused_and_change_nothing(study_store):
-    design = DESIGN.replace("sim-study", "turns").replace(
-        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", ""
-    )
+    design = unexcluded("turns")
     with session(study_store) as con:
         study_id = collection.create(con, design)
         study_actions.make_links(con, study_store, study_id, 1, people=["turns-001"], actor=LOCAL)
@@ -709,9 +716,7 @@ def test_a_pilot_s_answers_give_a_power_analysis_its_assumptions_only_when_chose
 
 def one_participant(store: Path, name: str) -> tuple[str, Actor]:
     """A study `name` of DESIGN without its exclusions, and the holder of its one link (not joined yet)."""
-    design = DESIGN.replace("sim-study", name).replace(
-        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", ""
-    )
+    design = unexcluded(name)
     with session(store) as con:
         study_id = collection.create(con, design)
         study_actions.make_links(con, store, study_id, 1, people=[f"{name}-001"], actor=LOCAL)
@@ -865,9 +870,7 @@ def test_a_withdrawal_and_a_deletion_remove_exactly_that_participant_even_after_
     each removes exactly that participant's responses, crowd ratings and row (from the analysis and the archive
     too), leaves an audit row and a log row without answers, and a restore of a backup taken before keeps them
     deleted; the withdrawn link shows the withdrawn screen and answers nothing more."""
-    design = DESIGN.replace("sim-study", "leaving").replace(
-        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", ""
-    )
+    design = unexcluded("leaving")
     people = ["leaving-001", "leaving-002", "leaving-003"]
     with session(study_store) as con:
         study_id = collection.create(con, design)
@@ -935,9 +938,7 @@ def test_a_restore_during_a_running_study_keeps_every_answer_given_since(study_s
     finishes, a third withdraws. Restoring the backup keeps every answer and participant row given since (finished
     stays finished), leaves no crowd rating without its answer, and the withdrawn participant stays deleted; a
     study deleted since comes back whole."""
-    design = DESIGN.replace("sim-study", "restored").replace(
-        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", ""
-    )
+    design = unexcluded("restored")
     people = ["restored-001", "restored-002", "restored-003"]
     with session(study_store) as con:
         study_id = collection.create(con, design)
@@ -1024,9 +1025,7 @@ PROLIFIC = 'platform: {name: prolific, completion: "https://app.prolific.com/sub
 
 def general_study(store: Path, name: str, platform: str = PROLIFIC, cap: int = 2, maker: Actor = LOCAL):
     """A study `name` of DESIGN (no exclusions) with a recruitment platform, and its general link's holder."""
-    design = DESIGN.replace("sim-study", name).replace(
-        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", platform
-    )
+    design = unexcluded(name, platform)
     with session(store) as con:
         study_id = study_actions.create(con, design, actor=maker)
         link = study_actions.general_link(con, store, study_id, cap, actor=maker)
@@ -1267,9 +1266,7 @@ def test_screening_and_a_completion_code_per_path(study_store, open_page):
     failed_attention code, one who passed with the completed code; one who does not consent is sent on with the
     no_consent code and makes no participant; the welcome page asks the questions and keeps Start off until each is
     answered."""
-    design_text = DESIGN.replace("sim-study", "screened").replace(
-        "exclusions:\n  - {rule: controls_sd, k: 2, direction: above}\n", PROLIFIC + SCREENING
-    )
+    design_text = unexcluded("screened", PROLIFIC + SCREENING)
     url = {"STUDY_ID": "st1", "SESSION_ID": "se1"}
     with session(study_store) as con:
         study_id = study_actions.create(con, design_text, actor=LOCAL)

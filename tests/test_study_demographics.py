@@ -20,15 +20,13 @@ from backend.api import Lab
 from backend.identity import links
 from backend.identity.actor import Actor
 from backend.identity.permissions import Forbidden
-from backend.imports import datasets as user_datasets
-from backend.imports.files import read
 from backend.store import backup
-from backend.store import links as store_links
 from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studies.design import PRESETS, StudyError, parse
 from tests.helpers.people import LOCAL, give_roles
+from tests.helpers.studies import holder, item_store, token_for
 from ui import widgets
 
 DESIGN = """\
@@ -54,18 +52,7 @@ ANSWERS = {"age_band": "25-34", "native_languages": "Welsh, English", "handednes
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """A new store (no ingest) holding a small item set: 3 items × 2 conditions."""
-    path = tmp_path_factory.mktemp("demographics") / "lab.duckdb"
-    rows = [
-        {"id": f"i{i}-{c}", "premise": f"Speaker {i} says ({c}).", "hypothesis": f"fact {i}", "label": "E"}
-        | {"item": f"i{i}", "variant": c}
-        for i in range(3)
-        for c in ("a", "b")
-    ]
-    options = user_datasets.DatasetOptions(name="demo-items", task="nli", columns={"example_id": "id"})
-    bundle, _ = user_datasets.check(read(pd.DataFrame(rows), name="demo.csv"), options)
-    with session(path, create=True) as con:
-        user_datasets.save(con, bundle)
-    return path
+    return item_store(tmp_path_factory.mktemp("demographics") / "lab.duckdb", "demo-items", 3)
 
 
 @pytest.mark.parametrize(
@@ -97,18 +84,6 @@ def test_a_preset_is_one_line_and_what_is_given_beside_it_wins():
     assert list(age.options) == PRESETS["age_band"]["options"] and "Prefer not to say" in age.options
     assert (languages.name, languages.kind, languages.required) == ("native_languages", "text", False)
     assert design.debrief.startswith("Thank you.") and design.as_dict()["demographics"][3]["max"] == 90
-
-
-def token_for(con, store, study_id: str, person: str) -> str:
-    """The token of a new link to the study made for `person`."""
-    study_actions.make_links(con, store, study_id, 1, people=[person], actor=LOCAL)
-    found = store_links.listing(con, collection.object_of(study_id))
-    return links.token(store, found[found["person"] == person].to_dict("records")[0])
-
-
-def holder(con, store, study_id: str, person: str) -> Actor:
-    """Who opens a new link to the study made for `person`."""
-    return links.opened(con, store, token_for(con, store, study_id, person))
 
 
 def through_the_trials(con, study_id: str, who: Actor) -> collection.Screen:

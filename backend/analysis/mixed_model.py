@@ -192,7 +192,8 @@ def fit(store: StoreRef, model: Model) -> tuple[mixed_models.Fit, Path]:
     if (found := load(target)) is not None:
         return found, target
     reference = {model.condition: model.reference} if model.reference else {}
-    found = mixed_models.fit(rows, formula(None, model, rows), coding=model.coding, reference=reference)
+    written = model.formula or default_formula(rows, model)
+    found = mixed_models.fit(rows, written, coding=model.coding, reference=reference)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".{os.getpid()}.part")  # written whole, then renamed: a reader never sees half
     partial.write_text(json.dumps({"version": VERSION, "model": asdict(model), "fit": found.as_dict()}))

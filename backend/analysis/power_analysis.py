@@ -289,9 +289,10 @@ def status(key: str) -> dict | None:
     return {"done": done, "total": total, "seconds": seconds, "eta": eta, "request": record["request"], "table": table}
 
 
-def finished(study_id: str) -> list[str]:
-    """The keys of the study's finished power runs, oldest first."""
-    return [key for key in _keys(study_id) if (status(key) or {}).get("table") is not None]
+def finished(study_id: str) -> dict[str, dict]:
+    """The study's finished power runs, oldest first: key → `status` (each file read once)."""
+    found = {key: status(key) for key in _keys(study_id)}
+    return {key: run for key, run in found.items() if run is not None and run["table"] is not None}
 
 
 def _keys(study_id: str) -> list[str]:

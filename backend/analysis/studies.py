@@ -399,9 +399,9 @@ def analyses(
                 f"{study_id} --power KEY` with a key of: {', '.join(runs)})."
             )
         return said, fitted, None
-    found = power_analysis.status(power_key) if power_key in runs else None
+    found = runs.get(power_key)
     if found is None:
-        raise ValueError(f"power: {power_key!r} is not a finished power analysis of {study_id}; there are {runs}")
+        raise ValueError(f"power: {power_key!r} is not a finished power analysis of {study_id}; there are {list(runs)}")
     table, asked = found["table"], found["request"]
     curve = "; ".join(
         f"{row.contrast} with {row.participants} participants: {row.power:.2f} [{row.low:.2f}, {row.high:.2f}]"

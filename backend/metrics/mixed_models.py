@@ -251,7 +251,7 @@ def fit(
     satterthwaite = _Satterthwaite(model)
     fixed = _fixed(model, names, satterthwaite)
     terms, term_checks = _term_tests(parsed, data, contrasts, control)
-    pairwise = _pairwise(parsed, factors, model, satterthwaite, correction)
+    pairwise = _pairwise(parsed, factors, contrasts, model, satterthwaite, correction)
     variance, correlations = _random(model, factors)
     return Fit(
         fixed=fixed, terms=terms, pairwise=pairwise, variance=variance, correlations=correlations,
@@ -572,7 +572,9 @@ def _term_tests(parsed: Formula, data: pd.DataFrame, contrasts: dict, control) -
     return pd.DataFrame(rows, columns=TERM_COLUMNS), checks
 
 
-def _pairwise(parsed: Formula, factors: dict, model, satterthwaite: _Satterthwaite, correction: str) -> pd.DataFrame:
+def _pairwise(
+    parsed: Formula, factors: dict, contrasts: dict, model, satterthwaite: _Satterthwaite, correction: str
+) -> pd.DataFrame:
     """Every pair of levels of each factor that is a main effect in no interaction: the difference of their
     estimated marginal means (the other terms cancel), its Satterthwaite t test, and the p values corrected within
     the factor's family of pairs."""
@@ -583,7 +585,7 @@ def _pairwise(parsed: Formula, factors: dict, model, satterthwaite: _Satterthwai
     for factor, spec in factors.items():
         if factor in interacting or factor not in parsed.fixed_variables:
             continue
-        _, matrix = _coded(factor, sorted(spec["levels"]), spec["coding"], spec["reference"])
+        matrix = contrasts[factor]  # rows: spec["levels"], in order
         columns = [names.index(f"{factor}.{j + 1}") for j in range(matrix.shape[1])]
         rows = []
         for a, b in combinations(range(len(spec["levels"])), 2):

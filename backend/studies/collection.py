@@ -331,10 +331,9 @@ def expire(con: duckdb.DuckDBPyConnection, study_id: str, design: Design) -> int
     return store_studies.time_out(con, study_id, store_studies.now() - timedelta(minutes=design.time_limit))
 
 
-def _still_holding(con: duckdb.DuckDBPyConnection, study_id: str, design: Design, participant: dict) -> None:
-    """StudyRefused in the participant's plain words once they no longer hold a place: timed out (by the time
-    limit, whether or not it was marked yet) or returned."""
-    why = store_studies.ended(con, study_id, participant["participant_id"])
+def _still_holding(design: Design, participant: dict, why: str | None) -> None:
+    """StudyRefused in the participant's plain words once they no longer hold a place (`why`: their row's `ended`):
+    timed out (by the time limit, whether or not it was marked yet) or returned."""
     late = design.time_limit is not None and participant["started_at"] < store_studies.now() - timedelta(
         minutes=design.time_limit
     )
@@ -616,9 +615,10 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen
     trials = participant["trials"]
     done = store_studies.answered(con, study_id, person)
     design = design_of(row)
-    if store_studies.ended(con, study_id, person) == SCREENED:
+    why = store_studies.ended(con, study_id, person)
+    if why == SCREENED:
         return Screen("screened", 0, len(trials), code=participant["completion_code"] or "", pilot=participant["pilot"])
-    _still_holding(con, study_id, design, participant)
+    _still_holding(design, participant, why)
     asked = done >= len(trials) and participant["finished_at"] is None and bool(design.demographics)
     if done >= len(trials) and not asked:
         code = participant["completion_code"] or ""
@@ -665,7 +665,7 @@ def answer(
     trials = participant["trials"]
     with atomic(con, "ratings"):  # the position is checked inside the transaction: two tabs cannot both answer it
         expire(con, study_id, design)
-        _still_holding(con, study_id, design, participant)
+        _still_holding(design, participant, store_studies.ended(con, study_id, person))
         expected = store_studies.answered(con, study_id, person)
         if position != expected:
             what = "was already answered" if position < expected else "is not shown yet"

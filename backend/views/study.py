@@ -115,8 +115,7 @@ def analyses(con: duckdb.DuckDBPyConnection, study_id: str, formula: str = "", p
 def power_runs(study_id: str) -> dict[str, str]:
     """The study's finished power runs, newest first: a label (key, counts, test, source) → key."""
     found = {}
-    for key in reversed(power_analysis.finished(study_id)):
-        run = power_analysis.status(key)
+    for key, run in reversed(power_analysis.finished(study_id).items()):
         asked, table = run["request"], run["table"]
         counts = ", ".join(map(str, sorted(set(table["participants"]))))
         found[f"{key}: {counts} participants; {asked.get('test', 'f1')}; {asked['source']}"] = key
