@@ -75,8 +75,8 @@ def _request(study_id: str, design: dict):
         "Each simulated study analysed by", list(sv.TESTS), key="power_test", horizontal=True,
         format_func=lambda v: TEST_NAMES.get(v, ""),
         help="The mixed model: each simulated study fitted by the model below and each contrast tested as the lab "
-        "reports a real study (Satterthwaite t); about 0.05 s a study. F1: a by-participant t test, milliseconds a "
-        "study; BENCHMARKS.md shows where it agrees with the model.",
+        "reports a real study (Satterthwaite t); about 0.05–0.25 s a study. F1: a by-participant t test, "
+        "milliseconds a study; BENCHMARKS.md shows where it agrees with the model.",
     )  # fmt: skip
     formula = ""
     if test == "model":
