@@ -22,7 +22,7 @@ from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
 from backend.studio import templates
-from tests.helpers.browser import CHROMIUM, QUIET, SETTLED, SHOTS, expand, rerun, serve, shows, watched
+from tests.helpers.browser import CHROMIUM, SETTLED, SHOTS, answered, expand, rerun, serve, shows, watched
 from tests.helpers.net import free_port
 from tests.helpers.people import LOCAL
 
@@ -143,7 +143,8 @@ def test_a_participant_answers_on_the_slider_reloads_midway_and_gets_a_completio
         person = lab["links"]["slider"][0].person
         row = store_studies.participant(con, lab["slider"], person)
         given = store_studies.responses(con, lab["slider"]).query("participant_id == @person")
-    assert row["completion_code"] in page.inner_text("body") and row["finished_at"] is not None
+    page.get_by_text(row["completion_code"]).wait_for(timeout=30_000)  # its own condition: the code, not the heading
+    assert row["finished_at"] is not None
     assert list(given["position"]) == list(range(7))  # every answer once, in order, across the reload
     assert given.loc[given["kind"] == "attention", "value"].tolist() == [1.0]
     assert set(given.loc[given["kind"] == "target", "value"]) <= {0.0, 0.6, 1.0}  # Home, PageUp from 0.5, End
@@ -203,7 +204,7 @@ def test_the_slider_needs_a_move_answers_are_timed_leaving_the_tab_counts_and_a_
     first.get_by_role("button", name="Start").click()
     second.get_by_role("button", name="Start").click()  # at once: before the first one's run has answered
     for page, before in zip((first, second), runs):
-        page.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=before, timeout=60_000)
+        answered(page, before)
         page.locator(".plab-trial").wait_for(timeout=30_000)
         assert page.locator("[data-testid=stException], [data-testid=stAlert]").count() == 0
         assert question(page) == "Question 1 of 7"
@@ -223,7 +224,7 @@ def test_the_slider_needs_a_move_answers_are_timed_leaving_the_tab_counts_and_a_
     first.get_by_role("button", name="Next").click()
     within = (time.monotonic() - asked) * 1000  # the most the answer can have taken
     seen = first.evaluate("() => window.__plabSeen")
-    first.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=before, timeout=60_000)
+    answered(first, before)
     first.locator(".plab-trial[data-key=trial-2]").wait_for(timeout=30_000)
     left = time.monotonic()  # the most the page can have been left: from before the first event to after the last
     first.evaluate("() => window.dispatchEvent(new Event('blur'))")

@@ -17,20 +17,29 @@ from tests.helpers.net import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# Streamlit's script state (stApp's data-test-script-state) and when it last changed, kept by every document a
-# watched page loads: a run the first one starts (a URL value set, a widget filled on mount) begins within a few
-# ms of its end (measured: 17 ms), so a page is settled once no script has run for QUIET_MS; `runs` counts the
-# runs that started, so a test can wait for the run its own click started (SETTLED alone may read the quiet
-# before the click's run has begun)
+# Streamlit's script state (stApp's data-test-script-state) and when it or the server last spoke, kept by every
+# document a watched page loads: a run the first one starts (a URL value set, a widget filled on mount) begins within
+# a few ms of its end (measured: 17 ms), so a page is settled once the state is notRunning and nothing has come from
+# the server for QUIET_MS. `runs` counts the server's messages, so a test can wait for the answer to its own click
+# (SETTLED alone may read the quiet before the click's run has begun). It counts messages, not the state's turns to
+# running: under load React renders a short run's started and finished messages in one go, and the DOM never shows
+# 'running' (a CI run waited 60 s for a run that had already ended).
 QUIET_MS = 150
-WATCH = """window.__plabRun = {state: null, since: 0, runs: 0};
+WATCH = """{window.__plabRun = {state: null, since: 0, runs: 0};
+const plabNative = window.WebSocket;
+window.WebSocket = class extends plabNative {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener('message', () => {
+      window.__plabRun = {...window.__plabRun, since: performance.now(), runs: window.__plabRun.runs + 1};
+    });
+  }
+};
 new MutationObserver(() => {
   const state = document.querySelector('[data-testid=stApp]')?.dataset.testScriptState;
-  const run = window.__plabRun;
-  if (state !== run.state)
-    window.__plabRun = {state, since: performance.now(), runs: run.runs + (state === 'running' ? 1 : 0)};
+  if (state !== window.__plabRun.state) window.__plabRun = {...window.__plabRun, state, since: performance.now()};
 }).observe(document, {subtree: true, childList: true, attributes: true,
-             attributeFilter: ['data-test-script-state']});"""
+             attributeFilter: ['data-test-script-state']});}"""
 QUIET = f"window.__plabRun?.state === 'notRunning' && performance.now() - window.__plabRun.since > {QUIET_MS}"
 SETTLED = f"() => {QUIET}"
 CHARTS_DRAWN = (
@@ -96,7 +105,18 @@ def rerun(page, act, timeout: int = 60_000) -> None:
     the next step then acts on the page that run drew, not on one a rerun is about to replace."""
     runs = page.evaluate("() => window.__plabRun.runs")
     act()
-    page.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=runs, timeout=timeout)
+    answered(page, runs, timeout)
+
+
+def answered(page, runs: int, timeout: int = 60_000) -> None:
+    """Wait until the server has answered since `runs` was read and the page is quiet again; on a timeout, say what
+    the page showed and its script state, so a failure in CI can be read without a screenshot."""
+    try:
+        page.wait_for_function(f"runs => window.__plabRun.runs > runs && {QUIET}", arg=runs, timeout=timeout)
+    except PlaywrightTimeout as exc:
+        state = page.evaluate("() => window.__plabRun")
+        text = page.inner_text("body")[:2000]
+        raise AssertionError(f"no quiet answer after {runs} messages; script state {state}; the page:\n{text}") from exc
 
 
 def fluency(page, score: int):
