@@ -174,16 +174,16 @@ class Lab:
 
     def study_status(self, study: str) -> dict[str, pd.DataFrame | str]:
         """Per list (participants started, finished, answers), per participant (with the rule that excludes
-        them), the exclusion log, and people's mean answer per condition before and after the exclusions; "analysed"
-        says how many participants every page and export reads, and how many each reason leaves out."""
+        them), the exclusion log, and people's mean answer per condition before and after the exclusions (a forced
+        choice, reading or Maze study: its own results, each by what it is); "analysed" says how many participants
+        every page and export reads, and how many each reason leaves out."""
         with self._session() as con:
             return {
                 "analysed": studies.analysed(con, study),
                 "lists": studies.progress(con, study),
                 "participants": studies.participants(con, study),
                 "exclusions": studies.exclusion_log(con, study),
-                "condition means": studies.condition_means(con, study),
-            }
+            } | studies.results(con, study)
 
     def study_beside(self, study: str, runs: list[str]) -> pd.DataFrame:
         """People's condition means after the exclusions beside each run's expected answer on the same items."""

@@ -179,6 +179,7 @@ def submit(position: int, key: str) -> None:
     """Callback of Next: the answer and what the browser measured, stored at the position this tab showed."""
     sent = trial.answer_of(key) or {}
     measured = {name: sent.get(name) for name in ("moved", "rt_ms", "left_count", "left_ms")}
+    measured |= {name: sent[name] for name in participate.TYPED if name in sent}  # a reading or Maze trial's regions
     acted(lambda con, study, now: participate.answer(con, study, position, sent.get("value"), measured, now))
     st.session_state[ANSWERED] = True  # a done screen right after this is sent on at once; reopened later, it waits
 
@@ -325,6 +326,11 @@ elif scale.kind == "likert":
     names[scale.points[0]] += f" ({scale.left})" if scale.left else ""
     names[scale.points[-1]] += f" ({scale.right})" if scale.right else ""
     shown |= {"control": "choices", "options": [[names[p], p] for p in scale.points]}
+elif design.trial.kind == "forced_choice":  # sent back as the place in the order shown: no condition in the page
+    shown |= {"control": "choices", "sentences": True, "text": ""}
+    shown |= {"options": [[sentence, n] for n, sentence in enumerate(screen.shown["options"])]}
+elif design.trial.kind in ("reading", "maze"):
+    shown |= {"control": design.trial.kind, "question": ""} | screen.shown
 else:
     shown |= {"control": "choices", "options": [[label, label] for label, _ in scale.options]}
 trial.trial(key, shown, on_answer=lambda: submit(screen.position, key))

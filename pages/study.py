@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from backend.views import study as sv
-from ui import export, fits, identity, power, urls, widgets
+from ui import export, fits, identity, power, trial_types, urls, widgets
 from ui.charts import gradient as gradient_charts
 from ui.resources import StoreError, StoreLocked, computed, query, store, store_ref
 
@@ -25,6 +25,61 @@ def archive(study_id: str) -> bytes:
 def paper() -> tuple[str, str | None]:
     """What "For the paper" reports: the model section's formula ("": the default) and the chosen power run."""
     return st.session_state.get(fits.PAPER, ""), st.session_state.get(power.PAPER) or None
+
+
+def rating_results(study_id: str, dataset_id: str) -> None:
+    """A rating study's results: the mean answer per condition before and after the exclusions, beside a run, per
+    item, and the mixed-effects model."""
+    st.subheader("Mean answer per condition")
+    spec = query(sv.scale, study_id)
+    means = query(sv.condition_means, study_id)
+    caption = (
+        f"study {study_id}: people's mean answer per condition, 95% CI (bootstrap over participants and items; none, "
+        f"too few to estimate, under {sv.MIN_EACH} participants or items)"
+    )
+    if len(means):
+        export.chart(
+            gradient_charts.dots(
+                means.rename(columns={"stage": "who", "condition": "group"}), "mean", "low", "high", "Mean answer", spec
+            ),
+            "Before and after the exclusions",
+            caption,
+            "study-means",
+        )
+    export.table(means.round(4), f"Condition means of {study_id}", caption, "study-means-table")
+
+    runs = query(sv.runs, study_id)
+    run = st.selectbox(
+        "Beside a model: a run on the same items",
+        list(runs["run_id"]),
+        index=None,
+        key="run",
+        bind="query-params",
+        placeholder="people only" if len(runs) else f"no NLI run on {dataset_id} yet",
+    )
+    if run:
+        table = query(sv.beside_models, study_id, (run,))
+        export.chart(
+            gradient_charts.dots(
+                table.rename(columns={"condition": "group"}), "mean", "low", "high", "Mean answer", spec
+            ),
+            "People (after the exclusions) and the run",
+            f"study {study_id}: people after exclusions and run {run} (its expected answer on the study's scale)",
+            "study-models",
+        )
+        rho = computed(sv.agreement, table).iloc[0]
+        st.caption(
+            f"Spearman ρ over {int(rho['groups'])} condition means: "
+            + (
+                f"{rho['rho']:.3f} [{rho['low']:.3f}, {rho['high']:.3f}]"
+                if rho["rho"] == rho["rho"]
+                else widgets.plain(rho["note"])
+            )
+        )
+    with st.expander("Per item"):
+        export.table(query(sv.item_means, study_id).round(4), f"Items of {study_id}", caption, "study-items")
+
+    fits.section(study_id, query(sv.analysed, study_id))
 
 
 st.title("Studies")
@@ -275,10 +330,13 @@ if closing and st.button("Close the study", help=KEPT, disabled=not sure):
         st.session_state["_study_closed"] = len(closed["excluded"])
         st.rerun()  # the page again, as closed
 
-power.section(study_id)  # before launch too: how many participants to pay for
+kind = query(sv.trial_kind, study_id)  # rating, or a forced choice, reading or Maze study (issue 63, item 6)
+if kind == "rating":
+    power.section(study_id)  # before launch too: how many participants to pay for
 people = query(sv.participants, study_id)
 if people.empty:
-    if query(sv.pilots, study_id)["answers"]:  # before launch: a model of the pilot's answers, for the power analysis
+    # before launch: a model of the pilot's answers, for the power analysis
+    if kind == "rating" and query(sv.pilots, study_id)["answers"]:
         fits.section(study_id, pilot_only=True)
     urls.stop()
 st.subheader("Exclusions")
@@ -315,54 +373,10 @@ with st.expander("Per participant"):
         st.caption("Deleted on request or withdrawn:")
         st.dataframe(gone_log, hide_index=True)
 
-st.subheader("Mean answer per condition")
-spec = query(sv.scale, study_id)
-means = query(sv.condition_means, study_id)
-caption = (
-    f"study {study_id}: people's mean answer per condition, 95% CI (bootstrap over participants and items; none, "
-    f"too few to estimate, under {sv.MIN_EACH} participants or items)"
-)
-if len(means):
-    export.chart(
-        gradient_charts.dots(
-            means.rename(columns={"stage": "who", "condition": "group"}), "mean", "low", "high", "Mean answer", spec
-        ),
-        "Before and after the exclusions",
-        caption,
-        "study-means",
-    )
-export.table(means.round(4), f"Condition means of {study_id}", caption, "study-means-table")
-
-runs = query(sv.runs, study_id)
-run = st.selectbox(
-    "Beside a model: a run on the same items",
-    list(runs["run_id"]),
-    index=None,
-    key="run",
-    bind="query-params",
-    placeholder="people only" if len(runs) else f"no NLI run on {row['dataset_id']} yet",
-)
-if run:
-    table = query(sv.beside_models, study_id, (run,))
-    export.chart(
-        gradient_charts.dots(table.rename(columns={"condition": "group"}), "mean", "low", "high", "Mean answer", spec),
-        "People (after the exclusions) and the run",
-        f"study {study_id}: people after exclusions and run {run} (its expected answer on the study's scale)",
-        "study-models",
-    )
-    rho = computed(sv.agreement, table).iloc[0]
-    st.caption(
-        f"Spearman ρ over {int(rho['groups'])} condition means: "
-        + (
-            f"{rho['rho']:.3f} [{rho['low']:.3f}, {rho['high']:.3f}]"
-            if rho["rho"] == rho["rho"]
-            else widgets.plain(rho["note"])
-        )
-    )
-with st.expander("Per item"):
-    export.table(query(sv.item_means, study_id).round(4), f"Items of {study_id}", caption, "study-items")
-
-fits.section(study_id, query(sv.analysed, study_id))
+if kind != "rating":
+    trial_types.section(study_id, kind)
+else:
+    rating_results(study_id, row["dataset_id"])
 
 st.subheader("For the paper")
 st.markdown(widgets.plain(query(sv.methods, study_id)))

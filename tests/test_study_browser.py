@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import http.server
+import json
 import shutil
 import threading
 import time
@@ -18,6 +19,7 @@ import pytest
 from backend.actions import studies as study_actions
 from backend.identity import links
 from backend.imports import datasets as user_datasets
+from backend.store import queries
 from backend.store import studies as store_studies
 from backend.store.access import session
 from backend.studies import collection
@@ -25,6 +27,7 @@ from backend.studio import templates
 from tests.helpers.browser import CHROMIUM, SETTLED, SHOTS, answered, expand, rerun, serve, shows, watched
 from tests.helpers.net import free_port
 from tests.helpers.people import LOCAL
+from tests.helpers.studies import CHOICE, MAZE, READING, typed_items
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMED = "stop-timed"  # the shipped slider design again, for the timing test (issue 56)
@@ -499,3 +502,91 @@ def test_a_screened_out_participant_reaches_the_platform_with_the_screened_out_c
         came = store_studies.by_platform(con, study_id, "5cr33n")
         assert store_studies.ended(con, study_id, came["participant_id"]) == "screened out"
         assert store_studies.responses(con, study_id).empty
+
+
+def typed_study(lab, text: str, name: str) -> str:
+    """A study of tests/test_trial_types.py's designs over its items (saved to the lab's store once), with one link
+    under lab["links"][name]."""
+    with session(lab["store"]) as con:
+        if "typed-items" not in queries.dataset_ids(con):
+            user_datasets.save(con, typed_items())
+        study_id = collection.create(con, text.format(name=name) + 'consent: "You agree."\n')
+        lab["links"][name] = study_actions.make_links(con, lab["store"], study_id, 1, actor=LOCAL)
+    return study_id
+
+
+def pressed(page, keys: list[str], waits: list[float]) -> list[float]:
+    """Press `keys` in turn with the known `waits` (ms) between them; the intervals measured here (ms) between the
+    moments each press returned, which the page's reading times must match."""
+    at = []
+    for n, key in enumerate(keys):
+        page.keyboard.press(key)
+        at.append(time.monotonic())
+        if n < len(waits):
+            page.wait_for_timeout(waits[n])  # the known time on the region
+    return [(b - a) * 1000 for a, b in zip(at, at[1:])]
+
+
+def stored_detail(lab, study_id: str) -> dict:
+    with session(lab["store"]) as con:
+        given = store_studies.responses(con, study_id)
+    assert len(given) == 1
+    return json.loads(given["detail"].iloc[0]) | {"label": given["label"].iloc[0], "value": given["value"].iloc[0]}
+
+
+def test_reading_and_maze_times_match_known_key_timings_and_a_forced_choice_keeps_its_order(browser, lab):
+    """Issue 63, item 6: in self-paced reading each press of the space bar shows the next region (the others as
+    dashes), and each region's stored time equals the known time between the key presses within 50 ms; the Maze's
+    pairs are chosen with e and i, timed the same way; a forced choice stores the sentence chosen and the order the
+    page showed."""
+    study_id = typed_study(lab, READING, "spr")
+    page = opened(browser, lab, "spr")
+    start(page)
+    window = page.locator(".plab-reading")
+    window.wait_for(timeout=30_000)
+    assert set(window.inner_text().replace(" ", "")) == {"-"}  # nothing shown before the first press
+    waits = [300.0, 650.0, 450.0, 800.0]
+    measured = pressed(page, ["Space"] * 5, waits)
+    shown = page.locator(".plab-comprehension")
+    shown.get_by_text("yes", exact=True).click()
+    rerun(page, lambda: shown.get_by_role("button", name="Next").click())
+    read = stored_detail(lab, study_id)
+    times = [r["rt_ms"] for r in read["regions"]]
+    assert len(times) == 4 and all(abs(t - m) < 50 for t, m in zip(times, measured)), (times, measured)
+    assert all(abs(t - w) < 120 for t, w in zip(times, waits)) and read["label"] == "yes"
+
+    study_id = typed_study(lab, MAZE, "maze")
+    page = opened(browser, lab, "maze")
+    start(page)
+    page.locator(".plab-maze").wait_for(timeout=30_000)
+    with session(lab["store"]) as con:
+        first = store_studies.participant(con, study_id, lab["links"]["maze"][0].person)["trials"][0]["id"]
+        words = str(store_studies.example_row(con, study_id, first)["input"]).split()
+    keys = []
+    for n, word in enumerate(words):  # the right word's side, read before each press
+        left = page.locator(".plab-maze-word").first.inner_text()
+        keys.append("e" if left == word else "i")
+        page.keyboard.press(keys[-1])
+        keys[-1] = time.monotonic()
+        if n < len(words) - 1:
+            page.wait_for_timeout(400 + 100 * n)
+    page.locator(".plab-trial[data-key=trial-1]").wait_for(timeout=30_000)  # sent at the last right choice
+    maze = stored_detail(lab, study_id)
+    gaps = [(b - a) * 1000 for a, b in zip(keys, keys[1:])]
+    assert [r["correct"] for r in maze["regions"]] == [True] * 4 and maze["value"] == 1.0
+    times = [r["rt_ms"] for r in maze["regions"]][1:]  # the first pair's time runs from its display, not a press
+    assert all(abs(t - g) < 50 for t, g in zip(times, gaps)), (times, gaps)
+
+    study_id = typed_study(lab, CHOICE, "choice")
+    page = opened(browser, lab, "choice")
+    start(page)
+    sentences = page.locator(".plab-sentences .plab-choice")
+    sentences.first.wait_for(timeout=30_000)
+    order = [sentences.nth(n).inner_text() for n in range(sentences.count())]
+    sentences.nth(1).click()
+    next_(page)
+    choice = stored_detail(lab, study_id)
+    with session(lab["store"]) as con:
+        trial = store_studies.participant(con, study_id, lab["links"]["choice"][0].person)["trials"][0]
+        texts = [store_studies.example_row(con, study_id, e)["input"] for e in trial["shown"]]
+    assert order == texts and choice["label"] == choice["shown"][1]  # the second sentence shown, and its condition

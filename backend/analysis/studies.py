@@ -14,7 +14,7 @@ import zipfile
 import duckdb
 import pandas as pd
 
-from backend.analysis import gradient, mixed_model, power_analysis
+from backend.analysis import gradient, mixed_model, power_analysis, trial_types
 from backend.metrics import gradient as gradient_metrics
 from backend.metrics import mixed_models
 from backend.store import studies as store_studies
@@ -126,6 +126,15 @@ def _rank(column: pd.Series, order: list[str]):
     return {"stage": {BEFORE: 0, AFTER: 1}, "condition": {c: i for i, c in enumerate(order)}}[column.name]
 
 
+def results(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, pd.DataFrame]:
+    """The study's results by what they are: a rating study's condition means before and after the exclusions; a
+    forced choice, reading or Maze study's own tables (analysis.trial_types), after the exclusions."""
+    typed = trial_types.tables(con, study_id)
+    if not typed:
+        return {"condition means": condition_means(con, study_id)}
+    return {trial_types.TITLES[name]: table for name, table in typed.items()}
+
+
 def item_means(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """Per item and condition, after exclusions: example_id, the item, the condition, answers, mean, sd."""
     _, _, kept, _ = _rated(con, study_id)
@@ -163,7 +172,8 @@ def long_responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFram
     """Every response, one row each: participant, list, position, kind, trial, the item and condition, value,
     label, when, what the participant's browser measured (moved: whether the control was touched; rt_ms: from the
     item's display to the answer; left_count, left_ms: times and total time away from the tab; empty where nothing
-    was measured) and whom the exclusions leave out (excluded_by; '' when kept)."""
+    was measured; detail: a forced choice's order shown, a reading or Maze trial's regions with their times, as JSON)
+    and whom the exclusions leave out (excluded_by; '' when kept)."""
     found = design(con, study_id)
     people, answers = collection.responses_of(con, study_id)
     applied = exclusions.apply(found, people, answers).set_index("participant_id")
@@ -175,7 +185,7 @@ def long_responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFram
         excluded_by=answers["participant_id"].map(applied["excluded_by"]),
     )
     columns = ["participant_id", "list", "position", "kind", "trial", "item", "condition", "value", "label"]
-    return frame[[*columns, "answered_at", "moved", "rt_ms", "left_count", "left_ms", "excluded_by"]]
+    return frame[[*columns, "answered_at", "moved", "rt_ms", "left_count", "left_ms", "detail", "excluded_by"]]
 
 
 def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
@@ -197,6 +207,10 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         "crossed": f"every item in every condition ({_count(item_count * conditions, 'trial')})",
         "random": f"{_count(found.k or 0, 'item')} drawn at random, conditions rotated from a random start",
     }[found.assignment]
+    if found.trial.kind == "forced_choice":  # one trial per item, its members shown together
+        items_seen = item_count if found.assignment == "crossed" else found.k or 0
+        drawn = "" if found.assignment == "crossed" else " drawn at random"
+        assignment = f"{_count(items_seen, 'item')}{drawn}, one trial each"
     scale = found.scale
     if scale.kind == "choice":
         answered = "choosing one of " + ", ".join(f"'{label}' ({value:g})" for label, value in scale.options)
@@ -215,6 +229,12 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     results = "; ".join(_estimate(r) for r in after.itertuples())
     least = gradient_metrics.MIN_EACH
     interval = f"; an interval needs at least {_people(least)} and {_count(least, 'item')}"
+    typed = trial_types.methods(con, study_id)  # a forced choice, reading or Maze study: its own trials and results
+    asked = f'They answered the question "{found.question}" (filled in from each item) {answered}. '
+    means = (
+        "Mean answer per condition after exclusions (95% CI, bootstrap over participants and items together"
+        f"{interval if missing.any() else ''}): {results or 'none (no answers analysed)'}. "
+    )
     return (
         f"Study {study_id} (design version {row['version']}, frozen at its first response"
         f"{' on ' + format(row['frozen_at'], '%Y-%m-%d') if row['frozen_at'] is not None else ''}) showed items of "
@@ -222,11 +242,10 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         f"{' (split ' + found.split + ')' if found.split else ''}. Each participant saw {assignment}"
         f"{', plus ' + ', '.join(extras) if extras else ''}, in an order randomised per participant "
         f"(seed recorded{', no two trials of one ' + found.separate + ' in a row' if found.separate else ''}). "
-        f'They answered the question "{found.question}" (filled in from each item) {answered}. '
+        + ("" if typed else asked)
         + _flow(applied, deletions(con, study_id), row["status"] == "closed")
         + _excluded(found, log, len(kept), len(kept_rows))
-        + "Mean answer per condition after exclusions (95% CI, bootstrap over participants and items together"
-        f"{interval if missing.any() else ''}): {results or 'none (no answers analysed)'}. "
+        + (typed + " " if typed else means)
         + _demographics(found)
         + _timing(found, answers, kept)
     )
@@ -367,6 +386,12 @@ def analyses(
     that model and the scale note; the power run `power_key` the researcher chose (None: none is chosen, and the
     text says how many there are and how to choose) — or how to make them; with the fit and the power table
     themselves (None when there are none)."""
+    if trial_types.kind_of(con, study_id) != "rating":
+        said = (
+            "The linear mixed model and the power analysis by simulation are made for rating studies; this study's "
+            "trials are analysed as the text above says."
+        )
+        return said, None, None
     model = mixed_model.chosen(con, study_id, formula=formula or None)
     rows = mixed_model.frame(con, model)
     fitted = mixed_model.kept(con, model)
@@ -461,14 +486,14 @@ def archive(
     and `demographics.csv`, participant id → their demographic answers)."""
     row = collection.study(con, study_id)
     record = {k: (str(v) if v is not None else None) for k, v in row.items() if k not in ("design", "design_text")}
+    typed = trial_types.tables(con, study_id)  # a forced choice, reading or Maze study's own results
+    means = {"condition_means.csv": condition_means(con, study_id), "item_means.csv": item_means(con, study_id)}
     files = {
         "responses.csv": long_responses(con, study_id),
         "participants.csv": participants(con, study_id),
         "orders.csv": store_studies.orders(con, study_id),
         "exclusions.csv": exclusion_log(con, study_id),
-        "condition_means.csv": condition_means(con, study_id),
-        "item_means.csv": item_means(con, study_id),
-    }
+    } | (typed or means)
     out = {name: frame.to_csv(index=False).encode() for name, frame in files.items()}
     out["design.yaml"] = row["design_text"].encode()
     out["design.json"] = json.dumps(record | {"design": row["design"]}, indent=2).encode()

@@ -206,8 +206,9 @@ def _status(con, args) -> int:
     with pd.option_context("display.width", 160, "display.max_columns", 20, "display.max_colwidth", 70):
         print("\nper list:\n" + studies.progress(con, args.study).to_string(index=False))
         print("\nexclusions, in the declared order:\n" + studies.exclusion_log(con, args.study).to_string(index=False))
-        means = studies.condition_means(con, args.study).round(3)
-        print("\nmean answer per condition (95% CI):\n" + means.to_string(index=False))
+        for title, table in studies.results(con, args.study).items():
+            title = "mean answer per condition (95% CI)" if title == "condition means" else title
+            print(f"\n{title}:\n" + table.round(3).to_string(index=False))
     return 0
 
 

@@ -20,7 +20,7 @@ from backend.store import backup
 from backend.store.writer import NEW_KEYS, atomic
 
 SCHEMA = Path(__file__).with_name("schema.sql")
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 BACKFILL: dict[int, list[str]] = {
     4: [  # the integer join key of examples and predictions (schema.sql: example_keys)
@@ -46,6 +46,7 @@ BACKFILL: dict[int, list[str]] = {
     15: [],  # study_demographics (a new table, nothing to fill)
     16: [],  # study_deletions' platform_key (NULL: deleted before ids were kept from starting again)
     17: [],  # study_participants' ended, ended_at (NULL: every earlier participant still holds their place)
+    18: [],  # study_responses' detail (NULL: every earlier answer was a rating)
 }
 
 

@@ -343,6 +343,9 @@ ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS moved BOOLEAN;
 ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS rt_ms DOUBLE;
 ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS left_count INTEGER;
 ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS left_ms DOUBLE;
+-- A forced choice's order shown, a reading or Maze trial's regions with their times (schema 18, issue 63 item 6;
+-- JSON text, NULL for a rating trial): backend/studies/trials.py
+ALTER TABLE study_responses ADD COLUMN IF NOT EXISTS detail VARCHAR;
 -- Pilots and withdrawal (schema 13, issue 56 item 4). A pilot participant (opened a `study-pilot:<id>` link, the
 -- researcher previewing the study) and their responses carry pilot = TRUE: they take no list slot, make no crowd
 -- rating, freeze nothing and no analysis, export or archive reads them (backend/store/studies.py filters them).

@@ -52,6 +52,7 @@ RESPONSE = (
     "left_count",
     "left_ms",
     "pilot",
+    "detail",
 )
 
 
@@ -262,8 +263,8 @@ def responses(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """Every response, long format, in the order given, with what the browser measured (moved, rt_ms, left_count,
     left_ms; NULL where it measured nothing)."""
     return con.execute(
-        "SELECT participant_id, position, kind, trial, value, label, answered_at, moved, rt_ms, left_count, left_ms "
-        "FROM study_responses "
+        "SELECT participant_id, position, kind, trial, value, label, answered_at, moved, rt_ms, left_count, left_ms, "
+        "detail FROM study_responses "
         f"WHERE study_id = $s AND {REAL} ORDER BY participant_id, position",
         {"s": study_id},
     ).df()

@@ -27,7 +27,7 @@ import json
 import math
 import secrets
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from urllib.parse import quote
 
@@ -41,7 +41,7 @@ from backend.store import queries
 from backend.store import studies as store_studies
 from backend.store.bundle import Bundle
 from backend.store.writer import atomic, author, in_transaction, replace_dataset
-from backend.studies import exclusions
+from backend.studies import exclusions, trials
 from backend.studies.design import (
     MTURK_PREVIEW,
     Design,
@@ -88,6 +88,7 @@ TAKEN = (
 FULL = "This study has all the participants it needs. Thank you for your interest."
 STALE = "This question was already answered in another tab or window; here is the next one."
 TIMING = ("rt_ms", "left_count", "left_ms")  # what the participant's browser measured per answer (issue 56)
+TYPED = ("regions", "choices", "sides")  # what it measured of a reading or Maze trial's regions (trials.py checks them)
 
 
 class StudyRefused(ValueError):
@@ -175,11 +176,24 @@ def _fields(rows: pd.DataFrame | dict) -> dict:
 
 
 def _check_texts(design: Design, rows: pd.DataFrame, path: str) -> None:
+    """Every field a template names is one the items have; a Maze item has one foil per region after the first."""
     known = _fields(rows)
-    for key in ("text", "question"):
-        for _, name, _, _ in string.Formatter().parse(getattr(design, key)):
+    kind = design.trial
+    templates = {"text": design.text, "question": design.question, "trial": kind.question + kind.answer}
+    for key, template in templates.items():
+        for _, name, _, _ in string.Formatter().parse(template):
             if name is not None and name not in known:
                 raise StudyError(path, f"{{{name}}} is not a field of the items; they have {sorted(known)}", None, key)
+    if kind.kind != "maze":
+        return
+    for row in rows.to_dict("records"):
+        fields = _fields(row)
+        if kind.foils not in fields:
+            raise StudyError(path, f"item {row['example_id']!r} has no facet {kind.foils!r}", None, "trial", "foils")
+        try:
+            trials.maze_foils(kind, kind.split(design.text.format_map(fields)), fields[kind.foils])
+        except ValueError as exc:
+            raise StudyError(path, f"item {row['example_id']!r}: {exc}", None, "trial", "foils") from None
 
 
 def _dataset(design: Design, source: Description, rows: pd.DataFrame, found: Items, pairs: pd.DataFrame) -> Bundle:
@@ -201,6 +215,8 @@ def _dataset(design: Design, source: Description, rows: pd.DataFrame, found: Ite
         "study": design.name,
     }
     projection = dict(source.projection)
+    if design.trial.kind != "rating":  # no crowd rating on a scale: nothing for Gradient or Projection to read
+        gradient, projection = {}, {}
     if projection:
         least = design.survives if design.survives is not None else _survives(design)
         kind = "label" if design.scale.kind == "choice" else "least"
@@ -599,6 +615,7 @@ class Screen:
     code: str = ""
     pilot: bool = False  # a pilot participant's (the page says their answers are not analysed)
     debrief: str = ""  # done: the design's debrief, shown above the code and before the platform's completion URL
+    shown: dict = field(default_factory=dict)  # a forced choice's options, a reading or Maze trial's regions (foils)
 
 
 def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen:
@@ -612,24 +629,60 @@ def screen(con: duckdb.DuckDBPyConnection, study_id: str, person: str) -> Screen
         if row["status"] != "open":
             raise StudyRefused("study", "this study is closed: it takes no more answers. Thank you for your interest.")
         return Screen("welcome")
-    trials = participant["trials"]
+    sequence = participant["trials"]
     done = store_studies.answered(con, study_id, person)
     design = design_of(row)
     why = store_studies.ended(con, study_id, person)
     if why == SCREENED:
-        return Screen("screened", 0, len(trials), code=participant["completion_code"] or "", pilot=participant["pilot"])
-    _still_holding(design, participant, why)
-    asked = done >= len(trials) and participant["finished_at"] is None and bool(design.demographics)
-    if done >= len(trials) and not asked:
         code = participant["completion_code"] or ""
-        return Screen("done", done, len(trials), code=code, pilot=participant["pilot"], debrief=design.debrief)
+        return Screen("screened", 0, len(sequence), code=code, pilot=participant["pilot"])
+    _still_holding(design, participant, why)
+    asked = done >= len(sequence) and participant["finished_at"] is None and bool(design.demographics)
+    if done >= len(sequence) and not asked:
+        code = participant["completion_code"] or ""
+        return Screen("done", done, len(sequence), code=code, pilot=participant["pilot"], debrief=design.debrief)
     if row["status"] != "open":
         raise StudyRefused("study", "this study was closed before you finished. Thank you for your answers.")
     if asked:
-        return Screen("demographics", done, len(trials), pilot=participant["pilot"])
-    trial = trials[done]
+        return Screen("demographics", done, len(sequence), pilot=participant["pilot"])
+    trial = sequence[done]
     text, question = _texts(con, design, study_id, trial)
-    return Screen("trial", done, len(trials), trial["kind"], text, question, pilot=participant["pilot"])
+    shown = _shown(con, design, study_id, trial, text)
+    return Screen("trial", done, len(sequence), trial["kind"], text, question, pilot=participant["pilot"], shown=shown)
+
+
+def _shown(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial: dict, text: str) -> dict:
+    """What a trial of the design's type shows besides the text (issue 63, item 6): a forced choice's members' texts
+    in their recorded order (sent back as their place in it, so no condition name reaches the browser); a reading
+    trial's regions and comprehension question; a Maze trial's regions and foils."""
+    kind = design.trial
+    if trial["kind"] == "native" or kind.kind == "rating":
+        return {}
+    if kind.kind == "forced_choice":
+        members = [_fields(store_studies.example_row(con, study_id, e)) for e in trial["shown"]]
+        return {"options": [design.text.format_map(fields) for fields in members]}
+    regions = kind.split(text)
+    if kind.kind == "reading":
+        fields = _item_fields(con, study_id, trial)  # a practice item has none: no comprehension question
+        question = kind.question.format_map(fields) if kind.question and fields else ""
+        return {"regions": regions, "question": question, "answers": list(kind.answers) if question else []}
+    return {"regions": regions, "foils": _foils(con, design, study_id, trial, regions)}
+
+
+def _item_fields(con: duckdb.DuckDBPyConnection, study_id: str, trial: dict) -> dict:
+    """The item's fields (a practice trial has none)."""
+    if trial["kind"] not in ("target", "control"):
+        return {}
+    return _fields(store_studies.example_row(con, study_id, trial["id"]))
+
+
+def _foils(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial: dict, regions: list[str]) -> list[str]:
+    """A Maze trial's foil per region: the item's foils facet, or a practice item's own `foils`."""
+    if trial["kind"] == "practice":
+        given = design.practice[int(trial["id"].split(":")[1]) - 1].get("foils", "")
+    else:
+        given = _item_fields(con, study_id, trial).get(design.trial.foils)
+    return trials.maze_foils(design.trial, regions, given)
 
 
 def _texts(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial: dict) -> tuple[str, str]:
@@ -662,7 +715,7 @@ def answer(
         _not_withdrawn(con, study_id, person)
         raise StudyRefused("participant", "open the study's first page (your link) before answering")
     design = design_of(row)
-    trials = participant["trials"]
+    count = len(participant["trials"])
     with atomic(con, "ratings"):  # the position is checked inside the transaction: two tabs cannot both answer it
         expire(con, study_id, design)
         _still_holding(design, participant, store_studies.ended(con, study_id, person))
@@ -671,13 +724,16 @@ def answer(
             what = "was already answered" if position < expected else "is not shown yet"
             plain = STALE if position < expected else "This question is not shown yet; here is the one to answer."
             raise StudyRefused("position", f"trial {position + 1} {what}; the next is trial {expected + 1}", plain)
-        if position >= len(trials):
+        if position >= count:
             raise StudyRefused("position", "every trial is answered")
-        trial = trials[position]
+        trial = participant["trials"][position]
+        detail = None
         if trial["kind"] == "native":
             if given not in NATIVE:
                 raise StudyRefused("answer", f"{given!r}; expected yes or no")
             value, label = (1.0 if given == "yes" else 0.0), given
+        elif design.trial.kind != "rating":
+            value, label, detail = _typed(con, design, study_id, trial, given, measured)
         else:
             try:
                 value, label = design.scale.value(given)
@@ -690,14 +746,43 @@ def answer(
         now = store_studies.now()
         response = {"study_id": study_id, "participant_id": person, "position": position, "kind": trial["kind"]}
         response |= {"trial": trial["id"], "value": value, "label": label, "answered_at": now} | timed
-        response["pilot"] = participant["pilot"]
+        response |= {"pilot": participant["pilot"], "detail": None if detail is None else json.dumps(detail)}
         rating = None
-        if trial["kind"] in ("target", "control") and not participant["pilot"]:
+        if trial["kind"] in ("target", "control") and not participant["pilot"] and design.trial.kind == "rating":
             rating = {"dataset_id": study_id, "example_id": trial["id"], "rater_id": person}
             rating |= {"criterion": design.criterion, "value": value, "label": label, "rated_at": now}
         store_studies.add_response(con, response, rating, frozen=row["frozen_at"] is not None)
-        if position == len(trials) - 1 and not design.demographics:
+        if position == count - 1 and not design.demographics:
             _finish(con, design, study_id, person)
+
+
+def _typed(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, trial: dict, given, measured: dict | None):
+    """(value, label, detail) of a forced choice, reading or Maze answer (issue 63, item 6). A forced choice: `given`
+    the chosen member's place in the order shown; stored as the chosen condition (label), its place in the offered
+    conditions (value: 0 the first) and the order shown (detail). Reading and Maze: the browser's per-region times
+    (`measured`: regions, and the Maze's choices and sides) and a comprehension answer (`given`), as trials.py
+    checks them. StudyRefused naming the field when what was sent does not fit the trial shown."""
+    kind, sent = design.trial, dict(measured or {})
+    try:
+        if kind.kind == "forced_choice":
+            shown = trial["shown"]
+            if not isinstance(given, int) or isinstance(given, bool) or not 0 <= given < len(shown):
+                expected = f"expected the place of the chosen sentence, 0 to {len(shown) - 1}"
+                raise trials.Refused("answer", f"{given!r}; {expected}")
+            conditions = [_item_fields(con, study_id, {"kind": "target", "id": e})[design.condition] for e in shown]
+            offered = list(kind.options) or sorted(conditions)
+            chosen = conditions[given]
+            return float(offered.index(chosen)), chosen, {"shown": conditions, "chosen": chosen}
+        text, _ = _texts(con, design, study_id, trial)
+        regions = kind.split(text)
+        if kind.kind == "reading":
+            fields = _item_fields(con, study_id, trial)
+            correct = kind.answer.format_map(fields) if kind.answer and fields else ""
+            asked = bool(kind.question and fields)
+            return trials.reading(kind, regions, sent | {"answer": given}, correct, asked)
+        return trials.maze(regions, _foils(con, design, study_id, trial, regions), sent)
+    except trials.Refused as exc:
+        raise StudyRefused(exc.field, str(exc), "Your answer was not read.") from None
 
 
 def _finish(con: duckdb.DuckDBPyConnection, design: Design, study_id: str, person: str) -> None:
@@ -766,7 +851,7 @@ def timing(measured: dict | None) -> dict:
     when not sent. StudyRefused naming the field for anything but a finite number, 0 or more (a whole one for
     left_count; true or false for moved)."""
     measured = measured or {}
-    if not isinstance(measured, dict) or set(measured) - {"moved", *TIMING}:
+    if not isinstance(measured, dict) or set(measured) - {"moved", *TIMING, *TYPED}:
         raise StudyRefused("timing", f"{measured!r}; expected moved, {', '.join(TIMING)}", "Your answer was not read.")
     moved = measured.get("moved")
     if moved is not None and not isinstance(moved, bool):

@@ -17,6 +17,9 @@
     question: "Is the speaker certain that {hypothesis}?"
     criterion: certainty             # the crowd ratings' criterion in the study's dataset
     scale: {kind: slider, min: 0, max: 1, left: "no", right: "yes"}   # | likert (-3..3) | choice (options: {yes: 1})
+    trial: {kind: rating}            # optional: rating (the default) | forced_choice | reading | maze (backend.studies
+                                     #   .trials: the fields of each; only a rating trial has a scale, controls,
+                                     #   attention checks and survives)
     require_movement: true           # the slider shows no value, and Next stays off, until it is moved (default)
     survives: 0.5                    # optional: the least answer that counts as "the content survives" (Projection)
     instructions: "..."
@@ -64,6 +67,8 @@ import pandas as pd
 import yaml
 
 from backend.datasets.validation import DataError, yaml_failer
+from backend.studies.trials import RATING, TrialType, maze_foils
+from backend.studies.trials import parse as parse_trial
 
 ASSIGNMENTS = ("latin", "crossed", "random")
 SCALES = {"slider": (0.0, 1.0), "likert": (-3.0, 3.0), "choice": (0.0, 1.0)}
@@ -147,6 +152,7 @@ class Design:
     time_limit: float | None = None  # minutes to finish in; then timed out, the place freed (issue 63, item 4)
     screening: tuple[Screener, ...] = ()  # asked with the welcome (issue 63, item 5)
     completion_codes: dict = field(default_factory=dict)  # path (CODE_PATHS) → its code, besides completion_code
+    trial: TrialType = RATING  # what one trial asks (issue 63, item 6)
     source: str = field(default="", compare=False)  # the YAML as written (kept with the study)
 
     def as_dict(self) -> dict:
@@ -180,6 +186,7 @@ class Design:
             ({"time_limit": self.time_limit} if self.time_limit is not None else {})
             | ({"screening": [s.as_dict() for s in self.screening]} if self.screening else {})
             | ({"completion_codes": dict(self.completion_codes)} if self.completion_codes else {})
+            | ({"trial": self.trial.as_dict()} if self.trial != RATING else {})
         )  # only when set: a design without them keeps its record as it was
 
     def rule_text(self, rule: dict) -> str:
@@ -188,7 +195,9 @@ class Design:
         return RULES[rule["rule"]].format(language=self.native_language, **(rule | {"direction": direction}))
 
 
-def _scale_dict(scale: Scale) -> dict:
+def _scale_dict(scale: Scale) -> dict | None:
+    if scale.kind == "none":
+        return None
     found = {"kind": scale.kind, "min": scale.min, "max": scale.max, "left": scale.left, "right": scale.right}
     return found | ({"options": dict(scale.options)} if scale.options else {})
 
@@ -204,9 +213,19 @@ def parse(text: str, path: str = "study.yaml") -> Design:
     for key in spec:
         if key not in known:
             fail(f"unknown field {key!r}; the fields are {sorted(known)}", key)
-    for key in ("name", "dataset", "item", "condition", "question", "scale"):
+    trial = parse_trial(spec.get("trial"), fail)
+    rating = trial.kind == "rating"
+    needed = ("question", "scale") if rating else ("question",) if trial.kind == "forced_choice" else ()
+    for key in ("name", "dataset", "item", "condition", *needed):
         if spec.get(key) in (None, ""):
             fail(f"missing {key!r}", key)
+    for key in () if rating else ("scale", "controls", "attention", "survives", "require_movement"):
+        if key in spec:
+            fail(f"a {trial.kind} trial has no {key}: only rating trials do", key)
+    if trial.kind == "forced_choice" and spec.get("assignment", "latin") == "latin":
+        fail("a forced choice shows an item's members together: use crossed (every item) or random (k)", "assignment")
+    if trial.kind == "forced_choice" and spec.get("practice"):
+        fail("a forced choice has no practice items (a practice item is one text)", "practice")
     name = str(spec["name"])
     if not (2 <= len(name) <= 40 and name[0].isalpha() and set(name) <= NAME_CHARS):
         fail(f"{name!r}: use 2-40 lower-case letters, digits, '-' or '_', starting with a letter", "name")
@@ -219,12 +238,18 @@ def parse(text: str, path: str = "study.yaml") -> Design:
     k = spec.get("k")
     if assignment == "random" and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
         fail("a random assignment needs k: how many items each participant sees (1 or more)", "k")
-    scale = _scale(spec["scale"], fail)
+    scale = _scale(spec["scale"], fail) if rating else NO_SCALE
     controls = _controls(spec.get("controls") or {}, scale, fail)
     attention = tuple(_attention(spec.get("attention") or [], scale, fail))
     practice = spec.get("practice") or []
     if not isinstance(practice, list) or not all(isinstance(p, dict) and p.get("text") for p in practice):
         fail("expected a list of {text, question} practice items", "practice")
+    for i, given in enumerate(practice):
+        if trial.kind == "maze":
+            try:
+                maze_foils(trial, trial.split(str(given["text"])), given.get("foils"))
+            except ValueError as exc:
+                fail(f"a Maze practice item needs foils, one per region after the first: {exc}", "practice", i)
     order = spec.get("order") or {}
     if not isinstance(order, dict) or set(order) - {"seed", "separate"}:
         fail("expected {seed: a whole number, separate: a facet}", "order")
@@ -254,7 +279,7 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         dataset=str(spec["dataset"]),
         item=str(spec["item"]),
         condition=str(spec["condition"]),
-        question=str(spec["question"]),
+        question=str(spec.get("question") or ""),
         scale=scale,
         criterion=str(spec.get("criterion") or "response"),
         split=None if spec.get("split") is None else str(spec["split"]),
@@ -268,7 +293,11 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         survives=survives,
         instructions=str(spec.get("instructions") or ""),
         consent=str(spec.get("consent") or ""),
-        practice=tuple({"text": str(p["text"]), "question": str(p.get("question") or "")} for p in practice),
+        practice=tuple(
+            {"text": str(p["text"]), "question": str(p.get("question") or "")}
+            | ({"foils": str(p.get("foils") or "")} if trial.kind == "maze" else {})
+            for p in practice
+        ),
         completion_code=code,
         native_language=spec.get("native_language"),
         exclusions=exclusions,
@@ -279,6 +308,7 @@ def parse(text: str, path: str = "study.yaml") -> Design:
         time_limit=None if time_limit is None else float(time_limit),
         screening=_screening(spec.get("screening"), fail),
         completion_codes=_codes(spec.get("completion_codes"), fail),
+        trial=trial,
         source=text,
     )
 
@@ -560,6 +590,9 @@ def _question(given: dict, i: int, fail) -> Question:
     return Question(name, text.strip(), kind, tuple(options or ()), required, bounds["min"], bounds["max"])
 
 
+NO_SCALE = Scale("none", 0.0, 1.0)  # a forced choice, reading or Maze trial: no scale (what is stored: trials.py)
+
+
 def _scale(raw, fail) -> Scale:
     if not isinstance(raw, dict) or raw.get("kind") not in SCALES:
         fail(f"expected {{kind: one of {list(SCALES)}, ...}}", "scale", "kind")
@@ -716,6 +749,12 @@ def items(design: Design, examples: pd.DataFrame, path: str = "study.yaml") -> I
     if grid.isna().any().any():
         item, condition = grid.stack(future_stack=True).loc[lambda s: s.isna()].index[0]
         fail(f"item {item!r} has no {condition!r} condition: a study needs every item in every condition", "item")
+    offered = design.trial.options
+    if set(offered) - set(grid.columns):
+        unknown = sorted(set(offered) - set(grid.columns))
+        fail(f"{unknown[0]!r} is not a condition of {design.condition!r}: {list(grid.columns)}", "trial")
+    if design.trial.kind == "forced_choice" and len(offered or grid.columns) < 2:
+        fail(f"a forced choice needs 2 or more conditions; {design.condition!r} has {list(grid.columns)}", "condition")
     if len(grid.columns) < 2 and design.assignment == "latin":
         fail(f"a Latin square needs 2 or more conditions; {design.condition!r} has {list(grid.columns)}", "condition")
     if design.assignment == "random" and design.k > len(grid):
@@ -726,6 +765,20 @@ def items(design: Design, examples: pd.DataFrame, path: str = "study.yaml") -> I
 def list_count(design: Design, found: Items) -> int | None:
     """How many lists the design has (None: random, each participant their own)."""
     return {"latin": len(found.grid.columns), "crossed": 1}.get(design.assignment)
+
+
+def choices(design: Design, found: Items, rng: np.random.Generator) -> list[dict]:
+    """A forced choice's target trials: one per item (crossed: every item; random: k drawn by `rng`), its id the item's
+    member in the first offered condition and `shown` its offered members in an order drawn by `rng`."""
+    grid = found.grid
+    offered = list(design.trial.options or grid.columns)
+    rows = range(len(grid)) if design.assignment == "crossed" else rng.choice(len(grid), size=design.k, replace=False)
+    picked = []
+    for i in rows:
+        members = [grid.iat[int(i), list(grid.columns).index(c)] for c in offered]
+        shown = [members[j] for j in rng.permutation(len(offered))]
+        picked.append({"kind": "target", "id": members[0], "shown": shown})
+    return picked
 
 
 def targets(design: Design, found: Items, list_no: int, rng: np.random.Generator) -> list[str]:
@@ -746,8 +799,14 @@ def targets(design: Design, found: Items, list_no: int, rng: np.random.Generator
 def order(design: Design, found: Items, list_no: int, seed: int) -> list[dict]:
     """One participant's trials in order: practice, then the list's targets and the controls (shuffled with
     `seed`, keeping `separate`), the attention checks at their places, and the native-language question.
-    Each trial: {kind: practice | target | control | attention | native, id}."""
+    Each trial: {kind: practice | target | control | attention | native, id}; a forced choice's targets also name
+    the members `shown`, in their order."""
     rng = np.random.default_rng(seed)
+    if design.trial.kind == "forced_choice":
+        drawn = {trial["id"]: trial for trial in choices(design, found, rng)}
+        picked = _shuffled(design, found, [("target", e) for e in drawn], rng)
+        native = [{"kind": "native", "id": "native"}] if design.native_language else []
+        return [drawn[e] for _, e in picked] + native
     main = [("target", e) for e in targets(design, found, list_no, rng)]
     controls = [("control", e) for e in found.controls]
     placement = design.controls.get("placement", "mixed")

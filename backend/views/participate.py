@@ -17,6 +17,7 @@ from backend.studies.collection import (  # noqa: F401 — the page's names
     NATIVE,
     SCREENED,
     TAKEN,
+    TYPED,
     WITHDRAWN,
     Completion,
     Screen,

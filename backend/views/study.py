@@ -12,7 +12,7 @@ import yaml
 
 from backend.actions import jobs as job_actions
 from backend.actions import studies as study_actions
-from backend.analysis import gradient, mixed_model, power_analysis, studies
+from backend.analysis import gradient, mixed_model, power_analysis, studies, trial_types
 from backend.analysis.power_analysis import DEFAULT_SIMS, Request  # noqa: F401 — the page's names
 from backend.datasets.validation import DataError  # noqa: F401 — the page's names
 from backend.execution import jobs
@@ -78,6 +78,36 @@ def exclusion_log(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame
 @reads(DATA)
 def condition_means(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     return studies.condition_means(con, study_id)
+
+
+@reads(DATA)
+def trial_kind(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
+    """rating | forced_choice | reading | maze (issue 63, item 6)."""
+    return trial_types.kind_of(con, study_id)
+
+
+@reads(DATA)
+def choice_shares(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return trial_types.choice_shares(con, study_id)
+
+
+@reads(DATA)
+def choice_fit(con: duckdb.DuckDBPyConnection, study_id: str) -> tuple[pd.DataFrame, str] | None:
+    """The mixed logistic model's table (empty when it did not converge) and its text; None with 3+ options."""
+    fitted = trial_types.choice_fit(con, study_id)
+    if fitted is None:
+        return None
+    return (fitted.table() if fitted.converged else pd.DataFrame()), fitted.text()
+
+
+@reads(DATA)
+def region_times(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return trial_types.region_times(con, study_id)
+
+
+@reads(DATA)
+def maze_completed(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    return trial_types.maze_completed(con, study_id)
 
 
 @reads(DATA)

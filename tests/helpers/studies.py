@@ -46,3 +46,28 @@ def token_for(con, store, study_id: str, person: str) -> str:
 def holder(con, store, study_id: str, person: str) -> Actor:
     """Who opens a new link to the study made for `person`."""
     return links.opened(con, store, token_for(con, store, study_id, person))
+
+
+# Designs of each trial type (issue 63, item 6) over typed_items, as `str.format(name=...)` templates
+BASE = "name: {name}\ndataset: typed-items\nitem: item\ncondition: variant\norder: {{seed: 3}}\n"
+CHOICE = BASE + (
+    'assignment: crossed\ntext: "{{input}}"\nquestion: "Which sounds better?"\ntrial: {{kind: forced_choice}}\n'
+)
+READING = BASE + (
+    'text: "{{input}}"\ntrial: {{kind: reading, comprehension: {{question: "Was it {{hypothesis}}?", '
+    'options: [yes, no], answer: "{{answer}}"}}}}\n'
+)
+MAZE = BASE + 'text: "{{input}}"\ntrial: {{kind: maze, foils: foil}}\n'
+
+
+def typed_items():
+    """The dataset typed-items: 6 items × conditions a and b, each a four-word sentence with its three Maze foils
+    and the answer to its comprehension question."""
+    rows = [
+        {"id": f"i{i}-{c}", "premise": f"The cat {c}{i} slept.", "hypothesis": "asleep", "label": "E"}
+        | {"item": f"i{i}", "variant": c, "foil": "ran blue into", "answer": "yes" if i % 2 else "no"}
+        for i in range(6)
+        for c in ("a", "b")
+    ]
+    options = user_datasets.DatasetOptions(name="typed-items", task="nli", columns={"example_id": "id"})
+    return user_datasets.check(read(pd.DataFrame(rows), name="typed-items.csv"), options)[0]

@@ -1,5 +1,6 @@
 // One trial of a study, drawn in the participant's browser (issue 56): the item's text and question (as text, never
-// HTML), its control (a slider that shows no value until it is moved, or one radio button per option) and Next.
+// HTML), its control (a slider that shows no value until it is moved, one radio button per option or per sentence of
+// a forced choice, a self-paced reading window, or the Maze's pairs; issue 63) and Next.
 // It times the trial with the browser's clock (performance.now) from the item's display to Next, and counts the
 // times the participant left the tab (window blur, document hidden) and how long they were away. Next sends
 // {position, value, moved, rt_ms, left_count, left_ms} as the `answer` trigger. A trial is one `data.key`: a rerun
@@ -58,7 +59,7 @@ function slider(data, ready) {
 }
 
 function choices(data, ready) {
-  const group = element("div", "plab-choices");
+  const group = element("div", data.sentences ? "plab-choices plab-sentences" : "plab-choices");
   group.setAttribute("role", "radiogroup");
   group.setAttribute("aria-label", data.question || "Your answer");
   data.options.forEach(([label, value], n) => {
@@ -73,6 +74,113 @@ function choices(data, ready) {
   return group;
 }
 
+// Self-paced reading (issue 63, item 6): a moving window over the regions, each shown as dashes (spaces kept) until
+// it is read; the space bar shows the next region and hides the one before. A region's time runs from its display
+// to the press that leaves it (performance.now). After the last region, the comprehension question (if any) and
+// Next; without one, the last press sends the answer.
+function mask(text) {
+  return text.replace(/\S/g, "-");
+}
+
+function reading(data, t, send) {
+  const box = element("div", "plab-reading");
+  box.tabIndex = 0;
+  const words = data.regions.map((region) => element("span", "plab-region", mask(region)));
+  words.forEach((word) => box.append(word, document.createTextNode(" ")));
+  const hint = element("p", "plab-hint", "Press the space bar to show the first part, then each next part.");
+  const times = [];
+  let at = -1;
+  let since = 0;
+  const question = element("div", "plab-comprehension");
+  const press = (event) => {
+    if (event.code !== "Space" || window[STATE] !== t || at >= data.regions.length) return;
+    event.preventDefault();
+    const now = performance.now();
+    if (at >= 0) {
+      times.push(now - since);
+      words[at].textContent = mask(data.regions[at]);
+    }
+    at += 1;
+    since = now;
+    if (at < data.regions.length) {
+      words[at].textContent = data.regions[at];
+      hint.textContent = "";
+      return;
+    }
+    document.removeEventListener("keydown", press);
+    t.regions = times;
+    if (!data.question) {
+      send(null);
+      return;
+    }
+    box.hidden = true;
+    question.hidden = false;
+  };
+  document.addEventListener("keydown", press);
+  question.hidden = true;
+  return { parts: [hint, box, question], question };
+}
+
+// The Maze (issue 63, item 6): each region beside its foil, the word on a side drawn at random (recorded); e
+// chooses the left, i the right (or a click). A right choice shows the next pair; a wrong one ends the sentence
+// (shown as such), and Next sends what was reached. Times run from a pair's display to its choice.
+function maze(data, t, send) {
+  const box = element("div", "plab-maze");
+  const left = element("button", "plab-maze-word");
+  const right = element("button", "plab-maze-word");
+  left.type = right.type = "button";
+  const sentence = element("p", "plab-maze-sentence");
+  const said = element("p", "plab-hint", "Choose the word that continues the sentence: e for the left, i for the right.");
+  box.append(left, right);
+  const times = [];
+  const chosen = [];
+  const sides = [];
+  let at = 0;
+  let since = 0;
+  const show = () => {
+    const side = Math.random() < 0.5 ? "left" : "right";
+    sides.push(side);
+    const [a, b] = side === "left" ? [data.regions[at], data.foils[at]] : [data.foils[at], data.regions[at]];
+    left.textContent = a;
+    right.textContent = b;
+    since = performance.now();
+  };
+  const choose = (side) => {
+    if (window[STATE] !== t || at >= data.regions.length || chosen.length > at) return;
+    times.push(performance.now() - since);
+    const right_ = side === sides[at];
+    chosen.push(right_);
+    if (right_) sentence.textContent = data.regions.slice(0, at + 1).join(" ");
+    at += 1;
+    if (right_ && at < data.regions.length) {
+      show();
+      return;
+    }
+    document.removeEventListener("keydown", key);
+    box.hidden = true;
+    t.regions = times;
+    t.choices = chosen;
+    t.sides = sides;
+    if (right_) {
+      send(null);
+      return;
+    }
+    said.textContent = "Incorrect: that word does not continue the sentence. Press Next for the next one.";
+    t.wrong();
+  };
+  const key = (event) => {
+    if (event.key === "e" || event.key === "i") {
+      event.preventDefault();
+      choose(event.key === "e" ? "left" : "right");
+    }
+  };
+  left.addEventListener("click", () => choose("left"));
+  right.addEventListener("click", () => choose("right"));
+  document.addEventListener("keydown", key);
+  show();
+  return { parts: [said, sentence, box] };
+}
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   listen();
@@ -84,7 +192,7 @@ export default function (component) {
   if (document.visibilityState === "hidden") away(); // drawn in a tab the participant is not looking at
   const trial = element("div", "plab-trial");
   trial.dataset.key = data.key;
-  if (data.text) trial.append(element("p", "plab-text", data.text));
+  if (data.text && data.control !== "reading" && data.control !== "maze") trial.append(element("p", "plab-text", data.text));
   if (data.question) trial.append(element("p", "plab-question", data.question));
   const next = element("button", "plab-next", "Next");
   next.type = "button";
@@ -93,13 +201,14 @@ export default function (component) {
     t.moved = t.moved || moved;
     next.disabled = value === null;
   };
-  trial.append(data.control === "slider" ? slider(data, ready) : choices(data, ready));
-  next.addEventListener("click", () => {
-    if (next.disabled || window[STATE] !== t) return;
+  const send = () => {
+    if (window[STATE] !== t) return;
     next.disabled = true; // one answer per trial: a second click sends nothing
     back();
     const now = performance.now();
     window[STATE] = null;
+    const regions = t.regions ? { regions: t.regions } : {};
+    const maze_ = t.choices ? { choices: t.choices, sides: t.sides } : {};
     setTriggerValue("answer", {
       position: data.position,
       value: t.value,
@@ -107,8 +216,31 @@ export default function (component) {
       rt_ms: now - t.shown,
       left_count: t.left,
       left_ms: t.leftMs,
+      ...regions,
+      ...maze_,
     });
+  };
+  if (data.control === "reading") {
+    const drawn = reading(data, t, send);
+    trial.append(...drawn.parts);
+    if (data.question) {
+      drawn.question.append(element("p", "plab-question", data.question));
+      const asked = { key: data.key, question: data.question, options: data.answers.map((a) => [a, a]) };
+      drawn.question.append(choices(asked, ready));
+      drawn.question.append(next);
+    }
+  } else if (data.control === "maze") {
+    t.wrong = () => {
+      next.disabled = false;
+      trial.append(next);
+    };
+    trial.append(...maze(data, t, send).parts);
+  } else {
+    trial.append(data.control === "slider" ? slider(data, ready) : choices(data, ready));
+    trial.append(next);
+  }
+  next.addEventListener("click", () => {
+    if (!next.disabled) send();
   });
-  trial.append(next);
   parentElement.append(trial);
 }
