@@ -85,8 +85,9 @@ def rating_results(study_id: str, dataset_id: str) -> None:
 st.title("Studies")
 st.caption(
     "A judgement study on your own items: people answer through signed links (one per participant, each given the "
-    "next list), blinded to gold and models; their answers become the crowd ratings of the study's dataset, so the "
-    "Gradient, Projection and Explore pages show them too."
+    "next list), blinded to gold and models; a rating study's answers become the crowd ratings of the study's "
+    "dataset, so the Gradient, Projection and Explore pages show them too (a forced choice, reading or Maze study's "
+    "are analysed here)."
 )
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from backend.actions import studies as study_actions
-from backend.analysis import mixed_model, power_analysis, studies
+from backend.analysis import mixed_model, power_analysis, studies, trial_types
 from backend.datasets.validation import DataError
 from backend.identity.actor import terminal
 from backend.metrics import power
@@ -144,9 +144,15 @@ def _create(con, args) -> int:
     if piloted["answers"]:
         print(f"deleted {piloted['answers']} pilot answers of {piloted['participants']} pilots (the old design's)")
     row = studies.listing(con).set_index("study_id").loc[study_id]
+    kind = trial_types.kind_of(con, study_id)
+    kept = (
+        f"its responses become the crowd ratings of the dataset {study_id}"
+        if kind == "rating"
+        else f"its {kind.replace('_', ' ')} answers are kept with the study (`study status`, `study export`)"
+    )
     print(
-        f"study {study_id} (version {row['version']}) over {row['dataset_id']}: its responses become the crowd "
-        f"ratings of the dataset {study_id}; make links with `python -m backend study links {study_id} --count N`"
+        f"study {study_id} (version {row['version']}) over {row['dataset_id']}: {kept}; make links with "
+        f"`python -m backend study links {study_id} --count N`"
     )
     return 0
 
