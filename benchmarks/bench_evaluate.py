@@ -31,6 +31,7 @@ def naive_ci(values: np.ndarray, rng: np.random.Generator) -> tuple[float, float
 def naive_figure5_and_table4(con) -> int:
     """The same per-run/group × subset intervals, one Python loop iteration per resample."""
     items, pairs, scored = evaluate.nope_inputs(con)
+    scored = scored.complete()
     names, rows, _ = evaluate.rows_for(scored, groups=True)
     position = {e: i for i, e in enumerate(items.index)}
     subsets = [
@@ -72,7 +73,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     con = connect(args.store, read_only=True)
-    runs = evaluate.nope_inputs(con)[2].runs
+    runs = evaluate.nope_inputs(con)[2].complete().runs
     imported = int((runs["source"] == "import").sum())
     full = timed(lambda: evaluate.nope_report(con), args.repeat)
     naive = timed(lambda: naive_figure5_and_table4(con), 1)

@@ -11,6 +11,7 @@ from backend.analysis import gradient as gv
 from backend.analysis import leaderboard as overview
 from backend.analysis import verdicts
 from backend.api import Lab
+from backend.cli.main import main
 from backend.store import run_metrics, writer
 from backend.store.connection import connect
 from backend.views import cards
@@ -120,7 +121,9 @@ def test_pages_showing_outputs_carry_the_badge_with_its_figures(open_page, real_
     assert not [m.value for m in at.markdown if "baseline]" in m.value]  # above random guessing on adv: no badge
 
 
-def test_verdicts_compare_like_with_like_and_say_when_there_is_nothing_to_compare(cb_run, lab, tmp_path, monkeypatch):
+def test_verdicts_compare_like_with_like_and_say_when_there_is_nothing_to_compare(
+    cb_run, lab, tmp_path, monkeypatch, capsys
+):
     """Issue 45, items 4 and 22: random guessing is scored by its expectation (not one seeded draw), a run over part
     of a split is compared with the baselines on its own items, the baseline's interval is on the card, and a run
     with no trivial baseline (retrieval) is said to have none instead of beating it."""
@@ -172,6 +175,11 @@ def test_verdicts_compare_like_with_like_and_say_when_there_is_nothing_to_compar
         )
     finally:
         con.close()
+    # issue 64, item 1: `evaluate` of a partial run (here 40 main items, none of them with majority label N among the
+    # paper's tables) ended in a pandas traceback
+    assert main(["--store", str(store), "evaluate", "--dataset", "nope", "--run", part]) == 0
+    out = capsys.readouterr().out
+    assert part in out and "Table 4" in out and "Runs left out of the NOPE paper's tables below" in out
 
 
 def test_verdicts_are_kept_once_per_data_version_and_recomputed_after_a_write(store_copy):

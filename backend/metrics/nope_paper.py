@@ -95,6 +95,14 @@ def _estimates(scores: np.ndarray, columns: np.ndarray, names: list[str], **keys
     return [{"run": name, **keys, **est.as_dict()} for name, est in zip(names, means(scores[:, columns]))]
 
 
+ESTIMATE = ["value", "low", "high", "n"]
+
+
+def _table(rows: list[dict], *keys: str) -> pd.DataFrame:
+    """The rows with their columns also when there are none (no complete run: issue 64, item 1)."""
+    return pd.DataFrame(rows, columns=["run", *keys, *ESTIMATE])
+
+
 def accuracy_by_trigger(items: pd.DataFrame, scores: np.ndarray, names: list[str]) -> pd.DataFrame:
     """Figure 5: accuracy per trigger on main and adversarial, per run (with 95% CI and n)."""
     rows = []
@@ -102,7 +110,7 @@ def accuracy_by_trigger(items: pd.DataFrame, scores: np.ndarray, names: list[str
         rows += _estimates(scores, positions, names, split=split, trigger_type=trigger)
     for split, positions in items.reset_index().groupby("split").indices.items():
         rows += _estimates(scores, positions, names, split=split, trigger_type="all")
-    return pd.DataFrame(rows)
+    return _table(rows, "split", "trigger_type")
 
 
 def projection_subset(before: str, after: str) -> str:
@@ -132,13 +140,13 @@ def projection_subsets(items: pd.DataFrame, pairs: pd.DataFrame, scores: np.ndar
             scores, position[chosen["example_a"]].to_numpy(), names, subset=subset, polarity="non-negated"
         )
         rows += _estimates(scores, position[chosen["example_b"]].to_numpy(), names, subset=subset, polarity="negated")
-    return pd.DataFrame(rows)
+    return _table(rows, "subset", "polarity")
 
 
 def accuracy_on_label(items: pd.DataFrame, scores: np.ndarray, names: list[str], label: str = "N") -> pd.DataFrame:
     """Accuracy on main-corpus items whose majority label is `label` (the paper discusses N)."""
     positions = np.flatnonzero((items["split"] == "main").to_numpy() & (items["gold_label"] == label).to_numpy())
-    return pd.DataFrame(_estimates(scores, positions, names, gold_label=label))
+    return _table(_estimates(scores, positions, names, gold_label=label), "gold_label")
 
 
 def crowd_distribution(items: pd.DataFrame) -> np.ndarray:

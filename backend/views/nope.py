@@ -112,6 +112,7 @@ def _scored(con: duckdb.DuckDBPyConnection, choice: str):
     """Items, main negation pairs, the complete member runs, the choice's correctness row, run ids."""
     _, run_ids = _members(con, choice)
     items, pairs, scored = evaluation.nope_inputs(con, list(run_ids))
+    scored = scored.complete()
     row = scored.correct.mean(axis=0, keepdims=True) if len(scored.runs) else np.empty((0, len(items)))
     return items, pairs, scored, row, run_ids
 
