@@ -22,7 +22,8 @@ st.subheader("Loaded datasets")
 if loaded.empty:
     st.warning("The store is empty: run `python -m backend ingest` (see the README) and reload.")
 else:
-    table = loaded[["dataset_id", "title", "examples", "license", "citation", "source", "loaded_at"]]
+    columns = ["dataset_id", "title", "examples", "license", "citation", "source", "loaded_at", "normalised"]
+    table = loaded[columns].rename(columns={"normalised": "text changed by the loader"})
     export.table(
         table.merge(query(overview.table_counts), on="dataset_id"),
         "Loaded datasets",

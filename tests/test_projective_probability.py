@@ -5,6 +5,7 @@ premises, a few predicate means recomputed from the CSV with pandas, broken rows
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 
@@ -51,6 +52,12 @@ def test_the_real_files_load_with_the_documented_counts(bundle):
     assert set(priors) == {"high", "low"}
     assert all(e["gold_label"] is None for e in bundle.examples)  # graded: no categorical gold
     assert not any("&quotechars" in e["hypothesis"] + (e["context"] or "") for e in bundle.examples)
+    raw = pd.concat([pd.read_csv(shared("projective_probability") / name) for name in pp.FILES.values()])
+    coded = raw.loc[raw["content"].str.contains("&quotechars"), "content"].unique()
+    contents = {e["hypothesis"] for e in bundle.examples}
+    assert {c.replace("&quotechars", "'s").strip() for c in coded} <= contents  # issue 64, item 3: the data's 's
+    assert {"Hendrick's car was expensive", "Mary's aunt is sick"} <= contents
+    assert not any(re.search(r"[A-Za-z]' ", text) for text in contents)  # no "Hendrick' car" left
     raters = Counter((r["example_id"], r["rater_id"]) for r in bundle.ratings)
     assert max(raters.values()) == 1  # one rating per person and item
 
@@ -145,3 +152,29 @@ def test_evaluate_shows_people_and_a_local_model_per_predicate_with_rho_and_the_
     people = effects[effects["who"] == "people"]
     assert (people["n_high_prior"] > 0).all() and (people["n_low_prior"] > 0).all()
     assert Lab(store).evaluate("projective_probability")[evaluate.CERTAINTY.format(by="predicate")].equals(table)
+
+
+ESCAPES = re.compile(r"&quotechars|%2C|&(amp|lt|gt|quot|#\d+);")
+
+
+def test_no_built_in_text_keeps_an_escape_and_each_description_says_what_its_loader_changed(real_store):
+    """Issue 64, item 3: no loaded premise, question, context or hypothesis of a built-in dataset keeps an encoding
+    of its files (the loaders decode each, as their descriptions say), and every built-in says what its loader
+    changed in the published text, on the Overview's table."""
+    con = connect(real_store, read_only=True)
+    try:
+        texts = con.execute(
+            "SELECT dataset_id, input || ' ' || coalesce(context, '') || ' ' || coalesce(hypothesis, '') AS text "
+            "FROM examples"
+        ).df()
+        loaded = con.execute(  # the datasets with examples (the retrieval corpus holds passages)
+            "SELECT dataset_id, description->>'$.normalised' AS said FROM datasets "
+            "WHERE dataset_id IN (SELECT dataset_id FROM examples)"
+        ).df()
+    finally:
+        con.close()
+    kept = texts[texts["text"].str.contains(ESCAPES)]
+    assert kept.empty, kept.head()
+    assert loaded["said"].fillna("").str.len().gt(10).all(), loaded
+    said = loaded.set_index("dataset_id")["said"]
+    assert "Hendrick's car" in said["projective_probability"] and "%2C" in said["propres"]

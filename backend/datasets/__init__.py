@@ -47,7 +47,13 @@ DATASETS: dict[str, DatasetSpec] = {
             "ODC-BY (allenai.org/data/ifqa); passages CC BY-SA",
             "Yu et al., EMNLP 2023",
             "put the wyu97/IfQA repository's dataset/ folder in data/raw/ifqa/ (or run ingest online to download it)",
-            description=Description("qa", headline_splits=("S-dev",), train_split="S-train", dev_split="S-dev"),
+            description=Description(
+                "qa",
+                headline_splits=("S-dev",),
+                train_split="S-train",
+                dev_split="S-dev",
+                normalised="nothing: the questions and answers as published",
+            ),
         ),
         DatasetSpec(
             "falseqa",
@@ -56,7 +62,13 @@ DATASETS: dict[str, DatasetSpec] = {
             "none stated upstream; cite the paper",
             "Hu et al., ACL 2023",
             "put the thunlp/FalseQA repository's dataset/ folder in data/raw/falseqa/ (or run ingest online)",
-            description=Description(**_DETECT, headline_splits=("test",), train_split="train", dev_split="valid"),
+            description=Description(
+                **_DETECT,
+                headline_splits=("test",),
+                train_split="train",
+                dev_split="valid",
+                normalised="answers are stripped of surrounding spaces; otherwise the text as published",
+            ),
         ),
         DatasetSpec(
             "crepe",
@@ -77,7 +89,11 @@ DATASETS: dict[str, DatasetSpec] = {
             "download the archive linked in the README of github.com/ashwindaswanibu/QAQA-Synthetic-Dataset, "
             "extract it with password 'synqa2' (unzip -P synqa2 FILE) and put the CSV files in data/raw/synqa2/ "
             "(or pass --source synqa2=DIR)",
-            description=Description(**_DETECT, headline_splits=("test",)),
+            description=Description(
+                **_DETECT,
+                headline_splits=("test",),
+                normalised="fields are stripped of surrounding spaces; otherwise the text as published",
+            ),
         ),
         DatasetSpec(
             "qaqa",

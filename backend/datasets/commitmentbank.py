@@ -78,6 +78,7 @@ DESCRIPTION = Description(
     ("all",),
     facets=("operator", "operator_fine", "factive", "genre", "verb"),
     projection=PROJECTION,
+    normalised="fields are stripped of surrounding spaces; otherwise the text as published",
     gradient=GRADIENT,
 )
 

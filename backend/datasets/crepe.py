@@ -38,7 +38,13 @@ log = logging.getLogger(__name__)
 LABELS = {"normal": "N", "false presupposition": "FP", "false_presupposition": "FP"}
 # every false-premise dataset
 DETECT = {"task": "detect", "labels": ("N", "FP"), "positive": "FP", "constants": ("FP", "N")}
-DESCRIPTION = Description(**DETECT, headline_splits=("dev", "test"), train_split="train", dev_split="dev")
+DESCRIPTION = Description(
+    **DETECT,
+    headline_splits=("dev", "test"),
+    train_split="train",
+    dev_split="dev",
+    normalised="nothing: the questions as published (SyCon-Bench's are matched to them with spaces collapsed)",
+)
 SPLITS = ("train", "dev", "test")
 LABELLED_DIRS = ("", "data/labeled_data")
 OPTIONAL_LISTS = ("passages", "raw_labels", "raw_presuppositions", "raw_corrections")

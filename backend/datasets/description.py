@@ -43,6 +43,7 @@ class Description:
     columns: dict = field(default_factory=dict)  # for user datasets: store column ← file column
     projection: dict = field(default_factory=dict)  # trigger × operator survival (analysis.projection); {}: none
     gradient: dict = field(default_factory=dict)  # graded certainty per predicate (analysis.gradient); {}: none
+    normalised: str = ""  # what the loader changed in the published text (a built-in's; issue 64, item 3)
 
     def __post_init__(self):
         if self.task not in TASKS:

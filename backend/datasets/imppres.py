@@ -67,6 +67,7 @@ DESCRIPTION = Description(
     ("presupposition",),
     facets=("operator", "hypothesis_kind", "control"),
     projection=PROJECTION,
+    normalised="nothing: the sentences as published",
 )
 
 

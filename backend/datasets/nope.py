@@ -30,7 +30,15 @@ PROJECTION = {
     "operators": {"non-negated": "unembedded", "negated": "negation"},
     "human": {"criterion": "nope_label", "label": "E"},
 }
-DESCRIPTION = Description("nli", LABELS, "E", ("main", "adv"), constants=("E",), projection=PROJECTION)
+DESCRIPTION = Description(
+    "nli",
+    LABELS,
+    "E",
+    ("main", "adv"),
+    constants=("E",),
+    projection=PROJECTION,
+    normalised="nothing: the premises and hypotheses as published (odd spellings such as \"I' m\" are the data's)",
+)
 CORPORA = {"main": "annotated_corpus/nli_corpus.main.jsonl", "adv": "annotated_corpus/nli_corpus.adv.jsonl"}
 WORKERS = "annotated_corpus/main_corpus.nli_labels.csv"
 PRIORS = "annotated_corpus/priors.individual_ratings.csv"

@@ -16,8 +16,8 @@ that polar question with a fixed subject: "Does Jane know that CONTENT?", "Is Ja
 "Is it true that CONTENT?" (the experiment asked the content itself as a question). The fact, where one was
 shown, is the context; the content is the hypothesis. There is no categorical gold: `gold_label` is empty, the
 Overview scores no split, and what a model is compared with is people's mean certainty per predicate. The
-2021 file's spellings (`annoyed`, `inform_Sam`, `be_right_that`) are those of 2022; `&quotechars` is an
-apostrophe.
+2021 file's spellings (`annoyed`, `inform_Sam`, `be_right_that`) are those of 2022; `&quotechars` is the
+files' code for 's (Hendrick&quotechars car, it&quotechars interesting): it is decoded to 's (`QUOTE`).
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ GRADIENT = {
     "model": {"E": 1.0},
     "formula": "P(E): the probability the run gives to the content being true",
 }
+QUOTE = "&quotechars"  # the files' code for 's in content and fact: each occurrence is a possessive or "it's"
 DESCRIPTION = Description(
     "nli",
     ("E", "N", "C"),
@@ -79,6 +80,11 @@ DESCRIPTION = Description(
     (),
     facets=("predicate", "prior", "content", "experiment", "trigger_class"),
     gradient=GRADIENT,
+    normalised=(
+        "`&quotechars`, the files' code for a possessive or contracted 's, is decoded to 's in the content and the "
+        "fact (Hendrick&quotechars car → Hendrick's car); the premise is a reconstruction of the question people read "
+        "(the files hold the predicate and the content only)"
+    ),
 )
 
 
@@ -127,7 +133,7 @@ def _ratings(path, experiment: str, items: dict[str, dict]) -> list[dict]:
             raise DataError(path, f"expected a number from 0 to 1, got {row['response']!r}", line, "response") from None
         if not 0 <= value <= 1 or math.isnan(value):
             raise DataError(path, f"expected a number from 0 to 1, got {value}", line, "response")
-        content = row["content"].replace("&quotechars", "'").strip()
+        content = row["content"].replace(QUOTE, "'s").strip()
         prior = "none"
         if experiment == "fact" and verb != "control":
             prior = PRIORS.get(row["fact_type"])
@@ -135,7 +141,7 @@ def _ratings(path, experiment: str, items: dict[str, dict]) -> list[dict]:
                 raise DataError(path, f"expected factH or factL, got {row['fact_type']!r}", line, "fact_type")
         key = f"{experiment}/{verb.replace(' ', '_')}/{row['contentNr']}" + (f"/{prior}" if prior != "none" else "")
         if key not in items:
-            fact = row.get("fact", "").replace("&quotechars", "'").strip() if experiment == "fact" else ""
+            fact = row.get("fact", "").replace(QUOTE, "'s").strip() if experiment == "fact" else ""
             items[key] = {
                 "example_id": key,
                 "split": experiment,

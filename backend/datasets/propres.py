@@ -70,6 +70,8 @@ DESCRIPTION = Description(
     "E",
     ("test", "human"),
     constants=("E",),
+    normalised="`%2C`, the files' code for a comma, is decoded to , in premises and hypotheses; fields are stripped of "
+    "surrounding spaces",
     facets=("operator", "heuristics"),
     projection=PROJECTION,
 )

@@ -34,7 +34,13 @@ COLUMNS = (
 )
 QUESTION_WORDS = ("when", "who", "what", "where", "how", "why", "which")
 DESCRIPTION = Description(
-    "detect", ("N", "FP"), "FP", ("eval",), train_split="adaptation", facets=("assumption_type", "status_can_change")
+    "detect",
+    ("N", "FP"),
+    "FP",
+    ("eval",),
+    train_split="adaptation",
+    facets=("assumption_type", "status_can_change"),
+    normalised="fields are stripped of surrounding spaces; otherwise the text as published",
 )
 
 

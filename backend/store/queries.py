@@ -11,10 +11,11 @@ import pyarrow as pa
 
 
 def loaded_datasets(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """One row per loaded dataset: title, source folder, when, licence, notes (a list), whether a user's,
-    example count."""
+    """One row per loaded dataset: title, source folder, when, licence, notes (a list), what its loader changed in
+    the published text (`normalised`), whether a user's, example count."""
     frame = con.execute("""
         SELECT d.dataset_id, d.title, d.source, d.loaded_at, d.license, d.citation, d.notes,
+               coalesce(d.description->>'$.normalised', '') AS normalised,
                coalesce(CAST(d.description->>'$.user' AS BOOLEAN), FALSE) AS user, count(e.example_id) AS examples
         FROM datasets d LEFT JOIN examples e USING (dataset_id)
         GROUP BY ALL ORDER BY d.dataset_id
