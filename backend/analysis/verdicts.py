@@ -2,10 +2,13 @@
 the best trivial baseline there (the verdict every page shows beside the model's outputs and the model card lists).
 
 The trivial baselines of a dataset and split are the baseline runs that look at no input (random, a constant label,
-the train split's majority: `datasets.baselines.is_trivial`), scored on the same headline metric
+the train split's majority: `datasets.baselines.is_trivial`) and every constant label of the dataset whether or not a
+run of it is stored (so the split's own majority label is always among them: issue 64, item 2, where NOPE adv's
+only stored constant, always-E, scores 15% and always-N 50%), scored on the same headline metric
 (`analysis.leaderboard`) and on the run's own items (a run over part of a split, `--limit`, is compared on its
 items). Random guessing is scored by its expectation (exact for accuracy; the mean of 1,000 guesses of every item
-for macro-F1), not by the one seeded draw the stored random run made. The best of them is the baseline.
+for macro-F1), not by the one seeded draw the stored random run made. The strongest of them on those items is the
+baseline, and the verdict names it.
 
 One rule for every verdict: the run is compared with that baseline on the same items by a two-sided test at the 5%
 level (`metrics.paired_tests`), and the verdict is the sign of the difference run − baseline when the test's own 95%
@@ -46,10 +49,11 @@ KEYS = ["dataset", "split", "metric"]
 RANDOM = "baseline: random"
 BASELINE = ["baseline", "baseline_value", "baseline_low", "baseline_high", "baseline_n"]
 TEST = ["difference", "difference_low", "difference_high", "p_value", "test", "test_counts"]
-METHOD = f"verdicts-2:{leaderboard.VERSION}"  # part of the cached verdicts' key: what they are computed from
+METHOD = f"verdicts-3:{leaderboard.VERSION}"  # part of the cached verdicts' key: what they are computed from
 RULE = (  # what every verdict badge and the model card say of the rule
-    "Each run is compared with the best trivial baseline (random guessing's expectation, a constant label or the "
-    "train majority) on the same items by a two-sided test at the 5% level: exact McNemar for accuracy and a paired "
+    "Each run is compared with the strongest trivial baseline on its own items — random guessing's expectation, "
+    "every constant label (so the split's majority label too) or the train majority, whichever scores highest there, "
+    "named with the verdict — by a two-sided test at the 5% level: exact McNemar for accuracy and a paired "
     "bootstrap for macro-F1 against a baseline's predictions; an exact binomial test of the correct count (accuracy) "
     "or a Monte Carlo test against 1,000 random guesses (macro-F1) against random guessing. **Below** or **above "
     "baseline** when the test's 95% interval of the difference run − baseline lies wholly under or over 0; **not "
@@ -96,15 +100,15 @@ def _computed(con: duckdb.DuckDBPyConnection, dataset: str | None) -> pd.DataFra
         if mine is None or candidates.empty:
             rows.append([NO_BASELINE, "", np.nan, np.nan, np.nan, 0, *_UNTESTED])
             continue
-        rows.append(_compared_with(mine, candidates, by_run, row.metric))
+        rows.append(_compared_with(mine, candidates, by_run, row.metric, row.dataset))
     runs[["verdict", *BASELINE, *TEST]] = pd.DataFrame(rows, columns=["verdict", *BASELINE, *TEST], index=runs.index)
     runs["figures"] = [_figures(row) for row in runs.itertuples()]
     return runs
 
 
-def _compared_with(mine: pd.DataFrame, candidates: pd.DataFrame, by_run: dict, metric: str) -> list:
-    """[verdict, *BASELINE, *TEST] of one run (its predictions `mine`, by example id) against the best of the
-    trivial baselines `candidates`, each scored on the run's items."""
+def _compared_with(mine: pd.DataFrame, candidates: pd.DataFrame, by_run: dict, metric: str, dataset: str) -> list:
+    """[verdict, *BASELINE, *TEST] of one run (its predictions `mine`, by example id) against the strongest of the
+    trivial baselines `candidates` and every constant label, each scored on the run's items."""
     labels = list(mine["labels"].iloc[0])
     best = None
     for baseline in candidates.itertuples(index=False):
@@ -122,6 +126,11 @@ def _compared_with(mine: pd.DataFrame, candidates: pd.DataFrame, by_run: dict, m
             name = baseline.run
         if best is None or estimate.value > best[1].value:
             best = (name, estimate, items, answers)
+    for label in labels:  # every constant, stored or not: the split's majority label is one of them
+        answers = pd.Series(label, index=mine.index, dtype=object)
+        estimate = _scored(mine["gold_label"], answers, labels, metric)
+        if best is None or estimate.value > best[1].value:
+            best = (f"{dataset}/always-{label} (a constant label, scored here)", estimate, mine, answers)
     if best is None:
         return [NO_BASELINE, "", np.nan, np.nan, np.nan, 0, *_UNTESTED]
     name, estimate, items, answers = best
