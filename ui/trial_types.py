@@ -46,8 +46,8 @@ def section(study_id: str, kind: str) -> None:
     times = query(sv.region_times, study_id)
     st.subheader("Reading times per region")
     caption = (
-        f"study {study_id}, after exclusions: reading time per region and condition, from the region's display to "
-        "the key press that left it (browser clock)"
+        f"study {study_id}, after exclusions: reading time per region and condition, from the key press that showed "
+        "the region to the one that left it (the key events' timestamps, browser clock)"
         + ("; the Maze: regions chosen right only" if kind == "maze" else "")
     )
     if len(times):

@@ -193,7 +193,8 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
             f"{done or 'none'}. Only regions chosen right before any wrong choice are timed. "
         )
     return (
-        how + "Reading times were measured in the participant's browser (performance.now) from a region's display "
-        f"to the key press that left it. Median over regions of the per-region median reading time, per condition, "
+        how + "Reading times were measured in the participant's browser from the key press that showed a region "
+        "(the Maze: from the pair's display or the choice before) to the one that left it, by the key events' own "
+        f"timestamps. Median over regions of the per-region median reading time, per condition, "
         f"after exclusions: {medians} (region_times.csv has every region)."
     )

@@ -75,8 +75,10 @@ function choices(data, ready) {
 }
 
 // Self-paced reading (issue 63, item 6): a moving window over the regions, each shown as dashes (spaces kept) until
-// it is read; the space bar shows the next region and hides the one before. A region's time runs from its display
-// to the press that leaves it (performance.now). After the last region, the comprehension question (if any) and
+// it is read; the space bar shows the next region and hides the one before. A region's time runs from the press that
+// showed it to the press that leaves it, each taken from the key event's own timeStamp (the browser's clock when the
+// key came in, the clock of performance.now), so a page busy drawing when a key comes does not move the time (it
+// did, by up to 150 ms, when read in the handler). After the last region, the comprehension question (if any) and
 // Next; without one, the last press sends the answer.
 function mask(text) {
   return text.replace(/\S/g, "-");
@@ -95,7 +97,7 @@ function reading(data, t, send) {
   const press = (event) => {
     if (event.code !== "Space" || window[STATE] !== t || at >= data.regions.length) return;
     event.preventDefault();
-    const now = performance.now();
+    const now = event.timeStamp;
     if (at >= 0) {
       times.push(now - since);
       words[at].textContent = mask(data.regions[at]);
@@ -123,7 +125,8 @@ function reading(data, t, send) {
 
 // The Maze (issue 63, item 6): each region beside its foil, the word on a side drawn at random (recorded); e
 // chooses the left, i the right (or a click). A right choice shows the next pair; a wrong one ends the sentence
-// (shown as such), and Next sends what was reached. Times run from a pair's display to its choice.
+// (shown as such), and Next sends what was reached. Times run from a pair's display to its choice (the key or click
+// event's timeStamp; the next pair's display is that moment).
 function maze(data, t, send) {
   const box = element("div", "plab-maze");
   const left = element("button", "plab-maze-word");
@@ -143,11 +146,11 @@ function maze(data, t, send) {
     const [a, b] = side === "left" ? [data.regions[at], data.foils[at]] : [data.foils[at], data.regions[at]];
     left.textContent = a;
     right.textContent = b;
-    since = performance.now();
   };
-  const choose = (side) => {
+  const choose = (side, when) => {
     if (window[STATE] !== t || at >= data.regions.length || chosen.length > at) return;
-    times.push(performance.now() - since);
+    times.push(when - since);
+    since = when;
     const right_ = side === sides[at];
     chosen.push(right_);
     if (right_) sentence.textContent = data.regions.slice(0, at + 1).join(" ");
@@ -171,12 +174,13 @@ function maze(data, t, send) {
   const key = (event) => {
     if (event.key === "e" || event.key === "i") {
       event.preventDefault();
-      choose(event.key === "e" ? "left" : "right");
+      choose(event.key === "e" ? "left" : "right", event.timeStamp);
     }
   };
-  left.addEventListener("click", () => choose("left"));
-  right.addEventListener("click", () => choose("right"));
+  left.addEventListener("click", (event) => choose("left", event.timeStamp));
+  right.addEventListener("click", (event) => choose("right", event.timeStamp));
   document.addEventListener("keydown", key);
+  since = performance.now(); // the first pair's display
   show();
   return { parts: [said, sentence, box] };
 }
