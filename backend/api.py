@@ -252,7 +252,7 @@ class Lab:
             model = mixed_model.chosen(
                 con, name, condition, formula=formula, coding=coding, reference=reference, pilot=pilot
             )
-        return mixed_model.fit(self.store, model)[0]
+        return study_actions.fit_model(self.store, model, actor=self.actor)
 
     def study_model_frame(self, name: str, condition: str | None = None, pilot: bool = False) -> pd.DataFrame:
         """The rows a model of `name` is fitted on: participant, item, each facet by its name, value."""
@@ -288,7 +288,7 @@ class Lab:
                 con, study, None if counts is None else tuple(counts), sims, seed, test=test, formula=formula,
                 from_fit=from_fit, pilot=pilot, **typed,
             )  # fmt: skip
-        return power_analysis.run(request)
+        return study_actions.run_power(self.store, request, actor=self.actor)
 
     def study_export(self, study: str, out: Path | str, formula: str = "", power: str | None = None) -> list[Path]:
         """The archive's files (responses, design, orders, exclusions, means, the model, methods.md) into the folder

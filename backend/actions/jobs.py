@@ -14,8 +14,9 @@ from backend.actions.door import door
 from backend.analysis import mixed_model, power_analysis
 from backend.execution import jobs
 from backend.execution.judging import JudgeRequest
-from backend.identity.actor import Actor, started_by, starter_env
-from backend.identity.permissions import acting, check
+from backend.identity.actor import Actor, started_by, starter_env, terminal
+from backend.identity.permissions import acting, audited, check
+from backend.store.access import StoreRef, opener, session
 from backend.store.writer import ACTING_AS
 
 
@@ -72,6 +73,58 @@ def start_power(store: Path | str, request: power_analysis.Request, *, actor: Ac
 @door("train")
 def start_training(store: Path | str, task: str, *, actor: Actor) -> str:
     return jobs.start_training(store, task, act=_act(actor, "train"))
+
+
+# A terminal's batch command → the action it performs: each is audited as the terminal's user (issue 64, item 4: they
+# wrote with no audit row), checked before it runs and recorded done or failed when it ends. The same command run as a
+# job a page started is not: its start was audited as its starter, who is checked again before each chunk.
+BATCH = {
+    ("ingest", None): "ingest",
+    ("baselines", None): "ingest",
+    ("index", None): "ingest",
+    ("predict", None): "run model",
+    ("rescore", None): "run model",
+    ("judge", None): "judge",
+    ("map", None): "make map",
+    ("train", None): "train",
+    ("study", "model"): "fit model",
+    ("study", "power"): "run power",
+}
+
+
+def batch_action(command: str, sub: str | None) -> str | None:
+    """The action a terminal command performs when it is to be audited as the terminal's (None: it is not a batch
+    command, or this process is a job a page started)."""
+    if started_by() is not None:
+        return None
+    return BATCH.get((command, sub)) or BATCH.get((command, None))
+
+
+def _batch(store: StoreRef, action: str, target: str, detail: str, command: Callable[[], int], *, actor: Actor) -> int:
+    """Run a terminal's batch `command` as `actor` (the terminal's user): checked, then audited done (exit status 0)
+    or failed (with the status, or the error) when it ends."""
+    opened = (lambda: session(store, create=True)) if action == "ingest" else opener(store)  # ingest makes the store
+    with audited(opened, actor, action, target, detail=detail):
+        status = command()
+        if status:
+            raise CommandFailed(status)
+    return status
+
+
+BATCH_DOORS = {action: door(action)(_batch) for action in sorted(set(BATCH.values()))}  # one door per action
+
+
+def run_batch(store: StoreRef, action: str, target: str, detail: str, command: Callable[[], int]) -> int:
+    """A terminal's batch command through its action's door, as the terminal's user."""
+    return BATCH_DOORS[action](store, action, target, detail, command, actor=terminal())
+
+
+class CommandFailed(RuntimeError):
+    """A terminal command that ended with a non-zero exit `status` (audited as failed)."""
+
+    def __init__(self, status: int):
+        super().__init__(f"exit status {status}")
+        self.status = status
 
 
 def job_check(action: str, target: str) -> Callable[[duckdb.DuckDBPyConnection], Actor] | None:

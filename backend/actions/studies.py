@@ -10,11 +10,13 @@ from pathlib import Path
 import duckdb
 
 from backend.actions.door import door
-from backend.analysis import studies
+from backend.analysis import mixed_model, power_analysis, studies
 from backend.identity import links
 from backend.identity.actor import Actor
-from backend.identity.permissions import acting, check
+from backend.identity.permissions import acting, audited, check
+from backend.metrics.mixed_models import Fit
 from backend.store import studies as store_studies
+from backend.store.access import StoreRef, opener
 from backend.store.writer import atomic
 from backend.studies import collection
 from backend.studies.collection import Screen
@@ -40,7 +42,7 @@ def create(
         return collection.create(con, text, path, replace)
 
 
-@door("create link")
+@door("create study link")
 def make_links(
     con: duckdb.DuckDBPyConnection,
     store: Path,
@@ -51,12 +53,30 @@ def make_links(
     *,
     actor: Actor,
 ) -> list[links.Link]:
-    """`count` signed links to the study (or one per person named), one participant each, each its own act."""
-    target, found = collection.object_of(study_id), []
+    """`count` signed links to the study (or one per person named), one participant each, each its own act, by the
+    study's maker or an owner (an analyst made up to 1,000 links per press to anyone's study: issue 64, item 4)."""
+    target, found, maker = collection.object_of(study_id), [], collection.study(con, study_id)["created_by"]
+    check(con, actor, "create study link", target, owner=maker)  # before any is made: refused, nothing written
     for person in collection.new_people(con, study_id, count, people):
-        with acting(con, actor, "create link", target, detail=f"for {person}") as by:
+        with acting(con, actor, "create study link", target, owner=maker, detail=f"for {person}") as by:
             found.append(links.create(con, store, person, target, days, by.id))
     return found
+
+
+@door("fit model")
+def fit_model(store: StoreRef, model: mixed_model.Model, *, actor: Actor) -> Fit:
+    """Fit and keep a mixed model of a study's or graded dataset's answers as `actor` (an analyst: a viewer's or a
+    rater's `Lab` fitted with no check before issue 64), audited with the formula when it ends."""
+    target = f"{model.dataset} {model.formula or '(the default model)'}"[:300]
+    with audited(opener(store), actor, "fit model", target):
+        return mixed_model.fit(store, model)[0]
+
+
+@door("run power")
+def run_power(store: StoreRef, request: power_analysis.Request, *, actor: Actor):
+    """Simulate a power analysis as `actor` (an analyst), audited with its key when it ends; its table."""
+    with audited(opener(store), actor, "run power", request.key()):
+        return power_analysis.run(request)
 
 
 @door("close study")

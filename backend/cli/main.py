@@ -470,7 +470,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args([arg.replace(JOINER, "") for arg in (sys.argv[1:] if argv is None else argv)])
     use_terminal()  # a write here is the terminal user's, as the owner (the owner's tool on a server too)
     try:
-        return args.func(args)
+        action = job_actions.batch_action(args.command, getattr(args, "action", None))
+        if action is None:
+            return args.func(args)
+        said = " ".join(sys.argv[1:] if argv is None else argv)[:500]
+        target = str(getattr(args, "dataset", None) or getattr(args, "study", None) or getattr(args, "run", None) or "")
+        try:
+            return job_actions.run_batch(args.store, action, target, said, lambda: args.func(args))
+        except job_actions.CommandFailed as exc:
+            return exc.status
     except (StoreBusy, StoreDamaged, StoreTooNew) as exc:  # busy longer than $PLAB_STORE_WAIT, or damaged
         print(f"Could not open the store: {exc}", file=sys.stderr)
         return 1

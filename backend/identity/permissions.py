@@ -13,15 +13,16 @@ owner; an analyst may delete or replace their own. README.md has the table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import timedelta
 
 import duckdb
 
+from backend.config import settings
 from backend.identity import links, roles
-from backend.identity.actor import NO_ROLE, Actor, sign_in_required, who
+from backend.identity.actor import NO_ROLE, Actor, sign_in_required, user_name, who
 from backend.store import audit, backup
 from backend.store import links as store_links
 from backend.store.writer import AUTHOR, atomic, in_transaction
@@ -48,6 +49,7 @@ ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS o
     "delete participant data": "analyst",
     "respond": "analyst",
     "create link": "analyst",
+    "create study link": "analyst",  # a personal link to a study: its maker's or an owner's (issue 64, item 4)
     "create general link": "analyst",
     "manage platform ids": "analyst",
     "delete run": "analyst",
@@ -56,6 +58,7 @@ ACTIONS = {  # action → the least role that may do it (raters: RATER_ACTIONS o
     "revoke link": "analyst",
     "register model": "owner",
     "train": "owner",
+    "ingest": "owner",  # load or rebuild the built-in datasets, their baselines and indexes (the terminal's)
     "manage roles": "owner",
     "backup": "owner",
     "restore": "owner",
@@ -71,6 +74,7 @@ OWN_WORK = {
     "pilot study",
     "delete participant data",
     "create general link",
+    "create study link",
     "manage platform ids",
 }
 MAX_REFUSED_LINKS = 100  # refused link opens audited per hour, at most
@@ -147,8 +151,15 @@ def current(con: duckdb.DuckDBPyConnection, actor: Actor) -> tuple[Actor, str | 
     demotion or removal takes effect at their next write, in every open tab and job); a link holder's link row
     (revoked, expired or unknown: refused); the local owner only where this process is not a lab server.
     Returns (the actor with its current role, why it may not act at all or None)."""
-    if actor.via == "local" and sign_in_required():
-        return actor, "this lab server requires sign-in: the local owner of a laptop's lab cannot act on it"
+    if actor.via == "local" and (sign_in_required() or settings().mode == "server"):
+        return actor, (
+            "this lab server requires sign-in: the local owner of a laptop's lab cannot act on it (in a notebook or "
+            "script on the server, name who acts: Lab(actor=terminal()) acts as this machine's user)"
+        )
+    if actor.via == "terminal" and actor.id != user_name():  # issue 64, item 4: a terminal actor is this process's
+        return actor, (  # OS user, whose file access to the store is the real boundary; it cannot claim another name
+            f"a terminal actor is the machine user running this process ({user_name()}), not {actor.id!r}"
+        )
     if actor.via == "sign-in":
         store = backup.store_of(con)
         try:
@@ -206,7 +217,8 @@ def acting(
 ) -> Iterator[Actor]:
     """Check, then run the write as this actor (rows stamped created_by) in one transaction with its audit row:
     the write and its 'done' row (with `detail`: what was given, e.g. the role) commit together or not at all. A
-    failure rolls both back and is audited as 'failed' (by the outermost act, when acts nest)."""
+    failure rolls both back and is audited as 'failed' (by the outermost act, when acts nest), or as the error's
+    own `outcome` ('refused': the rules said no, e.g. a study's cap reached)."""
     actor = check(con, actor, action, target, scope, owner)
     outermost = not in_transaction(con)
     token = AUTHOR.set(actor.id)
@@ -217,11 +229,37 @@ def acting(
     except Forbidden:
         raise  # a check inside the act refused: its own row is the one written
     except Exception as exc:
-        if outermost:
-            record(con, actor, action, target, "failed", f"{type(exc).__name__}: {exc}"[:500])
+        if outermost:  # an error that is a refusal by the rules (a full study, a name taken) says so: `outcome`
+            outcome = getattr(exc, "outcome", "failed")
+            record(con, actor, action, target, outcome, f"{type(exc).__name__}: {exc}"[:500])
         raise
     finally:
         AUTHOR.reset(token)
+
+
+@contextmanager
+def audited(
+    open_store: Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]],
+    actor: Actor | None,
+    action: str,
+    target: str = "",
+    owner: str | None = None,
+    detail: str | None = None,
+) -> Iterator[Actor]:
+    """An act whose work is not one store transaction — a fit or power table kept beside the store, a terminal's
+    batch command writing in many transactions of its own: checked as of now (Forbidden, audited, before anything
+    runs), run with the store closed, then audited 'done' with `detail`, or 'failed' with the error, when it ends.
+    `open_store`: a fresh session on the store (each audit row its own short transaction)."""
+    with open_store() as con:
+        by = check(con, actor, action, target, owner=owner)
+    try:
+        yield by
+    except BaseException as exc:
+        with open_store() as con:
+            record(con, by, action, target, "failed", f"{type(exc).__name__}: {exc}"[:500])
+        raise
+    with open_store() as con:
+        record(con, by, action, target, "done", detail)
 
 
 def refused_link(con: duckdb.DuckDBPyConnection, store, token: str, why: str) -> bool:

@@ -29,9 +29,11 @@ def append(con: duckdb.DuckDBPyConnection, entry: dict) -> None:
 def entries(
     con: duckdb.DuckDBPyConnection, limit: int = 500, actor: str | None = None, outcome: str | None = None
 ) -> pd.DataFrame:
-    """The newest entries first (all columns but the id), optionally of one actor or one outcome."""
+    """The newest entries first (all columns but the id), optionally of one actor or one outcome; a missing detail
+    or target is '' (it read "nan" in the audit list)."""
+    columns = ", ".join(f"coalesce({c}, '') AS {c}" if c in ("detail", "target") else c for c in COLUMNS)
     return con.execute(
-        f"SELECT {', '.join(COLUMNS)} FROM audit WHERE ($a IS NULL OR actor = $a) AND ($o IS NULL OR outcome = $o) "
+        f"SELECT {columns} FROM audit WHERE ($a IS NULL OR actor = $a) AND ($o IS NULL OR outcome = $o) "
         "ORDER BY happened_at DESC LIMIT $n",
         {"a": actor, "o": outcome, "n": limit},
     ).df()

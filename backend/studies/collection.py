@@ -93,7 +93,10 @@ TYPED = ("regions", "choices", "sides")  # what it measured of a reading or Maze
 
 class StudyRefused(ValueError):
     """An action the study does not allow now (closed, frozen, an answer out of turn): says why, naming the field
-    for the researcher; `plain` is what a participant reads (no field name)."""
+    for the researcher; `plain` is what a participant reads (no field name). Audited as 'refused' (the study's rules
+    said no), not 'failed'."""
+
+    outcome = "refused"
 
     def __init__(self, field: str, problem: str, plain: str | None = None):
         self.field = field
