@@ -428,7 +428,8 @@ def test_an_analyst_presses_the_general_link_and_platform_id_controls_of_an_owne
     browser, server
 ):
     """Issue 56, items 1 and 5, as an attacker would: on an owner's study with a recruitment platform, an analyst
-    (whose role may do these to their own studies) presses *Make the general link*, *Show the platform ids*, *Show
+    (whose role may do these to their own studies) presses *Make the general link*, *Make links*, *Show the platform
+    ids*, *Show
     the demographics*, *Release*, *Mark returned* and *Prepare the archive with platform ids*: each is refused in the
     backend, shown in words and audited, and nothing is made; a viewer is not offered them."""
     owner = Actor("ow@lab.example", "owner", "sign-in")
@@ -441,6 +442,8 @@ def test_an_analyst_presses_the_general_link_and_platform_id_controls_of_an_owne
     expand(page, "General link for prolific")
     rerun(page, lambda: page.get_by_role("button", name="Make the general link").click())
     page.get_by_text("No general link made:").wait_for(timeout=30_000)
+    rerun(page, lambda: page.get_by_role("button", name="Make links").click())  # issue 64, item 4: 10 personal links
+    page.get_by_text("No links made:").wait_for(timeout=30_000)
     expand(page, "Platform ids and demographics (personal data)")
     for button, said in (
         ("Show the platform ids", "Not shown:"),
@@ -474,5 +477,5 @@ def test_an_analyst_presses_the_general_link_and_platform_id_controls_of_an_owne
             {"t": f"%{study_id}%"},
         ).fetchall()
         made = links.listing(con, f"study:{study_id}")
-    assert [r[0] for r in refused] == ["create general link"] + ["manage platform ids"] * 5
+    assert [r[0] for r in refused] == ["create general link", "create study link"] + ["manage platform ids"] * 5
     assert made.empty
