@@ -150,7 +150,8 @@ with st.expander("Design"):
     st.code(row["design_text"], language="yaml")
 
 st.subheader("Participants")
-if row["status"] == "open" and identity.may("create study link"):  # no form: Enter in a box makes nothing, the button does
+# no form: Enter in a box makes nothing, the button does
+if row["status"] == "open" and identity.may("create study link"):
     a, b, c = st.columns([1, 1, 3])
     count = a.number_input("Links to make", 1, 1000, 10, key="link_count")
     days = b.number_input("Valid for (days)", 1, 365, 30, key="link_days")
