@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from backend.actions import studies as study_actions
+from backend.analysis import power_analysis
 from backend.api import Lab
 from backend.cli.main import main
 from backend.identity import links
@@ -70,6 +71,12 @@ def test_a_model_and_a_power_analysis_need_an_analyst_and_are_audited(store):
             Lab(store, person).study_power("doors", counts=(6,), sims=2, test="f1", **assumed)
     table = Lab(store, ANALYST).study_power("doors", counts=(6,), sims=2, test="f1", **assumed)
     assert set(table["participants"]) == {6}
+    # issue 64, item 5: what the store keeps lives beside it (it was the repository's data/fits and data/power
+    # whatever store was used, so two stores shared them)
+    beside = store.parent / f"{store.name}.kept"
+    assert list((beside / "fits").glob("doors-*.json"))  # the fit of the study doors
+    assert [p.stem for p in (beside / "power").glob("*.json")] == list(power_analysis.finished("doors", store))
+    assert not power_analysis.finished("doors")  # the configured store (another) keeps no run of this one
     assert audited(store, "fit model") == [(VIEWER.id, "refused"), (RATER.id, "refused"), (ANALYST.id, "done")]
     assert audited(store, "run power") == [(VIEWER.id, "refused"), (RATER.id, "refused"), (ANALYST.id, "done")]
 

@@ -1003,9 +1003,10 @@ def test_only_the_studys_maker_or_an_owner_pilots_it_or_deletes_a_participant(st
                 study_actions.pilot_links(con, path, study_id, actor=person)
         with pytest.raises(Forbidden):  # a participant cannot delete someone, nor pilot
             study_actions.delete_participant(con, study_id, "guarded-001", "asked", actor=who)
-        refused = con.execute(
+        refused = con.execute(  # this study's (a study's own refusals by its rules are audited 'refused' too)
             "SELECT actor, action FROM audit WHERE outcome = 'refused' AND action IN "
-            "('delete participant data', 'pilot study') ORDER BY happened_at"
+            "('delete participant data', 'pilot study') AND target LIKE $t ORDER BY happened_at",
+            {"t": f"%{study_id}%"},
         ).fetchall()
         assert refused == [
             (viewer.id, "delete participant data"),

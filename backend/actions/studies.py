@@ -76,7 +76,7 @@ def fit_model(store: StoreRef, model: mixed_model.Model, *, actor: Actor) -> Fit
 def run_power(store: StoreRef, request: power_analysis.Request, *, actor: Actor):
     """Simulate a power analysis as `actor` (an analyst), audited with its key when it ends; its table."""
     with audited(opener(store), actor, "run power", request.key()):
-        return power_analysis.run(request)
+        return power_analysis.run(request, store)
 
 
 @door("close study")

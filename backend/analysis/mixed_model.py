@@ -24,8 +24,8 @@ import duckdb
 import pandas as pd
 
 from backend.analysis import gradient
-from backend.config import settings
 from backend.metrics import mixed_models
+from backend.store import kept as kept_files
 from backend.store import studies as store_studies
 from backend.store.access import StoreRef, opener
 from backend.studies import collection
@@ -164,15 +164,16 @@ def version(rows: pd.DataFrame, model: Model) -> str:
     return digest.hexdigest()
 
 
-def path(model: Model, data_version: str) -> Path:
+def path(model: Model, data_version: str, store: StoreRef = None) -> Path:
+    """Where the fit of this version is kept: beside the store (`store.kept`)."""
     name = f"{model.dataset}-{model.condition}{'-pilot' if model.pilot else ''}"
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-    return settings().data_dir / "fits" / f"{safe}-{data_version[:16]}.json"
+    return kept_files.folder("fits", store) / f"{safe}-{data_version[:16]}.json"
 
 
 def kept(con: duckdb.DuckDBPyConnection, model: Model) -> mixed_models.Fit | None:
     """The kept fit of the model on the data as it is now, or None when it has not been fitted on this version."""
-    return load(path(model, version(frame(con, model), model)))
+    return load(path(model, version(frame(con, model), model), con))
 
 
 def load(target: Path) -> mixed_models.Fit | None:
@@ -188,7 +189,7 @@ def fit(store: StoreRef, model: Model) -> tuple[mixed_models.Fit, Path]:
     fit and where it is kept. A kept fit of the same version is returned as it is."""
     with opener(store)() as con:
         rows = frame(con, model)
-    target = path(model, version(rows, model))
+    target = path(model, version(rows, model), store)
     if (found := load(target)) is not None:
         return found, target
     reference = {model.condition: model.reference} if model.reference else {}

@@ -21,9 +21,10 @@ import duckdb
 import pandas as pd
 
 from backend.analysis import mixed_model
-from backend.config import settings
 from backend.metrics import mixed_models, power
+from backend.store import kept as kept_files
 from backend.store import studies as store_studies
+from backend.store.access import StoreRef
 from backend.studies import collection
 from backend.studies.design import items
 
@@ -223,18 +224,19 @@ def _not_drawn(fit: mixed_models.Fit) -> str:
     return "; ".join(said) or "drawn as fitted"
 
 
-def _folder() -> Path:
-    return settings().data_dir / "power"
+def _folder(store: StoreRef = None) -> Path:
+    """The power runs kept beside `store` (None: the configured store)."""
+    return kept_files.folder("power", store)
 
 
-def path(key: str) -> Path:
-    return _folder() / f"{key}.json"
+def path(key: str, store: StoreRef = None) -> Path:
+    return _folder(store) / f"{key}.json"
 
 
-def run(request: Request) -> pd.DataFrame:
-    """Simulate and keep: the table of `metrics.power.simulate` (participants, contrast, sims, significant, power,
-    low, high, test), written to the run's file at the end; progress written as it goes."""
-    target = path(request.key())
+def run(request: Request, store: StoreRef = None) -> pd.DataFrame:
+    """Simulate and keep beside `store`: the table of `metrics.power.simulate` (participants, contrast, sims,
+    significant, power, low, high, test), written to the run's file at the end; progress written as it goes."""
+    target = path(request.key(), store)
     target.parent.mkdir(parents=True, exist_ok=True)
     record = {
         "request": _plain(request),
@@ -274,10 +276,10 @@ def _write(target: Path, record: dict) -> None:
     partial.replace(target)
 
 
-def status(key: str) -> dict | None:
+def status(key: str, store: StoreRef = None) -> dict | None:
     """A power run's state: done, total, seconds, eta (seconds left at the rate so far; None when finished or not
     yet known), the request, and its table once finished (else None); None when no such run was started here."""
-    target = path(key)
+    target = path(key, store)
     if not target.is_file():
         return None
     record = json.loads(target.read_text())
@@ -289,22 +291,19 @@ def status(key: str) -> dict | None:
     return {"done": done, "total": total, "seconds": seconds, "eta": eta, "request": record["request"], "table": table}
 
 
-def finished(study_id: str) -> dict[str, dict]:
+def finished(study_id: str, store: StoreRef = None) -> dict[str, dict]:
     """The study's finished power runs, oldest first: key → `status` (each file read once)."""
-    found = {key: status(key) for key in _keys(study_id)}
+    found = {key: status(key, store) for key in _keys(study_id, store)}
     return {key: run for key, run in found.items() if run is not None and run["table"] is not None}
 
 
-def _keys(study_id: str) -> list[str]:
-    found = (
-        sorted(_folder().glob(f"power-{study_id}-*.json"), key=lambda p: p.stat().st_mtime)
-        if _folder().is_dir()
-        else []
-    )
+def _keys(study_id: str, store: StoreRef = None) -> list[str]:
+    folder = _folder(store)
+    found = sorted(folder.glob(f"power-{study_id}-*.json"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
     return [p.stem for p in found if p.stem.rsplit("-", 1)[0] == f"power-{study_id}"]
 
 
-def latest(study_id: str) -> str | None:
+def latest(study_id: str, store: StoreRef = None) -> str | None:
     """The key of the study's most recently started power run, or None."""
-    keys = _keys(study_id)
+    keys = _keys(study_id, store)
     return keys[-1] if keys else None

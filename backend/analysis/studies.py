@@ -414,7 +414,7 @@ def analyses(
             + fitted.summary(mixed_model.groups(rows, model))
             + (f"\n\n{note}" if note else "")
         )
-    runs = power_analysis.finished(study_id)
+    runs = power_analysis.finished(study_id, con)
     if power_key is None:
         if runs:
             kept = f"{len(runs):,} power {'analysis' if len(runs) == 1 else 'analyses'} of this study kept"

@@ -275,7 +275,7 @@ def _power(args) -> int:
         f"{request.study}: {request.sims} simulated studies at each of {list(request.counts)} participants; assumed "
         f"({request.source}): {power.describe(request.assumed)}"
     )
-    table = power_analysis.run(request)
+    table = power_analysis.run(request, args.store)
     print(f"kept as {request.key()} (the key `study export {request.study} --power` takes)")
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(table.drop(columns="test").round(3).to_string(index=False))

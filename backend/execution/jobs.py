@@ -22,23 +22,25 @@ from pathlib import Path
 
 import duckdb
 
-from backend.config import REPO_ROOT, settings
+from backend.config import REPO_ROOT
 from backend.datasets.catalogue import described
 from backend.execution import judging, runs
 from backend.models import availability, registry
 from backend.models.prompts import templates
 from backend.store import judgements as store_judgements
+from backend.store import kept as kept_files
 from backend.store import queries
 from backend.store import runs as store_runs
-from backend.store.access import session
+from backend.store.access import StoreRef, session
 
 
-def _folder() -> Path:
-    return settings().data_dir / "jobs"
+def _folder(store: StoreRef = None) -> Path:
+    """The job records and logs kept beside `store` (None: the configured store)."""
+    return kept_files.folder("jobs", store)
 
 
-def _file(run_id: str) -> Path:
-    return _folder() / (re.sub(r"[^\w.-]+", "_", run_id) + ".json")
+def _file(run_id: str, store: StoreRef = None) -> Path:
+    return _folder(store) / (re.sub(r"[^\w.-]+", "_", run_id) + ".json")
 
 
 # The act that starts a job, handed down by its door (`actions.jobs`): opened on the store and the job's key, it checks
@@ -56,10 +58,10 @@ def _spawn(key: str, store: Path | str, args: list[str], act: Act, **noted) -> N
 
 
 def _start(key: str, store: Path | str, args: list[str], told: dict[str, str], noted: dict) -> None:
-    if alive(key):
-        raise ValueError(f"{key} is already running (process {read(key)['pid']})")
-    _folder().mkdir(parents=True, exist_ok=True)
-    log = _file(key).with_suffix(".log")
+    if alive(key, store):
+        raise ValueError(f"{key} is already running (process {read(key, store)['pid']})")
+    _folder(store).mkdir(parents=True, exist_ok=True)
+    log = _file(key, store).with_suffix(".log")
     command = [sys.executable, "-m", "backend", "--store", str(store), *args]
     with log.open("w") as out:
         process = subprocess.Popen(
@@ -70,7 +72,7 @@ def _start(key: str, store: Path | str, args: list[str], told: dict[str, str], n
             start_new_session=True,
             env={**os.environ, "TQDM_MININTERVAL": "2", **told},
         )
-    _file(key).write_text(
+    _file(key, store).write_text(
         json.dumps(
             {"pid": process.pid, "run_id": key, "command": command, "started": time.time(), "log": str(log), **noted}
         )
@@ -114,9 +116,9 @@ def start_judge(store: Path | str, request: judging.JudgeRequest, max_cost: floa
     return made.judge_run_id
 
 
-def _live(status: str, key: str) -> str:
+def _live(status: str, key: str, store: StoreRef = None) -> str:
     """The stored status, as the job's process stands: 'stopped' when it is gone mid-run, 'running' while alive."""
-    running = alive(key)
+    running = alive(key, store)
     if status == "running" and not running:
         return "stopped"  # the process is gone: start it again to resume
     return "running" if running and status != "complete" else status
@@ -125,10 +127,10 @@ def _live(status: str, key: str) -> str:
 def judge_progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
     """status (not started | running | complete | interrupted | stopped), done (responses stored), total, parsed
     (responses read as a score or verdict), errors, cost (USD so far), seconds and the log's last line."""
-    job = read(judge_run_id) or {}
+    job = read(judge_run_id, con) or {}
     stored = store_judgements.progress(con, judge_run_id)
     status = stored["status"] if stored else "not started"
-    status = _live(status, judge_run_id)
+    status = _live(status, judge_run_id, con)
     return {
         "status": status,
         "done": stored["judgements"] if stored else 0,
@@ -137,14 +139,15 @@ def judge_progress(con: duckdb.DuckDBPyConnection, judge_run_id: str) -> dict:
         "errors": stored["errors"] if stored else 0,
         "cost": stored["cost"] if stored else 0.0,
         "seconds": time.time() - job["started"] if job else 0.0,
-        "log": last_line(judge_run_id),
+        "log": last_line(judge_run_id, con),
     }
 
 
-def judge_jobs(run_id: str) -> list[str]:
+def judge_jobs(run_id: str, store: StoreRef = None) -> list[str]:
     """The score judge runs of `run_id` started as jobs here (whether they run still or not), newest first: their
     progress can be followed from the store and the log, whoever's page started them."""
-    found = [json.loads(path.read_text()) for path in _folder().glob("*.json")] if _folder().is_dir() else []
+    folder = _folder(store)
+    found = [json.loads(path.read_text()) for path in folder.glob("*.json")] if folder.is_dir() else []
     mine = [job for job in found if str(job.get("run_id", "")).startswith(f"{run_id}//judge:")]
     return [job["run_id"] for job in sorted(mine, key=lambda job: -job.get("started", 0))]
 
@@ -192,22 +195,22 @@ def start_command(store: Path | str, key: str, args: list[str], *, act: Act) -> 
     return key
 
 
-def last_line(key: str) -> str:
+def last_line(key: str, store: StoreRef = None) -> str:
     """The job's log's last non-empty line (progress bars' carriage returns split lines)."""
-    job = read(key)
+    job = read(key, store)
     if not job or not Path(job["log"]).is_file():
         return ""
     lines = [line for line in re.split(r"[\r\n]+", Path(job["log"]).read_text(errors="replace")) if line.strip()]
     return lines[-1][-200:] if lines else ""
 
 
-def read(run_id: str) -> dict | None:
-    path = _file(run_id)
+def read(run_id: str, store: StoreRef = None) -> dict | None:
+    path = _file(run_id, store)
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def alive(run_id: str) -> bool:
-    job = read(run_id)
+def alive(run_id: str, store: StoreRef = None) -> bool:
+    job = read(run_id, store)
     if job is None:
         return False
     try:
@@ -225,13 +228,13 @@ def progress(con: duckdb.DuckDBPyConnection, run_id: str, dataset: str) -> dict:
     errors or responses that did not parse), total, seconds, eta (seconds left at the rate so far), and the log's
     last line."""
     stored, total = store_runs.status(con, run_id), queries.example_count(con, dataset)
-    job = read(run_id)
+    job = read(run_id, con)
     status, done = (stored["status"], stored["predictions"]) if stored else ("not started", 0)
     parsed = stored["parsed"] if stored else 0
-    status = _live(status, run_id)
+    status = _live(status, run_id, con)
     seconds = time.time() - job["started"] if job else 0.0
     rate = done / seconds if seconds > 0 and done else 0.0
-    last = last_line(run_id)
+    last = last_line(run_id, con)
     return {
         "status": status,
         "done": int(done),

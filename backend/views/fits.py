@@ -53,7 +53,7 @@ def formula_problem(con: duckdb.DuckDBPyConnection, model: mixed_model.Model) ->
 @reads(DATA)
 def kept_path(con: duckdb.DuckDBPyConnection, model: mixed_model.Model) -> Path:
     """Where the fit of the data as it is now is kept (it may not exist yet)."""
-    return mixed_model.path(model, mixed_model.version(mixed_model.frame(con, model), model))
+    return mixed_model.path(model, mixed_model.version(mixed_model.frame(con, model), model), con)
 
 
 @reads(DATA)
