@@ -5,10 +5,12 @@ dataset has graded ratings (`backend.views.cards`). Nothing on the card is writt
 
 from __future__ import annotations
 
+import datetime as dt
+
 import streamlit as st
 
 from backend.views import cards, common
-from ui import charts, export, widgets
+from ui import export, widgets
 from ui.resources import computed, query
 
 st.title("Model cards")
@@ -28,7 +30,9 @@ for row in counted.itertuples():
 export.table(
     card.round(4),
     f"Model card: {model}",
-    charts.provenance(", ".join(sorted(card["dataset"].unique())), len(card), None, [model]),
+    # rows, not items: each row's own n counts the items it was scored on (the caption said n=20 for 20 rows)
+    f"model {model} · datasets {', '.join(sorted(card['dataset'].unique()))} · {len(card):,} rows, one per run and "
+    f"headline split (each row's n: the items it was scored on) · Presupposition Lab, {dt.date.today().isoformat()}",
     "card",
     column_config={"contaminated": st.column_config.TextColumn(width="medium")},
 )

@@ -66,8 +66,10 @@ def items_of(cell: dict, model: str | None, include: bool) -> None:
 st.title("Projection across operators")
 st.caption(
     "How often a presupposition survives an operator, per trigger: people's judgements (crowd labels or "
-    "ratings), the gold label where a dataset builds it in, and a model's share of E, each with a 95% "
-    "bootstrap interval over items. Datasets take part through the projection spec in their description; "
+    "ratings), the gold label where a dataset builds it in, and a model's share of E, each with a 95% interval "
+    "over items: Wilson's where each item counts once as survived or not (gold, a model's label), a bootstrap "
+    "where items carry a share of judgements (crowd labels, ratings). Datasets take part through the projection "
+    "spec in their description; "
     "triggers are grouped into families named after NOPE's triggers (the mapping is in ARCHITECTURE.md)."
 )
 table = widgets.require(

@@ -150,7 +150,7 @@ if question:
     side_by_side(question, gold, source)
 else:
     st.info(
-        f"Type a {widgets.plain(DATASET)} example id (e.g. S-dev-0 for IfQA) or a question to see the three "
+        f"Type an example id of {widgets.plain(DATASET)} (e.g. S-dev-0 for IfQA) or a question to see the three "
         f"retrievers' hits side by side."
     )
 recall_curves()

@@ -266,7 +266,7 @@ def test_an_ifqa_qa_run_imports_by_question_with_identical_exact_match(lab, tmp_
 
 
 def test_question_files_import_as_qa_and_writing_runs_with_their_own_overview_chart_and_model_card(
-    store, tmp_path, open_page
+    store, tmp_path, open_page, capsys
 ):
     """Issue 54, item 8: a `question,answer` file for qaqa and a `question,presupposition,correction` file for crepe
     were checked as detection runs (the datasets' task) and rejected; imported with the task set by hand, the
@@ -285,6 +285,9 @@ def test_question_files_import_as_qa_and_writing_runs_with_their_own_overview_ch
     written.to_csv(tmp_path / "crepe_writer.csv", index=False)
     for name, dataset in (("qaqa_answers", "qaqa"), ("crepe_writer", "crepe")):  # no --task: guessed
         assert main(["--store", str(store), "import-run", str(tmp_path / f"{name}.csv"), "--dataset", dataset]) == 0
+    said = capsys.readouterr().out  # issue 64, item 9: the report says the task is not the dataset's own
+    assert "task qa, guessed from the file's columns: not the dataset's own task, detect" in said
+    assert "task write, guessed from the file's columns: not the dataset's own task, detect" in said
     with session(store) as con:
         board = overview.headline(con).set_index("run")
         models = cards.models(con)

@@ -13,7 +13,9 @@ are mapped to; the mapping is each dataset's, documented in its loader and in AR
 A cell is (dataset, trigger, operator). Human survival: the mean over items of the share of that
 item's judgements that say it survives (crowd), or the share of items whose gold label is the
 dataset's positive label (gold). A model's survival: the share of items it labels positive (E); a
-seed group's is the mean over seeds per item. Every rate has a 95% bootstrap interval over items.
+seed group's is the mean over seeds per item. Every rate has a 95% interval over items (`bootstrap.mean`): Wilson's
+when every item counts 0 or 1 (gold, one model's labels), a percentile bootstrap when items carry shares (crowd
+judgements, a seed group's mean).
 """
 
 from __future__ import annotations

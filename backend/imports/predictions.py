@@ -64,10 +64,11 @@ def check(table: Table, examples: pd.DataFrame, description: Description, option
     frame = table.frame
     task = options.task or cols.guess_task(list(frame.columns), description, options.columns)
     report = Report(table.name, table.sha256, table.format, options.dataset, task, rows=len(frame))
-    if task != description.task and not options.task:
+    if task != description.task:  # said also when the page's Task (its own guess, preselected) or --task chose it
+        how = "as chosen" if options.task else "guessed from the file's columns"
         report.notes.append(
-            f"task {task}, guessed from the file's columns (the dataset's own task is {description.task}; "
-            "set --task, or the page's Task, to import it as another)"
+            f"task {task}, {how}: not the dataset's own task, {description.task} (set --task, or the page's Task, "
+            "to import it as another)"
         )
     try:
         roles = cols.resolve(list(frame.columns), task, options.columns)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import textwrap
 
 import altair as alt
 
@@ -159,9 +160,14 @@ def provenance(dataset: str, n: int, filters: dict | None = None, runs: list[str
     return " · ".join(parts)
 
 
+SUBTITLE_CHARS = 90  # a subtitle line's length: Vega-Lite does not wrap it, and a longer one ran off a narrow chart
+
+
 def titled(chart: alt.Chart, title: str, caption: str) -> alt.Chart:
-    """The chart with its title and a provenance subtitle, so an exported figure says what it shows."""
-    return chart.properties(title=alt.TitleParams(title, subtitle=[caption], anchor="start", subtitleFontSize=10))
+    """The chart with its title and a provenance subtitle, so an exported figure says what it shows; the subtitle
+    in lines of at most SUBTITLE_CHARS (Explore's label shares ran off the chart as one line)."""
+    lines = textwrap.wrap(caption, SUBTITLE_CHARS, break_on_hyphens=False, break_long_words=False) or [caption]
+    return chart.properties(title=alt.TitleParams(title, subtitle=lines, anchor="start", subtitleFontSize=10))
 
 
 DEFAULT_VIEW = {"continuousWidth": 300, "continuousHeight": 300}  # what Altair's default theme adds
