@@ -106,16 +106,17 @@ row.download_button(
     key="report-md",
     width="content",
 )
-row.download_button(
-    f"LaTeX ({tables} table{'s' if tables != 1 else ''})",
-    lambda: report.export_latex(pinned).encode(),
-    "report-tables.tex",
-    "application/x-tex",
+figures = len(pinned) - tables
+row.download_button(  # the charts as PDF figures beside the .tex, each labelled by its item's id (issue 64, item 7)
+    f"LaTeX (zip: {tables} table{'s' if tables != 1 else ''}, {figures} figure{'s' if figures != 1 else ''})",
+    lambda: report.export_latex_zip(pinned),
+    "report-latex.zip",
+    "application/zip",
     on_click="ignore",
     icon=":material/functions:",
     key="report-tex",
     width="content",
-    disabled=not tables,
+    disabled=not len(pinned),
 )
 st.markdown(f"**{len(pinned)} item{'s' if len(pinned) != 1 else ''}**")
 for i, item in enumerate(pinned.itertuples()):

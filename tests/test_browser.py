@@ -244,7 +244,7 @@ def test_a_dragged_region_lists_its_items_and_a_pinned_table_reaches_the_report_
         page.get_by_text("Pinned to the report: Models").first.wait_for(timeout=60_000)
         shows(page, served_with_map, "report", "1 item", "report-pinned")
         assert page.get_by_role("button", name="HTML (images embedded)").count() == 1
-        assert page.get_by_role("button", name="LaTeX (1 table)").count() == 1
+        assert page.get_by_role("button", name="LaTeX (zip: 1 table, 0 figures)").count() == 1
         browser.close()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import zipfile
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -146,9 +147,11 @@ def test_report_flow_pins_a_chart_and_a_table_and_downloads_html_and_latex(serve
         page.get_by_role("button", name="HTML (images embedded)").click()
     exported = html.value.path().read_text()
     assert "<img" in exported and "Models" in exported
-    with page.expect_download() as latex:
-        page.get_by_role("button", name="LaTeX (1 table)").click()
-    assert "\\toprule" in latex.value.path().read_text()
+    with page.expect_download() as latex:  # 2 items: a chart (a PDF figure beside the .tex) and a table
+        page.get_by_role("button", name="LaTeX (zip: 1 table, 1 figure)").click()
+    with zipfile.ZipFile(latex.value.path()) as kept:
+        names = kept.namelist()
+        assert "\\toprule" in kept.read("report.tex").decode() and any(n.startswith("figures/") for n in names)
 
 
 @pytest.mark.slow

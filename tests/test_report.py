@@ -50,6 +50,19 @@ def test_pinned_items_keep_order_and_export_with_captions(store):
     latex = report.export_latex(items)
     assert "\\toprule" in latex and "\\midrule" in latex and "\\bottomrule" in latex
     assert "under\\_score \\& co & 0.812 & 120" in latex and "\\caption{Runs 100\\%. dataset toy · n=200}" in latex
+    # issue 64, item 7: labels are the items' ids (a rename keeps a paper's \\ref); the chart is a figure, its PDF
+    # beside the .tex
+    assert f"\\label{{tab:report-{second}}}" in latex and f"\\label{{fig:report-{first}}}" in latex
+    assert f"\\includegraphics[width=\\linewidth]{{figures/report-{first}.pdf}}" in latex and "graphicx" in latex
+    with session(store) as con:
+        report.rename(con, second, "Runs, renamed", actor=LOCAL)
+        renamed = report.export_latex(report.items(con))
+    assert f"\\label{{tab:report-{second}}}" in renamed and "Runs, renamed" in renamed
+    files = report.export_latex_files(items)
+    assert (
+        set(files) == {"report.tex", f"figures/report-{first}.pdf"}
+        and files[f"figures/report-{first}.pdf"][:4] == b"%PDF"
+    )
     with session(store) as con:
         assert report.remove(con, first, actor=LOCAL) and list(report.items(con)["item_id"]) == [second]
 

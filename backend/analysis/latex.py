@@ -4,10 +4,12 @@ largest layout taken at which the table fits \linewidth (345 pt in the article c
 
 A table whose cells all fit on one line keeps l and r columns. Otherwise every column becomes a paragraph column
 (`p{}`, ragged right; numbers ragged left) whose width plus its 2\tabcolsep is a fraction of \linewidth, the
-fractions summing to the line: a number keeps its width, a text column is at least READABLE em wide (or its
-longest line, if shorter; where no layout allows that, its header's longest piece and its longest word up to WORD em),
-and the text columns share what is left by the square root of their longest line (a 700-character premise gets
-more of it than a 30-character one, not 23 times more). A word wider than its column (an id, a URL, a long token)
+fractions summing to the line: a number keeps its width, a text column whose cells are long on average is at least
+READABLE em wide (or its longest line, if shorter; where no layout allows that, its longest word up to WORD em), a
+header asks for at most WORD em (it breaks where it must),
+and the columns share what is left by their cells' mean width, as their content needs it (by the square root of the
+longest line, a 2,386-row table's premises got 16% of the line and three short columns 8-9% each, and it ran to 948
+landscape pages: issue 64, item 7). A word wider than its column (an id, a URL, a long token)
 gets break points (\allowbreak) where it must break, so no cell is wider than its column.
 
 Layouts, largest first: 10 pt, \small, \footnotesize and \scriptsize on a portrait page, then \footnotesize and
@@ -28,6 +30,8 @@ LONG_TABLE = 40  # rows past which the table is a longtable (it breaks across pa
 READABLE = 8.0  # em: the narrowest a wrapped text column is made (unless its longest line is narrower)
 WORD = 6.0  # em: a wrapped text column is at least as wide as its longest word up to this width
 MARGIN = 1.05  # every measured width is taken 5% wider: other fonts than Computer Modern, rounding
+SAMPLE = 2_000  # cells a column's mean width is measured on
+HEADER = 3.0  # em: a header wider than its column's cells breaks down to this (a True/False column under "adversarial")
 BREAKS = re.compile(r"(?<=[_/\\\-.:,;=&?])")  # where a long word may break, with no hyphen: after _ / \ - . : , ; = & ?
 PIECES = re.compile(r"(?<=[_/\\\-.:,;=&?])|\s+")  # what may not break inside: between those and white space
 
@@ -143,6 +147,14 @@ def ems(text: str) -> float:
     return sum(EM.get(ch, 1.0) for ch in SPACE.sub(" ", text))
 
 
+def typical(texts: pd.Series) -> float:
+    """The texts' mean width in em (over at most SAMPLE of them, drawn evenly)."""
+    if texts.empty:
+        return 0.0
+    step = max(len(texts) // SAMPLE, 1)
+    return float(texts.iloc[::step].map(ems).mean())
+
+
 def longest(texts: pd.Series) -> float:
     """The widest of the texts in em, measured among the 20 longest by characters."""
     if texts.empty:
@@ -157,6 +169,7 @@ def fit(frame: pd.DataFrame, numeric) -> Fit:
     shown = cells(frame, numeric)
     heads = {c: printable(str(c)) for c in frame.columns}
     cell = {c: longest(shown[c]) for c in frame.columns}  # em
+    mean = {c: max(typical(shown[c]), 0.5) for c in frame.columns}  # em: what the column's cells need, on average
     head = {c: ems(heads[c]) for c in frame.columns}
     piece = {c: max(map(ems, PIECES.split(heads[c]))) for c in frame.columns}
     word = {c: longest(shown[c].str.split(PIECES).explode()) for c in frame.columns if c not in numeric}
@@ -164,10 +177,17 @@ def fit(frame: pd.DataFrame, numeric) -> Fit:
         for layout in LAYOUTS:
             scale = layout.points * layout.wider * MARGIN  # pt an em of cmr10 takes at this layout's font
             natural = {c: max(head[c], cell[c]) * scale for c in frame.columns}
+            # a header breaks where it must (`breakable`): it asks for no more than its cells' width (at least HEADER
+            # em, at most WORD em); READABLE is for columns whose cells are long on average, not for a short column
+            # under a long header
+            heading = {c: min(piece[c], WORD, max(cell[c], HEADER)) * scale for c in frame.columns}
             least = {
-                c: max(piece[c], cell[c]) * scale
+                c: max(heading[c], cell[c] * scale)
                 if c in numeric
-                else min(natural[c], max(piece[c] * scale, min(word[c], WORD) * scale, readable * layout.points))
+                else min(
+                    natural[c],
+                    max(heading[c], min(word[c], WORD) * scale, readable * layout.points * (mean[c] > READABLE)),
+                )
                 for c in frame.columns
             }
             room = layout.line - 2 * layout.sep * len(frame.columns)
@@ -175,18 +195,20 @@ def fit(frame: pd.DataFrame, numeric) -> Fit:
                 spec = "".join("r" if c in numeric else "l" for c in frame.columns)
                 return Fit(spec, layout, {})
             if sum(least.values()) <= room:
-                return wrapped(frame, numeric, layout, least, natural, room)
-    return wrapped(frame, numeric, layout, least, natural, room, fits=False)
+                return wrapped(frame, numeric, layout, least, natural, room, mean)
+    return wrapped(frame, numeric, layout, least, natural, room, mean, fits=False)
 
 
-def wrapped(frame, numeric, layout: Layout, least: dict, natural: dict, room: float, fits: bool = True) -> Fit:
-    r"""Every column a p{} column: each at least `least`, at most `natural`, the text columns sharing the room by
-    the square root of their natural width (water filling); widths written as fractions of \linewidth."""
+def wrapped(
+    frame, numeric, layout: Layout, least: dict, natural: dict, room: float, mean: dict, fits: bool = True
+) -> Fit:
+    r"""Every column a p{} column: each at least `least`, at most `natural`, the columns sharing the room by their
+    cells' `mean` width (water filling); widths written as fractions of \linewidth."""
 
     def share(level: float) -> dict[str, float]:
-        return {c: min(natural[c], max(least[c], level * math.sqrt(natural[c]))) for c in frame.columns}
+        return {c: min(natural[c], max(least[c], level * mean[c])) for c in frame.columns}
 
-    low, high = 0.0, max(math.sqrt(w) for w in natural.values()) + 1
+    low, high = 0.0, max(natural[c] / mean[c] for c in frame.columns) + 1
     for _ in range(60):  # bisection: the level at which the columns fill the room
         middle = (low + high) / 2
         low, high = (middle, high) if sum(share(middle).values()) < room else (low, middle)

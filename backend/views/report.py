@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
+import zipfile
 from datetime import UTC, datetime
 
 import duckdb
 import pandas as pd
 
 from backend.actions.report import KINDS, ReportError, move, pin, remove, rename  # noqa: F401 — the page's writes
+from backend.analysis.latex import escape as latex_escape
 from backend.analysis.latex import table as latex_table
 from backend.analysis.markdown import plain, table_cell
 from backend.store import report_items
@@ -70,6 +73,13 @@ def chart_png(spec: str, scale: float = 2.0) -> bytes:
     import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
 
     return vlc.vegalite_to_png(spec, scale=scale)
+
+
+def chart_pdf(spec: str) -> bytes:
+    """A pinned chart as a vector PDF for a LaTeX figure (vl-convert)."""
+    import vl_convert as vlc  # lazy: start-up time (loads a JavaScript engine)
+
+    return vlc.vegalite_to_pdf(spec)
 
 
 def latex(frame: pd.DataFrame, title: str, caption: str) -> str:
@@ -136,12 +146,49 @@ def _markdown_table(table: pd.DataFrame) -> str:
 
 
 def export_latex(frame: pd.DataFrame) -> str:
-    """Every pinned table as a LaTeX table; the first line names the packages they need (booktabs, and longtable,
-    array or pdflscape for the tables that need them)."""
-    tables = [
-        latex_table(table_frame(row.content), f"{row.title}. {caption_of(row)}", f"tab:{_label(row.title)}")
-        for row in frame.itertuples()
-        if row.kind == "table"
-    ]
-    needs = dict.fromkeys(name for _, names in tables for name in names) or {"booktabs": None}
-    return f"% \\usepackage{{{','.join(needs)}}}\n\n" + "\n".join(body for body, _ in tables)
+    """Every pinned table as a LaTeX table and every pinned chart as a figure (its PDF under `figures/`, as
+    `export_latex_files` writes it), each with its caption and a label that is the item's own id — `tab:report-ID`,
+    `fig:report-ID` — so renaming an item keeps a paper's \\ref (issue 64, item 7). The first line names the
+    packages they need (booktabs, and longtable, array, pdflscape or graphicx where needed)."""
+    parts = []
+    for row in frame.itertuples():
+        if row.kind == "table":
+            parts.append(latex_table(table_frame(row.content), f"{row.title}. {caption_of(row)}", _stable(row, "tab")))
+        else:
+            parts.append((_figure(row), ["graphicx"]))
+    needs = dict.fromkeys(name for _, names in parts for name in names) or {"booktabs": None}
+    return f"% \\usepackage{{{','.join(needs)}}}\n\n" + "\n".join(body for body, _ in parts)
+
+
+def export_latex_files(frame: pd.DataFrame) -> dict[str, bytes]:
+    """The LaTeX export as files: report.tex and each chart's figures/report-ID.pdf."""
+    files = {"report.tex": export_latex(frame).encode()}
+    for row in frame.itertuples():
+        if row.kind == "chart":
+            files[f"figures/report-{_stable_id(row)}.pdf"] = chart_pdf(row.content)
+    return files
+
+
+def export_latex_zip(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
+        for name, data in export_latex_files(frame).items():
+            out.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _stable_id(row) -> str:
+    return "".join(ch for ch in str(row.item_id) if ch.isalnum() or ch == "-")
+
+
+def _stable(row, kind: str) -> str:
+    return f"{kind}:report-{_stable_id(row)}"
+
+
+def _figure(row) -> str:
+    return (
+        "\\begin{figure}[htbp]\n\\centering\n"
+        f"\\includegraphics[width=\\linewidth]{{figures/report-{_stable_id(row)}.pdf}}\n"
+        f"\\caption{{{latex_escape(f'{row.title}. {caption_of(row)}')}}}\\label{{{_stable(row, 'fig')}}}\n"
+        "\\end{figure}\n"
+    )
