@@ -189,7 +189,8 @@ def _check_texts(design: Design, rows: pd.DataFrame, path: str) -> None:
                 raise StudyError(path, f"{{{name}}} is not a field of the items; they have {sorted(known)}", None, key)
     if kind.kind != "maze":
         return
-    for row in rows.to_dict("records"):
+    shown = rows if design.split is None else rows[rows["split"] == design.split]  # the items the study can show
+    for row in shown.to_dict("records"):
         fields = _fields(row)
         if kind.foils not in fields:
             raise StudyError(path, f"item {row['example_id']!r} has no facet {kind.foils!r}", None, "trial", "foils")
