@@ -444,3 +444,18 @@ def test_a_running_judge_shows_its_progress_after_a_reload_never_a_verdict(lab, 
             assert "gave no usable score" not in said and "still running" in said, said
         finally:
             os.killpg(jobs.read(key)["pid"], signal.SIGTERM)  # the process this test started (its own group)
+
+
+def test_each_judgement_is_stored_and_counted_as_its_answer_comes_back(judged):
+    """Issue 64, item 6: a judge run over 10 outputs showed "0 of 10 responses" until it ended. Each answer is now
+    stored as it comes back, its starter's role asked before each write: the count the pages read grows by one
+    at a time."""
+    seen = []
+
+    def allowed(con):
+        seen.append(con.execute("SELECT count(*) FROM judgements").fetchone()[0])
+
+    request = judging.JudgeRequest(NAME, judged["qa"], "judge-corrects-assumption", max_tokens=TOKENS)
+    run = judging.judge(judged["store"], request, progress=False, allowed=allowed)
+    total = len(_rows(judged["con"], run))
+    assert total >= 2 and len(seen) == total and seen == list(range(seen[0], seen[0] + total))

@@ -219,16 +219,20 @@ def _row(plan: JudgePlan, key: tuple, prompt: str, done: Completion, now) -> dic
     }
 
 
-def execute(model, plan: JudgePlan, keys: list[tuple], budget: Budget) -> list[dict]:
+def execute(model, plan: JudgePlan, keys: list[tuple], budget: Budget, on_row=None) -> list[dict]:
     """The judgements of `keys` (example_id, criterion, sample, position): one request per key, samples drawn
-    with their own seed; a pure function of the loaded judge and the plan."""
+    with their own seed; a pure function of the loaded judge and the plan. `on_row(row)` hears each judgement as
+    its answer comes back (a judge run stores and counts it then)."""
     items = plan.items.set_index("example_id", drop=False)
     rows, now = [], datetime.now(UTC).replace(tzinfo=None)
     for sample in sorted({k[2] for k in keys}):
         batch = [k for k in keys if k[2] == sample]
         prompts = [plan.template.render_with(**_context(plan, items.loc[k[0]].to_dict(), k[1], k[3])) for k in batch]
         seed = sample if plan.request.samples > 1 else None
-        answers = model.complete(prompts, plan.request.max_tokens, plan.request.sampling_temperature, 0, seed, budget)
+        heard = None if on_row is None else (lambda i, a, b=batch, p=prompts: on_row(_row(plan, b[i], p[i], a, now)))
+        answers = model.complete(
+            prompts, plan.request.max_tokens, plan.request.sampling_temperature, 0, seed, budget, on_done=heard
+        )
         rows += [_row(plan, k, p, a, now) for k, p, a in zip(batch, prompts, answers)]
     return rows
 
@@ -256,6 +260,45 @@ def run_row(plan: JudgePlan, spec: registry.ModelSpec) -> dict:
             **provenance(),
         },
     }
+
+
+class Arrivals:
+    """Stores each judgement as its answer comes back, so every page that shows the run's progress counts it then
+    (issue 64, item 6), asking `allowed` (the starter's role, read again) before each write. A refusal is kept and
+    raised by `rest` once the model's call returns (a model's callback cannot stop its batch), and nothing more is
+    written after it."""
+
+    def __init__(self, open_store, allowed):
+        self.open_store, self.allowed = open_store, allowed
+        self.written: set[tuple] = set()
+        self.refused: BaseException | None = None
+
+    def store(self, row: dict) -> None:
+        if self.refused is not None:
+            return
+        try:
+            with self.open_store() as con:
+                if self.allowed is not None:
+                    self.allowed(con)
+                store_judgements.append(con, [row])
+        except BaseException as exc:  # raised by `rest`, in the run's own flow
+            self.refused = exc
+            return
+        self.written.add(_key(row))
+
+    def rest(self, rows: list[dict]) -> None:
+        if self.refused is not None:
+            raise self.refused
+        left = [row for row in rows if _key(row) not in self.written]
+        if left:
+            with self.open_store() as con:
+                if self.allowed is not None:
+                    self.allowed(con)
+                store_judgements.append(con, left)
+
+
+def _key(row: dict) -> tuple:
+    return tuple(row.get(k) for k in ("example_id", "criterion", "sample", "position"))
 
 
 def growing(todo: list, per_item: int, most: int) -> list[list]:
@@ -300,11 +343,9 @@ def judge(
         with tqdm(total=len(todo), desc=the_plan.judge_run_id, unit="score", disable=not progress) as bar:
             unparsed = cost = 0
             for keys in chunks:
-                rows = execute(model, the_plan, keys, budget)
-                with open_store() as con:
-                    if allowed is not None:
-                        allowed(con)
-                    store_judgements.append(con, rows)
+                kept = Arrivals(open_store, allowed)
+                rows = execute(model, the_plan, keys, budget, on_row=kept.store)
+                kept.rest(rows)  # any the model did not report one by one; a refusal heard midway is raised here
                 unparsed += sum(r["parse"] != "ok" for r in rows)
                 cost += sum(r["cost"] for r in rows if not r["cached"])
                 bar.update(len(rows))

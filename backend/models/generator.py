@@ -66,10 +66,12 @@ class Generator:
         seed: int | None = None,
         budget=None,
         on_text=None,
+        on_done=None,
     ) -> list[Completion]:
         """Responses (greedy, or sampled at `temperature` with `seed`), with the first non-blank token's top
         `top_logprobs` log-probabilities from the raw logits. `budget` is for endpoints (a local model is free);
-        `on_text` hears each answer whole (a local model is not streamed)."""
+        `on_text` hears each answer whole (a local model is not streamed); `on_done(i, completion)` hears each
+        prompt's completion as its batch ends (a judge run counts and stores them as they come)."""
         done = []
         with self.lock, torch.inference_mode():
             for start in range(0, len(prompts), self.batch_size):
@@ -105,6 +107,8 @@ class Generator:
                     )
                     if on_text is not None:
                         on_text(text.strip())
+                    if on_done is not None:
+                        on_done(len(done) - 1, done[-1])
         return done
 
     def _top(self, logits, tokens, row: int, k: int) -> tuple[tuple[str, float], ...] | None:

@@ -380,11 +380,15 @@ class Endpoint:
             "usage_reported": usage is not None,
         }
 
-    async def _all(self, prompts: list[str], params: dict, budget: spend.Budget, on_text=None) -> list[Completion]:
+    async def _all(
+        self, prompts: list[str], params: dict, budget: spend.Budget, on_text=None, on_done=None
+    ) -> list[Completion]:
         async with self._client() as client:
             await self._server_model(client)
             gate = asyncio.Semaphore(max(1, self.settings.max_concurrency))
             tasks = [asyncio.ensure_future(self._one(client, gate, p, params, budget, on_text)) for p in prompts]
+            for i, task in enumerate(tasks) if on_done is not None else ():  # each answer as it comes back
+                task.add_done_callback(lambda t, i=i: on_done(i, t.result()) if _answered(t) else None)
             try:
                 return list(await asyncio.gather(*tasks))
             except BaseException:
@@ -401,19 +405,30 @@ class Endpoint:
         seed: int | None = None,
         budget: spend.Budget | None = None,
         on_text=None,
+        on_done=None,
     ) -> list[Completion]:
         """One Completion per prompt, in order. `on_text(text so far)` streams the answer of a single prompt
-        (the Playground); a cached answer is passed whole."""
+        (the Playground); a cached answer is passed whole. `on_done(i, completion)` hears each prompt's answer as it
+        comes back (in any order)."""
         if on_text is not None and len(prompts) != 1:
             raise ValueError("on_text streams one prompt's answer; pass one prompt")
         done = _run(
             self._all(
-                prompts, self.params(max_tokens, temperature, top_logprobs, seed), budget or spend.Budget(), on_text
+                prompts,
+                self.params(max_tokens, temperature, top_logprobs, seed),
+                budget or spend.Budget(),
+                on_text,
+                on_done,
             )
         )
         for completion in done:
             self.stats.add(completion)
         return done
+
+
+def _answered(task: asyncio.Future) -> bool:
+    """Whether a prompt's task ended with an answer (not cancelled, not failed: those are raised by gather)."""
+    return not task.cancelled() and task.exception() is None
 
 
 def _cut_short(exc: Exception) -> bool:
