@@ -4,7 +4,8 @@ versioned rubric template (`task: judge` in backend/models/prompts/templates/), 
 `judge(store, JudgeRequest(...))` plans from the store once (the judged run's error-free outputs with
 their gold data), asks the judge one prompt per (item, criterion, sample) in chunks, parses each
 response strictly (`parsers.judgement`: a score that cannot be read is stored as unparsed, never
-guessed) and writes each chunk in one transaction. Like a batch run it is resumable (the same request
+guessed) and writes each judgement as its answer comes back (`Arrivals`: every page counts it then). Like a
+batch run it is resumable (the same request
 skips what was judged), goes through the endpoint's response cache and spend caps, and shows progress.
 Each score's source is `judge:<model>:<rubric@version>`.
 """
@@ -301,23 +302,6 @@ def _key(row: dict) -> tuple:
     return tuple(row.get(k) for k in ("example_id", "criterion", "sample", "position"))
 
 
-def growing(todo: list, per_item: int, most: int) -> list[list]:
-    """`todo` (each item's `per_item` keys in a row) in chunks of 1, 2, 4, … items, then `most` at a time: the first
-    judgements are stored, and counted on every page that shows the run's progress, once the first item is back
-    (a run of 10 outputs in one chunk of 16 showed "0 of 10" for 693 s, then complete: issue 64, item 6), while
-    the rest keep the larger batches a local judge runs fastest with.
-
-    >>> [len(c) for c in growing(list(range(20)), 2, 4)]
-    [2, 4, 8, 6]
-    """
-    chunks, at, items = [], 0, 1
-    while at < len(todo):
-        size = min(items, most) * per_item
-        chunks.append(todo[at : at + size])
-        at, items = at + size, items * 2
-    return chunks
-
-
 def judge(
     store: StoreRef,
     request: JudgeRequest,
@@ -336,7 +320,7 @@ def judge(
         done = store_judgements.start(con, run_row(the_plan, spec))
     todo = [k for k in the_plan.every_key() if k not in done]
     per_item = len(the_plan.every_key()) // max(len(the_plan.items), 1)
-    chunks = growing(todo, per_item, request.chunk)
+    chunks = [todo[i : i + request.chunk * per_item] for i in range(0, len(todo), request.chunk * per_item)]
     budget, started, status = Budget(max_cost), time.perf_counter(), "interrupted"
     log.info("%s: %d judgements, %d already done", the_plan.judge_run_id, len(the_plan.every_key()), len(done))
     try:
