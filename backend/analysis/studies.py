@@ -197,8 +197,6 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     found, rated, kept_rows, applied = _rated(con, study_id)
     people, answers = collection.responses_of(con, study_id)
     log = exclusions.log(found, people, answers)
-    means = _means(rated, kept_rows)
-    after = means[means["stage"] == AFTER]
     kept = exclusions.kept(applied)
     grid = items(found, store_studies.example_rows(con, study_id))
     conditions, item_count = len(grid.grid.columns), len(grid.grid)
@@ -225,16 +223,8 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         extras.append(_count(len(found.attention), "attention check"))
     if found.practice:
         extras.append(f"after {_count(len(found.practice), 'practice item')}")
-    missing = after["low"].isna() | after["high"].isna()
-    results = "; ".join(_estimate(r) for r in after.itertuples())
-    least = gradient_metrics.MIN_EACH
-    interval = f"; an interval needs at least {_people(least)} and {_count(least, 'item')}"
     typed = trial_types.methods(con, study_id)  # a forced choice, reading or Maze study: its own trials and results
     asked = f'They answered the question "{found.question}" (filled in from each item) {answered}. '
-    means = (
-        "Mean answer per condition after exclusions (95% CI, bootstrap over participants and items together"
-        f"{interval if missing.any() else ''}): {results or 'none (no answers analysed)'}. "
-    )
     return (
         f"Study {study_id} (design version {row['version']}, frozen at its first response"
         f"{' on ' + format(row['frozen_at'], '%Y-%m-%d') if row['frozen_at'] is not None else ''}) showed items of "
@@ -245,9 +235,24 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
         + ("" if typed else asked)
         + _flow(applied, deletions(con, study_id), row["status"] == "closed")
         + _excluded(found, log, len(kept), len(kept_rows))
-        + (typed + " " if typed else means)
+        + (typed + " " if typed else _means_text(rated, kept_rows))
         + _demographics(found)
         + _timing(found, answers, kept)
+    )
+
+
+def _means_text(rated: pd.DataFrame, kept_rows: pd.DataFrame) -> str:
+    """What methods.md says of a rating study's means after exclusions (the mean alone, saying why, where no
+    interval can be estimated)."""
+    means = _means(rated, kept_rows)
+    after = means[means["stage"] == AFTER]
+    missing = after["low"].isna() | after["high"].isna()
+    results = "; ".join(_estimate(r) for r in after.itertuples())
+    least = gradient_metrics.MIN_EACH
+    interval = f"; an interval needs at least {_people(least)} and {_count(least, 'item')}"
+    return (
+        "Mean answer per condition after exclusions (95% CI, bootstrap over participants and items together"
+        f"{interval if missing.any() else ''}): {results or 'none (no answers analysed)'}. "
     )
 
 
@@ -487,13 +492,12 @@ def archive(
     row = collection.study(con, study_id)
     record = {k: (str(v) if v is not None else None) for k, v in row.items() if k not in ("design", "design_text")}
     typed = trial_types.tables(con, study_id)  # a forced choice, reading or Maze study's own results
-    means = {"condition_means.csv": condition_means(con, study_id), "item_means.csv": item_means(con, study_id)}
     files = {
         "responses.csv": long_responses(con, study_id),
         "participants.csv": participants(con, study_id),
         "orders.csv": store_studies.orders(con, study_id),
         "exclusions.csv": exclusion_log(con, study_id),
-    } | (typed or means)
+    } | (typed or {"condition_means.csv": condition_means(con, study_id), "item_means.csv": item_means(con, study_id)})
     out = {name: frame.to_csv(index=False).encode() for name, frame in files.items()}
     out["design.yaml"] = row["design_text"].encode()
     out["design.json"] = json.dumps(record | {"design": row["design"]}, indent=2).encode()

@@ -60,7 +60,28 @@ def _wilson(hits: pd.Series, totals: pd.Series) -> tuple[pd.Series, pd.Series]:
 def choice_shares(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     """Per condition: trials that offered it, trials it was chosen in, the share with its Wilson 95% interval, and
     the participants and items it was offered to."""
-    _, rows = _kept_targets(con, study_id)
+    return _shares(_kept_targets(con, study_id)[1])
+
+
+def choice_fit(con: duckdb.DuckDBPyConnection, study_id: str) -> choice_model.ChoiceFit | None:
+    """The mixed logistic model of a choice between two conditions (the first offered against the second); None
+    for a study of another type or one offering three or more (the engine has no multinomial mixed model)."""
+    return _fit(*_kept_targets(con, study_id))
+
+
+def region_times(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Per condition and region (1 the first): answers, participants, items, and the mean, SD and median reading
+    time in ms (the Maze: regions chosen right only)."""
+    return _times(_kept_targets(con, study_id)[1])
+
+
+def maze_completed(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
+    """Per condition: Maze sentences, those completed without a wrong choice, the share (Wilson 95% interval over
+    sentences) and the participants."""
+    return _completed(_kept_targets(con, study_id)[1])
+
+
+def _shares(rows: pd.DataFrame) -> pd.DataFrame:
     offered = [
         {"condition": c, "chosen": int(d["chosen"] == c), "participant": p, "item": i}
         for d, p, i in zip(rows["detail"], rows["participant_id"], rows["item"])
@@ -78,10 +99,7 @@ def choice_shares(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame
     return table.reset_index().reindex(columns=SHARES)
 
 
-def choice_fit(con: duckdb.DuckDBPyConnection, study_id: str) -> choice_model.ChoiceFit | None:
-    """The mixed logistic model of a choice between two conditions (the first offered against the second); None
-    for a study of another type or one offering three or more (the engine has no multinomial mixed model)."""
-    found, rows = _kept_targets(con, study_id)
+def _fit(found: Design, rows: pd.DataFrame) -> choice_model.ChoiceFit | None:
     if found.trial.kind != "forced_choice":
         return None
     offered = list(found.trial.options) or sorted({c for d in rows["detail"] for c in d.get("shown", [])})
@@ -97,10 +115,7 @@ def choice_fit(con: duckdb.DuckDBPyConnection, study_id: str) -> choice_model.Ch
     return choice_model.fit(frame, offered[0], offered[1])
 
 
-def region_times(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
-    """Per condition and region (1 the first): answers, participants, items, and the mean, SD and median reading
-    time in ms (the Maze: regions chosen right only)."""
-    _, rows = _kept_targets(con, study_id)
+def _times(rows: pd.DataFrame) -> pd.DataFrame:
     timed = [
         {"condition": c, "region": r["region"], "rt_ms": r["rt_ms"], "participant": p, "item": i}
         for d, c, p, i in zip(rows["detail"], rows["condition"], rows["participant_id"], rows["item"])
@@ -119,10 +134,7 @@ def region_times(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
     return table.reset_index().reindex(columns=REGIONS)
 
 
-def maze_completed(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFrame:
-    """Per condition: Maze sentences, those completed without a wrong choice, the share (Wilson 95% interval over
-    sentences) and the participants."""
-    _, rows = _kept_targets(con, study_id)
+def _completed(rows: pd.DataFrame) -> pd.DataFrame:
     table = rows.groupby("condition").agg(
         sentences=("value", "size"), completed=("value", "sum"), participants=("participant_id", "nunique")
     )
@@ -135,15 +147,14 @@ def maze_completed(con: duckdb.DuckDBPyConnection, study_id: str) -> pd.DataFram
 def tables(con: duckdb.DuckDBPyConnection, study_id: str) -> dict[str, pd.DataFrame]:
     """The archive's files of the study's trial type (none for a rating study)."""
     kind = kind_of(con, study_id)
+    if kind == "rating":
+        return {}
+    found, rows = _kept_targets(con, study_id)
     if kind == "forced_choice":
-        fitted = choice_fit(con, study_id)
-        found = {"choice_shares.csv": choice_shares(con, study_id)}
-        return found | ({"choice_model.csv": fitted.table()} if fitted is not None and fitted.converged else {})
-    if kind == "reading":
-        return {"region_times.csv": region_times(con, study_id)}
-    if kind == "maze":
-        return {"region_times.csv": region_times(con, study_id), "maze_completed.csv": maze_completed(con, study_id)}
-    return {}
+        fitted = _fit(found, rows)
+        kept = {"choice_model.csv": fitted.table()} if fitted is not None and fitted.converged else {}
+        return {"choice_shares.csv": _shares(rows)} | kept
+    return {"region_times.csv": _times(rows)} | ({"maze_completed.csv": _completed(rows)} if kind == "maze" else {})
 
 
 def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
@@ -151,13 +162,16 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
     study), every number with what it counts."""
     found = collection.design_of(collection.study(con, study_id))
     kind = found.trial
+    if kind.kind == "rating":
+        return ""
+    _, rows = _kept_targets(con, study_id)
     if kind.kind == "forced_choice":
-        shares = choice_shares(con, study_id)
+        shares = _shares(rows)
         said = "; ".join(
             f"{r.condition} {r.chosen:,} of {r.offered:,} ({r.share:.3f} [{r.low:.3f}, {r.high:.3f}])"
             for r in shares.itertuples()
         )
-        fitted = choice_fit(con, study_id)
+        fitted = _fit(found, rows)
         model = (
             fitted.text()
             if fitted is not None
@@ -170,10 +184,8 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
             f"Times each condition was chosen out of the trials that offered it, after exclusions (Wilson 95% CI over "
             f"trials): {said or 'none (no answers analysed)'}. {model}"
         )
-    if kind.kind not in ("reading", "maze"):
-        return ""
     split = "word by word" if kind.regions == "words" else f"in regions marked by '{kind.regions}'"
-    times = region_times(con, study_id)
+    times = _times(rows)
     median = times.groupby("condition")["median_ms"].median() if len(times) else pd.Series(dtype=float)
     medians = "; ".join(f"{c} {m:.0f} ms" for c, m in median.items()) or "none (no answers analysed)"
     if kind.kind == "reading":
@@ -184,7 +196,7 @@ def methods(con: duckdb.DuckDBPyConnection, study_id: str) -> str:
             + ". "
         )
     else:
-        completed = maze_completed(con, study_id)
+        completed = _completed(rows)
         done = "; ".join(f"{r.condition} {r.completed:,} of {r.sentences:,}" for r in completed.itertuples())
         how = (
             f"Sentences were read {split} in the Maze task: each region beside a foil (the first beside "

@@ -278,10 +278,7 @@ class Arrivals:
         if self.refused is not None:
             return
         try:
-            with self.open_store() as con:
-                if self.allowed is not None:
-                    self.allowed(con)
-                store_judgements.append(con, [row])
+            self._write([row])
         except BaseException as exc:  # raised by `rest`, in the run's own flow
             self.refused = exc
             return
@@ -292,10 +289,13 @@ class Arrivals:
             raise self.refused
         left = [row for row in rows if _key(row) not in self.written]
         if left:
-            with self.open_store() as con:
-                if self.allowed is not None:
-                    self.allowed(con)
-                store_judgements.append(con, left)
+            self._write(left)
+
+    def _write(self, rows: list[dict]) -> None:
+        with self.open_store() as con:
+            if self.allowed is not None:
+                self.allowed(con)
+            store_judgements.append(con, rows)
 
 
 def _key(row: dict) -> tuple:

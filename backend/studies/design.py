@@ -775,7 +775,7 @@ def choices(design: Design, found: Items, rng: np.random.Generator) -> list[dict
     rows = range(len(grid)) if design.assignment == "crossed" else rng.choice(len(grid), size=design.k, replace=False)
     picked = []
     for i in rows:
-        members = [grid.iat[int(i), list(grid.columns).index(c)] for c in offered]
+        members = list(grid.iloc[int(i)][offered])
         shown = [members[j] for j in rng.permutation(len(offered))]
         picked.append({"kind": "target", "id": members[0], "shown": shown})
     return picked
